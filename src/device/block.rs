@@ -1,0 +1,327 @@
+//! Running one block of a kernel on the calling compute unit.
+//!
+//! All threads of a block start on one coroutine (fiber) that runs them one after another, so a
+//! kernel without barriers pays one fiber switch per block and nothing per thread. When a thread
+//! calls `birenSyncThreads`, its fiber suspends and a new fiber takes over the block's remaining
+//! threads; once every thread has started, the ones waiting at the barrier are resumed in turn.
+//! A barrier that some threads of the block never reach (they returned) fails the block instead
+//! of hanging; `birenTrap` abandons the block's fibers without unwinding through C frames.
+
+use super::kernel_ctx::{self, Dim3, KernelCtx};
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+use std::cell::Cell;
+use std::ffi::c_void;
+
+/// A kernel: a plain C function taking the argument-pointer array.
+pub type KernelFn = unsafe extern "C" fn(*mut *mut c_void);
+
+/// What a kernel launch asks the device to run.
+#[derive(Clone, Copy, Debug)]
+pub struct Grid {
+    pub kernel: KernelFn,
+    pub args: *mut *mut c_void,
+    pub grid: Dim3,
+    pub block: Dim3,
+    pub shared_bytes: usize,
+}
+
+// The argument array is owned by the launch (or promised valid by the user) for the whole run.
+unsafe impl Send for Grid {}
+unsafe impl Sync for Grid {}
+
+/// How one block ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockOutcome {
+    Completed,
+    /// A thread called `birenTrap`.
+    Trapped { thread: Dim3 },
+    /// `waiting` threads sat at a barrier that the other threads of the block had left by returning.
+    DivergentBarrier { waiting: u32, threads: u32 },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FiberEvent {
+    Barrier,
+    Trap,
+}
+
+type Fiber = Coroutine<(), FiberEvent, (), DefaultStack>;
+
+thread_local! {
+    /// The yielder of the fiber running on this thread, or null outside a kernel.
+    static YIELDER: Cell<*const Yielder<(), FiberEvent>> = const { Cell::new(std::ptr::null()) };
+}
+
+/// Suspends the calling kernel thread at its block's barrier. Outside a kernel: does nothing.
+pub fn sync_threads() {
+    let y = YIELDER.with(|c| c.get());
+    if y.is_null() {
+        return;
+    }
+    let ctx = kernel_ctx::current();
+    // SAFETY: ctx is this OS thread's context; y is the yielder of the fiber we are running on.
+    let mine = unsafe { (*ctx).thread_idx };
+    unsafe { (*y).suspend(FiberEvent::Barrier) };
+    YIELDER.with(|c| c.set(y));
+    unsafe { (*ctx).thread_idx = mine };
+}
+
+/// Aborts the calling kernel thread's block; the launch fails. Outside a kernel: does nothing.
+pub fn trap() {
+    let y = YIELDER.with(|c| c.get());
+    if y.is_null() {
+        return;
+    }
+    unsafe { (*y).suspend(FiberEvent::Trap) };
+    // A trapped fiber is never resumed.
+    unreachable!("a trapped kernel thread was resumed");
+}
+
+/// The state the fibers of one block share; lives on the compute unit's stack while it runs.
+struct BlockState {
+    grid: Grid,
+    ctx: *mut KernelCtx,
+    threads: u32,
+    next: Cell<u32>,
+    idx: Cell<Dim3>,
+}
+
+/// Runs blocks on one compute unit, keeping its fiber stacks and shared memory for reuse.
+pub struct BlockRunner {
+    stack_size: usize,
+    stacks: Vec<DefaultStack>,
+    shared: Vec<u128>,
+}
+
+impl BlockRunner {
+    pub fn new(stack_size: usize) -> BlockRunner {
+        BlockRunner { stack_size, stacks: Vec::new(), shared: Vec::new() }
+    }
+
+    fn stack(&mut self) -> DefaultStack {
+        self.stacks
+            .pop()
+            .unwrap_or_else(|| DefaultStack::new(self.stack_size).expect("biren: cannot map a fiber stack"))
+    }
+
+    fn new_fiber(&mut self, st: *const BlockState) -> Fiber {
+        let stack = self.stack();
+        let body = move |y: &Yielder<(), FiberEvent>, ()| {
+            YIELDER.with(|c| c.set(y as *const _));
+            // SAFETY: the block state outlives every fiber of the block (run_block drops or
+            // finishes all fibers before returning).
+            let st = unsafe { &*st };
+            loop {
+                let t = st.next.get();
+                if t >= st.threads {
+                    break;
+                }
+                st.next.set(t + 1);
+                let idx = st.idx.get();
+                let mut nxt = Dim3 { x: idx.x + 1, ..idx };
+                if nxt.x == st.grid.block.x {
+                    nxt.x = 0;
+                    nxt.y += 1;
+                    if nxt.y == st.grid.block.y {
+                        nxt.y = 0;
+                        nxt.z += 1;
+                    }
+                }
+                st.idx.set(nxt);
+                unsafe {
+                    (*st.ctx).thread_idx = idx;
+                    (st.grid.kernel)(st.grid.args);
+                }
+            }
+        };
+        // SAFETY: `body` borrows nothing; it holds a raw pointer whose lifetime run_block bounds.
+        unsafe { Coroutine::with_stack_unchecked(stack, body) }
+    }
+
+    fn recycle(&mut self, mut f: Fiber) {
+        if !f.done() {
+            // SAFETY: a suspended kernel fiber holds only C frames and our plain-data closure
+            // frames; nothing on it needs dropping. Equivalent to longjmp out of the kernel.
+            unsafe { f.force_reset() };
+        }
+        self.stacks.push(f.into_stack());
+    }
+
+    /// Runs block `linear` of `grid` to its end on the calling thread.
+    pub fn run_block(&mut self, grid: &Grid, linear: u64) -> BlockOutcome {
+        let ctx = kernel_ctx::current();
+        let words = grid.shared_bytes.div_ceil(16);
+        if self.shared.len() < words {
+            self.shared.resize(words, 0);
+        }
+        unsafe {
+            *ctx = KernelCtx {
+                thread_idx: Dim3::default(),
+                block_idx: grid.grid.unlinear(linear),
+                block_dim: grid.block,
+                grid_dim: grid.grid,
+                shared: if words == 0 { std::ptr::null_mut() } else { self.shared.as_mut_ptr() as *mut c_void },
+            };
+        }
+        let st = BlockState {
+            grid: *grid,
+            ctx,
+            threads: grid.block.volume() as u32,
+            next: Cell::new(0),
+            idx: Cell::new(Dim3::default()),
+        };
+        kernel_ctx::set_in_kernel(true);
+        let outcome = self.drive(&st);
+        kernel_ctx::set_in_kernel(false);
+        YIELDER.with(|c| c.set(std::ptr::null()));
+        outcome
+    }
+
+    fn drive(&mut self, st: &BlockState) -> BlockOutcome {
+        let mut waiting: Vec<Fiber> = Vec::new();
+        // Phase 1: start every thread; a fiber carries threads until one of them suspends.
+        while st.next.get() < st.threads {
+            let mut f = self.new_fiber(st);
+            match f.resume(()) {
+                CoroutineResult::Return(()) => self.recycle(f),
+                CoroutineResult::Yield(FiberEvent::Barrier) => waiting.push(f),
+                CoroutineResult::Yield(FiberEvent::Trap) => return self.abandon(st, f, waiting),
+            }
+        }
+        // Phase 2: every thread has started; release barrier rounds until all have returned.
+        while !waiting.is_empty() {
+            if waiting.len() as u32 != st.threads {
+                let outcome = BlockOutcome::DivergentBarrier { waiting: waiting.len() as u32, threads: st.threads };
+                for f in waiting.drain(..) {
+                    self.recycle(f);
+                }
+                return outcome;
+            }
+            let round = std::mem::take(&mut waiting);
+            let mut rest = round.into_iter();
+            while let Some(mut f) = rest.next() {
+                match f.resume(()) {
+                    CoroutineResult::Return(()) => self.recycle(f),
+                    CoroutineResult::Yield(FiberEvent::Barrier) => waiting.push(f),
+                    CoroutineResult::Yield(FiberEvent::Trap) => {
+                        waiting.extend(rest);
+                        return self.abandon(st, f, waiting);
+                    }
+                }
+            }
+        }
+        BlockOutcome::Completed
+    }
+
+    fn abandon(&mut self, st: &BlockState, trapped: Fiber, others: Vec<Fiber>) -> BlockOutcome {
+        let thread = unsafe { (*st.ctx).thread_idx };
+        self.recycle(trapped);
+        for f in others {
+            self.recycle(f);
+        }
+        BlockOutcome::Trapped { thread }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    fn grid(kernel: KernelFn, args: *mut *mut c_void, g: Dim3, b: Dim3, shared: usize) -> Grid {
+        Grid { kernel, args, grid: g, block: b, shared_bytes: shared }
+    }
+
+    unsafe extern "C" fn count_threads(args: *mut *mut c_void) {
+        let hits = *args as *const AtomicU32;
+        let c = &*kernel_ctx::current();
+        let t = c.thread_idx;
+        let lin = t.x + c.block_dim.x * (t.y + c.block_dim.y * t.z);
+        (*hits.add(lin as usize)).fetch_add(1, Ordering::Relaxed);
+    }
+
+    #[test]
+    fn every_thread_of_a_3d_block_runs_once() {
+        let hits: Vec<AtomicU32> = (0..60).map(|_| AtomicU32::new(0)).collect();
+        let mut a = [hits.as_ptr() as *mut c_void];
+        let g = grid(count_threads, a.as_mut_ptr(), Dim3::new(1, 1, 1), Dim3::new(5, 4, 3), 0);
+        let mut r = BlockRunner::new(64 * 1024);
+        assert_eq!(r.run_block(&g, 0), BlockOutcome::Completed);
+        assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1));
+    }
+
+    // Tree reduction in shared memory: wrong without a real barrier.
+    unsafe extern "C" fn reduce(args: *mut *mut c_void) {
+        let out = *args as *mut u32;
+        let c = &*kernel_ctx::current();
+        let sh = c.shared as *mut u32;
+        let t = c.thread_idx.x;
+        *sh.add(t as usize) = t + 1;
+        sync_threads();
+        let mut s = c.block_dim.x / 2;
+        while s > 0 {
+            if t < s {
+                *sh.add(t as usize) += *sh.add((t + s) as usize);
+            }
+            sync_threads();
+            s /= 2;
+        }
+        if t == 0 {
+            *out = *sh;
+        }
+    }
+
+    #[test]
+    fn barrier_reduction_is_exact() {
+        let mut out = 0u32;
+        let mut a = [&mut out as *mut u32 as *mut c_void];
+        let g = grid(reduce, a.as_mut_ptr(), Dim3::new(1, 1, 1), Dim3::new(256, 1, 1), 1024);
+        let mut r = BlockRunner::new(64 * 1024);
+        for _ in 0..3 {
+            out = 0;
+            assert_eq!(r.run_block(&g, 0), BlockOutcome::Completed);
+            assert_eq!(out, 256 * 257 / 2);
+        }
+    }
+
+    unsafe extern "C" fn divergent(_args: *mut *mut c_void) {
+        if (*kernel_ctx::current()).thread_idx.x < 3 {
+            sync_threads();
+        }
+    }
+
+    #[test]
+    fn divergent_barrier_fails_instead_of_hanging() {
+        let g = grid(divergent, std::ptr::null_mut(), Dim3::new(1, 1, 1), Dim3::new(8, 1, 1), 0);
+        let mut r = BlockRunner::new(64 * 1024);
+        assert_eq!(r.run_block(&g, 0), BlockOutcome::DivergentBarrier { waiting: 3, threads: 8 });
+        // The runner stays usable.
+        let g2 = grid(divergent, std::ptr::null_mut(), Dim3::new(1, 1, 1), Dim3::new(2, 1, 1), 0);
+        assert_eq!(r.run_block(&g2, 0), BlockOutcome::Completed);
+    }
+
+    unsafe extern "C" fn traps_at_5(args: *mut *mut c_void) {
+        let ran = *args as *const AtomicU32;
+        if (*kernel_ctx::current()).thread_idx.x == 5 {
+            trap();
+        }
+        (*ran).fetch_add(1, Ordering::Relaxed);
+    }
+
+    #[test]
+    fn trap_abandons_the_block() {
+        let ran = AtomicU32::new(0);
+        let mut a = [&ran as *const AtomicU32 as *mut c_void];
+        let g = grid(traps_at_5, a.as_mut_ptr(), Dim3::new(1, 1, 1), Dim3::new(16, 1, 1), 0);
+        let mut r = BlockRunner::new(64 * 1024);
+        assert_eq!(r.run_block(&g, 0), BlockOutcome::Trapped { thread: Dim3::new(5, 0, 0) });
+        assert_eq!(ran.load(Ordering::Relaxed), 5);
+    }
+
+    #[test]
+    fn sync_and_trap_outside_kernels_do_nothing() {
+        sync_threads();
+        trap();
+    }
+}

@@ -1,0 +1,52 @@
+//! Compute units: one worker thread each, taking blocks from a `BlockSource` and running them.
+
+use super::block::{BlockOutcome, BlockRunner, Grid};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// Where compute units get their blocks: the scheduler implements it.
+pub trait BlockSource: Send + Sync + 'static {
+    type Kernel: Send;
+    /// What one compute unit remembers between blocks (e.g. the kernel it is working on).
+    type UnitState: Default;
+    /// Waits for the next block for a compute unit; `None` when the device shuts down.
+    fn next_block(&self, unit: &mut Self::UnitState) -> Option<(Self::Kernel, u64)>;
+    /// The grid of a kernel the source handed out.
+    fn grid(kernel: &Self::Kernel) -> &Grid;
+    /// Reports that a block handed out by `next_block` has ended.
+    fn block_done(&self, kernel: Self::Kernel, block: u64, outcome: BlockOutcome);
+}
+
+/// The worker threads of one device.
+pub struct ComputeUnits {
+    threads: Vec<JoinHandle<()>>,
+}
+
+/// Fiber stack per simulated thread that uses barriers: room for a few hundred KiB of locals.
+pub(crate) const FIBER_STACK_SIZE: usize = 256 * 1024;
+
+impl ComputeUnits {
+    pub fn start<S: BlockSource>(device: usize, count: usize, source: Arc<S>) -> ComputeUnits {
+        let threads = (0..count)
+            .map(|cu| {
+                let src = source.clone();
+                std::thread::Builder::new()
+                    .name(format!("biren-d{device}-cu{cu}"))
+                    .spawn(move || {
+                        let mut runner = BlockRunner::new(FIBER_STACK_SIZE);
+                        let mut unit = S::UnitState::default();
+                        while let Some((k, b)) = src.next_block(&mut unit) {
+                            let outcome = runner.run_block(S::grid(&k), b);
+                            src.block_done(k, b, outcome);
+                        }
+                    })
+                    .expect("biren: cannot start a compute unit thread")
+            })
+            .collect();
+        ComputeUnits { threads }
+    }
+
+    pub fn count(&self) -> usize {
+        self.threads.len()
+    }
+}

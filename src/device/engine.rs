@@ -1,0 +1,110 @@
+//! An engine thread: runs jobs one at a time in FIFO order (a copy engine, the host-function
+//! runner). Idle, it parks on a condition variable and uses no CPU.
+
+use parking_lot::{Condvar, Mutex};
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+pub type Job = Box<dyn FnOnce() + Send>;
+
+struct Queue {
+    jobs: VecDeque<Job>,
+    busy: bool,
+}
+
+pub struct EngineThread {
+    queue: Mutex<Queue>,
+    work: Condvar,
+    idle: Condvar,
+    name: String,
+}
+
+thread_local! {
+    static ON_ENGINE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// True on an engine thread (where synchronizing calls are not permitted).
+pub fn on_engine_thread() -> bool {
+    ON_ENGINE.with(|c| c.get())
+}
+
+impl EngineThread {
+    pub fn start(name: String) -> Arc<EngineThread> {
+        let e = Arc::new(EngineThread {
+            queue: Mutex::new(Queue { jobs: VecDeque::new(), busy: false }),
+            work: Condvar::new(),
+            idle: Condvar::new(),
+            name,
+        });
+        let me = e.clone();
+        std::thread::Builder::new()
+            .name(e.name.clone())
+            .spawn(move || me.run())
+            .expect("biren: cannot start an engine thread");
+        e
+    }
+
+    fn run(&self) {
+        ON_ENGINE.with(|c| c.set(true));
+        let mut q = self.queue.lock();
+        loop {
+            match q.jobs.pop_front() {
+                Some(job) => {
+                    q.busy = true;
+                    drop(q);
+                    job();
+                    q = self.queue.lock();
+                    q.busy = false;
+                    if q.jobs.is_empty() {
+                        self.idle.notify_all();
+                    }
+                }
+                None => self.work.wait(&mut q),
+            }
+        }
+    }
+
+    pub fn submit(&self, job: Job) {
+        let mut q = self.queue.lock();
+        q.jobs.push_back(job);
+        let wake = !q.busy && q.jobs.len() == 1;
+        drop(q);
+        if wake {
+            self.work.notify_one();
+        }
+    }
+
+    /// Drops every job not yet started and waits for the running one to end.
+    pub fn cancel_and_wait(&self) {
+        let mut q = self.queue.lock();
+        let dropped: Vec<Job> = q.jobs.drain(..).collect();
+        while q.busy {
+            self.idle.wait(&mut q);
+        }
+        drop(q);
+        drop(dropped);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn runs_jobs_in_order() {
+        let e = EngineThread::start("test-engine".into());
+        let log = Arc::new(Mutex::new(Vec::new()));
+        for i in 0..100 {
+            let l = log.clone();
+            e.submit(Box::new(move || l.lock().push(i)));
+        }
+        let done = Arc::new(AtomicUsize::new(0));
+        let d = done.clone();
+        e.submit(Box::new(move || d.store(1, Ordering::SeqCst)));
+        while done.load(Ordering::SeqCst) == 0 {
+            std::thread::yield_now();
+        }
+        assert_eq!(*log.lock(), (0..100).collect::<Vec<_>>());
+    }
+}

@@ -1,0 +1,266 @@
+//! Control, devices and errors (SPEC §2).
+
+use super::boundary::{ffi_call, ffi_value, out, take_last_error, last_error};
+use super::types::*;
+use super::current_device;
+use crate::runtime::error::{self, ErrorCode};
+use crate::runtime::launch::{MAX_BLOCK, MAX_GRID, MAX_THREADS_PER_BLOCK, SHARED_MEM_PER_BLOCK};
+use crate::runtime::scheduler::Policy;
+use crate::runtime::{self, diagnostics};
+use std::ffi::{c_char, c_int, c_void};
+
+/// Starts the runtime and its simulated device(s), reading the configuration from the
+/// environment (BIREN_DEVICE_COUNT, BIREN_COMPUTE_UNITS, BIREN_DEVICE_MEMORY, BIREN_SCHEDULING,
+/// BIREN_VALIDATOR, BIREN_DEADLOCK_TIMEOUT_MS, BIREN_TRACE, BIREN_LOG). Must come before every
+/// other call except the error-string, last-error and version calls, which return
+/// BIREN_ERROR_NOT_INITIALIZED before it.
+///
+/// Idempotent and thread-safe: later calls return BIREN_SUCCESS and change nothing.
+/// Returns BIREN_ERROR_INVALID_VALUE, after one line on stderr naming the variable, when a
+/// variable is malformed; the runtime then stays uninitialized and birenInit may be retried.
+#[no_mangle]
+pub extern "C" fn birenInit() -> birenError_t {
+    ffi_call!("birenInit"() {
+        runtime::init()?;
+        crate::ffi::launch::install_exit_hook();
+        Ok(())
+    })
+}
+
+/// Resets the current device: drops every command not yet started, lets running blocks and
+/// copies finish, destroys all its streams and events (their handles then give
+/// BIREN_ERROR_INVALID_HANDLE), frees all its device memory and clears its sticky error.
+/// Host threads blocked in a synchronize on the device return (a stream or event synchronize
+/// with BIREN_ERROR_INVALID_HANDLE, a device synchronize with BIREN_SUCCESS). Page-locked host
+/// memory from birenMallocHost is not freed. The runtime stays initialized and the device is
+/// usable at once. With the validator on, prints a leak report of what was still alive.
+///
+/// Returns BIREN_ERROR_NOT_PERMITTED from inside a kernel or a host function.
+#[no_mangle]
+pub extern "C" fn birenDeviceReset() -> birenError_t {
+    ffi_call!("birenDeviceReset"() {
+        let rt = runtime::get()?;
+        rt.reset_device(rt.current_index())
+    })
+}
+
+/// Waits until all work enqueued so far on the current device has completed, then reports the
+/// device's first asynchronous error (e.g. BIREN_ERROR_LAUNCH_FAILURE after a birenTrap).
+/// Returns BIREN_ERROR_DEADLOCK if the work is blocked on a wait that no enqueued record can
+/// satisfy for BIREN_DEADLOCK_TIMEOUT_MS; BIREN_ERROR_NOT_PERMITTED inside a kernel or host function.
+/// Syncing the whole device is the coarsest (slowest) synchronization: prefer stream or event syncs.
+#[no_mangle]
+pub extern "C" fn birenDeviceSynchronize() -> birenError_t {
+    ffi_call!("birenDeviceSynchronize"() {
+        let (_, d) = current_device()?;
+        d.sync_device()
+    })
+}
+
+/// Writes the number of devices (BIREN_DEVICE_COUNT, default 1) to *count.
+/// BIREN_ERROR_INVALID_VALUE if count is NULL.
+#[no_mangle]
+pub extern "C" fn birenGetDeviceCount(count: *mut c_int) -> birenError_t {
+    ffi_call!("birenGetDeviceCount"(count) {
+        let rt = runtime::get()?;
+        *out(count)? = rt.device_count() as c_int;
+        Ok(())
+    })
+}
+
+/// Makes `device` the calling host thread's current device (each thread starts on device 0).
+/// BIREN_ERROR_INVALID_DEVICE if there is no such device.
+#[no_mangle]
+pub extern "C" fn birenSetDevice(device: c_int) -> birenError_t {
+    ffi_call!("birenSetDevice"(device) {
+        let rt = runtime::get()?;
+        let i = usize::try_from(device).map_err(|_| ErrorCode::InvalidDevice)?;
+        rt.set_current(i)
+    })
+}
+
+/// Writes the calling host thread's current device to *device. BIREN_ERROR_INVALID_VALUE if NULL.
+#[no_mangle]
+pub extern "C" fn birenGetDevice(device: *mut c_int) -> birenError_t {
+    ffi_call!("birenGetDevice"(device) {
+        let rt = runtime::get()?;
+        *out(device)? = rt.current_index() as c_int;
+        Ok(())
+    })
+}
+
+/// Fills *prop with the properties of `device`.
+/// BIREN_ERROR_INVALID_VALUE if prop is NULL; BIREN_ERROR_INVALID_DEVICE if there is no such device.
+#[no_mangle]
+pub extern "C" fn birenGetDeviceProperties(prop: *mut birenDeviceProp, device: c_int) -> birenError_t {
+    ffi_call!("birenGetDeviceProperties"(prop, device) {
+        let rt = runtime::get()?;
+        let i = usize::try_from(device).map_err(|_| ErrorCode::InvalidDevice)?;
+        let d = rt.device(i)?;
+        let p = out(prop)?;
+        let mut name = [0 as c_char; 256];
+        let text = format!("BIREN simulated accelerator {i} ({} compute units)", d.exec.compute_units());
+        for (dst, b) in name.iter_mut().zip(text.bytes().take(255)) {
+            *dst = b as c_char;
+        }
+        *p = birenDeviceProp {
+            name,
+            totalGlobalMem: d.exec.memory.capacity() as usize,
+            sharedMemPerBlock: SHARED_MEM_PER_BLOCK,
+            maxThreadsPerBlock: MAX_THREADS_PER_BLOCK as c_int,
+            maxThreadsDim: [MAX_BLOCK.x as c_int, MAX_BLOCK.y as c_int, MAX_BLOCK.z as c_int],
+            maxGridSize: [MAX_GRID.x as c_int, MAX_GRID.y as c_int, MAX_GRID.z as c_int],
+            multiProcessorCount: d.exec.compute_units() as c_int,
+            asyncEngineCount: 2,
+            concurrentKernels: 1,
+            streamPrioritiesSupported: 1,
+        };
+        Ok(())
+    })
+}
+
+/// Lowest stream priority (least urgent): 0.
+pub const BIREN_STREAM_PRIORITY_LEAST: c_int = 0;
+/// Highest stream priority (most urgent): -5. Lower numbers are more urgent.
+pub const BIREN_STREAM_PRIORITY_GREATEST: c_int = -5;
+
+/// Writes the stream priority range: *leastPriority = 0, *greatestPriority = -5 (lower number =
+/// higher priority). Either pointer may be NULL (then it is not written).
+#[no_mangle]
+pub extern "C" fn birenDeviceGetStreamPriorityRange(leastPriority: *mut c_int, greatestPriority: *mut c_int) -> birenError_t {
+    ffi_call!("birenDeviceGetStreamPriorityRange"(leastPriority, greatestPriority) {
+        runtime::get()?;
+        if let Ok(l) = out(leastPriority) {
+            *l = BIREN_STREAM_PRIORITY_LEAST;
+        }
+        if let Ok(g) = out(greatestPriority) {
+            *g = BIREN_STREAM_PRIORITY_GREATEST;
+        }
+        Ok(())
+    })
+}
+
+/// Sets how the current device's compute units are shared between kernels: preemptive (default:
+/// a free compute unit always takes the next block of the highest-priority kernel) or cooperative
+/// (a started kernel keeps the device until its last block is dispatched). Takes effect for the
+/// next block dispatched. BIREN_ERROR_INVALID_VALUE for an unknown policy value.
+#[no_mangle]
+pub extern "C" fn birenDeviceSetSchedulingPolicy(policy: birenSchedulingPolicy_int) -> birenError_t {
+    ffi_call!("birenDeviceSetSchedulingPolicy"(policy) {
+        let (_, d) = current_device()?;
+        let p = Policy::from_int(policy as i64)?;
+        d.exec.scheduler.set_policy(p);
+        Ok(())
+    })
+}
+
+/// Writes the current device's scheduling policy to *policy. BIREN_ERROR_INVALID_VALUE if NULL.
+#[no_mangle]
+pub extern "C" fn birenDeviceGetSchedulingPolicy(policy: *mut birenSchedulingPolicy) -> birenError_t {
+    ffi_call!("birenDeviceGetSchedulingPolicy"(policy) {
+        let (_, d) = current_device()?;
+        *out(policy)? = match d.exec.scheduler.policy() {
+            Policy::Preemptive => birenSchedulingPolicy::birenSchedulePreemptive,
+            Policy::Cooperative => birenSchedulingPolicy::birenScheduleCooperative,
+        };
+        Ok(())
+    })
+}
+
+/// Writes the runtime version, 1000*major + 10*minor, to *runtimeVersion. Works before birenInit.
+/// BIREN_ERROR_INVALID_VALUE if NULL.
+#[no_mangle]
+pub extern "C" fn birenRuntimeGetVersion(runtimeVersion: *mut c_int) -> birenError_t {
+    ffi_call!("birenRuntimeGetVersion"(runtimeVersion) {
+        *out(runtimeVersion)? = 1000 * runtime::VERSION_MAJOR + 10 * runtime::VERSION_MINOR;
+        Ok(())
+    })
+}
+
+fn static_cstr(s: &'static str) -> *const c_char {
+    // The table's strings are NUL-terminated copies made once.
+    use std::collections::HashMap;
+    use std::sync::OnceLock;
+    static CACHE: OnceLock<HashMap<&'static str, std::ffi::CString>> = OnceLock::new();
+    let m = CACHE.get_or_init(|| {
+        let mut m = HashMap::new();
+        for (_, name, text) in error::ERROR_TABLE {
+            m.insert(*name, std::ffi::CString::new(*name).unwrap());
+            m.insert(*text, std::ffi::CString::new(*text).unwrap());
+        }
+        for s in [error::error_name(-1), error::error_text(-1)] {
+            m.insert(s, std::ffi::CString::new(s).unwrap());
+        }
+        m
+    });
+    m.get(s).map_or(c"unrecognized error code".as_ptr(), |c| c.as_ptr())
+}
+
+/// A static, NUL-terminated description of `error`. Never NULL, also for values that are not
+/// error codes. Works before birenInit. Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenGetErrorString(error: birenError_int) -> *const c_char {
+    ffi_value!("birenGetErrorString", c"unrecognized error code".as_ptr(), { static_cstr(error::error_text(error)) })
+}
+
+/// The static name of `error`, e.g. "BIREN_ERROR_OUT_OF_BOUNDS"; "BIREN_ERROR_UNRECOGNIZED" for
+/// values that are not error codes. Never NULL. Works before birenInit. Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenGetErrorName(error: birenError_int) -> *const c_char {
+    ffi_value!("birenGetErrorName", c"BIREN_ERROR_UNRECOGNIZED".as_ptr(), { static_cstr(error::error_name(error)) })
+}
+
+/// Returns the last error of a failing call made by the calling host thread, and resets it to
+/// BIREN_SUCCESS. Every failing call sets it (BIREN_ERROR_NOT_READY, an answer rather than a
+/// failure, does not). Works before birenInit.
+#[no_mangle]
+pub extern "C" fn birenGetLastError() -> birenError_t {
+    ffi_value!("birenGetLastError", birenError_t::BIREN_ERROR_UNKNOWN, { birenError_t::from_code(take_last_error()) })
+}
+
+/// Returns the calling host thread's last error without resetting it. Works before birenInit.
+#[no_mangle]
+pub extern "C" fn birenPeekAtLastError() -> birenError_t {
+    ffi_value!("birenPeekAtLastError", birenError_t::BIREN_ERROR_UNKNOWN, { birenError_t::from_code(last_error()) })
+}
+
+/// Turns the validator on (enable != 0) or off. On, every call checks all its parameters and
+/// reports each problem as one line on stderr (or to the birenSetValidatorCallback callback),
+/// kernels' out-of-bounds writes are detected, leaks are reported at reset and exit, and advice
+/// is given on costly patterns. It costs time; use it while debugging. Same as BIREN_VALIDATOR=1.
+/// Affects allocations made after the call (guard zones).
+#[no_mangle]
+pub extern "C" fn birenSetDeviceValidator(enable: c_int) -> birenError_t {
+    ffi_call!("birenSetDeviceValidator"(enable) {
+        runtime::get()?;
+        diagnostics::set_validator(enable != 0);
+        Ok(())
+    })
+}
+
+struct CallbackTarget {
+    f: unsafe extern "C" fn(*const c_char, *mut c_void),
+    data: usize,
+}
+
+/// Sends validator lines to `callback(message, userData)` instead of stderr; NULL restores
+/// stderr. The message is valid only during the call. The callback may run on any thread
+/// (including runtime threads) and must not call the runtime.
+#[no_mangle]
+pub extern "C" fn birenSetValidatorCallback(callback: birenValidatorCallback_t, userData: *mut c_void) -> birenError_t {
+    ffi_call!("birenSetValidatorCallback"(callback, userData) {
+        runtime::get()?;
+        match callback {
+            None => diagnostics::set_sink(None),
+            Some(f) => {
+                let t = CallbackTarget { f, data: userData as usize };
+                diagnostics::set_sink(Some(Box::new(move |line: &str| {
+                    let c = std::ffi::CString::new(line.replace('\0', " ")).unwrap_or_default();
+                    unsafe { (t.f)(c.as_ptr(), t.data as *mut c_void) };
+                })));
+            }
+        }
+        Ok(())
+    })
+}
+

@@ -1,0 +1,190 @@
+//! Kernels (SPEC §4): launch, registration, and the built-ins a kernel calls.
+
+use super::boundary::{ffi_call, ffi_value, handle};
+use super::device_of;
+use super::types::*;
+use crate::device::{self, kernel_ctx};
+use crate::runtime::error::{ErrorCode, Result};
+use crate::runtime::launch::{check_config, KernelArgs, Launch, MAX_KERNEL_ARGS};
+use crate::runtime::stream::Work;
+use crate::runtime::{self, diagnostics};
+use std::collections::HashSet;
+use std::ffi::{c_char, c_uint, c_void, CStr};
+use std::sync::{Mutex, Once};
+
+fn launch(kernel: birenKernel_t, grid: Dim3, block: Dim3, args: *mut *mut c_void, sizes: Option<&[usize]>, sharedMem: usize, stream: birenStream_t, call: &str) -> Result<()> {
+    let rt = runtime::get()?;
+    let Some(k) = kernel else {
+        diagnostics::finding(call, "kernel is NULL");
+        return Err(ErrorCode::InvalidValue);
+    };
+    if let Err(e) = check_config(grid, block, sharedMem) {
+        diagnostics::finding(
+            call,
+            &format!(
+                "invalid configuration grid=({},{},{}) block=({},{},{}) sharedMem={sharedMem}: limits are block <= (1024,1024,64) with at most 1024 threads, grid <= (2147483647,65535,65535), no zero dimension, sharedMem <= 49152",
+                grid.x, grid.y, grid.z, block.x, block.y, block.z
+            ),
+        );
+        return Err(e);
+    }
+    let s = rt.stream(handle(stream))?;
+    let d = device_of(rt, s.device)?;
+    let info = rt.kernels.get(k as usize);
+    let args = match (sizes, &info) {
+        (Some(sz), _) => unsafe { KernelArgs::copy(args, sz)? },
+        (None, Some(i)) => unsafe { KernelArgs::copy(args, &i.arg_sizes)? },
+        (None, None) => {
+            if diagnostics::validator_on() {
+                advise_unregistered(k as usize);
+            }
+            KernelArgs::ByReference(args)
+        }
+    };
+    let l = Box::new(Launch { kernel: k, grid, block, shared: sharedMem, args, info });
+    d.enqueue(&s, Work::Kernel(l), Vec::new()).map(|_| ())
+}
+
+fn advise_unregistered(k: usize) {
+    static SEEN: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
+    let mut g = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if g.get_or_insert_with(HashSet::new).insert(k) {
+        diagnostics::advice(&format!(
+            "kernel@{k:#x} is not registered: its args are read by reference when it runs, so they must stay valid until it completes. \
+             Register it (birenKernelRegister) or launch with BIREN_LAUNCH to have the values copied at launch."
+        ));
+    }
+}
+
+/// Enqueues `kernel` on `stream` (NULL: the default stream) as a grid of `grid` blocks of `block`
+/// threads, with `sharedMem` bytes of per-block shared memory (birenSharedMemory).
+///
+/// `args` is an array of pointers to the argument values, as in CUDA. For a kernel registered
+/// with birenKernelRegister the values are copied now, so `args` may be reused at once. For an
+/// unregistered kernel the runtime cannot know the sizes: `args` and the values it points to are
+/// read when the kernel runs and must stay valid until it completes (prefer BIREN_LAUNCH).
+///
+/// Returns BIREN_ERROR_INVALID_VALUE for a NULL kernel; BIREN_ERROR_INVALID_CONFIGURATION for a
+/// zero dimension, a block over (1024,1024,64) or 1024 threads, a grid over
+/// (2^31-1,65535,65535), or sharedMem over sharedMemPerBlock; BIREN_ERROR_INVALID_HANDLE for a
+/// destroyed stream. Nothing is enqueued on error. Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenLaunchKernel(kernel: birenKernel_t, grid: Dim3, block: Dim3, args: *mut *mut c_void, sharedMem: usize, stream: birenStream_t) -> birenError_t {
+    ffi_call!("birenLaunchKernel"(kernel, grid, block, args, sharedMem, stream) {
+        launch(kernel, grid, block, args, None, sharedMem, stream, "birenLaunchKernel")
+    })
+}
+
+/// Like birenLaunchKernel, but copies the `numArgs` argument values (`argSizes[i]` bytes behind
+/// `args[i]`) at launch, so the caller may reuse them at once. This is what BIREN_LAUNCH calls.
+/// BIREN_ERROR_INVALID_VALUE if numArgs > 0 and args or argSizes is NULL, if an args[i] is NULL,
+/// or if numArgs exceeds 256.
+#[no_mangle]
+pub extern "C" fn birenLaunchKernelArgs(kernel: birenKernel_t, grid: Dim3, block: Dim3, args: *mut *mut c_void, argSizes: *const usize, numArgs: c_uint, sharedMem: usize, stream: birenStream_t) -> birenError_t {
+    ffi_call!("birenLaunchKernelArgs"(kernel, grid, block, args, argSizes, numArgs, sharedMem, stream) {
+        let n = numArgs as usize;
+        if n > MAX_KERNEL_ARGS || (n > 0 && (args.is_null() || argSizes.is_null())) {
+            return Err(ErrorCode::InvalidValue);
+        }
+        let sizes = if n == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(argSizes, n) } };
+        launch(kernel, grid, block, args, Some(sizes), sharedMem, stream, "birenLaunchKernelArgs")
+    })
+}
+
+/// Registers a kernel: its name (shown in logs, traces and validator messages) and the sizes of
+/// its `numArgs` arguments, so that birenLaunchKernel copies the argument values at launch.
+/// Registering again replaces the earlier registration. `name` may be NULL (the address is
+/// shown). BIREN_ERROR_INVALID_VALUE for a NULL kernel, NULL argSizes with numArgs > 0, a size of
+/// 0 or over 4096, or more than 256 arguments. Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenKernelRegister(kernel: birenKernel_t, name: *const c_char, numArgs: c_uint, argSizes: *const usize) -> birenError_t {
+    ffi_call!("birenKernelRegister"(kernel, name, numArgs, argSizes) {
+        let rt = runtime::get()?;
+        let k = kernel.ok_or(ErrorCode::InvalidValue)?;
+        let n = numArgs as usize;
+        if n > MAX_KERNEL_ARGS || (n > 0 && argSizes.is_null()) {
+            return Err(ErrorCode::InvalidValue);
+        }
+        let sizes = if n == 0 { Vec::new() } else { unsafe { std::slice::from_raw_parts(argSizes, n) }.to_vec() };
+        let name = if name.is_null() {
+            format!("kernel@{:#x}", k as usize)
+        } else {
+            unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned()
+        };
+        rt.kernels.register(k as usize, name, sizes)
+    })
+}
+
+/// The calling kernel thread's context (indices, dimensions, shared memory). The built-ins
+/// below read it; outside a kernel every field is zero. The pointer is fixed for a host thread.
+#[no_mangle]
+pub extern "C" fn birenKernelContext() -> *const birenKernelCtx {
+    ffi_value!("birenKernelContext", std::ptr::null(), { kernel_ctx::current() as *const birenKernelCtx })
+}
+
+fn ctx() -> &'static birenKernelCtx {
+    unsafe { &*(kernel_ctx::current() as *const birenKernelCtx) }
+}
+
+/// Index of the calling thread in its block. (The header's inline version is faster.)
+#[no_mangle]
+pub extern "C" fn birenThreadIdx() -> Dim3 {
+    ffi_value!("birenThreadIdx", Dim3::default(), { ctx().threadIdx })
+}
+
+/// Index of the calling thread's block in the grid.
+#[no_mangle]
+pub extern "C" fn birenBlockIdx() -> Dim3 {
+    ffi_value!("birenBlockIdx", Dim3::default(), { ctx().blockIdx })
+}
+
+/// Dimensions of the calling thread's block.
+#[no_mangle]
+pub extern "C" fn birenBlockDim() -> Dim3 {
+    ffi_value!("birenBlockDim", Dim3::default(), { ctx().blockDim })
+}
+
+/// Dimensions of the grid.
+#[no_mangle]
+pub extern "C" fn birenGridDim() -> Dim3 {
+    ffi_value!("birenGridDim", Dim3::default(), { ctx().gridDim })
+}
+
+/// The block's dynamic shared memory (the launch's sharedMem bytes, 16-byte aligned, not
+/// initialized), or NULL when the launch asked for none or outside a kernel.
+#[no_mangle]
+pub extern "C" fn birenSharedMemory() -> *mut c_void {
+    ffi_value!("birenSharedMemory", std::ptr::null_mut(), { ctx().shared })
+}
+
+/// Barrier of the block: every thread of the block arrives before any passes. A barrier that not
+/// all threads of the block reach (some returned) fails the launch with
+/// BIREN_ERROR_LAUNCH_FAILURE instead of hanging. Outside a kernel it does nothing.
+#[no_mangle]
+pub extern "C" fn birenSyncThreads() {
+    ffi_value!("birenSyncThreads", (), { device::block::sync_threads() })
+}
+
+/// Aborts the launch: the calling thread stops, the block's other threads are abandoned, no
+/// further block of the kernel starts, and the launch fails with BIREN_ERROR_LAUNCH_FAILURE,
+/// which is sticky: every later call on the device returns it until birenDeviceReset.
+/// Outside a kernel it does nothing.
+#[no_mangle]
+pub extern "C" fn birenTrap() {
+    ffi_value!("birenTrap", (), { device::block::trap() })
+}
+
+/// Registers the report of what is still alive at process exit (validator on), once.
+pub(crate) fn install_exit_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        extern "C" fn at_exit() {
+            if let Some(rt) = runtime::try_get() {
+                if diagnostics::validator_on() {
+                    rt.live_objects().report("process exit");
+                }
+            }
+        }
+        unsafe { libc::atexit(at_exit) };
+    });
+}

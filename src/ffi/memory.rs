@@ -1,0 +1,246 @@
+//! Memory (SPEC §3): device and page-locked host allocations, copies, fills, queries.
+
+use super::boundary::{ffi_call, handle, out};
+use super::types::*;
+use super::{current_device, device_of};
+use crate::runtime::error::ErrorCode;
+use crate::runtime::memory::ALIGN;
+use crate::runtime::stream::Work;
+use crate::runtime::{self, caller, context::sync_forbidden_here, diagnostics};
+use std::ffi::{c_int, c_void};
+
+/// Guard bytes on each side of a device allocation while the validator is on.
+pub(crate) const GUARD: usize = 4 * ALIGN;
+
+/// Allocates `size` bytes of device memory on the current device, 256-byte aligned, and writes
+/// its address to *devPtr. The memory is not initialized. Size 0 succeeds with *devPtr = NULL.
+/// Returns BIREN_ERROR_INVALID_VALUE if devPtr is NULL, BIREN_ERROR_OUT_OF_MEMORY past the
+/// device's capacity (BIREN_DEVICE_MEMORY); *devPtr is written only on success. Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenMalloc(devPtr: *mut *mut c_void, size: usize) -> birenError_t {
+    ffi_call!("birenMalloc"(devPtr, size) {
+        let (_, d) = current_device()?;
+        let o = out(devPtr)?;
+        if size == 0 {
+            *o = std::ptr::null_mut();
+            return Ok(());
+        }
+        let validate = diagnostics::validator_on();
+        let p = d.malloc(size, if validate { GUARD } else { 0 }, caller::user_caller())?;
+        if validate {
+            crate::runtime::validator::poison_new(&d.exec.memory, p);
+        }
+        *o = p as *mut c_void;
+        Ok(())
+    })
+}
+
+/// Frees device memory from birenMalloc. NULL succeeds. Work already enqueued that uses the
+/// memory still completes: the memory is released when it has. Returns
+/// BIREN_ERROR_INVALID_DEVICE_POINTER if devPtr is not the start of a live device allocation
+/// (a double free, a host pointer, an address inside an allocation). Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenFree(devPtr: *mut c_void) -> birenError_t {
+    ffi_call!("birenFree"(devPtr) {
+        let rt = runtime::get()?;
+        if devPtr.is_null() {
+            return Ok(());
+        }
+        let p = devPtr as usize;
+        let Some((dev, _)) = rt.device_region(p) else {
+            diagnostics::finding("birenFree", &format!("devPtr={p:#x} is not a live device allocation (double free, or not from birenMalloc)"));
+            return Err(ErrorCode::InvalidDevicePointer);
+        };
+        let d = device_of(rt, dev)?;
+        if diagnostics::validator_on() {
+            crate::runtime::validator::check_on_free(&d.exec.memory, p);
+        }
+        d.free(p).inspect_err(|_| {
+            diagnostics::finding("birenFree", &format!("devPtr={p:#x} points inside an allocation, not at its start"));
+        })
+    })
+}
+
+/// Allocates `size` bytes of page-locked host memory, known to the runtime (so
+/// birenMemcpyDefault and birenPointerGetAttributes recognize it), and writes it to *ptr.
+/// Size 0 succeeds with *ptr = NULL. BIREN_ERROR_INVALID_VALUE if ptr is NULL;
+/// BIREN_ERROR_OUT_OF_MEMORY if the host refuses.
+#[no_mangle]
+pub extern "C" fn birenMallocHost(ptr: *mut *mut c_void, size: usize) -> birenError_t {
+    ffi_call!("birenMallocHost"(ptr, size) {
+        let rt = runtime::get()?;
+        let o = out(ptr)?;
+        if size == 0 {
+            *o = std::ptr::null_mut();
+            return Ok(());
+        }
+        *o = rt.host_memory.allocate(size, 0, caller::user_caller())? as *mut c_void;
+        Ok(())
+    })
+}
+
+/// Frees memory from birenMallocHost. NULL succeeds. BIREN_ERROR_INVALID_VALUE if ptr is not the
+/// start of a live birenMallocHost allocation.
+#[no_mangle]
+pub extern "C" fn birenFreeHost(ptr: *mut c_void) -> birenError_t {
+    ffi_call!("birenFreeHost"(ptr) {
+        let rt = runtime::get()?;
+        if ptr.is_null() {
+            return Ok(());
+        }
+        let a = rt.host_memory.unregister(ptr as usize).map_err(|_| ErrorCode::InvalidValue)?;
+        rt.host_memory.release(a);
+        Ok(())
+    })
+}
+
+fn memcpy_on(dst: *mut c_void, src: *const c_void, count: usize, kind: c_int, stream: birenStream_t, sync: bool, call: &str) -> crate::runtime::error::Result<()> {
+    let rt = runtime::get()?;
+    let s = rt.stream(handle(stream))?;
+    let d = device_of(rt, s.device)?;
+    if sync && sync_forbidden_here() {
+        return Err(ErrorCode::NotPermitted);
+    }
+    let Some(plan) = rt.plan_copy(dst as usize, src as usize, count, kind as i64, call)? else {
+        return Ok(());
+    };
+    if sync && d.exec.is_idle() {
+        // Nothing is queued anywhere on the device: the copy is next in line; do it here.
+        unsafe { std::ptr::copy(plan.src as *const u8, plan.dst as *mut u8, plan.len) };
+        return Ok(());
+    }
+    let seq = d.enqueue(&s, Work::Copy { dst: plan.dst, src: plan.src, len: plan.len, engine: plan.engine }, Vec::new())?;
+    if sync {
+        d.wait_point(&crate::runtime::stream::StreamPoint { stream: s.clone(), seq }, call)?;
+        d.exec.sticky()?;
+    }
+    Ok(())
+}
+
+/// Copies `count` bytes from src to dst and returns when the copy is done. Ordered like work on
+/// the default stream: it runs after all earlier work in blocking streams.
+///
+/// Checked before anything is written (validator or not): an unknown kind gives
+/// BIREN_ERROR_INVALID_MEMCPY_DIRECTION; count 0 succeeds at once; NULL dst or src gives
+/// BIREN_ERROR_INVALID_VALUE; a side that `kind` says is device memory but lies in no live device
+/// allocation gives BIREN_ERROR_INVALID_DEVICE_POINTER; a device range that runs past the end of
+/// its allocation gives BIREN_ERROR_OUT_OF_BOUNDS. On any error nothing is written.
+/// birenMemcpyDefault treats a pointer inside a live device allocation as device memory and any
+/// other pointer as host memory. Overlapping ranges are copied as by memmove.
+/// BIREN_ERROR_NOT_PERMITTED inside a kernel or a host function.
+#[no_mangle]
+pub extern "C" fn birenMemcpy(dst: *mut c_void, src: *const c_void, count: usize, kind: birenMemcpyKind_int) -> birenError_t {
+    ffi_call!("birenMemcpy"(dst, src, count, kind) {
+        current_device()?;
+        memcpy_on(dst, src, count, kind, std::ptr::null_mut(), true, "birenMemcpy")
+    })
+}
+
+/// Enqueues a copy on `stream` (NULL: the default stream), run by a copy engine of the stream's
+/// device, concurrently with kernels of other streams. Checked at enqueue exactly as birenMemcpy;
+/// on error nothing is enqueued. Both ranges must stay valid until the copy completes.
+/// BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream.
+#[no_mangle]
+pub extern "C" fn birenMemcpyAsync(dst: *mut c_void, src: *const c_void, count: usize, kind: birenMemcpyKind_int, stream: birenStream_t) -> birenError_t {
+    ffi_call!("birenMemcpyAsync"(dst, src, count, kind, stream) {
+        memcpy_on(dst, src, count, kind, stream, false, "birenMemcpyAsync")
+    })
+}
+
+fn memset_on(devPtr: *mut c_void, value: c_int, count: usize, stream: birenStream_t, sync: bool, call: &str) -> crate::runtime::error::Result<()> {
+    let rt = runtime::get()?;
+    let s = rt.stream(handle(stream))?;
+    let d = device_of(rt, s.device)?;
+    if sync && sync_forbidden_here() {
+        return Err(ErrorCode::NotPermitted);
+    }
+    if rt.plan_fill(devPtr as usize, count, call)?.is_none() {
+        return Ok(());
+    }
+    let seq = d.enqueue(&s, Work::Fill { dst: devPtr as usize, value: value as u8, len: count }, Vec::new())?;
+    if sync {
+        d.wait_point(&crate::runtime::stream::StreamPoint { stream: s.clone(), seq }, call)?;
+        d.exec.sticky()?;
+    }
+    Ok(())
+}
+
+/// Fills `count` bytes of device memory with the byte `value` (its low 8 bits) and returns when
+/// done; ordered like work on the default stream. Count 0 succeeds; NULL gives
+/// BIREN_ERROR_INVALID_VALUE; memory outside any live device allocation
+/// BIREN_ERROR_INVALID_DEVICE_POINTER; a range past the end BIREN_ERROR_OUT_OF_BOUNDS. On error
+/// nothing is written.
+#[no_mangle]
+pub extern "C" fn birenMemset(devPtr: *mut c_void, value: c_int, count: usize) -> birenError_t {
+    ffi_call!("birenMemset"(devPtr, value, count) {
+        current_device()?;
+        memset_on(devPtr, value, count, std::ptr::null_mut(), true, "birenMemset")
+    })
+}
+
+/// Enqueues a byte fill of device memory on `stream`; checked at enqueue as birenMemset.
+#[no_mangle]
+pub extern "C" fn birenMemsetAsync(devPtr: *mut c_void, value: c_int, count: usize, stream: birenStream_t) -> birenError_t {
+    ffi_call!("birenMemsetAsync"(devPtr, value, count, stream) {
+        memset_on(devPtr, value, count, stream, false, "birenMemsetAsync")
+    })
+}
+
+/// Writes the current device's free and total memory in bytes. Memory freed while work that may
+/// use it is still pending counts as used until that work completes. BIREN_ERROR_INVALID_VALUE if
+/// either pointer is NULL (nothing is written then).
+#[no_mangle]
+pub extern "C" fn birenMemGetInfo(free: *mut usize, total: *mut usize) -> birenError_t {
+    ffi_call!("birenMemGetInfo"(free, total) {
+        let (_, d) = current_device()?;
+        let (f, t) = (out(free)?, out(total)?);
+        d.exec.reclaim();
+        let cap = d.exec.memory.capacity();
+        *f = cap.saturating_sub(d.exec.memory.used()) as usize;
+        *t = cap as usize;
+        Ok(())
+    })
+}
+
+/// Describes the memory `ptr` points into: its type (device, registered host, or
+/// unregistered), its device, and the base and size of the allocation it lies in. An unknown
+/// pointer (including NULL) is not an error: it is reported as birenMemoryTypeUnregistered.
+/// BIREN_ERROR_INVALID_VALUE if attributes is NULL.
+#[no_mangle]
+pub extern "C" fn birenPointerGetAttributes(attributes: *mut birenPointerAttributes, ptr: *const c_void) -> birenError_t {
+    ffi_call!("birenPointerGetAttributes"(attributes, ptr) {
+        let rt = runtime::get()?;
+        let o = out(attributes)?;
+        let p = ptr as usize;
+        let null = std::ptr::null_mut();
+        *o = if let Some((dev, r)) = rt.device_region(p) {
+            birenPointerAttributes {
+                type_: birenMemoryType::birenMemoryTypeDevice,
+                device: dev as c_int,
+                devicePointer: ptr as *mut c_void,
+                hostPointer: null,
+                basePointer: r.base as *mut c_void,
+                size: r.size,
+            }
+        } else if let Some(r) = rt.host_memory.find(p) {
+            birenPointerAttributes {
+                type_: birenMemoryType::birenMemoryTypeHost,
+                device: -1,
+                devicePointer: null,
+                hostPointer: ptr as *mut c_void,
+                basePointer: r.base as *mut c_void,
+                size: r.size,
+            }
+        } else {
+            birenPointerAttributes {
+                type_: birenMemoryType::birenMemoryTypeUnregistered,
+                device: -1,
+                devicePointer: null,
+                hostPointer: null,
+                basePointer: null,
+                size: 0,
+            }
+        };
+        Ok(())
+    })
+}

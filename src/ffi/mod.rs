@@ -1,0 +1,31 @@
+//! The C surface: one file per family. Each export checks its arguments, calls the core and maps
+//! the result; `boundary` catches panics and records the last error.
+#![allow(non_camel_case_types, non_snake_case, non_upper_case_globals)]
+
+pub mod boundary;
+pub mod control;
+pub mod event;
+pub mod launch;
+pub mod memory;
+pub mod stream;
+pub mod types;
+
+use crate::runtime::{self, context::DeviceContext, error::Result, Runtime};
+use std::sync::Arc;
+
+/// The runtime and the calling thread's current device, refusing a device with a sticky error.
+#[inline]
+pub(crate) fn current_device() -> Result<(&'static Runtime, &'static Arc<DeviceContext>)> {
+    let rt = runtime::get()?;
+    let d = rt.current()?;
+    d.exec.sticky()?;
+    Ok((rt, d))
+}
+
+/// The device a stream belongs to, refusing a device with a sticky error.
+#[inline]
+pub(crate) fn device_of(rt: &'static Runtime, device: usize) -> Result<&'static Arc<DeviceContext>> {
+    let d = rt.device(device)?;
+    d.exec.sticky()?;
+    Ok(d)
+}

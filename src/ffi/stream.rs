@@ -1,0 +1,155 @@
+//! Streams (SPEC §5): creation, destruction, synchronization, queries, waits, host functions.
+
+use super::boundary::{ffi_call, handle, out};
+use super::types::*;
+use super::{current_device, device_of};
+use crate::runtime::error::{ErrorCode, Result};
+use crate::runtime::stream::{HostCall, StreamCore, Work, STREAM_NON_BLOCKING};
+use crate::runtime::{self, caller, diagnostics};
+use std::ffi::{c_int, c_uint, c_void};
+use std::sync::Arc;
+
+fn create(pStream: *mut birenStream_t, flags: c_uint, priority: c_int) -> Result<()> {
+    let (rt, d) = current_device()?;
+    let o = out(pStream)?;
+    if flags & !STREAM_NON_BLOCKING != 0 {
+        diagnostics::finding("birenStreamCreateWithFlags", &format!("flags={flags:#x}: only birenStreamNonBlocking (1) is defined"));
+        return Err(ErrorCode::InvalidValue);
+    }
+    let priority = priority.clamp(super::control::BIREN_STREAM_PRIORITY_GREATEST, super::control::BIREN_STREAM_PRIORITY_LEAST);
+    let s = Arc::new(StreamCore::new(rt.next_id(), d.index, flags, priority, false, d.exec.clone(), caller::user_caller()));
+    let h = rt.streams.insert(s.clone()).ok_or(ErrorCode::OutOfMemory)?;
+    d.add_stream(s);
+    if diagnostics::validator_on() {
+        let live = d.live_streams();
+        if live == d.exec.compute_units() + 1 {
+            diagnostics::advice(&format!(
+                "{live} streams are alive on device {} but it has only {} compute units: more streams than compute units add overhead without adding parallelism",
+                d.index,
+                d.exec.compute_units()
+            ));
+        }
+    }
+    *o = h as usize as birenStream_t;
+    Ok(())
+}
+
+/// Creates a blocking stream of the lowest priority on the current device and writes it to
+/// *pStream. Work in it runs in order; different streams run concurrently. Pair with
+/// birenStreamDestroy. BIREN_ERROR_INVALID_VALUE if pStream is NULL. Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenStreamCreate(pStream: *mut birenStream_t) -> birenError_t {
+    ffi_call!("birenStreamCreate"(pStream) { create(pStream, 0, 0) })
+}
+
+/// Creates a stream with `flags`: birenStreamDefault (0) or birenStreamNonBlocking (1, exempt
+/// from the default-stream rules). BIREN_ERROR_INVALID_VALUE for NULL pStream or other flags.
+#[no_mangle]
+pub extern "C" fn birenStreamCreateWithFlags(pStream: *mut birenStream_t, flags: c_uint) -> birenError_t {
+    ffi_call!("birenStreamCreateWithFlags"(pStream, flags) { create(pStream, flags, 0) })
+}
+
+/// Creates a stream with `flags` and `priority` (0 = least urgent ... -5 = most urgent; values
+/// outside are clamped into that range). Under the preemptive policy a free compute unit always
+/// takes the next block of the most urgent kernel.
+#[no_mangle]
+pub extern "C" fn birenStreamCreateWithPriority(pStream: *mut birenStream_t, flags: c_uint, priority: c_int) -> birenError_t {
+    ffi_call!("birenStreamCreateWithPriority"(pStream, flags, priority) { create(pStream, flags, priority) })
+}
+
+fn stream_of(stream: birenStream_t) -> Result<(&'static runtime::Runtime, Arc<StreamCore>)> {
+    let rt = runtime::get()?;
+    let s = rt.stream(handle(stream))?;
+    Ok((rt, s))
+}
+
+/// Destroys a stream and returns at once: work already in it still completes, then its
+/// resources are released. Any later use of the handle gives BIREN_ERROR_INVALID_HANDLE.
+/// BIREN_ERROR_INVALID_HANDLE for NULL (the default stream cannot be destroyed), an unknown or
+/// an already destroyed stream.
+#[no_mangle]
+pub extern "C" fn birenStreamDestroy(stream: birenStream_t) -> birenError_t {
+    ffi_call!("birenStreamDestroy"(stream) {
+        let rt = runtime::get()?;
+        let s = rt.streams.get(handle(stream)).ok_or(ErrorCode::InvalidHandle)?;
+        device_of(rt, s.device)?;
+        let s = rt.streams.remove(handle(stream)).ok_or(ErrorCode::InvalidHandle)?;
+        rt.device(s.device)?.retire_stream(&s);
+        Ok(())
+    })
+}
+
+/// Waits until all work enqueued in `stream` so far has completed; reports the device's
+/// asynchronous error if one occurred. BIREN_ERROR_INVALID_HANDLE for an unknown stream (or one
+/// destroyed by birenDeviceReset while waiting); BIREN_ERROR_DEADLOCK if the work is blocked on a
+/// wait no enqueued record can satisfy for BIREN_DEADLOCK_TIMEOUT_MS; BIREN_ERROR_NOT_PERMITTED
+/// inside a kernel or host function. Waits by spinning briefly, then parking.
+#[no_mangle]
+pub extern "C" fn birenStreamSynchronize(stream: birenStream_t) -> birenError_t {
+    ffi_call!("birenStreamSynchronize"(stream) {
+        let (rt, s) = stream_of(stream)?;
+        device_of(rt, s.device)?.sync_stream(&s, "birenStreamSynchronize")
+    })
+}
+
+/// BIREN_SUCCESS if all work enqueued in `stream` has completed, BIREN_ERROR_NOT_READY if some
+/// is still queued or running (NOT_READY is an answer, not a failure: it does not set the last
+/// error). BIREN_ERROR_INVALID_HANDLE for an unknown stream.
+#[no_mangle]
+pub extern "C" fn birenStreamQuery(stream: birenStream_t) -> birenError_t {
+    ffi_call!("birenStreamQuery"(stream) {
+        let (rt, s) = stream_of(stream)?;
+        device_of(rt, s.device)?;
+        if s.is_idle() { Ok(()) } else { Err(ErrorCode::NotReady) }
+    })
+}
+
+/// Writes the stream's (clamped) priority to *priority. BIREN_ERROR_INVALID_VALUE if NULL.
+#[no_mangle]
+pub extern "C" fn birenStreamGetPriority(stream: birenStream_t, priority: *mut c_int) -> birenError_t {
+    ffi_call!("birenStreamGetPriority"(stream, priority) {
+        let (_, s) = stream_of(stream)?;
+        *out(priority)? = s.priority;
+        Ok(())
+    })
+}
+
+/// Writes the stream's flags to *flags. BIREN_ERROR_INVALID_VALUE if NULL.
+#[no_mangle]
+pub extern "C" fn birenStreamGetFlags(stream: birenStream_t, flags: *mut c_uint) -> birenError_t {
+    ffi_call!("birenStreamGetFlags"(stream, flags) {
+        let (_, s) = stream_of(stream)?;
+        *out(flags)? = s.flags;
+        Ok(())
+    })
+}
+
+/// Makes all later work in `stream` wait until `event`'s most recent record (at the time of
+/// this call) is reached, without blocking the host. Re-recording the event later does not
+/// change this wait. BIREN extension: if the event has never been recorded, the stream waits for
+/// its next record, whenever it is enqueued (a host synchronize on such a stream returns
+/// BIREN_ERROR_DEADLOCK if no record comes within BIREN_DEADLOCK_TIMEOUT_MS).
+/// BIREN_ERROR_INVALID_HANDLE for an unknown stream or event.
+#[no_mangle]
+pub extern "C" fn birenStreamWaitEvent(stream: birenStream_t, event: birenEvent_t) -> birenError_t {
+    ffi_call!("birenStreamWaitEvent"(stream, event) {
+        let (rt, s) = stream_of(stream)?;
+        let e = rt.event(handle(event))?;
+        device_of(rt, s.device)?.wait_event(&s, &e)
+    })
+}
+
+/// Enqueues `fn(userData)` on `stream`: it runs on a runtime thread after all earlier work in the
+/// stream, and later work waits for it to return. Inside it, synchronizing calls (stream, event,
+/// device synchronize, birenMemcpy, birenMemset, birenDeviceReset) return
+/// BIREN_ERROR_NOT_PERMITTED instead of deadlocking. BIREN_ERROR_INVALID_VALUE for a NULL fn.
+#[no_mangle]
+pub extern "C" fn birenLaunchHostFunc(stream: birenStream_t, r#fn: birenHostFn_t, userData: *mut c_void) -> birenError_t {
+    ffi_call!("birenLaunchHostFunc"(stream, r#fn, userData) {
+        let (rt, s) = stream_of(stream)?;
+        let f = r#fn.ok_or(ErrorCode::InvalidValue)?;
+        device_of(rt, s.device)?
+            .enqueue(&s, Work::Host(HostCall { func: f, data: userData as usize }), Vec::new())
+            .map(|_| ())
+    })
+}

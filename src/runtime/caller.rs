@@ -1,0 +1,54 @@
+//! Who called the API: the first return address outside this library, and its symbol. Used for
+//! leak reports (only while the validator is on: a stack walk costs microseconds).
+
+use std::ffi::{c_int, c_void, CStr};
+
+extern "C" {
+    // glibc's <execinfo.h>
+    fn backtrace(buffer: *mut *mut c_void, size: c_int) -> c_int;
+}
+
+fn object_of(addr: usize) -> Option<usize> {
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    if unsafe { libc::dladdr(addr as *const c_void, &mut info) } == 0 {
+        return None;
+    }
+    Some(info.dli_fbase as usize)
+}
+
+/// The return address of the user code that called into the library, or 0.
+pub fn user_caller() -> usize {
+    if !super::diagnostics::validator_on() {
+        return 0;
+    }
+    let mut frames = [std::ptr::null_mut::<c_void>(); 48];
+    let n = unsafe { backtrace(frames.as_mut_ptr(), frames.len() as c_int) };
+    let me = object_of(user_caller as *const () as usize);
+    frames[..n.max(0) as usize]
+        .iter()
+        .map(|f| *f as usize)
+        .find(|&a| object_of(a) != me)
+        .unwrap_or(0)
+}
+
+/// "symbol+0xoff (object)" for an address, as far as `dladdr` can tell.
+pub fn describe(addr: usize) -> String {
+    if addr == 0 {
+        return "unknown caller".to_string();
+    }
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    if unsafe { libc::dladdr(addr as *const c_void, &mut info) } == 0 {
+        return format!("{addr:#x}");
+    }
+    let file = if info.dli_fname.is_null() {
+        String::new()
+    } else {
+        unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy().into_owned()
+    };
+    if info.dli_sname.is_null() {
+        format!("{addr:#x} in {file}")
+    } else {
+        let name = unsafe { CStr::from_ptr(info.dli_sname) }.to_string_lossy();
+        format!("{name}+{:#x} in {file}", addr - info.dli_saddr as usize)
+    }
+}

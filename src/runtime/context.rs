@@ -1,0 +1,356 @@
+//! One device as the host sees it: its default stream and streams, enqueueing with the
+//! default-stream rules, event records and waits (with cycle checks), host synchronization (with
+//! stall detection), freeing, and reset.
+
+use super::deadlock::{self, Goal};
+use super::diagnostics;
+use super::error::{ErrorCode, Result};
+use super::event::{EventCore, FutureRecord, RecordState};
+use super::executor::Executor;
+use super::scheduler::Policy;
+use super::stream::{run_wakeups, Dep, StreamCore, StreamPoint, Work};
+use crate::device::kernel_ctx;
+use crate::device::engine::on_engine_thread;
+use parking_lot::Mutex;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub struct DeviceContext {
+    pub index: usize,
+    pub exec: Arc<Executor>,
+    pub default_stream: Arc<StreamCore>,
+    /// Streams other than the default one, until destroyed and drained.
+    streams: Mutex<Vec<Arc<StreamCore>>>,
+    /// Serializes the operations that add or resolve futures (the only source of cycles).
+    graph: Mutex<()>,
+    deadlock_timeout: Duration,
+}
+
+/// True where a host synchronize would wait for itself (kernels, host functions).
+pub fn sync_forbidden_here() -> bool {
+    kernel_ctx::in_kernel() || on_engine_thread()
+}
+
+impl DeviceContext {
+    pub fn new(index: usize, compute_units: usize, capacity: u64, policy: Policy, deadlock_timeout_ms: u64, clock: Instant) -> DeviceContext {
+        let exec = Executor::start(index, compute_units, capacity, policy, clock);
+        let default_stream = Arc::new(StreamCore::new(
+            deadlock::default_stream_id(index),
+            index,
+            0,
+            0,
+            true,
+            exec.clone(),
+            0,
+        ));
+        DeviceContext {
+            index,
+            exec,
+            default_stream,
+            streams: Mutex::new(Vec::new()),
+            graph: Mutex::new(()),
+            deadlock_timeout: Duration::from_millis(deadlock_timeout_ms),
+        }
+    }
+
+    pub fn add_stream(&self, s: Arc<StreamCore>) {
+        let mut v = self.streams.lock();
+        v.retain(|s| !(s.is_destroyed() && s.is_idle()));
+        v.push(s);
+    }
+
+    /// Forgets a destroyed stream once its work is done (now, if it is idle).
+    pub fn retire_stream(&self, s: &Arc<StreamCore>) {
+        s.mark_destroyed();
+        if s.is_idle() {
+            self.streams.lock().retain(|x| !Arc::ptr_eq(x, s));
+        }
+    }
+
+    /// Every stream with work that may be pending, the default one first.
+    pub fn all_streams(&self) -> Vec<Arc<StreamCore>> {
+        let mut v = vec![self.default_stream.clone()];
+        v.extend(self.streams.lock().iter().cloned());
+        v
+    }
+
+    pub fn live_streams(&self) -> usize {
+        self.streams.lock().iter().filter(|s| !s.is_destroyed()).count()
+    }
+
+    /// The legacy default-stream dependencies of a new op in `s`.
+    fn implicit_deps(&self, s: &Arc<StreamCore>) -> Vec<Dep> {
+        if s.is_default {
+            self.streams
+                .lock()
+                .iter()
+                .filter(|b| b.is_blocking())
+                .filter_map(|b| b.pending_tail().map(Dep::Point))
+                .collect()
+        } else if s.is_blocking() {
+            self.default_stream.pending_tail().map(Dep::Point).into_iter().collect()
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn check_enqueue(&self, s: &StreamCore) -> Result<()> {
+        self.exec.sticky()?;
+        s.check_usable()
+    }
+
+    /// Enqueues `work` on `s` after `deps` (and the default-stream rules); returns its seq.
+    pub fn enqueue(&self, s: &Arc<StreamCore>, work: Work, mut deps: Vec<Dep>) -> Result<u64> {
+        self.check_enqueue(s)?;
+        deps.extend(self.implicit_deps(s));
+        let (seq, kick) = s.push_locked(&mut s.queue.lock(), work, deps);
+        if kick {
+            s.kick();
+        }
+        Ok(seq)
+    }
+
+    /// `birenEventRecord`: captures the work enqueued in `s` so far.
+    pub fn record(&self, ev: &EventCore, s: &Arc<StreamCore>) -> Result<()> {
+        self.check_enqueue(s)?;
+        let deps = self.implicit_deps(s);
+        let mut st = ev.state.lock();
+        if st.future.is_none() {
+            let mut q = s.queue.lock();
+            let rs = Arc::new(RecordState::new(StreamPoint { stream: s.clone(), seq: s.enqueued() + 1 }));
+            let (_, kick) = s.push_locked(&mut q, Work::Record(rs.clone()), deps);
+            drop(q);
+            st.latest = Some(rs);
+            drop(st);
+            if kick {
+                s.kick();
+            }
+            return Ok(());
+        }
+        drop(st);
+        self.record_resolving(ev, s)
+    }
+
+    /// A record that resolves a future: refused if it would close a cycle.
+    fn record_resolving(&self, ev: &EventCore, s: &Arc<StreamCore>) -> Result<()> {
+        let _g = self.graph.lock();
+        let deps = self.implicit_deps(s);
+        let mut st = ev.state.lock();
+        let Some(future) = st.future.clone() else {
+            drop(st);
+            return self.record(ev, s);
+        };
+        let mut q = s.queue.lock();
+        let seq = s.enqueued() + 1;
+        let mut starts: Vec<StreamPoint> = deps
+            .iter()
+            .filter_map(|d| match d {
+                Dep::Point(p) => Some(p.clone()),
+                Dep::Future(_) => None,
+            })
+            .collect();
+        starts.push(StreamPoint { stream: s.clone(), seq: seq - 1 });
+        let waits: Vec<(u64, u64)> = future.waits().iter().map(|(w, n)| (w.id, *n)).collect();
+        if let Some(found) = deadlock::search(&starts, Some((s, &q)), Goal::Waits(&waits)) {
+            let mut chain = found.chain.clone();
+            if chain.first() != Some(&s.id) {
+                chain.insert(0, s.id);
+            }
+            chain.push(s.id);
+            diagnostics::finding(
+                "birenEventRecord",
+                &format!(
+                    "recording event #{} in {} would close a wait cycle: {} waits (op {}) for this very record, \
+                     which comes after it; cycle: {} -> (event #{}) -> {}. Returned BIREN_ERROR_DEADLOCK; nothing was enqueued.",
+                    ev.id,
+                    deadlock::stream_name(s.id),
+                    deadlock::stream_name(found.stream),
+                    found.seq,
+                    deadlock::describe_chain(&chain[..chain.len() - 1]),
+                    ev.id,
+                    deadlock::stream_name(found.stream),
+                ),
+            );
+            return Err(ErrorCode::Deadlock);
+        }
+        let rs = Arc::new(RecordState::new(StreamPoint { stream: s.clone(), seq }));
+        let (_, kick) = s.push_locked(&mut q, Work::Record(rs.clone()), deps);
+        drop(q);
+        st.latest = Some(rs.clone());
+        st.future = None;
+        drop(st);
+        self.exec.pending_futures.fetch_sub(1, Ordering::SeqCst);
+        let mut wake = future.resolve(rs.point.clone());
+        if kick {
+            wake.push(s.clone());
+        }
+        run_wakeups(wake);
+        Ok(())
+    }
+
+    /// `birenStreamWaitEvent`: later work in `s` waits for the event's latest record, or for its
+    /// next record if it was never recorded.
+    pub fn wait_event(&self, s: &Arc<StreamCore>, ev: &EventCore) -> Result<()> {
+        self.check_enqueue(s)?;
+        if let Some(rs) = ev.latest() {
+            return self.enqueue(s, Work::Wait, vec![Dep::Point(rs.point.clone())]).map(|_| ());
+        }
+        let _g = self.graph.lock();
+        let mut st = ev.state.lock();
+        if let Some(rs) = st.latest.clone() {
+            drop(st);
+            return self.enqueue(s, Work::Wait, vec![Dep::Point(rs.point.clone())]).map(|_| ());
+        }
+        let future = match &st.future {
+            Some(f) => f.clone(),
+            None => {
+                self.exec.pending_futures.fetch_add(1, Ordering::SeqCst);
+                let f = Arc::new(FutureRecord::new(ev.id));
+                st.future = Some(f.clone());
+                f
+            }
+        };
+        let mut deps = vec![Dep::Future(future.clone())];
+        deps.extend(self.implicit_deps(s));
+        let mut q = s.queue.lock();
+        let (seq, kick) = s.push_locked(&mut q, Work::Wait, deps);
+        future.add_wait(s, seq);
+        drop(q);
+        drop(st);
+        if kick {
+            s.kick();
+        }
+        Ok(())
+    }
+
+    /// Waits on the host until `p` is reached. `DEADLOCK` if the work is blocked on a wait that
+    /// no enqueued record can satisfy for longer than the deadlock timeout.
+    pub fn wait_point(&self, p: &StreamPoint, call: &str) -> Result<()> {
+        if p.reached() {
+            return Ok(());
+        }
+        let mut deadline: Option<Instant> = None;
+        loop {
+            if self.exec.pending_futures.load(Ordering::SeqCst) > 0 {
+                if let Some(found) = deadlock::search(std::slice::from_ref(p), None, Goal::UnresolvedFuture) {
+                    let now = Instant::now();
+                    let d = *deadline.get_or_insert(now + self.deadlock_timeout);
+                    if now >= d {
+                        diagnostics::finding(
+                            call,
+                            &format!(
+                                "the awaited work can never finish: {} (op {}) waits for the first record of event #{}, \
+                                 and no record of it has been enqueued after {} ms; chain: {}. Record the event or call birenDeviceReset.",
+                                deadlock::stream_name(found.stream),
+                                found.seq,
+                                found.event.unwrap_or(0),
+                                self.deadlock_timeout.as_millis(),
+                                deadlock::describe_chain(&found.chain),
+                            ),
+                        );
+                        return Err(ErrorCode::Deadlock);
+                    }
+                    if p.stream.notifier.wait_until(|| p.reached(), Some(d)) {
+                        return Ok(());
+                    }
+                    continue;
+                }
+            }
+            deadline = None;
+            // Not blocked on a future: the work will finish. Re-check now and then, in case a
+            // future appears upstream (it cannot for enqueued work, but waits are cheap).
+            if p.stream.notifier.wait_until(|| p.reached(), Some(Instant::now() + Duration::from_millis(50))) {
+                return Ok(());
+            }
+        }
+    }
+
+    fn after_wait(&self, s: &StreamCore) -> Result<()> {
+        if s.is_dead() {
+            return Err(ErrorCode::InvalidHandle);
+        }
+        self.exec.sticky()
+    }
+
+    pub fn sync_stream(&self, s: &Arc<StreamCore>, call: &str) -> Result<()> {
+        if sync_forbidden_here() {
+            return Err(ErrorCode::NotPermitted);
+        }
+        self.exec.sticky()?;
+        if let Some(p) = s.pending_tail() {
+            self.wait_point(&p, call)?;
+        }
+        self.after_wait(s)
+    }
+
+    pub fn sync_device(&self) -> Result<()> {
+        if sync_forbidden_here() {
+            return Err(ErrorCode::NotPermitted);
+        }
+        for s in self.all_streams() {
+            if let Some(p) = s.pending_tail() {
+                self.wait_point(&p, "birenDeviceSynchronize")?;
+            }
+        }
+        self.exec.reclaim();
+        self.exec.sticky()
+    }
+
+    pub fn sync_event(&self, ev: &EventCore) -> Result<()> {
+        if sync_forbidden_here() {
+            return Err(ErrorCode::NotPermitted);
+        }
+        self.exec.sticky()?;
+        if let Some(rs) = ev.latest() {
+            self.wait_point(&rs.point, "birenEventSynchronize")?;
+            if rs.point.stream.is_dead() {
+                return Err(ErrorCode::InvalidHandle);
+            }
+        }
+        self.exec.sticky()
+    }
+
+    /// Frees a device allocation once the work enqueued so far no longer needs it.
+    pub fn free(&self, base: usize) -> Result<()> {
+        let a = self.exec.memory.unregister(base)?;
+        if self.exec.is_idle() {
+            self.exec.memory.release(a);
+        } else {
+            let until = self.all_streams().iter().filter_map(|s| s.pending_tail()).collect();
+            self.exec.free_after(a, until);
+        }
+        Ok(())
+    }
+
+    /// Allocates, waiting for deferred frees when the device is full.
+    pub fn malloc(&self, size: usize, guard: usize, caller: usize) -> Result<usize> {
+        match self.exec.memory.allocate(size, guard, caller) {
+            Err(ErrorCode::OutOfMemory) => {
+                let points = self.exec.deferred_points();
+                if points.is_empty() {
+                    return Err(ErrorCode::OutOfMemory);
+                }
+                for p in points {
+                    self.wait_point(&p, "birenMalloc")?;
+                }
+                self.exec.reclaim();
+                self.exec.memory.allocate(size, guard, caller)
+            }
+            r => r,
+        }
+    }
+
+    /// Drops queued work, waits for running work, destroys all streams (returned, for handle
+    /// invalidation) and frees all memory. Returns the live allocations as (base, size, caller).
+    pub fn reset(&self) -> Vec<(usize, usize, usize)> {
+        let _g = self.graph.lock();
+        self.exec.bump_epoch();
+        let streams = std::mem::take(&mut *self.streams.lock());
+        for s in &streams {
+            s.kill();
+        }
+        self.default_stream.drain();
+        self.exec.reset()
+    }
+}

@@ -1,0 +1,103 @@
+//! Checks on every copy and fill, made before anything is enqueued or written.
+
+use super::error::{ErrorCode, Result};
+use super::executor::{ENGINE_FROM_DEVICE, ENGINE_TO_DEVICE};
+use super::Runtime;
+
+/// `birenMemcpyKind` values.
+pub(crate) const HOST_TO_HOST: i64 = 0;
+pub(crate) const HOST_TO_DEVICE: i64 = 1;
+pub(crate) const DEVICE_TO_HOST: i64 = 2;
+pub(crate) const DEVICE_TO_DEVICE: i64 = 3;
+pub(crate) const DEFAULT: i64 = 4;
+
+/// A validated copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CopyPlan {
+    pub dst: usize,
+    pub src: usize,
+    pub len: usize,
+    pub engine: usize,
+    pub dst_device: bool,
+    pub src_device: bool,
+}
+
+fn host_range(p: usize, len: usize) -> Result<()> {
+    if p == 0 || p.checked_add(len).is_none() {
+        return Err(ErrorCode::InvalidValue);
+    }
+    Ok(())
+}
+
+impl Runtime {
+    fn device_range(&self, p: usize, len: usize, call: &str, arg: &str) -> Result<()> {
+        let r = self.check_device_range(p, len);
+        if let Err(e) = r {
+            let why = match e {
+                ErrorCode::OutOfBounds => {
+                    let reg = self.device_region(p).map(|(_, r)| r);
+                    match reg {
+                        Some(r) => format!(
+                            "{arg}={p:#x}: {len} bytes from offset {} run {} bytes past the end of the {}-byte allocation at {:#x}",
+                            p - r.base,
+                            (p - r.base).saturating_add(len) - r.size,
+                            r.size,
+                            r.base
+                        ),
+                        None => format!("{arg}={p:#x}: range of {len} bytes overflows"),
+                    }
+                }
+                _ => format!("{arg}={p:#x} is not inside any live device allocation (host pointer, freed, or never allocated)"),
+            };
+            super::diagnostics::finding(call, &why);
+        }
+        r
+    }
+
+    /// Validates a copy of `len` bytes; `None` when there is nothing to do (`len == 0`).
+    pub fn plan_copy(&self, dst: usize, src: usize, len: usize, kind: i64, call: &str) -> Result<Option<CopyPlan>> {
+        if !(HOST_TO_HOST..=DEFAULT).contains(&kind) {
+            super::diagnostics::finding(call, &format!("kind={kind} is not a birenMemcpyKind value (0..4)"));
+            return Err(ErrorCode::InvalidMemcpyDirection);
+        }
+        if len == 0 {
+            return Ok(None);
+        }
+        if dst == 0 || src == 0 {
+            super::diagnostics::finding(call, &format!("{} is NULL with count={len}", if dst == 0 { "dst" } else { "src" }));
+            return Err(ErrorCode::InvalidValue);
+        }
+        let (dst_device, src_device) = match kind {
+            HOST_TO_HOST => (false, false),
+            HOST_TO_DEVICE => (true, false),
+            DEVICE_TO_HOST => (false, true),
+            DEVICE_TO_DEVICE => (true, true),
+            _ => (self.device_region(dst).is_some(), self.device_region(src).is_some()),
+        };
+        if dst_device {
+            self.device_range(dst, len, call, "dst")?;
+        } else {
+            host_range(dst, len)?;
+        }
+        if src_device {
+            self.device_range(src, len, call, "src")?;
+        } else {
+            host_range(src, len)?;
+        }
+        let engine = if src_device { ENGINE_FROM_DEVICE } else { ENGINE_TO_DEVICE };
+        Ok(Some(CopyPlan { dst, src, len, engine, dst_device, src_device }))
+    }
+
+    /// Validates a fill of device memory; `None` when `len == 0`.
+    pub fn plan_fill(&self, dst: usize, len: usize, call: &str) -> Result<Option<()>> {
+        if len == 0 {
+            return Ok(None);
+        }
+        if dst == 0 {
+            super::diagnostics::finding(call, &format!("devPtr is NULL with count={len}"));
+            return Err(ErrorCode::InvalidValue);
+        }
+        self.device_range(dst, len, call, "devPtr")?;
+        Ok(Some(()))
+    }
+}

@@ -1,0 +1,115 @@
+//! Events: markers recorded into streams. A record captures the work enqueued in its stream so
+//! far; `birenStreamWaitEvent` captures the event's latest record at call time. A wait on an
+//! event never recorded waits for its next record (BIREN extension): a `FutureRecord` that the
+//! next `birenEventRecord` resolves.
+
+use super::stream::{StreamCore, StreamPoint};
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+pub(crate) const EVENT_BLOCKING_SYNC: u32 = 1;
+pub(crate) const EVENT_DISABLE_TIMING: u32 = 2;
+
+/// One record of an event: the point in its stream, and when it was reached.
+pub struct RecordState {
+    pub point: StreamPoint,
+    time_ns: AtomicU64,
+}
+
+const NOT_YET: u64 = u64::MAX;
+
+impl RecordState {
+    pub fn new(point: StreamPoint) -> RecordState {
+        RecordState { point, time_ns: AtomicU64::new(NOT_YET) }
+    }
+    pub fn mark(&self, now_ns: u64) {
+        self.time_ns.store(now_ns, Ordering::SeqCst);
+    }
+    /// When the record was reached (ns on the runtime clock), once it has been.
+    pub fn time_ns(&self) -> Option<u64> {
+        let t = self.time_ns.load(Ordering::SeqCst);
+        (t != NOT_YET).then_some(t)
+    }
+    pub fn reached(&self) -> bool {
+        self.point.reached()
+    }
+}
+
+/// The next record of an event that streams already wait for.
+pub struct FutureRecord {
+    pub event_id: u64,
+    inner: Mutex<FutureInner>,
+}
+
+struct FutureInner {
+    resolved: Option<StreamPoint>,
+    /// Streams parked on this future (woken when it resolves).
+    waiters: Vec<Arc<StreamCore>>,
+    /// The wait ops that hold it: (stream, op seq), for cycle checks.
+    pub waits: Vec<(Arc<StreamCore>, u64)>,
+}
+
+impl FutureRecord {
+    pub fn new(event_id: u64) -> FutureRecord {
+        FutureRecord { event_id, inner: Mutex::new(FutureInner { resolved: None, waiters: Vec::new(), waits: Vec::new() }) }
+    }
+
+    pub fn resolved(&self) -> Option<StreamPoint> {
+        self.inner.lock().resolved.clone()
+    }
+
+    /// Parks `s` on the future; false if it is already resolved.
+    pub fn add_waiter(&self, s: &Arc<StreamCore>) -> bool {
+        let mut g = self.inner.lock();
+        if g.resolved.is_some() {
+            return false;
+        }
+        g.waiters.push(s.clone());
+        true
+    }
+
+    pub fn add_wait(&self, s: &Arc<StreamCore>, seq: u64) {
+        self.inner.lock().waits.push((s.clone(), seq));
+    }
+
+    pub fn waits(&self) -> Vec<(Arc<StreamCore>, u64)> {
+        self.inner.lock().waits.clone()
+    }
+
+    /// Resolves to `p`; returns the streams to wake.
+    pub fn resolve(&self, p: StreamPoint) -> Vec<Arc<StreamCore>> {
+        let mut g = self.inner.lock();
+        g.resolved = Some(p);
+        g.waits.clear();
+        std::mem::take(&mut g.waiters)
+    }
+}
+
+pub struct EventCore {
+    pub id: u64,
+    pub device: usize,
+    pub flags: u32,
+    pub caller: usize,
+    pub state: Mutex<EventState>,
+}
+
+#[derive(Default)]
+pub struct EventState {
+    pub latest: Option<Arc<RecordState>>,
+    pub future: Option<Arc<FutureRecord>>,
+}
+
+impl EventCore {
+    pub fn new(id: u64, device: usize, flags: u32, caller: usize) -> EventCore {
+        EventCore { id, device, flags, caller, state: Mutex::new(EventState::default()) }
+    }
+
+    pub fn timing_disabled(&self) -> bool {
+        self.flags & EVENT_DISABLE_TIMING != 0
+    }
+
+    pub fn latest(&self) -> Option<Arc<RecordState>> {
+        self.state.lock().latest.clone()
+    }
+}

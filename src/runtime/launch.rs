@@ -1,0 +1,173 @@
+//! Kernel launches: configuration checks, the table of registered kernels, and argument capture.
+
+use super::error::{ErrorCode, Result};
+use crate::device::{Dim3, Grid, KernelFn};
+use parking_lot::RwLock;
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+pub(crate) const MAX_THREADS_PER_BLOCK: u64 = 1024;
+pub(crate) const MAX_BLOCK: Dim3 = Dim3::new(1024, 1024, 64);
+pub(crate) const MAX_GRID: Dim3 = Dim3::new(i32::MAX as u32, 65535, 65535);
+pub(crate) const SHARED_MEM_PER_BLOCK: usize = 48 * 1024;
+pub(crate) const MAX_KERNEL_ARGS: usize = 256;
+pub(crate) const MAX_ARG_SIZE: usize = 4096;
+
+/// Checks a launch configuration against the device limits.
+pub fn check_config(grid: Dim3, block: Dim3, shared: usize) -> Result<()> {
+    let dims_ok = |d: Dim3, max: Dim3| d.x >= 1 && d.y >= 1 && d.z >= 1 && d.x <= max.x && d.y <= max.y && d.z <= max.z;
+    if !dims_ok(grid, MAX_GRID) || !dims_ok(block, MAX_BLOCK) || block.volume() > MAX_THREADS_PER_BLOCK || shared > SHARED_MEM_PER_BLOCK {
+        return Err(ErrorCode::InvalidConfiguration);
+    }
+    Ok(())
+}
+
+/// What `birenKernelRegister` told us about a kernel.
+#[derive(Debug)]
+pub struct KernelInfo {
+    pub name: String,
+    pub arg_sizes: Vec<usize>,
+}
+
+#[derive(Default)]
+pub struct KernelTable {
+    map: RwLock<HashMap<usize, Arc<KernelInfo>>>,
+}
+
+impl KernelTable {
+    pub fn register(&self, kernel: usize, name: String, arg_sizes: Vec<usize>) -> Result<()> {
+        if arg_sizes.len() > MAX_KERNEL_ARGS || arg_sizes.iter().any(|&s| s == 0 || s > MAX_ARG_SIZE) {
+            return Err(ErrorCode::InvalidValue);
+        }
+        self.map.write().insert(kernel, Arc::new(KernelInfo { name, arg_sizes }));
+        Ok(())
+    }
+
+    pub fn get(&self, kernel: usize) -> Option<Arc<KernelInfo>> {
+        self.map.read().get(&kernel).cloned()
+    }
+}
+
+/// A kernel's arguments: copied at launch (registered kernels, sized launches) or read from the
+/// caller's array when the kernel runs.
+pub enum KernelArgs {
+    ByReference(*mut *mut c_void),
+    Copied { ptrs: Box<[*mut c_void]>, _values: Box<[u128]> },
+}
+
+unsafe impl Send for KernelArgs {}
+// Shared between compute units only to read the pointer array, which nobody mutates.
+unsafe impl Sync for KernelArgs {}
+
+impl KernelArgs {
+    /// Copies the values behind `args[i]` (each `sizes[i]` bytes).
+    ///
+    /// # Safety
+    /// `args` must point to `sizes.len()` pointers, each to `sizes[i]` readable bytes.
+    pub unsafe fn copy(args: *const *mut c_void, sizes: &[usize]) -> Result<KernelArgs> {
+        if sizes.is_empty() {
+            return Ok(KernelArgs::Copied { ptrs: Box::new([]), _values: Box::new([]) });
+        }
+        if args.is_null() {
+            return Err(ErrorCode::InvalidValue);
+        }
+        let words: usize = sizes.iter().map(|s| s.div_ceil(16)).sum();
+        let mut values = vec![0u128; words].into_boxed_slice();
+        let mut ptrs = Vec::with_capacity(sizes.len());
+        let mut at = 0usize;
+        for (i, &size) in sizes.iter().enumerate() {
+            let src = *args.add(i);
+            if src.is_null() {
+                return Err(ErrorCode::InvalidValue);
+            }
+            let dst = values.as_mut_ptr().add(at) as *mut u8;
+            std::ptr::copy_nonoverlapping(src as *const u8, dst, size);
+            ptrs.push(dst as *mut c_void);
+            at += size.div_ceil(16);
+        }
+        Ok(KernelArgs::Copied { ptrs: ptrs.into_boxed_slice(), _values: values })
+    }
+
+    pub fn as_ptr(&self) -> *mut *mut c_void {
+        match self {
+            KernelArgs::ByReference(p) => *p,
+            KernelArgs::Copied { ptrs, .. } => ptrs.as_ptr() as *mut *mut c_void,
+        }
+    }
+}
+
+/// A launch waiting in a stream.
+pub struct Launch {
+    pub kernel: KernelFn,
+    pub grid: Dim3,
+    pub block: Dim3,
+    pub shared: usize,
+    pub args: KernelArgs,
+    pub info: Option<Arc<KernelInfo>>,
+}
+
+impl Launch {
+    pub fn grid(&self) -> Grid {
+        Grid { kernel: self.kernel, args: self.args.as_ptr(), grid: self.grid, block: self.block, shared_bytes: self.shared }
+    }
+
+    pub fn name(&self) -> String {
+        match &self.info {
+            Some(i) => i.name.clone(),
+            None => format!("kernel@{:#x}", self.kernel as usize),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_limits() {
+        let one = Dim3::new(1, 1, 1);
+        assert!(check_config(one, Dim3::new(1024, 1, 1), 0).is_ok());
+        assert!(check_config(Dim3::new(i32::MAX as u32, 65535, 65535), one, 48 * 1024).is_ok());
+        let bad = [
+            (Dim3::new(0, 1, 1), one, 0),
+            (one, Dim3::new(1, 0, 1), 0),
+            (one, Dim3::new(1025, 1, 1), 0),
+            (one, Dim3::new(32, 32, 2), 0),
+            (one, Dim3::new(1, 1, 65), 0),
+            (Dim3::new(1, 65536, 1), one, 0),
+            (Dim3::new(1u32 << 31, 1, 1), one, 0),
+            (one, one, 48 * 1024 + 1),
+        ];
+        for (g, b, s) in bad {
+            assert_eq!(check_config(g, b, s), Err(ErrorCode::InvalidConfiguration), "{g:?} {b:?} {s}");
+        }
+    }
+
+    #[test]
+    fn copies_argument_values() {
+        let mut a: i32 = 5;
+        let mut b: f64 = 2.5;
+        let args = [&mut a as *mut i32 as *mut c_void, &mut b as *mut f64 as *mut c_void];
+        let c = unsafe { KernelArgs::copy(args.as_ptr(), &[4, 8]).unwrap() };
+        a = 0;
+        b = 0.0;
+        let p = c.as_ptr();
+        unsafe {
+            assert_eq!(*(*p as *const i32), 5);
+            assert_eq!(*(*p.add(1) as *const f64), 2.5);
+        }
+        let _ = (a, b);
+        let nulls = [std::ptr::null_mut::<c_void>()];
+        assert!(unsafe { KernelArgs::copy(nulls.as_ptr(), &[4]) }.is_err());
+    }
+
+    #[test]
+    fn register_checks_sizes() {
+        let t = KernelTable::default();
+        assert!(t.register(1, "k".into(), vec![4, 8]).is_ok());
+        assert_eq!(t.get(1).unwrap().arg_sizes, vec![4, 8]);
+        assert_eq!(t.register(2, "k".into(), vec![0]), Err(ErrorCode::InvalidValue));
+        assert!(t.get(3).is_none());
+    }
+}

@@ -1,0 +1,229 @@
+//! The table of live allocations: device memory (with a capacity) and registered host memory.
+//! Lookups of the allocation a pointer lies in are O(log n) in an ordered map.
+
+use super::error::{ErrorCode, Result};
+use parking_lot::RwLock;
+use std::alloc::Layout;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+pub(crate) const ALIGN: usize = 256;
+
+/// One live allocation: `[base, base + size)` is the user's; the block behind it may be larger
+/// (alignment padding, validator guard zones).
+#[derive(Debug)]
+pub struct Allocation {
+    pub base: usize,
+    pub size: usize,
+    /// Bytes counted against the capacity.
+    pub reserved: u64,
+    /// Guard bytes on each side of the user range (0 without the validator).
+    pub guard: usize,
+    block: *mut u8,
+    layout: Layout,
+    /// Unique, increasing allocation number (for reports).
+    pub serial: u64,
+    /// Return address of the code that made it (for leak reports), 0 if unknown.
+    pub caller: usize,
+}
+
+unsafe impl Send for Allocation {}
+unsafe impl Sync for Allocation {}
+
+impl Allocation {
+    pub fn end(&self) -> usize {
+        self.base + self.size
+    }
+    /// The whole block, guards included: (start, len).
+    pub fn block(&self) -> (*mut u8, usize) {
+        (self.block, self.layout.size())
+    }
+}
+
+/// Where a pointer lies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Region {
+    pub base: usize,
+    pub size: usize,
+}
+
+pub struct MemoryTable {
+    map: RwLock<BTreeMap<usize, Allocation>>,
+    used: AtomicU64,
+    capacity: u64,
+    serial: AtomicU64,
+}
+
+impl MemoryTable {
+    pub fn new(capacity: u64) -> MemoryTable {
+        MemoryTable { map: RwLock::new(BTreeMap::new()), used: AtomicU64::new(0), capacity, serial: AtomicU64::new(0) }
+    }
+
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    pub fn used(&self) -> u64 {
+        self.used.load(Ordering::SeqCst)
+    }
+
+    fn reserve(&self, bytes: u64) -> bool {
+        self.used
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |u| {
+                u.checked_add(bytes).filter(|&n| n <= self.capacity)
+            })
+            .is_ok()
+    }
+
+    /// Allocates `size` bytes (> 0), 256-byte aligned, with `guard` bytes (a multiple of 256)
+    /// on each side. `OutOfMemory` past the capacity or when the host refuses.
+    pub fn allocate(&self, size: usize, guard: usize, caller: usize) -> Result<usize> {
+        debug_assert!(size > 0 && guard % ALIGN == 0);
+        let rounded = size.checked_next_multiple_of(ALIGN).ok_or(ErrorCode::OutOfMemory)?;
+        let total = rounded.checked_add(2 * guard).ok_or(ErrorCode::OutOfMemory)?;
+        if total > isize::MAX as usize / 2 {
+            return Err(ErrorCode::OutOfMemory);
+        }
+        let reserved = rounded as u64;
+        if !self.reserve(reserved) {
+            return Err(ErrorCode::OutOfMemory);
+        }
+        let layout = Layout::from_size_align(total, ALIGN).map_err(|_| ErrorCode::OutOfMemory)?;
+        // SAFETY: layout has non-zero size.
+        let block = unsafe { std::alloc::alloc(layout) };
+        if block.is_null() {
+            self.used.fetch_sub(reserved, Ordering::SeqCst);
+            return Err(ErrorCode::OutOfMemory);
+        }
+        let base = block as usize + guard;
+        let a = Allocation {
+            base,
+            size,
+            reserved,
+            guard,
+            block,
+            layout,
+            serial: self.serial.fetch_add(1, Ordering::Relaxed) + 1,
+            caller,
+        };
+        self.map.write().insert(base, a);
+        Ok(base)
+    }
+
+    /// Unregisters the allocation that starts at `base`; the memory stays reserved until
+    /// `release`. `InvalidDevicePointer` if no live allocation starts there.
+    pub fn unregister(&self, base: usize) -> Result<Allocation> {
+        self.map.write().remove(&base).ok_or(ErrorCode::InvalidDevicePointer)
+    }
+
+    /// Returns an unregistered allocation's memory to the host and the capacity.
+    pub fn release(&self, a: Allocation) {
+        // SAFETY: block/layout came from std::alloc::alloc in allocate().
+        unsafe { std::alloc::dealloc(a.block, a.layout) };
+        self.used.fetch_sub(a.reserved, Ordering::SeqCst);
+    }
+
+    /// The allocation `[base, base+size)` that contains `p`, if any.
+    pub fn find(&self, p: usize) -> Option<Region> {
+        let m = self.map.read();
+        let (_, a) = m.range(..=p).next_back()?;
+        (p < a.end()).then_some(Region { base: a.base, size: a.size })
+    }
+
+    /// Runs `f` on the allocation that contains `p`.
+    pub fn with<R>(&self, p: usize, f: impl FnOnce(&Allocation) -> R) -> Option<R> {
+        let m = self.map.read();
+        let (_, a) = m.range(..=p).next_back()?;
+        (p < a.end()).then(|| f(a))
+    }
+
+    /// Checks that `[p, p+len)` lies inside one live allocation (len > 0).
+    pub fn check_range(&self, p: usize, len: usize) -> Result<Region> {
+        let r = self.find(p).ok_or(ErrorCode::InvalidDevicePointer)?;
+        match p.checked_add(len) {
+            Some(end) if end <= r.base + r.size => Ok(r),
+            _ => Err(ErrorCode::OutOfBounds),
+        }
+    }
+
+    /// Unregisters every allocation (for reset), returning them.
+    pub fn unregister_all(&self) -> Vec<Allocation> {
+        std::mem::take(&mut *self.map.write()).into_values().collect()
+    }
+
+    /// Runs `f` over every live allocation.
+    pub fn for_each(&self, mut f: impl FnMut(&Allocation)) {
+        for a in self.map.read().values() {
+            f(a);
+        }
+    }
+
+    pub fn count(&self) -> usize {
+        self.map.read().len()
+    }
+}
+
+impl Drop for MemoryTable {
+    fn drop(&mut self) {
+        for a in self.unregister_all() {
+            self.release(a);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aligned_and_counted() {
+        let t = MemoryTable::new(1 << 20);
+        let p = t.allocate(100, 0, 0).unwrap();
+        assert_eq!(p % ALIGN, 0);
+        assert_eq!(t.used(), 256);
+        let a = t.unregister(p).unwrap();
+        t.release(a);
+        assert_eq!(t.used(), 0);
+    }
+
+    #[test]
+    fn capacity_is_enforced() {
+        let t = MemoryTable::new(4096);
+        let a = t.allocate(4096, 0, 0).unwrap();
+        assert_eq!(t.allocate(1, 0, 0), Err(ErrorCode::OutOfMemory));
+        assert_eq!(t.allocate(usize::MAX, 0, 0), Err(ErrorCode::OutOfMemory));
+        assert_eq!(t.allocate(usize::MAX - 10, 256, 0), Err(ErrorCode::OutOfMemory));
+        t.release(t.unregister(a).unwrap());
+        assert!(t.allocate(4000, 0, 0).is_ok());
+    }
+
+    #[test]
+    fn lookups_and_ranges() {
+        let t = MemoryTable::new(1 << 30);
+        let a = t.allocate(3072, 0, 0).unwrap();
+        let b = t.allocate(100, 256, 0).unwrap();
+        assert_eq!(t.find(a), Some(Region { base: a, size: 3072 }));
+        assert_eq!(t.find(a + 3071), Some(Region { base: a, size: 3072 }));
+        assert_eq!(t.find(a + 3072), None);
+        assert_eq!(t.find(b + 99).map(|r| r.base), Some(b));
+        assert_eq!(t.find(b - 1), None, "guard zone is not the user's");
+        assert!(t.check_range(a, 3072).is_ok());
+        assert_eq!(t.check_range(a + 2048, 2048), Err(ErrorCode::OutOfBounds));
+        assert_eq!(t.check_range(a, usize::MAX), Err(ErrorCode::OutOfBounds));
+        assert_eq!(t.check_range(12345, 1), Err(ErrorCode::InvalidDevicePointer));
+        assert_eq!(t.unregister(a + 1).unwrap_err(), ErrorCode::InvalidDevicePointer);
+        let al = t.unregister(a).unwrap();
+        assert_eq!(t.unregister(a).unwrap_err(), ErrorCode::InvalidDevicePointer, "double free");
+        t.release(al);
+    }
+
+    #[test]
+    fn thousands_of_allocations() {
+        let t = MemoryTable::new(1 << 30);
+        let ps: Vec<usize> = (0..5000).map(|i| t.allocate(64 + i, 0, 0).unwrap()).collect();
+        for (i, &p) in ps.iter().enumerate() {
+            assert_eq!(t.find(p + 10).unwrap().size, 64 + i);
+        }
+        assert_eq!(t.count(), 5000);
+    }
+}

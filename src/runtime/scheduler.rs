@@ -1,0 +1,291 @@
+//! The kernel scheduler: which block a free compute unit runs next.
+//!
+//! - Preemptive: the next block of the highest-priority kernel that has blocks left (ties:
+//!   earliest launched), so an urgent kernel starts within about one block's run time.
+//! - Cooperative: a started kernel keeps the compute units until its last block is dispatched;
+//!   priority only orders the kernels not yet started.
+//!
+//! A compute unit keeps the kernel it took last and claims its blocks with one atomic add, going
+//! back to the scheduler's lock only when that kernel runs out or a new kernel arrives.
+
+use super::error::{ErrorCode, Result};
+use super::launch::Launch;
+use super::stream::StreamCore;
+use crate::device::{BlockOutcome, BlockSource, Grid};
+use parking_lot::{Condvar, Mutex};
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    Preemptive = 0,
+    Cooperative = 1,
+}
+
+impl Policy {
+    pub fn from_int(v: i64) -> Result<Policy> {
+        match v {
+            0 => Ok(Policy::Preemptive),
+            1 => Ok(Policy::Cooperative),
+            _ => Err(ErrorCode::InvalidValue),
+        }
+    }
+}
+
+/// A launched kernel whose blocks are being dispatched.
+pub struct KernelRun {
+    pub grid: Grid,
+    pub priority: i32,
+    pub order: u64,
+    total: u64,
+    next: AtomicU64,
+    finished: AtomicU64,
+    started: AtomicBool,
+    failure: Mutex<Option<(ErrorCode, String)>>,
+    pub launch: Box<Launch>,
+    stream: Arc<StreamCore>,
+    seq: u64,
+    epoch: u64,
+    /// Runtime clock when the first block started (ns), for traces.
+    pub start_ns: AtomicU64,
+}
+
+impl KernelRun {
+    fn has_blocks(&self) -> bool {
+        self.next.load(Ordering::Acquire) < self.total
+    }
+    pub fn stream(&self) -> &Arc<StreamCore> {
+        &self.stream
+    }
+}
+
+#[derive(Default)]
+struct Queues {
+    /// Kernels with blocks left, by (priority, launch order).
+    ready: BTreeMap<(i32, u64), Arc<KernelRun>>,
+    /// Cooperative policy: kernels that have started, in start order.
+    running: VecDeque<Arc<KernelRun>>,
+    idle: usize,
+    shutdown: bool,
+}
+
+pub struct Scheduler {
+    queues: Mutex<Queues>,
+    work: Condvar,
+    version: AtomicU64,
+    policy: AtomicU8,
+    order: AtomicU64,
+    running_blocks: AtomicUsize,
+    /// Called when a kernel's last block has ended: (kernel, first failure).
+    on_done: Box<dyn Fn(&KernelRun, Option<(ErrorCode, String)>) + Send + Sync>,
+}
+
+/// A compute unit's view: the kernel it is working on.
+#[derive(Default)]
+pub struct UnitState {
+    current: Option<Arc<KernelRun>>,
+    version: u64,
+}
+
+impl Scheduler {
+    pub fn new(policy: Policy, on_done: Box<dyn Fn(&KernelRun, Option<(ErrorCode, String)>) + Send + Sync>) -> Scheduler {
+        Scheduler {
+            queues: Mutex::new(Queues::default()),
+            work: Condvar::new(),
+            version: AtomicU64::new(0),
+            policy: AtomicU8::new(policy as u8),
+            order: AtomicU64::new(0),
+            running_blocks: AtomicUsize::new(0),
+            on_done,
+        }
+    }
+
+    pub fn policy(&self) -> Policy {
+        if self.policy.load(Ordering::Relaxed) == 0 {
+            Policy::Preemptive
+        } else {
+            Policy::Cooperative
+        }
+    }
+
+    pub fn set_policy(&self, p: Policy) {
+        let mut q = self.queues.lock();
+        self.policy.store(p as u8, Ordering::Relaxed);
+        if p == Policy::Preemptive {
+            while let Some(k) = q.running.pop_front() {
+                q.ready.insert((k.priority, k.order), k);
+            }
+        }
+        self.version.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Queues a kernel for its blocks to be dispatched.
+    pub fn submit(&self, launch: Box<Launch>, priority: i32, stream: Arc<StreamCore>, seq: u64, epoch: u64) {
+        let grid = launch.grid();
+        let k = Arc::new(KernelRun {
+            total: grid.grid.volume(),
+            grid,
+            priority,
+            order: self.order.fetch_add(1, Ordering::Relaxed),
+            next: AtomicU64::new(0),
+            finished: AtomicU64::new(0),
+            started: AtomicBool::new(false),
+            failure: Mutex::new(None),
+            launch,
+            stream,
+            seq,
+            epoch,
+            start_ns: AtomicU64::new(0),
+        });
+        let mut q = self.queues.lock();
+        let wake = q.idle.min(k.total.min(usize::MAX as u64) as usize);
+        q.ready.insert((k.priority, k.order), k);
+        self.version.fetch_add(1, Ordering::AcqRel);
+        drop(q);
+        for _ in 0..wake {
+            self.work.notify_one();
+        }
+    }
+
+    fn pick(&self, q: &mut Queues) -> Option<Arc<KernelRun>> {
+        if self.policy() == Policy::Cooperative {
+            while let Some(k) = q.running.front() {
+                if k.has_blocks() {
+                    return Some(k.clone());
+                }
+                q.running.pop_front();
+            }
+            while let Some((_, k)) = q.ready.pop_first() {
+                if k.has_blocks() {
+                    q.running.push_back(k.clone());
+                    return Some(k);
+                }
+            }
+            None
+        } else {
+            while let Some(e) = q.ready.first_entry() {
+                if e.get().has_blocks() {
+                    return Some(e.get().clone());
+                }
+                e.remove();
+            }
+            None
+        }
+    }
+
+    fn finish_blocks(&self, k: &KernelRun, n: u64) {
+        if n == 0 {
+            return;
+        }
+        if k.finished.fetch_add(n, Ordering::AcqRel) + n == k.total {
+            let failure = k.failure.lock().take();
+            (self.on_done)(k, failure);
+        }
+    }
+
+    /// Stops dispatching `k`'s blocks; those never handed out count as finished.
+    fn cancel(&self, k: &KernelRun) {
+        let claimed = k.next.swap(k.total, Ordering::AcqRel);
+        if claimed < k.total {
+            self.finish_blocks(k, k.total - claimed);
+        }
+    }
+
+    /// Drops every queued kernel and waits for the blocks already running (device reset).
+    pub fn cancel_all(&self) {
+        let all: Vec<Arc<KernelRun>> = {
+            let mut q = self.queues.lock();
+            let mut v: Vec<_> = std::mem::take(&mut q.ready).into_values().collect();
+            v.extend(q.running.drain(..));
+            self.version.fetch_add(1, Ordering::AcqRel);
+            v
+        };
+        for k in &all {
+            self.cancel(k);
+        }
+        while self.running_blocks.load(Ordering::SeqCst) > 0 {
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+    }
+
+    pub fn shutdown(&self) {
+        self.queues.lock().shutdown = true;
+        self.work.notify_all();
+    }
+
+}
+
+impl BlockSource for Scheduler {
+    type Kernel = Arc<KernelRun>;
+    type UnitState = UnitState;
+
+    fn next_block(&self, st: &mut UnitState) -> Option<(Arc<KernelRun>, u64)> {
+        loop {
+            if let Some(k) = &st.current {
+                if self.version.load(Ordering::Acquire) == st.version {
+                    let b = k.next.fetch_add(1, Ordering::AcqRel);
+                    if b < k.total {
+                        self.running_blocks.fetch_add(1, Ordering::SeqCst);
+                        return Some((k.clone(), b));
+                    }
+                }
+                st.current = None;
+            }
+            let mut q = self.queues.lock();
+            loop {
+                if q.shutdown {
+                    return None;
+                }
+                if let Some(k) = self.pick(&mut q) {
+                    k.started.store(true, Ordering::Relaxed);
+                    st.version = self.version.load(Ordering::Acquire);
+                    st.current = Some(k);
+                    break;
+                }
+                q.idle += 1;
+                self.work.wait(&mut q);
+                q.idle -= 1;
+            }
+        }
+    }
+
+    fn grid(k: &Arc<KernelRun>) -> &Grid {
+        &k.grid
+    }
+
+    fn block_done(&self, k: Arc<KernelRun>, _block: u64, outcome: BlockOutcome) {
+        if outcome != BlockOutcome::Completed {
+            let msg = match outcome {
+                BlockOutcome::Trapped { thread } => format!(
+                    "kernel '{}' trapped (birenTrap) in thread ({},{},{})",
+                    k.launch.name(),
+                    thread.x,
+                    thread.y,
+                    thread.z
+                ),
+                BlockOutcome::DivergentBarrier { waiting, threads } => format!(
+                    "kernel '{}': {waiting} of {threads} threads of a block wait at birenSyncThreads while the others have returned",
+                    k.launch.name()
+                ),
+                BlockOutcome::Completed => unreachable!(),
+            };
+            k.failure.lock().get_or_insert((ErrorCode::LaunchFailure, msg));
+            self.cancel(&k);
+        }
+        self.finish_blocks(&k, 1);
+        self.running_blocks.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl KernelRun {
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+    pub fn started(&self) -> bool {
+        self.started.load(Ordering::Relaxed)
+    }
+}

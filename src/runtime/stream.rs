@@ -1,0 +1,329 @@
+//! Streams: in-order command queues. Each stream runs one op at a time; an op starts when the
+//! op before it in the stream has completed and all its dependencies (points in other streams,
+//! event records) are reached. Progress is driven by whoever completes work (compute units,
+//! engines) or enqueues it; no thread ever blocks on a dependency.
+//!
+//! A point `(stream, seq)` is reached when the stream has completed its op number `seq`.
+
+use super::error::{ErrorCode, Result};
+use super::event::{FutureRecord, RecordState};
+use super::executor::Executor;
+use super::notifier::Notifier;
+use parking_lot::Mutex;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+pub use super::launch::Launch;
+
+/// A host function enqueued with `birenLaunchHostFunc`.
+#[derive(Clone, Copy)]
+pub struct HostCall {
+    pub func: unsafe extern "C" fn(*mut std::ffi::c_void),
+    pub data: usize,
+}
+
+/// What an op does when it runs.
+pub enum Work {
+    Kernel(Box<Launch>),
+    Copy { dst: usize, src: usize, len: usize, engine: usize },
+    Fill { dst: usize, value: u8, len: usize },
+    Host(HostCall),
+    Record(Arc<RecordState>),
+    /// Only dependencies (`birenStreamWaitEvent`).
+    Wait,
+    /// Moved out when the op started.
+    Taken,
+}
+
+impl Work {
+    pub fn label(&self) -> &'static str {
+        match self {
+            Work::Kernel(_) => "kernel",
+            Work::Copy { .. } => "copy",
+            Work::Fill { .. } => "memset",
+            Work::Host(_) => "host function",
+            Work::Record(_) => "event record",
+            Work::Wait => "event wait",
+            Work::Taken => "running op",
+        }
+    }
+}
+
+/// A point in a stream: reached once the stream has completed op `seq`.
+#[derive(Clone)]
+pub struct StreamPoint {
+    pub stream: Arc<StreamCore>,
+    pub seq: u64,
+}
+
+impl StreamPoint {
+    pub fn reached(&self) -> bool {
+        self.stream.reached(self.seq)
+    }
+}
+
+/// Something an op waits for before it may start.
+#[derive(Clone)]
+pub enum Dep {
+    Point(StreamPoint),
+    /// The next record of an event that had never been recorded (BIREN extension).
+    Future(Arc<FutureRecord>),
+}
+
+pub struct Op {
+    pub seq: u64,
+    pub work: Work,
+    pub deps: Vec<Dep>,
+}
+
+pub(crate) struct StreamQueue {
+    pub ops: VecDeque<Op>,
+    pub running: bool,
+}
+
+pub struct StreamCore {
+    pub id: u64,
+    pub device: usize,
+    pub flags: u32,
+    pub priority: i32,
+    pub is_default: bool,
+    pub exec: Arc<Executor>,
+    /// Return address of the creator (leak reports).
+    pub caller: usize,
+    pub(crate) queue: Mutex<StreamQueue>,
+    completed: AtomicU64,
+    enqueued: AtomicU64,
+    point_waiters: Mutex<Vec<(u64, Arc<StreamCore>)>>,
+    pub notifier: Notifier,
+    dead: AtomicBool,
+    destroyed: AtomicBool,
+}
+
+/// Outcome of starting an op.
+pub enum Started {
+    /// Done already (records, waits, skipped work).
+    Done(Result<()>),
+    /// Handed to a compute unit or an engine, which will call `finish_op`.
+    Running,
+}
+
+pub(crate) const STREAM_NON_BLOCKING: u32 = 1;
+
+impl StreamCore {
+    pub fn new(id: u64, device: usize, flags: u32, priority: i32, is_default: bool, exec: Arc<Executor>, caller: usize) -> StreamCore {
+        StreamCore {
+            id,
+            device,
+            flags,
+            priority,
+            is_default,
+            exec,
+            caller,
+            queue: Mutex::new(StreamQueue { ops: VecDeque::new(), running: false }),
+            completed: AtomicU64::new(0),
+            enqueued: AtomicU64::new(0),
+            point_waiters: Mutex::new(Vec::new()),
+            notifier: Notifier::new(),
+            dead: AtomicBool::new(false),
+            destroyed: AtomicBool::new(false),
+        }
+    }
+
+    /// True for streams that follow the legacy default-stream rules.
+    pub fn is_blocking(&self) -> bool {
+        !self.is_default && self.flags & STREAM_NON_BLOCKING == 0
+    }
+
+    pub fn completed(&self) -> u64 {
+        self.completed.load(Ordering::SeqCst)
+    }
+
+    pub fn enqueued(&self) -> u64 {
+        self.enqueued.load(Ordering::SeqCst)
+    }
+
+    pub fn reached(&self, seq: u64) -> bool {
+        self.completed.load(Ordering::SeqCst) >= seq || self.dead.load(Ordering::SeqCst)
+    }
+
+    pub fn is_idle(&self) -> bool {
+        self.completed() >= self.enqueued()
+    }
+
+    pub fn is_dead(&self) -> bool {
+        self.dead.load(Ordering::SeqCst)
+    }
+
+    pub fn mark_destroyed(&self) {
+        self.destroyed.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_destroyed(&self) -> bool {
+        self.destroyed.load(Ordering::SeqCst)
+    }
+
+    /// The point after everything enqueued so far, if that work is not complete.
+    pub fn pending_tail(self: &Arc<Self>) -> Option<StreamPoint> {
+        let e = self.enqueued();
+        (self.completed() < e).then(|| StreamPoint { stream: self.clone(), seq: e })
+    }
+
+    /// Appends an op; returns its sequence number. The caller has checked the stream is usable.
+    pub fn push(self: &Arc<Self>, work: Work, deps: Vec<Dep>) -> u64 {
+        self.push_locked(&mut self.queue.lock(), work, deps).0
+    }
+
+    /// Appends an op to an already locked queue; returns (seq, must_advance).
+    pub(crate) fn push_locked(self: &Arc<Self>, q: &mut StreamQueue, work: Work, deps: Vec<Dep>) -> (u64, bool) {
+        let seq = self.enqueued.load(Ordering::Relaxed) + 1;
+        q.ops.push_back(Op { seq, work, deps });
+        self.enqueued.store(seq, Ordering::SeqCst);
+        self.exec.op_enqueued();
+        (seq, !q.running && q.ops.len() == 1)
+    }
+
+    /// Makes progress after a push: starts the head op if it can start.
+    pub fn kick(self: &Arc<Self>) {
+        run_wakeups(vec![self.clone()]);
+    }
+
+    fn add_point_waiter(&self, seq: u64, waiter: &Arc<StreamCore>) {
+        self.point_waiters.lock().push((seq, waiter.clone()));
+    }
+
+    /// Starts as many head ops as possible; streams to wake go to `wake`.
+    fn advance(self: &Arc<Self>, wake: &mut Vec<Arc<StreamCore>>) {
+        loop {
+            let mut q = self.queue.lock();
+            if q.running || self.is_dead() {
+                return;
+            }
+            let Some(op) = q.ops.front_mut() else { return };
+            while let Some(d) = op.deps.last_mut() {
+                match d {
+                    Dep::Point(p) => {
+                        if !p.reached() {
+                            p.stream.add_point_waiter(p.seq, self);
+                            if !p.reached() {
+                                return;
+                            }
+                        }
+                    }
+                    Dep::Future(f) => match f.resolved() {
+                        Some(p) => {
+                            *d = Dep::Point(p);
+                            continue;
+                        }
+                        None => {
+                            if !f.add_waiter(self) {
+                                continue; // resolved meanwhile: look again
+                            }
+                            return;
+                        }
+                    },
+                }
+                op.deps.pop();
+            }
+            let seq = op.seq;
+            let work = std::mem::replace(&mut op.work, Work::Taken);
+            q.running = true;
+            drop(q);
+            let epoch = self.exec.epoch();
+            match self.exec.run(self, seq, epoch, work) {
+                Started::Running => return,
+                Started::Done(r) => self.complete(seq, epoch, r, wake),
+            }
+        }
+    }
+
+    /// Records the completion of op `seq`; streams whose waits it satisfies go to `wake`.
+    fn complete(self: &Arc<Self>, seq: u64, epoch: u64, result: Result<()>, wake: &mut Vec<Arc<StreamCore>>) {
+        if epoch != self.exec.epoch() {
+            return; // the device was reset meanwhile: this work no longer exists
+        }
+        {
+            let mut q = self.queue.lock();
+            if !q.running || q.ops.front().map(|o| o.seq) != Some(seq) {
+                return;
+            }
+            q.ops.pop_front();
+            q.running = false;
+            self.completed.fetch_max(seq, Ordering::SeqCst);
+        }
+        if let Err(e) = result {
+            self.exec.set_sticky(e);
+        }
+        self.exec.op_completed();
+        self.notifier.notify();
+        let done = self.completed();
+        {
+            let mut w = self.point_waiters.lock();
+            let mut i = 0;
+            while i < w.len() {
+                if w[i].0 <= done {
+                    wake.push(w.swap_remove(i).1);
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        wake.push(self.clone());
+    }
+
+    /// Called by compute units and engines when a running op ends.
+    pub fn finish_op(self: &Arc<Self>, seq: u64, epoch: u64, result: Result<()>) {
+        let mut wake = Vec::new();
+        self.complete(seq, epoch, result, &mut wake);
+        run_wakeups(wake);
+    }
+
+    /// Drops every op not yet started and marks the stream dead (device reset).
+    pub fn kill(&self) {
+        self.dead.store(true, Ordering::SeqCst);
+        self.drain();
+    }
+
+    /// Drops every op (started or not) and counts them all complete (reset of the default stream).
+    pub fn drain(&self) {
+        let ops: Vec<Op> = {
+            let mut q = self.queue.lock();
+            q.running = false;
+            self.completed.fetch_max(self.enqueued(), Ordering::SeqCst);
+            q.ops.drain(..).collect()
+        };
+        self.point_waiters.lock().clear();
+        self.notifier.notify();
+        drop(ops);
+    }
+
+    /// Runs `f` over the deps of the ops in `(completed, upto]` (for the wait-for graph).
+    pub(crate) fn scan_ops(q: &StreamQueue, from: u64, upto: u64, mut f: impl FnMut(&Op)) {
+        for op in q.ops.iter() {
+            if op.seq > from && op.seq <= upto {
+                f(op);
+            }
+        }
+    }
+
+    /// The label of the op that blocks this stream (for messages).
+    pub fn head_label(&self) -> Option<(u64, &'static str)> {
+        let q = self.queue.lock();
+        q.ops.front().map(|o| (o.seq, o.work.label()))
+    }
+
+    /// Errors for a host that wants to enqueue here.
+    pub fn check_usable(&self) -> Result<()> {
+        if self.is_dead() {
+            return Err(ErrorCode::InvalidHandle);
+        }
+        Ok(())
+    }
+}
+
+/// Advances every stream in `wake`, and those their progress wakes in turn (no recursion).
+pub fn run_wakeups(mut wake: Vec<Arc<StreamCore>>) {
+    while let Some(s) = wake.pop() {
+        s.advance(&mut wake);
+    }
+}
