@@ -40,19 +40,36 @@ $(BUILD)/examples/%: examples-c/%.c include/biren_runtime.h lib
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_STRICT) -o $@ $< $(LDLIBS)
 
-test: test-rust test-c test-examples
+test: test-rust test-c test-examples test-python test-install
 
 test-rust:
 	$(CARGO) test --release
 
 test-c: lib $(C_TESTS)
 	@set -e; for t in $(C_TESTS); do echo "== $$t"; timeout 300 $$t; done
+	@set -e; for s in $(wildcard c-tests/*.sh); do echo "== $$s"; timeout 300 bash $$s; done
+
+# Python binding tests (python/tests), run against the freshly built library.
+test-python: lib
+	@if [ -d python/tests ]; then BIREN_LIBRARY=$(CURDIR)/$(LIBDIR)/libbiren_runtime.so python3 -m pytest -q python/tests; fi
+
+# Installs into a temporary prefix and builds C programs against the installed copy.
+test-install: lib
+	@if [ -f tests/install_test.sh ]; then bash tests/install_test.sh; fi
 
 test-examples: lib $(EXAMPLES)
 	@set -e; for e in $(EXAMPLES); do echo "== $$e"; BIREN_DEMO_QUIET=1 timeout 120 $$e > /dev/null; done; echo "examples: all exited 0"
 
 demo: lib $(EXAMPLES)
 	@set -e; for e in $(EXAMPLES); do echo; echo "================ $$e"; timeout 120 $$e; done
+
+BENCH := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
+$(BUILD)/bench/%: bench/%.c include/biren_runtime.h lib
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O3 -march=native -g -Iinclude -pthread -o $@ $< $(LDLIBS)
+
+bench: lib $(BENCH)
+	@set -e; for b in $(BENCH); do $$b; done
 
 clean:
 	$(CARGO) clean
