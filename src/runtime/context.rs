@@ -153,23 +153,22 @@ impl DeviceContext {
         starts.push(StreamPoint { stream: s.clone(), seq: seq - 1 });
         let waits: Vec<(u64, u64)> = future.waits().iter().map(|(w, n)| (w.id, *n)).collect();
         if let Some(found) = deadlock::search(&starts, Some((s, &q)), Goal::Waits(&waits)) {
-            let mut chain = found.chain.clone();
-            if chain.first() != Some(&s.id) {
-                chain.insert(0, s.id);
-            }
-            chain.push(s.id);
+            let chain = if found.hops.is_empty() {
+                String::new()
+            } else {
+                format!("{}; ", deadlock::describe_hops(&found.hops))
+            };
             diagnostics::finding(
                 "birenEventRecord",
                 &format!(
-                    "recording event #{} in {} would close a wait cycle: {} waits (op {}) for this very record, \
-                     which comes after it; cycle: {} -> (event #{}) -> {}. Returned BIREN_ERROR_DEADLOCK; nothing was enqueued.",
+                    "recording event #{} in {} would close a cycle of waits: {}{} waits (its op {}) for this very record of event #{}. \
+                     Returned BIREN_ERROR_DEADLOCK; nothing was enqueued. Make the dependencies a DAG, or record the event in a stream that does not wait for these.",
                     ev.id,
                     deadlock::stream_name(s.id),
+                    chain,
                     deadlock::stream_name(found.stream),
                     found.seq,
-                    deadlock::describe_chain(&chain[..chain.len() - 1]),
                     ev.id,
-                    deadlock::stream_name(found.stream),
                 ),
             );
             return Err(ErrorCode::Deadlock);
@@ -194,13 +193,13 @@ impl DeviceContext {
     pub fn wait_event(&self, s: &Arc<StreamCore>, ev: &EventCore) -> Result<()> {
         self.check_enqueue(s)?;
         if let Some(rs) = ev.latest() {
-            return self.enqueue(s, Work::Wait, vec![Dep::Point(rs.point.clone())]).map(|_| ());
+            return self.enqueue(s, Work::Wait { event: ev.id }, vec![Dep::Point(rs.point.clone())]).map(|_| ());
         }
         let _g = self.graph.lock();
         let mut st = ev.state.lock();
         if let Some(rs) = st.latest.clone() {
             drop(st);
-            return self.enqueue(s, Work::Wait, vec![Dep::Point(rs.point.clone())]).map(|_| ());
+            return self.enqueue(s, Work::Wait { event: ev.id }, vec![Dep::Point(rs.point.clone())]).map(|_| ());
         }
         let future = match &st.future {
             Some(f) => f.clone(),
@@ -214,7 +213,7 @@ impl DeviceContext {
         let mut deps = vec![Dep::Future(future.clone())];
         deps.extend(self.implicit_deps(s));
         let mut q = s.queue.lock();
-        let (seq, kick) = s.push_locked(&mut q, Work::Wait, deps);
+        let (seq, kick) = s.push_locked(&mut q, Work::Wait { event: ev.id }, deps);
         future.add_wait(s, seq);
         drop(q);
         drop(st);
@@ -240,13 +239,13 @@ impl DeviceContext {
                         diagnostics::finding(
                             call,
                             &format!(
-                                "the awaited work can never finish: {} (op {}) waits for the first record of event #{}, \
-                                 and no record of it has been enqueued after {} ms; chain: {}. Record the event or call birenDeviceReset.",
+                                "the awaited work can never finish: {}{} (op {}) waits for the first record of event #{}, \
+                                 and none has been enqueued for {} ms. Returned BIREN_ERROR_DEADLOCK. Record the event, or call birenDeviceReset.",
+                                if found.hops.is_empty() { String::new() } else { format!("{}; ", deadlock::describe_hops(&found.hops)) },
                                 deadlock::stream_name(found.stream),
                                 found.seq,
                                 found.event.unwrap_or(0),
                                 self.deadlock_timeout.as_millis(),
-                                deadlock::describe_chain(&found.chain),
                             ),
                         );
                         return Err(ErrorCode::Deadlock);

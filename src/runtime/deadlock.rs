@@ -8,7 +8,7 @@
 //! The search walks backwards from points, over the unfinished ops of each stream and their
 //! dependencies, scanning each stream's range once.
 
-use super::stream::{Dep, Op, StreamCore, StreamPoint, StreamQueue};
+use super::stream::{Dep, Op, StreamCore, StreamPoint, StreamQueue, Work};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -20,10 +20,19 @@ pub enum Goal<'a> {
     UnresolvedFuture,
 }
 
-/// Where the search ended: the chain of stream ids from a start to the op found, and that op.
+/// One edge of a wait chain: stream `from` waits for stream `to` (through `event`'s record,
+/// or through the default-stream rule when `event` is `None`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hop {
+    pub from: u64,
+    pub to: u64,
+    pub event: Option<u64>,
+}
+
+/// Where the search ended: the chain of hops from a start to the op found, and that op.
 #[derive(Debug)]
 pub struct Found {
-    pub chain: Vec<u64>,
+    pub hops: Vec<Hop>,
     pub stream: u64,
     pub seq: u64,
     /// The event whose future the found op waits for (UnresolvedFuture goal).
@@ -33,18 +42,18 @@ pub struct Found {
 /// Searches backwards from `starts`. `held` is a stream whose queue the caller has locked.
 pub(crate) fn search(starts: &[StreamPoint], held: Option<(&Arc<StreamCore>, &StreamQueue)>, goal: Goal) -> Option<Found> {
     let mut scanned: HashMap<u64, u64> = HashMap::new();
-    let mut parent: HashMap<u64, u64> = HashMap::new();
-    let mut stack: Vec<(Arc<StreamCore>, u64, Option<u64>)> =
+    let mut parent: HashMap<u64, Hop> = HashMap::new();
+    let mut stack: Vec<(Arc<StreamCore>, u64, Option<Hop>)> =
         starts.iter().map(|p| (p.stream.clone(), p.seq, None)).collect();
-    while let Some((s, upto, from)) = stack.pop() {
+    while let Some((s, upto, via)) = stack.pop() {
         let lo = scanned.get(&s.id).copied().unwrap_or(0).max(s.completed());
         if upto <= lo {
             continue;
         }
         scanned.insert(s.id, upto);
-        if let Some(f) = from {
-            if f != s.id {
-                parent.entry(s.id).or_insert(f);
+        if let Some(h) = via {
+            if h.from != s.id {
+                parent.entry(s.id).or_insert(h);
             }
         }
         let mut found = None;
@@ -58,18 +67,27 @@ pub(crate) fn search(starts: &[StreamPoint], held: Option<(&Arc<StreamCore>, &St
                     return;
                 }
             }
+            let event = match op.work {
+                Work::Wait { event } => Some(event),
+                _ => None,
+            };
             for d in &op.deps {
-                match d {
-                    Dep::Point(p) => stack.push((p.stream.clone(), p.seq, Some(s.id))),
+                let target = match d {
+                    Dep::Point(p) => Some(p.clone()),
                     Dep::Future(fut) => match fut.resolved() {
-                        Some(p) => stack.push((p.stream.clone(), p.seq, Some(s.id))),
+                        Some(p) => Some(p),
                         None => {
                             if let Goal::UnresolvedFuture = goal {
                                 found = Some((op.seq, Some(fut.event_id)));
                                 return;
                             }
+                            None
                         }
                     },
+                };
+                if let Some(p) = target {
+                    let hop = Hop { from: s.id, to: p.stream.id, event };
+                    stack.push((p.stream, p.seq, Some(hop)));
                 }
             }
         };
@@ -78,25 +96,31 @@ pub(crate) fn search(starts: &[StreamPoint], held: Option<(&Arc<StreamCore>, &St
             _ => StreamCore::scan_ops(&s.queue.lock(), lo, upto, &mut visit),
         }
         if let Some((seq, event)) = found {
-            let mut chain = vec![s.id];
+            let mut hops = Vec::new();
             let mut at = s.id;
-            while let Some(&p) = parent.get(&at) {
-                if chain.contains(&p) {
+            while let Some(h) = parent.get(&at) {
+                if hops.iter().any(|x: &Hop| x.from == h.from) {
                     break;
                 }
-                chain.push(p);
-                at = p;
+                hops.push(*h);
+                at = h.from;
             }
-            chain.reverse();
-            return Some(Found { chain, stream: s.id, seq, event });
+            hops.reverse();
+            return Some(Found { hops, stream: s.id, seq, event });
         }
     }
     None
 }
 
-/// "stream 3 -> stream 4 -> stream 3"
-pub fn describe_chain(chain: &[u64]) -> String {
-    chain.iter().map(|id| stream_name(*id)).collect::<Vec<_>>().join(" -> ")
+/// "stream #2 waits for event #3 recorded in stream #1; ..."
+pub fn describe_hops(hops: &[Hop]) -> String {
+    hops.iter()
+        .map(|h| match h.event {
+            Some(e) => format!("{} waits for event #{e}, recorded in {}", stream_name(h.from), stream_name(h.to)),
+            None => format!("{} waits for {} (default-stream rule)", stream_name(h.from), stream_name(h.to)),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Default streams have ids from the top of the range, one per device.

@@ -121,7 +121,7 @@ impl Executor {
                 r.mark(self.now_ns());
                 Started::Done(Ok(()))
             }
-            Work::Wait | Work::Taken => Started::Done(Ok(())),
+            Work::Wait { .. } | Work::Taken => Started::Done(Ok(())),
             // A device with a sticky error runs nothing more until it is reset.
             _ if self.sticky.load(Ordering::Acquire) != 0 => Started::Done(Ok(())),
             Work::Kernel(launch) => {

@@ -30,8 +30,8 @@ pub enum Work {
     Fill { dst: usize, value: u8, len: usize },
     Host(HostCall),
     Record(Arc<RecordState>),
-    /// Only dependencies (`birenStreamWaitEvent`).
-    Wait,
+    /// Only dependencies (`birenStreamWaitEvent` on event `event`).
+    Wait { event: u64 },
     /// Moved out when the op started.
     Taken,
 }
@@ -44,7 +44,7 @@ impl Work {
             Work::Fill { .. } => "memset",
             Work::Host(_) => "host function",
             Work::Record(_) => "event record",
-            Work::Wait => "event wait",
+            Work::Wait { .. } => "event wait",
             Work::Taken => "running op",
         }
     }
