@@ -10,6 +10,7 @@ fn main() {
     println!("cargo:rerun-if-changed=cbindgen.toml");
     println!("cargo:rerun-if-changed=include/biren_runtime.h");
     println!("cargo:rerun-if-env-changed=BIREN_UPDATE_HEADER");
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libbiren_runtime.so.1");
 
     let config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml")).expect("cbindgen.toml");
     let bindings = cbindgen::Builder::new()
