@@ -12,7 +12,8 @@ fn main() {
     println!("cargo:rerun-if-env-changed=BIREN_UPDATE_HEADER");
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libbiren_runtime.so.1");
 
-    let config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml")).expect("cbindgen.toml");
+    let config =
+        cbindgen::Config::from_file(crate_dir.join("cbindgen.toml")).expect("cbindgen.toml");
     let bindings = cbindgen::Builder::new()
         .with_crate(&crate_dir)
         .with_config(config)

@@ -138,7 +138,6 @@ typedef struct birenEvent_st birenEvent_st;
 typedef struct birenStream_st birenStream_st;
 
 /*
- Three unsigned extents: grid and block dimensions, thread and block indices.
  Properties of a device (birenGetDeviceProperties).
  */
 typedef struct birenDeviceProp {
@@ -205,20 +204,6 @@ typedef struct dim3 {
 } dim3;
 
 /*
- The context of the calling kernel thread (read by the inline built-ins in this header).
- */
-typedef struct birenKernelCtx {
-  struct dim3 threadIdx;
-  struct dim3 blockIdx;
-  struct dim3 blockDim;
-  struct dim3 gridDim;
-  /*
-   The block's dynamic shared memory (NULL when the launch asked for none).
-   */
-  void *shared;
-} birenKernelCtx;
-
-/*
  What birenPointerGetAttributes reports about a pointer.
  */
 typedef struct birenPointerAttributes {
@@ -249,6 +234,20 @@ typedef struct birenPointerAttributes {
  A host function run in stream order by birenLaunchHostFunc.
  */
 typedef void (*birenHostFn_t)(void *userData);
+
+/*
+ The context of the calling kernel thread (read by the inline built-ins in this header).
+ */
+typedef struct birenKernelCtx {
+  struct dim3 threadIdx;
+  struct dim3 blockIdx;
+  struct dim3 blockDim;
+  struct dim3 gridDim;
+  /*
+   The block's dynamic shared memory (NULL when the launch asked for none).
+   */
+  void *shared;
+} birenKernelCtx;
 
 
 
@@ -466,12 +465,6 @@ enum birenError_t birenLaunchKernelArgs(birenKernel_t kernel, struct dim3 grid, 
 enum birenError_t birenKernelRegister(birenKernel_t kernel, const char *name, unsigned int numArgs, const size_t *argSizes);
 
 /*
- The calling kernel thread's context (indices, dimensions, shared memory). The built-ins
- below read it; outside a kernel every field is zero. The pointer is fixed for a host thread.
- */
-const struct birenKernelCtx *birenKernelContext(void);
-
-/*
  Barrier of the block: every thread of the block arrives before any passes. A barrier that not
  all threads of the block reach (some returned) fails the launch with
  BIREN_ERROR_LAUNCH_FAILURE instead of hanging. Outside a kernel it does nothing.
@@ -524,7 +517,8 @@ enum birenError_t birenFreeHost(void *ptr);
  BIREN_ERROR_INVALID_MEMCPY_DIRECTION; count 0 succeeds at once; NULL dst or src gives
  BIREN_ERROR_INVALID_VALUE; a side that `kind` says is device memory but lies in no live device
  allocation gives BIREN_ERROR_INVALID_DEVICE_POINTER; a device range that runs past the end of
- its allocation gives BIREN_ERROR_OUT_OF_BOUNDS. On any error nothing is written.
+ its allocation gives BIREN_ERROR_OUT_OF_BOUNDS; a host range that wraps around the address
+ space gives BIREN_ERROR_INVALID_VALUE. On any error nothing is written.
  birenMemcpyDefault treats a pointer inside a live device allocation as device memory and any
  other pointer as host memory. Overlapping ranges are copied as by memmove.
  BIREN_ERROR_NOT_PERMITTED inside a kernel or a host function.
@@ -640,8 +634,6 @@ enum birenError_t birenStreamWaitEvent(birenStream_t stream, birenEvent_t event)
  */
 enum birenError_t birenLaunchHostFunc(birenStream_t stream, birenHostFn_t fn, void *userData);
 
-extern int backtrace(void **buffer, int size);
-
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -657,8 +649,21 @@ extern int backtrace(void **buffer, int size);
  * BIREN_NO_INLINE_BUILTINS before including this header to call the exported functions instead
  * (the same names, exported by the library for other languages).
  */
+#ifdef __cplusplus
+extern "C" {
+#endif
+/**
+ * The calling kernel thread's context (indices, dimensions, shared memory); outside a kernel
+ * every field is zero. The pointer is fixed for a host thread, so it is declared const: the
+ * compiler fetches it once per kernel invocation.
+ */
 #if defined(__GNUC__) || defined(__clang__)
 const birenKernelCtx *birenKernelContext(void) __attribute__((const));
+#else
+const birenKernelCtx *birenKernelContext(void);
+#endif
+#ifdef __cplusplus
+}
 #endif
 
 #if defined(BIREN_NO_INLINE_BUILTINS)

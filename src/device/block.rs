@@ -35,9 +35,14 @@ unsafe impl Sync for Grid {}
 pub enum BlockOutcome {
     Completed,
     /// A thread called `birenTrap`.
-    Trapped { thread: Dim3 },
+    Trapped {
+        thread: Dim3,
+    },
     /// `waiting` threads sat at a barrier that the other threads of the block had left by returning.
-    DivergentBarrier { waiting: u32, threads: u32 },
+    DivergentBarrier {
+        waiting: u32,
+        threads: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,13 +101,17 @@ pub struct BlockRunner {
 
 impl BlockRunner {
     pub fn new(stack_size: usize) -> BlockRunner {
-        BlockRunner { stack_size, stacks: Vec::new(), shared: Vec::new() }
+        BlockRunner {
+            stack_size,
+            stacks: Vec::new(),
+            shared: Vec::new(),
+        }
     }
 
     fn stack(&mut self) -> DefaultStack {
-        self.stacks
-            .pop()
-            .unwrap_or_else(|| DefaultStack::new(self.stack_size).expect("biren: cannot map a fiber stack"))
+        self.stacks.pop().unwrap_or_else(|| {
+            DefaultStack::new(self.stack_size).expect("biren: cannot map a fiber stack")
+        })
     }
 
     fn new_fiber(&mut self, st: *const BlockState) -> Fiber {
@@ -119,7 +128,10 @@ impl BlockRunner {
                 }
                 st.next.set(t + 1);
                 let idx = st.idx.get();
-                let mut nxt = Dim3 { x: idx.x + 1, ..idx };
+                let mut nxt = Dim3 {
+                    x: idx.x + 1,
+                    ..idx
+                };
                 if nxt.x == st.grid.block.x {
                     nxt.x = 0;
                     nxt.y += 1;
@@ -161,7 +173,11 @@ impl BlockRunner {
                 block_idx: grid.grid.unlinear(linear),
                 block_dim: grid.block,
                 grid_dim: grid.grid,
-                shared: if words == 0 { std::ptr::null_mut() } else { self.shared.as_mut_ptr() as *mut c_void },
+                shared: if words == 0 {
+                    std::ptr::null_mut()
+                } else {
+                    self.shared.as_mut_ptr() as *mut c_void
+                },
             };
         }
         let st = BlockState {
@@ -192,7 +208,10 @@ impl BlockRunner {
         // Phase 2: every thread has started; release barrier rounds until all have returned.
         while !waiting.is_empty() {
             if waiting.len() as u32 != st.threads {
-                let outcome = BlockOutcome::DivergentBarrier { waiting: waiting.len() as u32, threads: st.threads };
+                let outcome = BlockOutcome::DivergentBarrier {
+                    waiting: waiting.len() as u32,
+                    threads: st.threads,
+                };
                 for f in waiting.drain(..) {
                     self.recycle(f);
                 }
@@ -230,7 +249,13 @@ mod tests {
     use std::sync::atomic::{AtomicU32, Ordering};
 
     fn grid(kernel: KernelFn, args: *mut *mut c_void, g: Dim3, b: Dim3, shared: usize) -> Grid {
-        Grid { kernel, args, grid: g, block: b, shared_bytes: shared }
+        Grid {
+            kernel,
+            args,
+            grid: g,
+            block: b,
+            shared_bytes: shared,
+        }
     }
 
     unsafe extern "C" fn count_threads(args: *mut *mut c_void) {
@@ -245,7 +270,13 @@ mod tests {
     fn every_thread_of_a_3d_block_runs_once() {
         let hits: Vec<AtomicU32> = (0..60).map(|_| AtomicU32::new(0)).collect();
         let mut a = [hits.as_ptr() as *mut c_void];
-        let g = grid(count_threads, a.as_mut_ptr(), Dim3::new(1, 1, 1), Dim3::new(5, 4, 3), 0);
+        let g = grid(
+            count_threads,
+            a.as_mut_ptr(),
+            Dim3::new(1, 1, 1),
+            Dim3::new(5, 4, 3),
+            0,
+        );
         let mut r = BlockRunner::new(64 * 1024);
         assert_eq!(r.run_block(&g, 0), BlockOutcome::Completed);
         assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1));
@@ -276,7 +307,13 @@ mod tests {
     fn barrier_reduction_is_exact() {
         let mut out = 0u32;
         let mut a = [&mut out as *mut u32 as *mut c_void];
-        let g = grid(reduce, a.as_mut_ptr(), Dim3::new(1, 1, 1), Dim3::new(256, 1, 1), 1024);
+        let g = grid(
+            reduce,
+            a.as_mut_ptr(),
+            Dim3::new(1, 1, 1),
+            Dim3::new(256, 1, 1),
+            1024,
+        );
         let mut r = BlockRunner::new(64 * 1024);
         for _ in 0..3 {
             out = 0;
@@ -293,11 +330,29 @@ mod tests {
 
     #[test]
     fn divergent_barrier_fails_instead_of_hanging() {
-        let g = grid(divergent, std::ptr::null_mut(), Dim3::new(1, 1, 1), Dim3::new(8, 1, 1), 0);
+        let g = grid(
+            divergent,
+            std::ptr::null_mut(),
+            Dim3::new(1, 1, 1),
+            Dim3::new(8, 1, 1),
+            0,
+        );
         let mut r = BlockRunner::new(64 * 1024);
-        assert_eq!(r.run_block(&g, 0), BlockOutcome::DivergentBarrier { waiting: 3, threads: 8 });
+        assert_eq!(
+            r.run_block(&g, 0),
+            BlockOutcome::DivergentBarrier {
+                waiting: 3,
+                threads: 8
+            }
+        );
         // The runner stays usable.
-        let g2 = grid(divergent, std::ptr::null_mut(), Dim3::new(1, 1, 1), Dim3::new(2, 1, 1), 0);
+        let g2 = grid(
+            divergent,
+            std::ptr::null_mut(),
+            Dim3::new(1, 1, 1),
+            Dim3::new(2, 1, 1),
+            0,
+        );
         assert_eq!(r.run_block(&g2, 0), BlockOutcome::Completed);
     }
 
@@ -313,9 +368,20 @@ mod tests {
     fn trap_abandons_the_block() {
         let ran = AtomicU32::new(0);
         let mut a = [&ran as *const AtomicU32 as *mut c_void];
-        let g = grid(traps_at_5, a.as_mut_ptr(), Dim3::new(1, 1, 1), Dim3::new(16, 1, 1), 0);
+        let g = grid(
+            traps_at_5,
+            a.as_mut_ptr(),
+            Dim3::new(1, 1, 1),
+            Dim3::new(16, 1, 1),
+            0,
+        );
         let mut r = BlockRunner::new(64 * 1024);
-        assert_eq!(r.run_block(&g, 0), BlockOutcome::Trapped { thread: Dim3::new(5, 0, 0) });
+        assert_eq!(
+            r.run_block(&g, 0),
+            BlockOutcome::Trapped {
+                thread: Dim3::new(5, 0, 0)
+            }
+        );
         assert_eq!(ran.load(Ordering::Relaxed), 5);
     }
 

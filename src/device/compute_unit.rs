@@ -8,7 +8,9 @@ use std::thread::JoinHandle;
 pub trait BlockSource: Send + Sync + 'static {
     type Kernel: Send;
     /// What one compute unit remembers between blocks (e.g. the kernel it is working on).
-    type UnitState: Default;
+    type UnitState;
+    /// The initial state of compute unit `cu`.
+    fn unit_state(&self, cu: usize) -> Self::UnitState;
     /// Waits for the next block for a compute unit; `None` when the device shuts down.
     fn next_block(&self, unit: &mut Self::UnitState) -> Option<(Self::Kernel, u64)>;
     /// The grid of a kernel the source handed out.
@@ -34,7 +36,7 @@ impl ComputeUnits {
                     .name(format!("biren-d{device}-cu{cu}"))
                     .spawn(move || {
                         let mut runner = BlockRunner::new(FIBER_STACK_SIZE);
-                        let mut unit = S::UnitState::default();
+                        let mut unit = src.unit_state(cu);
                         while let Some((k, b)) = src.next_block(&mut unit) {
                             let outcome = runner.run_block(S::grid(&k), b);
                             src.block_done(k, b, outcome);

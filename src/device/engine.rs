@@ -31,7 +31,10 @@ pub fn on_engine_thread() -> bool {
 impl EngineThread {
     pub fn start(name: String) -> Arc<EngineThread> {
         let e = Arc::new(EngineThread {
-            queue: Mutex::new(Queue { jobs: VecDeque::new(), busy: false }),
+            queue: Mutex::new(Queue {
+                jobs: VecDeque::new(),
+                busy: false,
+            }),
             work: Condvar::new(),
             idle: Condvar::new(),
             name,

@@ -28,7 +28,11 @@ impl Dim3 {
     pub fn unlinear(self, i: u64) -> Dim3 {
         let x = (i % self.x as u64) as u32;
         let r = i / self.x as u64;
-        Dim3 { x, y: (r % self.y as u64) as u32, z: (r / self.y as u64) as u32 }
+        Dim3 {
+            x,
+            y: (r % self.y as u64) as u32,
+            z: (r / self.y as u64) as u32,
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 use super::types::birenError_t;
 use crate::runtime::config::LogLevel;
 use crate::runtime::error::{self, ErrorCode, Result};
+use crate::runtime::{diagnostics, trace};
 use std::cell::Cell;
 use std::sync::OnceLock;
 
@@ -23,11 +24,13 @@ static LOG: OnceLock<LogLevel> = OnceLock::new();
 
 /// The API log level, read from `BIREN_LOG` once (calls before `birenInit` are logged too).
 pub fn log_level() -> LogLevel {
-    *LOG.get_or_init(|| match std::env::var("BIREN_LOG").as_deref().map(str::trim) {
-        Ok("api") => LogLevel::Api,
-        Ok("errors") => LogLevel::Errors,
-        _ => LogLevel::Off,
-    })
+    *LOG.get_or_init(
+        || match std::env::var("BIREN_LOG").as_deref().map(str::trim) {
+            Ok("api") => LogLevel::Api,
+            Ok("errors") => LogLevel::Errors,
+            _ => LogLevel::Off,
+        },
+    )
 }
 
 /// Codes that answer a question rather than report a failure; they leave the last error alone.
@@ -37,22 +40,54 @@ fn is_answer(code: i32) -> bool {
 
 /// Ends a call: records the last error, logs, and converts to the C code.
 #[inline]
-pub fn finish(name: &str, r: Result<()>, args: impl FnOnce() -> String) -> birenError_t {
+pub fn finish(name: &str, r: Result<()>, args: impl Fn() -> String) -> birenError_t {
     let code = error::code_of(r);
-    if code != 0 && !is_answer(code) {
+    let failed = code != 0 && !is_answer(code);
+    if failed {
         LAST_ERROR.with(|c| c.set(code));
     }
+    if diagnostics::validator_on() {
+        // Every failure gets one validator line; calls that explained it already are not repeated.
+        if !diagnostics::take_reported() && failed {
+            failure_finding(name, &args(), code);
+        }
+    }
+    if failed && trace::on() {
+        trace::instant(
+            trace::Track::HostThread,
+            format!("{name} -> {}", error::error_name(code)),
+            String::new(),
+        );
+    }
     let level = log_level();
-    if level != LogLevel::Off && (level == LogLevel::Api || (code != 0 && !is_answer(code))) {
+    if level != LogLevel::Off && (level == LogLevel::Api || failed) {
         log_line(name, &args(), code);
     }
     birenError_t::from_code(code)
 }
 
 #[cold]
+fn failure_finding(name: &str, args: &str, code: i32) {
+    diagnostics::finding(
+        name,
+        &format!(
+            "({}) returned {}: {}",
+            args.trim_end(),
+            error::error_name(code),
+            error::error_text(code)
+        ),
+    );
+    diagnostics::take_reported();
+}
+
+#[cold]
 fn log_line(name: &str, args: &str, code: i32) {
     use std::io::Write;
-    let line = format!("biren api: {name}({}) -> {}\n", args.trim_end(), error::error_name(code));
+    let line = format!(
+        "biren api: {name}({}) -> {}\n",
+        args.trim_end(),
+        error::error_name(code)
+    );
     // One write call per line: lines from different threads never interleave.
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }

@@ -1,8 +1,8 @@
 //! Control, devices and errors (SPEC §2).
 
-use super::boundary::{ffi_call, ffi_value, out, take_last_error, last_error};
-use super::types::*;
+use super::boundary::{ffi_call, ffi_value, last_error, out, take_last_error};
 use super::current_device;
+use super::types::*;
 use crate::runtime::error::{self, ErrorCode};
 use crate::runtime::launch::{MAX_BLOCK, MAX_GRID, MAX_THREADS_PER_BLOCK, SHARED_MEM_PER_BLOCK};
 use crate::runtime::scheduler::Policy;
@@ -92,7 +92,10 @@ pub extern "C" fn birenGetDevice(device: *mut c_int) -> birenError_t {
 /// Fills *prop with the properties of `device`.
 /// BIREN_ERROR_INVALID_VALUE if prop is NULL; BIREN_ERROR_INVALID_DEVICE if there is no such device.
 #[no_mangle]
-pub extern "C" fn birenGetDeviceProperties(prop: *mut birenDeviceProp, device: c_int) -> birenError_t {
+pub extern "C" fn birenGetDeviceProperties(
+    prop: *mut birenDeviceProp,
+    device: c_int,
+) -> birenError_t {
     ffi_call!("birenGetDeviceProperties"(prop, device) {
         let rt = runtime::get()?;
         let i = usize::try_from(device).map_err(|_| ErrorCode::InvalidDevice)?;
@@ -127,7 +130,10 @@ pub const BIREN_STREAM_PRIORITY_GREATEST: c_int = -5;
 /// Writes the stream priority range: *leastPriority = 0, *greatestPriority = -5 (lower number =
 /// higher priority). Either pointer may be NULL (then it is not written).
 #[no_mangle]
-pub extern "C" fn birenDeviceGetStreamPriorityRange(leastPriority: *mut c_int, greatestPriority: *mut c_int) -> birenError_t {
+pub extern "C" fn birenDeviceGetStreamPriorityRange(
+    leastPriority: *mut c_int,
+    greatestPriority: *mut c_int,
+) -> birenError_t {
     ffi_call!("birenDeviceGetStreamPriorityRange"(leastPriority, greatestPriority) {
         runtime::get()?;
         if let Ok(l) = out(leastPriority) {
@@ -145,7 +151,9 @@ pub extern "C" fn birenDeviceGetStreamPriorityRange(leastPriority: *mut c_int, g
 /// (a started kernel keeps the device until its last block is dispatched). Takes effect for the
 /// next block dispatched. BIREN_ERROR_INVALID_VALUE for an unknown policy value.
 #[no_mangle]
-pub extern "C" fn birenDeviceSetSchedulingPolicy(policy: birenSchedulingPolicy_int) -> birenError_t {
+pub extern "C" fn birenDeviceSetSchedulingPolicy(
+    policy: birenSchedulingPolicy_int,
+) -> birenError_t {
     ffi_call!("birenDeviceSetSchedulingPolicy"(policy) {
         let (_, d) = current_device()?;
         let p = Policy::from_int(policy as i64)?;
@@ -156,7 +164,9 @@ pub extern "C" fn birenDeviceSetSchedulingPolicy(policy: birenSchedulingPolicy_i
 
 /// Writes the current device's scheduling policy to *policy. BIREN_ERROR_INVALID_VALUE if NULL.
 #[no_mangle]
-pub extern "C" fn birenDeviceGetSchedulingPolicy(policy: *mut birenSchedulingPolicy) -> birenError_t {
+pub extern "C" fn birenDeviceGetSchedulingPolicy(
+    policy: *mut birenSchedulingPolicy,
+) -> birenError_t {
     ffi_call!("birenDeviceGetSchedulingPolicy"(policy) {
         let (_, d) = current_device()?;
         *out(policy)? = match d.exec.scheduler.policy() {
@@ -193,21 +203,28 @@ fn static_cstr(s: &'static str) -> *const c_char {
         }
         m
     });
-    m.get(s).map_or(c"unrecognized error code".as_ptr(), |c| c.as_ptr())
+    m.get(s)
+        .map_or(c"unrecognized error code".as_ptr(), |c| c.as_ptr())
 }
 
 /// A static, NUL-terminated description of `error`. Never NULL, also for values that are not
 /// error codes. Works before birenInit. Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGetErrorString(error: birenError_int) -> *const c_char {
-    ffi_value!("birenGetErrorString", c"unrecognized error code".as_ptr(), { static_cstr(error::error_text(error)) })
+    ffi_value!(
+        "birenGetErrorString",
+        c"unrecognized error code".as_ptr(),
+        { static_cstr(error::error_text(error)) }
+    )
 }
 
 /// The static name of `error`, e.g. "BIREN_ERROR_OUT_OF_BOUNDS"; "BIREN_ERROR_UNRECOGNIZED" for
 /// values that are not error codes. Never NULL. Works before birenInit. Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGetErrorName(error: birenError_int) -> *const c_char {
-    ffi_value!("birenGetErrorName", c"BIREN_ERROR_UNRECOGNIZED".as_ptr(), { static_cstr(error::error_name(error)) })
+    ffi_value!("birenGetErrorName", c"BIREN_ERROR_UNRECOGNIZED".as_ptr(), {
+        static_cstr(error::error_name(error))
+    })
 }
 
 /// Returns the last error of a failing call made by the calling host thread, and resets it to
@@ -215,13 +232,17 @@ pub extern "C" fn birenGetErrorName(error: birenError_int) -> *const c_char {
 /// failure, does not). Works before birenInit.
 #[no_mangle]
 pub extern "C" fn birenGetLastError() -> birenError_t {
-    ffi_value!("birenGetLastError", birenError_t::BIREN_ERROR_UNKNOWN, { birenError_t::from_code(take_last_error()) })
+    ffi_value!("birenGetLastError", birenError_t::BIREN_ERROR_UNKNOWN, {
+        birenError_t::from_code(take_last_error())
+    })
 }
 
 /// Returns the calling host thread's last error without resetting it. Works before birenInit.
 #[no_mangle]
 pub extern "C" fn birenPeekAtLastError() -> birenError_t {
-    ffi_value!("birenPeekAtLastError", birenError_t::BIREN_ERROR_UNKNOWN, { birenError_t::from_code(last_error()) })
+    ffi_value!("birenPeekAtLastError", birenError_t::BIREN_ERROR_UNKNOWN, {
+        birenError_t::from_code(last_error())
+    })
 }
 
 /// Turns the validator on (enable != 0) or off. On, every call checks all its parameters and
@@ -247,7 +268,10 @@ struct CallbackTarget {
 /// stderr. The message is valid only during the call. The callback may run on any thread
 /// (including runtime threads) and must not call the runtime.
 #[no_mangle]
-pub extern "C" fn birenSetValidatorCallback(callback: birenValidatorCallback_t, userData: *mut c_void) -> birenError_t {
+pub extern "C" fn birenSetValidatorCallback(
+    callback: birenValidatorCallback_t,
+    userData: *mut c_void,
+) -> birenError_t {
     ffi_call!("birenSetValidatorCallback"(callback, userData) {
         runtime::get()?;
         match callback {
@@ -263,4 +287,3 @@ pub extern "C" fn birenSetValidatorCallback(callback: birenValidatorCallback_t, 
         Ok(())
     })
 }
-

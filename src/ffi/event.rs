@@ -16,8 +16,14 @@ fn create(event: *mut birenEvent_t, flags: c_uint) -> Result<()> {
         diagnostics::finding("birenEventCreateWithFlags", &format!("flags={flags:#x}: only birenEventBlockingSync (1) and birenEventDisableTiming (2) are defined"));
         return Err(ErrorCode::InvalidValue);
     }
-    let e = Arc::new(EventCore::new(rt.next_id(), d.index, flags, caller::user_caller()));
+    let e = Arc::new(EventCore::new(
+        rt.next_id(),
+        d.index,
+        flags,
+        caller::user_caller(),
+    ));
     let h = rt.events.insert(e).ok_or(ErrorCode::OutOfMemory)?;
+    crate::runtime::advice::event_created();
     *o = h as usize as birenEvent_t;
     Ok(())
 }
@@ -32,7 +38,10 @@ pub extern "C" fn birenEventCreate(event: *mut birenEvent_t) -> birenError_t {
 /// Creates an event with flags (birenEventDefault, birenEventBlockingSync,
 /// birenEventDisableTiming, or'ed). BIREN_ERROR_INVALID_VALUE for unknown flags.
 #[no_mangle]
-pub extern "C" fn birenEventCreateWithFlags(event: *mut birenEvent_t, flags: c_uint) -> birenError_t {
+pub extern "C" fn birenEventCreateWithFlags(
+    event: *mut birenEvent_t,
+    flags: c_uint,
+) -> birenError_t {
     ffi_call!("birenEventCreateWithFlags"(event, flags) { create(event, flags) })
 }
 
@@ -90,7 +99,11 @@ pub extern "C" fn birenEventSynchronize(event: birenEvent_t) -> birenError_t {
 /// BIREN_ERROR_INVALID_HANDLE if either event is unknown, was never recorded, or was created with
 /// birenEventDisableTiming; BIREN_ERROR_INVALID_VALUE if ms is NULL.
 #[no_mangle]
-pub extern "C" fn birenEventElapsedTime(ms: *mut c_float, start: birenEvent_t, end: birenEvent_t) -> birenError_t {
+pub extern "C" fn birenEventElapsedTime(
+    ms: *mut c_float,
+    start: birenEvent_t,
+    end: birenEvent_t,
+) -> birenError_t {
     ffi_call!("birenEventElapsedTime"(ms, start, end) {
         let (rt, a) = event_of(start)?;
         let b = rt.event(handle(end))?;
@@ -121,6 +134,7 @@ pub extern "C" fn birenEventDestroy(event: birenEvent_t) -> birenError_t {
         let (rt, e) = event_of(event)?;
         device_of(rt, e.device)?;
         rt.events.remove(handle(event)).ok_or(ErrorCode::InvalidHandle)?;
+        crate::runtime::advice::event_destroyed();
         Ok(())
     })
 }

@@ -12,7 +12,16 @@ use std::collections::HashSet;
 use std::ffi::{c_char, c_uint, c_void, CStr};
 use std::sync::{Mutex, Once};
 
-fn launch(kernel: birenKernel_t, grid: Dim3, block: Dim3, args: *mut *mut c_void, sizes: Option<&[usize]>, sharedMem: usize, stream: birenStream_t, call: &str) -> Result<()> {
+fn launch(
+    kernel: birenKernel_t,
+    grid: Dim3,
+    block: Dim3,
+    args: *mut *mut c_void,
+    sizes: Option<&[usize]>,
+    sharedMem: usize,
+    stream: birenStream_t,
+    call: &str,
+) -> Result<()> {
     let rt = runtime::get()?;
     let Some(k) = kernel else {
         diagnostics::finding(call, "kernel is NULL");
@@ -41,7 +50,14 @@ fn launch(kernel: birenKernel_t, grid: Dim3, block: Dim3, args: *mut *mut c_void
             KernelArgs::ByReference(args)
         }
     };
-    let l = Box::new(Launch { kernel: k, grid, block, shared: sharedMem, args, info });
+    let l = Box::new(Launch {
+        kernel: k,
+        grid,
+        block,
+        shared: sharedMem,
+        args,
+        info,
+    });
     d.enqueue(&s, Work::Kernel(l), Vec::new()).map(|_| ())
 }
 
@@ -69,7 +85,14 @@ fn advise_unregistered(k: usize) {
 /// (2^31-1,65535,65535), or sharedMem over sharedMemPerBlock; BIREN_ERROR_INVALID_HANDLE for a
 /// destroyed stream. Nothing is enqueued on error. Thread-safe.
 #[no_mangle]
-pub extern "C" fn birenLaunchKernel(kernel: birenKernel_t, grid: Dim3, block: Dim3, args: *mut *mut c_void, sharedMem: usize, stream: birenStream_t) -> birenError_t {
+pub extern "C" fn birenLaunchKernel(
+    kernel: birenKernel_t,
+    grid: Dim3,
+    block: Dim3,
+    args: *mut *mut c_void,
+    sharedMem: usize,
+    stream: birenStream_t,
+) -> birenError_t {
     ffi_call!("birenLaunchKernel"(kernel, grid, block, args, sharedMem, stream) {
         launch(kernel, grid, block, args, None, sharedMem, stream, "birenLaunchKernel")
     })
@@ -80,7 +103,16 @@ pub extern "C" fn birenLaunchKernel(kernel: birenKernel_t, grid: Dim3, block: Di
 /// BIREN_ERROR_INVALID_VALUE if numArgs > 0 and args or argSizes is NULL, if an args[i] is NULL,
 /// or if numArgs exceeds 256.
 #[no_mangle]
-pub extern "C" fn birenLaunchKernelArgs(kernel: birenKernel_t, grid: Dim3, block: Dim3, args: *mut *mut c_void, argSizes: *const usize, numArgs: c_uint, sharedMem: usize, stream: birenStream_t) -> birenError_t {
+pub extern "C" fn birenLaunchKernelArgs(
+    kernel: birenKernel_t,
+    grid: Dim3,
+    block: Dim3,
+    args: *mut *mut c_void,
+    argSizes: *const usize,
+    numArgs: c_uint,
+    sharedMem: usize,
+    stream: birenStream_t,
+) -> birenError_t {
     ffi_call!("birenLaunchKernelArgs"(kernel, grid, block, args, argSizes, numArgs, sharedMem, stream) {
         let n = numArgs as usize;
         if n > MAX_KERNEL_ARGS || (n > 0 && (args.is_null() || argSizes.is_null())) {
@@ -97,7 +129,12 @@ pub extern "C" fn birenLaunchKernelArgs(kernel: birenKernel_t, grid: Dim3, block
 /// shown). BIREN_ERROR_INVALID_VALUE for a NULL kernel, NULL argSizes with numArgs > 0, a size of
 /// 0 or over 4096, or more than 256 arguments. Thread-safe.
 #[no_mangle]
-pub extern "C" fn birenKernelRegister(kernel: birenKernel_t, name: *const c_char, numArgs: c_uint, argSizes: *const usize) -> birenError_t {
+pub extern "C" fn birenKernelRegister(
+    kernel: birenKernel_t,
+    name: *const c_char,
+    numArgs: c_uint,
+    argSizes: *const usize,
+) -> birenError_t {
     ffi_call!("birenKernelRegister"(kernel, name, numArgs, argSizes) {
         let rt = runtime::get()?;
         let k = kernel.ok_or(ErrorCode::InvalidValue)?;
@@ -119,7 +156,9 @@ pub extern "C" fn birenKernelRegister(kernel: birenKernel_t, name: *const c_char
 /// below read it; outside a kernel every field is zero. The pointer is fixed for a host thread.
 #[no_mangle]
 pub extern "C" fn birenKernelContext() -> *const birenKernelCtx {
-    ffi_value!("birenKernelContext", std::ptr::null(), { kernel_ctx::current() as *const birenKernelCtx })
+    ffi_value!("birenKernelContext", std::ptr::null(), {
+        kernel_ctx::current() as *const birenKernelCtx
+    })
 }
 
 fn ctx() -> &'static birenKernelCtx {
@@ -183,6 +222,7 @@ pub(crate) fn install_exit_hook() {
                 if diagnostics::validator_on() {
                     rt.live_objects().report("process exit");
                 }
+                runtime::trace::flush();
             }
         }
         unsafe { libc::atexit(at_exit) };

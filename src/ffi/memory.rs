@@ -94,7 +94,15 @@ pub extern "C" fn birenFreeHost(ptr: *mut c_void) -> birenError_t {
     })
 }
 
-fn memcpy_on(dst: *mut c_void, src: *const c_void, count: usize, kind: c_int, stream: birenStream_t, sync: bool, call: &str) -> crate::runtime::error::Result<()> {
+fn memcpy_on(
+    dst: *mut c_void,
+    src: *const c_void,
+    count: usize,
+    kind: c_int,
+    stream: birenStream_t,
+    sync: bool,
+    call: &str,
+) -> crate::runtime::error::Result<()> {
     let rt = runtime::get()?;
     let s = rt.stream(handle(stream))?;
     let d = device_of(rt, s.device)?;
@@ -109,9 +117,24 @@ fn memcpy_on(dst: *mut c_void, src: *const c_void, count: usize, kind: c_int, st
         unsafe { std::ptr::copy(plan.src as *const u8, plan.dst as *mut u8, plan.len) };
         return Ok(());
     }
-    let seq = d.enqueue(&s, Work::Copy { dst: plan.dst, src: plan.src, len: plan.len, engine: plan.engine }, Vec::new())?;
+    let seq = d.enqueue(
+        &s,
+        Work::Copy {
+            dst: plan.dst,
+            src: plan.src,
+            len: plan.len,
+            engine: plan.engine,
+        },
+        Vec::new(),
+    )?;
     if sync {
-        d.wait_point(&crate::runtime::stream::StreamPoint { stream: s.clone(), seq }, call)?;
+        d.wait_point(
+            &crate::runtime::stream::StreamPoint {
+                stream: s.clone(),
+                seq,
+            },
+            call,
+        )?;
         d.exec.sticky()?;
     }
     Ok(())
@@ -124,12 +147,18 @@ fn memcpy_on(dst: *mut c_void, src: *const c_void, count: usize, kind: c_int, st
 /// BIREN_ERROR_INVALID_MEMCPY_DIRECTION; count 0 succeeds at once; NULL dst or src gives
 /// BIREN_ERROR_INVALID_VALUE; a side that `kind` says is device memory but lies in no live device
 /// allocation gives BIREN_ERROR_INVALID_DEVICE_POINTER; a device range that runs past the end of
-/// its allocation gives BIREN_ERROR_OUT_OF_BOUNDS. On any error nothing is written.
+/// its allocation gives BIREN_ERROR_OUT_OF_BOUNDS; a host range that wraps around the address
+/// space gives BIREN_ERROR_INVALID_VALUE. On any error nothing is written.
 /// birenMemcpyDefault treats a pointer inside a live device allocation as device memory and any
 /// other pointer as host memory. Overlapping ranges are copied as by memmove.
 /// BIREN_ERROR_NOT_PERMITTED inside a kernel or a host function.
 #[no_mangle]
-pub extern "C" fn birenMemcpy(dst: *mut c_void, src: *const c_void, count: usize, kind: birenMemcpyKind_int) -> birenError_t {
+pub extern "C" fn birenMemcpy(
+    dst: *mut c_void,
+    src: *const c_void,
+    count: usize,
+    kind: birenMemcpyKind_int,
+) -> birenError_t {
     ffi_call!("birenMemcpy"(dst, src, count, kind) {
         current_device()?;
         memcpy_on(dst, src, count, kind, std::ptr::null_mut(), true, "birenMemcpy")
@@ -141,13 +170,26 @@ pub extern "C" fn birenMemcpy(dst: *mut c_void, src: *const c_void, count: usize
 /// on error nothing is enqueued. Both ranges must stay valid until the copy completes.
 /// BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream.
 #[no_mangle]
-pub extern "C" fn birenMemcpyAsync(dst: *mut c_void, src: *const c_void, count: usize, kind: birenMemcpyKind_int, stream: birenStream_t) -> birenError_t {
+pub extern "C" fn birenMemcpyAsync(
+    dst: *mut c_void,
+    src: *const c_void,
+    count: usize,
+    kind: birenMemcpyKind_int,
+    stream: birenStream_t,
+) -> birenError_t {
     ffi_call!("birenMemcpyAsync"(dst, src, count, kind, stream) {
         memcpy_on(dst, src, count, kind, stream, false, "birenMemcpyAsync")
     })
 }
 
-fn memset_on(devPtr: *mut c_void, value: c_int, count: usize, stream: birenStream_t, sync: bool, call: &str) -> crate::runtime::error::Result<()> {
+fn memset_on(
+    devPtr: *mut c_void,
+    value: c_int,
+    count: usize,
+    stream: birenStream_t,
+    sync: bool,
+    call: &str,
+) -> crate::runtime::error::Result<()> {
     let rt = runtime::get()?;
     let s = rt.stream(handle(stream))?;
     let d = device_of(rt, s.device)?;
@@ -157,9 +199,23 @@ fn memset_on(devPtr: *mut c_void, value: c_int, count: usize, stream: birenStrea
     if rt.plan_fill(devPtr as usize, count, call)?.is_none() {
         return Ok(());
     }
-    let seq = d.enqueue(&s, Work::Fill { dst: devPtr as usize, value: value as u8, len: count }, Vec::new())?;
+    let seq = d.enqueue(
+        &s,
+        Work::Fill {
+            dst: devPtr as usize,
+            value: value as u8,
+            len: count,
+        },
+        Vec::new(),
+    )?;
     if sync {
-        d.wait_point(&crate::runtime::stream::StreamPoint { stream: s.clone(), seq }, call)?;
+        d.wait_point(
+            &crate::runtime::stream::StreamPoint {
+                stream: s.clone(),
+                seq,
+            },
+            call,
+        )?;
         d.exec.sticky()?;
     }
     Ok(())
@@ -180,7 +236,12 @@ pub extern "C" fn birenMemset(devPtr: *mut c_void, value: c_int, count: usize) -
 
 /// Enqueues a byte fill of device memory on `stream`; checked at enqueue as birenMemset.
 #[no_mangle]
-pub extern "C" fn birenMemsetAsync(devPtr: *mut c_void, value: c_int, count: usize, stream: birenStream_t) -> birenError_t {
+pub extern "C" fn birenMemsetAsync(
+    devPtr: *mut c_void,
+    value: c_int,
+    count: usize,
+    stream: birenStream_t,
+) -> birenError_t {
     ffi_call!("birenMemsetAsync"(devPtr, value, count, stream) {
         memset_on(devPtr, value, count, stream, false, "birenMemsetAsync")
     })
@@ -207,7 +268,10 @@ pub extern "C" fn birenMemGetInfo(free: *mut usize, total: *mut usize) -> birenE
 /// pointer (including NULL) is not an error: it is reported as birenMemoryTypeUnregistered.
 /// BIREN_ERROR_INVALID_VALUE if attributes is NULL.
 #[no_mangle]
-pub extern "C" fn birenPointerGetAttributes(attributes: *mut birenPointerAttributes, ptr: *const c_void) -> birenError_t {
+pub extern "C" fn birenPointerGetAttributes(
+    attributes: *mut birenPointerAttributes,
+    ptr: *const c_void,
+) -> birenError_t {
     ffi_call!("birenPointerGetAttributes"(attributes, ptr) {
         let rt = runtime::get()?;
         let o = out(attributes)?;

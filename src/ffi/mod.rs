@@ -1,6 +1,9 @@
 //! The C surface: one file per family. Each export checks its arguments, calls the core and maps
 //! the result; `boundary` catches panics and records the last error.
 #![allow(non_camel_case_types, non_snake_case, non_upper_case_globals)]
+// Exports take raw pointers from C by design: the C caller promises their validity, and every
+// pointer is checked for NULL before use. Signatures follow the C API, however many arguments.
+#![allow(clippy::not_unsafe_ptr_arg_deref, clippy::too_many_arguments)]
 
 pub mod boundary;
 pub mod control;
@@ -24,7 +27,10 @@ pub(crate) fn current_device() -> Result<(&'static Runtime, &'static Arc<DeviceC
 
 /// The device a stream belongs to, refusing a device with a sticky error.
 #[inline]
-pub(crate) fn device_of(rt: &'static Runtime, device: usize) -> Result<&'static Arc<DeviceContext>> {
+pub(crate) fn device_of(
+    rt: &'static Runtime,
+    device: usize,
+) -> Result<&'static Arc<DeviceContext>> {
     let d = rt.device(device)?;
     d.exec.sticky()?;
     Ok(d)

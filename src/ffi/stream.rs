@@ -13,22 +13,29 @@ fn create(pStream: *mut birenStream_t, flags: c_uint, priority: c_int) -> Result
     let (rt, d) = current_device()?;
     let o = out(pStream)?;
     if flags & !STREAM_NON_BLOCKING != 0 {
-        diagnostics::finding("birenStreamCreateWithFlags", &format!("flags={flags:#x}: only birenStreamNonBlocking (1) is defined"));
+        diagnostics::finding(
+            "birenStreamCreateWithFlags",
+            &format!("flags={flags:#x}: only birenStreamNonBlocking (1) is defined"),
+        );
         return Err(ErrorCode::InvalidValue);
     }
-    let priority = priority.clamp(super::control::BIREN_STREAM_PRIORITY_GREATEST, super::control::BIREN_STREAM_PRIORITY_LEAST);
-    let s = Arc::new(StreamCore::new(rt.next_id(), d.index, flags, priority, false, d.exec.clone(), caller::user_caller()));
+    let priority = priority.clamp(
+        super::control::BIREN_STREAM_PRIORITY_GREATEST,
+        super::control::BIREN_STREAM_PRIORITY_LEAST,
+    );
+    let s = Arc::new(StreamCore::new(
+        rt.next_id(),
+        d.index,
+        flags,
+        priority,
+        false,
+        d.exec.clone(),
+        caller::user_caller(),
+    ));
     let h = rt.streams.insert(s.clone()).ok_or(ErrorCode::OutOfMemory)?;
     d.add_stream(s);
     if diagnostics::validator_on() {
-        let live = d.live_streams();
-        if live == d.exec.compute_units() + 1 {
-            diagnostics::advice(&format!(
-                "{live} streams are alive on device {} but it has only {} compute units: more streams than compute units add overhead without adding parallelism",
-                d.index,
-                d.exec.compute_units()
-            ));
-        }
+        crate::runtime::advice::streams_alive(d.live_streams(), d.exec.compute_units(), d.index);
     }
     *o = h as usize as birenStream_t;
     Ok(())
@@ -45,7 +52,10 @@ pub extern "C" fn birenStreamCreate(pStream: *mut birenStream_t) -> birenError_t
 /// Creates a stream with `flags`: birenStreamDefault (0) or birenStreamNonBlocking (1, exempt
 /// from the default-stream rules). BIREN_ERROR_INVALID_VALUE for NULL pStream or other flags.
 #[no_mangle]
-pub extern "C" fn birenStreamCreateWithFlags(pStream: *mut birenStream_t, flags: c_uint) -> birenError_t {
+pub extern "C" fn birenStreamCreateWithFlags(
+    pStream: *mut birenStream_t,
+    flags: c_uint,
+) -> birenError_t {
     ffi_call!("birenStreamCreateWithFlags"(pStream, flags) { create(pStream, flags, 0) })
 }
 
@@ -53,7 +63,11 @@ pub extern "C" fn birenStreamCreateWithFlags(pStream: *mut birenStream_t, flags:
 /// outside are clamped into that range). Under the preemptive policy a free compute unit always
 /// takes the next block of the most urgent kernel.
 #[no_mangle]
-pub extern "C" fn birenStreamCreateWithPriority(pStream: *mut birenStream_t, flags: c_uint, priority: c_int) -> birenError_t {
+pub extern "C" fn birenStreamCreateWithPriority(
+    pStream: *mut birenStream_t,
+    flags: c_uint,
+    priority: c_int,
+) -> birenError_t {
     ffi_call!("birenStreamCreateWithPriority"(pStream, flags, priority) { create(pStream, flags, priority) })
 }
 
@@ -106,7 +120,10 @@ pub extern "C" fn birenStreamQuery(stream: birenStream_t) -> birenError_t {
 
 /// Writes the stream's (clamped) priority to *priority. BIREN_ERROR_INVALID_VALUE if NULL.
 #[no_mangle]
-pub extern "C" fn birenStreamGetPriority(stream: birenStream_t, priority: *mut c_int) -> birenError_t {
+pub extern "C" fn birenStreamGetPriority(
+    stream: birenStream_t,
+    priority: *mut c_int,
+) -> birenError_t {
     ffi_call!("birenStreamGetPriority"(stream, priority) {
         let (_, s) = stream_of(stream)?;
         *out(priority)? = s.priority;
@@ -144,7 +161,11 @@ pub extern "C" fn birenStreamWaitEvent(stream: birenStream_t, event: birenEvent_
 /// device synchronize, birenMemcpy, birenMemset, birenDeviceReset) return
 /// BIREN_ERROR_NOT_PERMITTED instead of deadlocking. BIREN_ERROR_INVALID_VALUE for a NULL fn.
 #[no_mangle]
-pub extern "C" fn birenLaunchHostFunc(stream: birenStream_t, r#fn: birenHostFn_t, userData: *mut c_void) -> birenError_t {
+pub extern "C" fn birenLaunchHostFunc(
+    stream: birenStream_t,
+    r#fn: birenHostFn_t,
+    userData: *mut c_void,
+) -> birenError_t {
     ffi_call!("birenLaunchHostFunc"(stream, r#fn, userData) {
         let (rt, s) = stream_of(stream)?;
         let f = r#fn.ok_or(ErrorCode::InvalidValue)?;

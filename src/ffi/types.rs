@@ -105,9 +105,6 @@ pub const birenEventBlockingSync: c_uint = 1;
 /// Event flag: the event records no time; birenEventElapsedTime refuses it. Recording is cheaper.
 pub const birenEventDisableTiming: c_uint = 2;
 
-/// Three unsigned extents: grid and block dimensions, thread and block indices.
-
-
 /// Properties of a device (birenGetDeviceProperties).
 #[repr(C)]
 pub struct birenDeviceProp {
@@ -166,7 +163,8 @@ pub type birenKernel_t = Option<unsafe extern "C" fn(args: *mut *mut c_void)>;
 /// A host function run in stream order by birenLaunchHostFunc.
 pub type birenHostFn_t = Option<unsafe extern "C" fn(userData: *mut c_void)>;
 /// Receives validator lines (NUL-terminated, no newline) instead of stderr.
-pub type birenValidatorCallback_t = Option<unsafe extern "C" fn(message: *const c_char, userData: *mut c_void)>;
+pub type birenValidatorCallback_t =
+    Option<unsafe extern "C" fn(message: *const c_char, userData: *mut c_void)>;
 
 /// The context of the calling kernel thread (read by the inline built-ins in this header).
 #[repr(C)]
@@ -192,11 +190,17 @@ mod tests {
         for e in ErrorCode::ALL {
             assert_eq!(birenError_t::from_code(e.code()) as i32, e.code());
         }
-        assert_eq!(birenError_t::from_code(4242), birenError_t::BIREN_ERROR_UNKNOWN);
+        assert_eq!(
+            birenError_t::from_code(4242),
+            birenError_t::BIREN_ERROR_UNKNOWN
+        );
     }
 
     #[test]
     fn kernel_ctx_layout_matches_the_device() {
-        assert_eq!(std::mem::size_of::<birenKernelCtx>(), std::mem::size_of::<crate::device::KernelCtx>());
+        assert_eq!(
+            std::mem::size_of::<birenKernelCtx>(),
+            std::mem::size_of::<crate::device::KernelCtx>()
+        );
     }
 }

@@ -43,7 +43,9 @@ pub fn describe(addr: usize) -> String {
     let file = if info.dli_fname.is_null() {
         String::new()
     } else {
-        unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy().into_owned()
+        unsafe { CStr::from_ptr(info.dli_fname) }
+            .to_string_lossy()
+            .into_owned()
     };
     if info.dli_sname.is_null() {
         format!("{addr:#x} in {file}")

@@ -36,12 +36,20 @@ pub struct ConfigError {
 
 impl std::fmt::Display for ConfigError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "biren: invalid {}={:?}: expected {}", self.var, self.value, self.expected)
+        write!(
+            f,
+            "biren: invalid {}={:?}: expected {}",
+            self.var, self.value, self.expected
+        )
     }
 }
 
 fn parse_count(var: &'static str, v: &str, max: usize) -> std::result::Result<usize, ConfigError> {
-    let err = || ConfigError { var, value: v.to_string(), expected: "a whole number from 1 to the limit" };
+    let err = || ConfigError {
+        var,
+        value: v.to_string(),
+        expected: "a whole number from 1 to the limit",
+    };
     let n: usize = v.trim().parse().map_err(|_| err())?;
     if n == 0 || n > max {
         return Err(err());
@@ -65,7 +73,9 @@ pub fn parse_bytes(v: &str) -> Option<u64> {
 
 impl Config {
     /// Reads the configuration through `get` (the environment in production, a map in tests).
-    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> std::result::Result<Config, ConfigError> {
+    pub fn from_lookup(
+        get: impl Fn(&str) -> Option<String>,
+    ) -> std::result::Result<Config, ConfigError> {
         let host_cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
         let mut c = Config {
             device_count: 1,
@@ -107,7 +117,13 @@ impl Config {
             c.validator = match v.trim() {
                 "0" => false,
                 "1" => true,
-                _ => return Err(ConfigError { var: "BIREN_VALIDATOR", value: v, expected: "0 or 1" }),
+                _ => {
+                    return Err(ConfigError {
+                        var: "BIREN_VALIDATOR",
+                        value: v,
+                        expected: "0 or 1",
+                    })
+                }
             };
         }
         if let Some(v) = get("BIREN_DEADLOCK_TIMEOUT_MS") {
@@ -119,7 +135,11 @@ impl Config {
         }
         if let Some(v) = get("BIREN_TRACE") {
             if v.trim().is_empty() {
-                return Err(ConfigError { var: "BIREN_TRACE", value: v, expected: "a file path" });
+                return Err(ConfigError {
+                    var: "BIREN_TRACE",
+                    value: v,
+                    expected: "a file path",
+                });
             }
             c.trace_path = Some(v);
         }
@@ -128,7 +148,13 @@ impl Config {
                 "" | "off" | "0" => LogLevel::Off,
                 "errors" => LogLevel::Errors,
                 "api" => LogLevel::Api,
-                _ => return Err(ConfigError { var: "BIREN_LOG", value: v, expected: "api, errors or off" }),
+                _ => {
+                    return Err(ConfigError {
+                        var: "BIREN_LOG",
+                        value: v,
+                        expected: "api, errors or off",
+                    })
+                }
             };
         }
         Ok(c)
@@ -159,7 +185,10 @@ mod tests {
     use std::collections::HashMap;
 
     fn cfg(pairs: &[(&str, &str)]) -> std::result::Result<Config, ConfigError> {
-        let m: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let m: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         Config::from_lookup(|k| m.get(k).cloned())
     }
 
@@ -189,10 +218,22 @@ mod tests {
         let e = cfg(&[("BIREN_COMPUTE_UNITS", "lots")]).unwrap_err();
         assert_eq!(e.var, "BIREN_COMPUTE_UNITS");
         assert!(e.to_string().contains("BIREN_COMPUTE_UNITS=\"lots\""));
-        assert_eq!(cfg(&[("BIREN_SCHEDULING", "fifo")]).unwrap_err().var, "BIREN_SCHEDULING");
-        assert_eq!(cfg(&[("BIREN_DEVICE_COUNT", "0")]).unwrap_err().var, "BIREN_DEVICE_COUNT");
-        assert_eq!(cfg(&[("BIREN_VALIDATOR", "yes")]).unwrap_err().var, "BIREN_VALIDATOR");
-        assert_eq!(cfg(&[("BIREN_DEVICE_MEMORY", "1Q")]).unwrap_err().var, "BIREN_DEVICE_MEMORY");
+        assert_eq!(
+            cfg(&[("BIREN_SCHEDULING", "fifo")]).unwrap_err().var,
+            "BIREN_SCHEDULING"
+        );
+        assert_eq!(
+            cfg(&[("BIREN_DEVICE_COUNT", "0")]).unwrap_err().var,
+            "BIREN_DEVICE_COUNT"
+        );
+        assert_eq!(
+            cfg(&[("BIREN_VALIDATOR", "yes")]).unwrap_err().var,
+            "BIREN_VALIDATOR"
+        );
+        assert_eq!(
+            cfg(&[("BIREN_DEVICE_MEMORY", "1Q")]).unwrap_err().var,
+            "BIREN_DEVICE_MEMORY"
+        );
     }
 
     #[test]
@@ -206,7 +247,10 @@ mod tests {
             ("BIREN_DEADLOCK_TIMEOUT_MS", "0"),
         ])
         .unwrap();
-        assert_eq!((c.device_count, c.compute_units, c.device_memory), (2, 3, 64 << 20));
+        assert_eq!(
+            (c.device_count, c.compute_units, c.device_memory),
+            (2, 3, 64 << 20)
+        );
         assert_eq!(c.policy, Policy::Cooperative);
         assert!(c.validator);
         assert_eq!(c.deadlock_timeout_ms, 0);

@@ -8,9 +8,10 @@ use super::error::{ErrorCode, Result};
 use super::event::{EventCore, FutureRecord, RecordState};
 use super::executor::Executor;
 use super::scheduler::Policy;
-use super::stream::{run_wakeups, Dep, StreamCore, StreamPoint, Work};
-use crate::device::kernel_ctx;
+use super::stream::{run_wakeups, Dep, StreamCore, StreamPoint, WaitOn, Work};
+use super::trace::{self, Track};
 use crate::device::engine::on_engine_thread;
+use crate::device::kernel_ctx;
 use parking_lot::Mutex;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -33,7 +34,14 @@ pub fn sync_forbidden_here() -> bool {
 }
 
 impl DeviceContext {
-    pub fn new(index: usize, compute_units: usize, capacity: u64, policy: Policy, deadlock_timeout_ms: u64, clock: Instant) -> DeviceContext {
+    pub fn new(
+        index: usize,
+        compute_units: usize,
+        capacity: u64,
+        policy: Policy,
+        deadlock_timeout_ms: u64,
+        clock: Instant,
+    ) -> DeviceContext {
         let exec = Executor::start(index, compute_units, capacity, policy, clock);
         let default_stream = Arc::new(StreamCore::new(
             deadlock::default_stream_id(index),
@@ -76,7 +84,11 @@ impl DeviceContext {
     }
 
     pub fn live_streams(&self) -> usize {
-        self.streams.lock().iter().filter(|s| !s.is_destroyed()).count()
+        self.streams
+            .lock()
+            .iter()
+            .filter(|s| !s.is_destroyed())
+            .count()
     }
 
     /// The legacy default-stream dependencies of a new op in `s`.
@@ -89,7 +101,11 @@ impl DeviceContext {
                 .filter_map(|b| b.pending_tail().map(Dep::Point))
                 .collect()
         } else if s.is_blocking() {
-            self.default_stream.pending_tail().map(Dep::Point).into_iter().collect()
+            self.default_stream
+                .pending_tail()
+                .map(Dep::Point)
+                .into_iter()
+                .collect()
         } else {
             Vec::new()
         }
@@ -103,7 +119,11 @@ impl DeviceContext {
     /// Enqueues `work` on `s` after `deps` (and the default-stream rules); returns its seq.
     pub fn enqueue(&self, s: &Arc<StreamCore>, work: Work, mut deps: Vec<Dep>) -> Result<u64> {
         self.check_enqueue(s)?;
-        deps.extend(self.implicit_deps(s));
+        let implicit = self.implicit_deps(s);
+        if s.is_default && !implicit.is_empty() && diagnostics::validator_on() {
+            super::advice::default_stream_serialized(implicit.len());
+        }
+        deps.extend(implicit);
         let (seq, kick) = s.push_locked(&mut s.queue.lock(), work, deps);
         if kick {
             s.kick();
@@ -118,7 +138,13 @@ impl DeviceContext {
         let mut st = ev.state.lock();
         if st.future.is_none() {
             let mut q = s.queue.lock();
-            let rs = Arc::new(RecordState::new(StreamPoint { stream: s.clone(), seq: s.enqueued() + 1 }));
+            let rs = Arc::new(RecordState::new(
+                StreamPoint {
+                    stream: s.clone(),
+                    seq: s.enqueued() + 1,
+                },
+                ev.id,
+            ));
             let (_, kick) = s.push_locked(&mut q, Work::Record(rs.clone()), deps);
             drop(q);
             st.latest = Some(rs);
@@ -150,7 +176,10 @@ impl DeviceContext {
                 Dep::Future(_) => None,
             })
             .collect();
-        starts.push(StreamPoint { stream: s.clone(), seq: seq - 1 });
+        starts.push(StreamPoint {
+            stream: s.clone(),
+            seq: seq - 1,
+        });
         let waits: Vec<(u64, u64)> = future.waits().iter().map(|(w, n)| (w.id, *n)).collect();
         if let Some(found) = deadlock::search(&starts, Some((s, &q)), Goal::Waits(&waits)) {
             let chain = if found.hops.is_empty() {
@@ -173,14 +202,20 @@ impl DeviceContext {
             );
             return Err(ErrorCode::Deadlock);
         }
-        let rs = Arc::new(RecordState::new(StreamPoint { stream: s.clone(), seq }));
+        let rs = Arc::new(RecordState::new(
+            StreamPoint {
+                stream: s.clone(),
+                seq,
+            },
+            ev.id,
+        ));
         let (_, kick) = s.push_locked(&mut q, Work::Record(rs.clone()), deps);
         drop(q);
         st.latest = Some(rs.clone());
         st.future = None;
         drop(st);
         self.exec.pending_futures.fetch_sub(1, Ordering::SeqCst);
-        let mut wake = future.resolve(rs.point.clone());
+        let mut wake = future.resolve(rs.clone());
         if kick {
             wake.push(s.clone());
         }
@@ -193,13 +228,33 @@ impl DeviceContext {
     pub fn wait_event(&self, s: &Arc<StreamCore>, ev: &EventCore) -> Result<()> {
         self.check_enqueue(s)?;
         if let Some(rs) = ev.latest() {
-            return self.enqueue(s, Work::Wait { event: ev.id }, vec![Dep::Point(rs.point.clone())]).map(|_| ());
+            let deps = vec![Dep::Point(rs.point.clone())];
+            return self
+                .enqueue(
+                    s,
+                    Work::Wait {
+                        event: ev.id,
+                        on: WaitOn::Record(rs),
+                    },
+                    deps,
+                )
+                .map(|_| ());
         }
         let _g = self.graph.lock();
         let mut st = ev.state.lock();
         if let Some(rs) = st.latest.clone() {
             drop(st);
-            return self.enqueue(s, Work::Wait { event: ev.id }, vec![Dep::Point(rs.point.clone())]).map(|_| ());
+            let deps = vec![Dep::Point(rs.point.clone())];
+            return self
+                .enqueue(
+                    s,
+                    Work::Wait {
+                        event: ev.id,
+                        on: WaitOn::Record(rs),
+                    },
+                    deps,
+                )
+                .map(|_| ());
         }
         let future = match &st.future {
             Some(f) => f.clone(),
@@ -213,7 +268,14 @@ impl DeviceContext {
         let mut deps = vec![Dep::Future(future.clone())];
         deps.extend(self.implicit_deps(s));
         let mut q = s.queue.lock();
-        let (seq, kick) = s.push_locked(&mut q, Work::Wait { event: ev.id }, deps);
+        let (seq, kick) = s.push_locked(
+            &mut q,
+            Work::Wait {
+                event: ev.id,
+                on: WaitOn::Future(future.clone()),
+            },
+            deps,
+        );
         future.add_wait(s, seq);
         drop(q);
         drop(st);
@@ -232,7 +294,9 @@ impl DeviceContext {
         let mut deadline: Option<Instant> = None;
         loop {
             if self.exec.pending_futures.load(Ordering::SeqCst) > 0 {
-                if let Some(found) = deadlock::search(std::slice::from_ref(p), None, Goal::UnresolvedFuture) {
+                if let Some(found) =
+                    deadlock::search(std::slice::from_ref(p), None, Goal::UnresolvedFuture)
+                {
                     let now = Instant::now();
                     let d = *deadline.get_or_insert(now + self.deadlock_timeout);
                     if now >= d {
@@ -259,7 +323,10 @@ impl DeviceContext {
             deadline = None;
             // Not blocked on a future: the work will finish. Re-check now and then, in case a
             // future appears upstream (it cannot for enqueued work, but waits are cheap).
-            if p.stream.notifier.wait_until(|| p.reached(), Some(Instant::now() + Duration::from_millis(50))) {
+            if p.stream.notifier.wait_until(
+                || p.reached(),
+                Some(Instant::now() + Duration::from_millis(50)),
+            ) {
                 return Ok(());
             }
         }
@@ -272,28 +339,54 @@ impl DeviceContext {
         self.exec.sticky()
     }
 
+    /// After a host synchronize: the validator checks device memory, then the sticky error.
+    fn after_sync(&self, call: &str) -> Result<()> {
+        if diagnostics::validator_on() && self.exec.sticky().is_ok() {
+            self.exec
+                .check_memory(&format!("work finished before {call}"))?;
+        }
+        self.exec.sticky()
+    }
+
     pub fn sync_stream(&self, s: &Arc<StreamCore>, call: &str) -> Result<()> {
         if sync_forbidden_here() {
             return Err(ErrorCode::NotPermitted);
         }
         self.exec.sticky()?;
         if let Some(p) = s.pending_tail() {
-            self.wait_point(&p, call)?;
+            let t0 = trace::now();
+            let r = self.wait_point(&p, call);
+            trace::span(
+                Track::HostThread,
+                format!("{call}({})", deadlock::stream_name(s.id)),
+                t0,
+                String::new(),
+            );
+            r?;
         }
-        self.after_wait(s)
+        self.after_wait(s)?;
+        self.after_sync(call)
     }
 
     pub fn sync_device(&self) -> Result<()> {
         if sync_forbidden_here() {
             return Err(ErrorCode::NotPermitted);
         }
+        super::advice::device_synchronized();
+        let t0 = trace::now();
         for s in self.all_streams() {
             if let Some(p) = s.pending_tail() {
                 self.wait_point(&p, "birenDeviceSynchronize")?;
             }
         }
+        trace::span(
+            Track::HostThread,
+            "birenDeviceSynchronize".into(),
+            t0,
+            String::new(),
+        );
         self.exec.reclaim();
-        self.exec.sticky()
+        self.after_sync("birenDeviceSynchronize")
     }
 
     pub fn sync_event(&self, ev: &EventCore) -> Result<()> {
@@ -302,21 +395,33 @@ impl DeviceContext {
         }
         self.exec.sticky()?;
         if let Some(rs) = ev.latest() {
-            self.wait_point(&rs.point, "birenEventSynchronize")?;
+            let t0 = trace::now();
+            let r = self.wait_point(&rs.point, "birenEventSynchronize");
+            trace::span(
+                Track::HostThread,
+                format!("birenEventSynchronize(event #{})", ev.id),
+                t0,
+                String::new(),
+            );
+            r?;
             if rs.point.stream.is_dead() {
                 return Err(ErrorCode::InvalidHandle);
             }
         }
-        self.exec.sticky()
+        self.after_sync("birenEventSynchronize")
     }
 
     /// Frees a device allocation once the work enqueued so far no longer needs it.
     pub fn free(&self, base: usize) -> Result<()> {
         let a = self.exec.memory.unregister(base)?;
         if self.exec.is_idle() {
-            self.exec.memory.release(a);
+            self.exec.release(a);
         } else {
-            let until = self.all_streams().iter().filter_map(|s| s.pending_tail()).collect();
+            let until = self
+                .all_streams()
+                .iter()
+                .filter_map(|s| s.pending_tail())
+                .collect();
             self.exec.free_after(a, until);
         }
         Ok(())
@@ -328,6 +433,9 @@ impl DeviceContext {
             Err(ErrorCode::OutOfMemory) => {
                 let points = self.exec.deferred_points();
                 if points.is_empty() {
+                    if self.exec.drain_quarantine() {
+                        return self.exec.memory.allocate(size, guard, caller);
+                    }
                     return Err(ErrorCode::OutOfMemory);
                 }
                 for p in points {

@@ -55,16 +55,32 @@ impl Runtime {
     }
 
     /// Validates a copy of `len` bytes; `None` when there is nothing to do (`len == 0`).
-    pub fn plan_copy(&self, dst: usize, src: usize, len: usize, kind: i64, call: &str) -> Result<Option<CopyPlan>> {
+    pub fn plan_copy(
+        &self,
+        dst: usize,
+        src: usize,
+        len: usize,
+        kind: i64,
+        call: &str,
+    ) -> Result<Option<CopyPlan>> {
         if !(HOST_TO_HOST..=DEFAULT).contains(&kind) {
-            super::diagnostics::finding(call, &format!("kind={kind} is not a birenMemcpyKind value (0..4)"));
+            super::diagnostics::finding(
+                call,
+                &format!("kind={kind} is not a birenMemcpyKind value (0..4)"),
+            );
             return Err(ErrorCode::InvalidMemcpyDirection);
         }
         if len == 0 {
             return Ok(None);
         }
         if dst == 0 || src == 0 {
-            super::diagnostics::finding(call, &format!("{} is NULL with count={len}", if dst == 0 { "dst" } else { "src" }));
+            super::diagnostics::finding(
+                call,
+                &format!(
+                    "{} is NULL with count={len}",
+                    if dst == 0 { "dst" } else { "src" }
+                ),
+            );
             return Err(ErrorCode::InvalidValue);
         }
         let (dst_device, src_device) = match kind {
@@ -72,7 +88,10 @@ impl Runtime {
             HOST_TO_DEVICE => (true, false),
             DEVICE_TO_HOST => (false, true),
             DEVICE_TO_DEVICE => (true, true),
-            _ => (self.device_region(dst).is_some(), self.device_region(src).is_some()),
+            _ => (
+                self.device_region(dst).is_some(),
+                self.device_region(src).is_some(),
+            ),
         };
         if dst_device {
             self.device_range(dst, len, call, "dst")?;
@@ -84,8 +103,19 @@ impl Runtime {
         } else {
             host_range(src, len)?;
         }
-        let engine = if src_device { ENGINE_FROM_DEVICE } else { ENGINE_TO_DEVICE };
-        Ok(Some(CopyPlan { dst, src, len, engine, dst_device, src_device }))
+        let engine = if src_device {
+            ENGINE_FROM_DEVICE
+        } else {
+            ENGINE_TO_DEVICE
+        };
+        Ok(Some(CopyPlan {
+            dst,
+            src,
+            len,
+            engine,
+            dst_device,
+            src_device,
+        }))
     }
 
     /// Validates a fill of device memory; `None` when `len == 0`.

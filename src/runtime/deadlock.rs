@@ -40,11 +40,17 @@ pub struct Found {
 }
 
 /// Searches backwards from `starts`. `held` is a stream whose queue the caller has locked.
-pub(crate) fn search(starts: &[StreamPoint], held: Option<(&Arc<StreamCore>, &StreamQueue)>, goal: Goal) -> Option<Found> {
+pub(crate) fn search(
+    starts: &[StreamPoint],
+    held: Option<(&Arc<StreamCore>, &StreamQueue)>,
+    goal: Goal,
+) -> Option<Found> {
     let mut scanned: HashMap<u64, u64> = HashMap::new();
     let mut parent: HashMap<u64, Hop> = HashMap::new();
-    let mut stack: Vec<(Arc<StreamCore>, u64, Option<Hop>)> =
-        starts.iter().map(|p| (p.stream.clone(), p.seq, None)).collect();
+    let mut stack: Vec<(Arc<StreamCore>, u64, Option<Hop>)> = starts
+        .iter()
+        .map(|p| (p.stream.clone(), p.seq, None))
+        .collect();
     while let Some((s, upto, via)) = stack.pop() {
         let lo = scanned.get(&s.id).copied().unwrap_or(0).max(s.completed());
         if upto <= lo {
@@ -68,7 +74,7 @@ pub(crate) fn search(starts: &[StreamPoint], held: Option<(&Arc<StreamCore>, &St
                 }
             }
             let event = match op.work {
-                Work::Wait { event } => Some(event),
+                Work::Wait { event, .. } => Some(event),
                 _ => None,
             };
             for d in &op.deps {
@@ -86,7 +92,11 @@ pub(crate) fn search(starts: &[StreamPoint], held: Option<(&Arc<StreamCore>, &St
                     },
                 };
                 if let Some(p) = target {
-                    let hop = Hop { from: s.id, to: p.stream.id, event };
+                    let hop = Hop {
+                        from: s.id,
+                        to: p.stream.id,
+                        event,
+                    };
                     stack.push((p.stream, p.seq, Some(hop)));
                 }
             }
@@ -106,7 +116,12 @@ pub(crate) fn search(starts: &[StreamPoint], held: Option<(&Arc<StreamCore>, &St
                 at = h.from;
             }
             hops.reverse();
-            return Some(Found { hops, stream: s.id, seq, event });
+            return Some(Found {
+                hops,
+                stream: s.id,
+                seq,
+                event,
+            });
         }
     }
     None
@@ -116,8 +131,16 @@ pub(crate) fn search(starts: &[StreamPoint], held: Option<(&Arc<StreamCore>, &St
 pub fn describe_hops(hops: &[Hop]) -> String {
     hops.iter()
         .map(|h| match h.event {
-            Some(e) => format!("{} waits for event #{e}, recorded in {}", stream_name(h.from), stream_name(h.to)),
-            None => format!("{} waits for {} (default-stream rule)", stream_name(h.from), stream_name(h.to)),
+            Some(e) => format!(
+                "{} waits for event #{e}, recorded in {}",
+                stream_name(h.from),
+                stream_name(h.to)
+            ),
+            None => format!(
+                "{} waits for {} (default-stream rule)",
+                stream_name(h.from),
+                stream_name(h.to)
+            ),
         })
         .collect::<Vec<_>>()
         .join("; ")

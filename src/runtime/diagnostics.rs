@@ -6,6 +6,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 static VALIDATOR: AtomicBool = AtomicBool::new(false);
 
+thread_local! {
+    /// Whether the current API call has reported a finding already.
+    static REPORTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the calling thread's current call reported a finding; clears the mark.
+pub fn take_reported() -> bool {
+    REPORTED.with(|c| c.replace(false))
+}
+
 type Sink = Box<dyn Fn(&str) + Send + Sync>;
 static SINK: RwLock<Option<Sink>> = RwLock::new(None);
 
@@ -36,6 +46,7 @@ fn emit(line: &str) {
 /// A validator finding about call `call`: emitted only while the validator is on.
 pub fn finding(call: &str, msg: &str) {
     if validator_on() {
+        REPORTED.with(|c| c.set(true));
         emit(&format!("biren validator: {call}: {msg}"));
     }
 }

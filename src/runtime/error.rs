@@ -27,22 +27,82 @@ pub type Result<T> = std::result::Result<T, ErrorCode>;
 /// (code, name, text) for every value, success included.
 pub(crate) const ERROR_TABLE: &[(i32, &str, &str)] = &[
     (0, "BIREN_SUCCESS", "no error"),
-    (1, "BIREN_ERROR_INVALID_VALUE", "an argument is NULL, out of range or otherwise invalid"),
-    (2, "BIREN_ERROR_OUT_OF_MEMORY", "the device (or host) memory is exhausted"),
-    (3, "BIREN_ERROR_NOT_INITIALIZED", "the runtime is not initialized: call birenInit() first"),
+    (
+        1,
+        "BIREN_ERROR_INVALID_VALUE",
+        "an argument is NULL, out of range or otherwise invalid",
+    ),
+    (
+        2,
+        "BIREN_ERROR_OUT_OF_MEMORY",
+        "the device (or host) memory is exhausted",
+    ),
+    (
+        3,
+        "BIREN_ERROR_NOT_INITIALIZED",
+        "the runtime is not initialized: call birenInit() first",
+    ),
     (4, "BIREN_ERROR_INVALID_DEVICE", "no such device"),
-    (5, "BIREN_ERROR_INVALID_HANDLE", "the stream or event handle is invalid or was destroyed"),
-    (6, "BIREN_ERROR_INVALID_DEVICE_POINTER", "the pointer is not in any live device allocation"),
-    (7, "BIREN_ERROR_OUT_OF_BOUNDS", "the range runs past the end of its device allocation"),
-    (8, "BIREN_ERROR_INVALID_MEMCPY_DIRECTION", "unknown birenMemcpyKind value"),
-    (9, "BIREN_ERROR_INVALID_CONFIGURATION", "invalid launch configuration (grid, block or shared memory)"),
-    (10, "BIREN_ERROR_NOT_READY", "the work has not completed yet"),
-    (11, "BIREN_ERROR_DEADLOCK", "the wait can never be satisfied: cyclic or unsatisfiable dependency"),
-    (12, "BIREN_ERROR_LAUNCH_FAILURE", "a kernel launch failed (trap or divergent barrier)"),
-    (13, "BIREN_ERROR_ILLEGAL_ADDRESS", "a kernel wrote outside its device allocations"),
-    (14, "BIREN_ERROR_NOT_PERMITTED", "the operation is not permitted in this context"),
-    (15, "BIREN_ERROR_NOT_SUPPORTED", "the operation is not supported"),
-    (999, "BIREN_ERROR_UNKNOWN", "an unknown internal error occurred"),
+    (
+        5,
+        "BIREN_ERROR_INVALID_HANDLE",
+        "the stream or event handle is invalid or was destroyed",
+    ),
+    (
+        6,
+        "BIREN_ERROR_INVALID_DEVICE_POINTER",
+        "the pointer is not in any live device allocation",
+    ),
+    (
+        7,
+        "BIREN_ERROR_OUT_OF_BOUNDS",
+        "the range runs past the end of its device allocation",
+    ),
+    (
+        8,
+        "BIREN_ERROR_INVALID_MEMCPY_DIRECTION",
+        "unknown birenMemcpyKind value",
+    ),
+    (
+        9,
+        "BIREN_ERROR_INVALID_CONFIGURATION",
+        "invalid launch configuration (grid, block or shared memory)",
+    ),
+    (
+        10,
+        "BIREN_ERROR_NOT_READY",
+        "the work has not completed yet",
+    ),
+    (
+        11,
+        "BIREN_ERROR_DEADLOCK",
+        "the wait can never be satisfied: cyclic or unsatisfiable dependency",
+    ),
+    (
+        12,
+        "BIREN_ERROR_LAUNCH_FAILURE",
+        "a kernel launch failed (trap or divergent barrier)",
+    ),
+    (
+        13,
+        "BIREN_ERROR_ILLEGAL_ADDRESS",
+        "a kernel wrote outside its device allocations",
+    ),
+    (
+        14,
+        "BIREN_ERROR_NOT_PERMITTED",
+        "the operation is not permitted in this context",
+    ),
+    (
+        15,
+        "BIREN_ERROR_NOT_SUPPORTED",
+        "the operation is not supported",
+    ),
+    (
+        999,
+        "BIREN_ERROR_UNKNOWN",
+        "an unknown internal error occurred",
+    ),
 ];
 
 impl ErrorCode {

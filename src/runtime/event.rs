@@ -14,14 +14,25 @@ pub(crate) const EVENT_DISABLE_TIMING: u32 = 2;
 /// One record of an event: the point in its stream, and when it was reached.
 pub struct RecordState {
     pub point: StreamPoint,
+    /// The recorded event's id (messages, traces).
+    pub event: u64,
+    /// Unique per record (trace arrows from the record to its waiters).
+    pub id: u64,
     time_ns: AtomicU64,
 }
+
+static RECORD_IDS: AtomicU64 = AtomicU64::new(1);
 
 const NOT_YET: u64 = u64::MAX;
 
 impl RecordState {
-    pub fn new(point: StreamPoint) -> RecordState {
-        RecordState { point, time_ns: AtomicU64::new(NOT_YET) }
+    pub fn new(point: StreamPoint, event: u64) -> RecordState {
+        RecordState {
+            point,
+            event,
+            id: RECORD_IDS.fetch_add(1, Ordering::Relaxed),
+            time_ns: AtomicU64::new(NOT_YET),
+        }
     }
     pub fn mark(&self, now_ns: u64) {
         self.time_ns.store(now_ns, Ordering::SeqCst);
@@ -43,7 +54,7 @@ pub struct FutureRecord {
 }
 
 struct FutureInner {
-    resolved: Option<StreamPoint>,
+    resolved: Option<Arc<RecordState>>,
     /// Streams parked on this future (woken when it resolves).
     waiters: Vec<Arc<StreamCore>>,
     /// The wait ops that hold it: (stream, op seq), for cycle checks.
@@ -52,10 +63,22 @@ struct FutureInner {
 
 impl FutureRecord {
     pub fn new(event_id: u64) -> FutureRecord {
-        FutureRecord { event_id, inner: Mutex::new(FutureInner { resolved: None, waiters: Vec::new(), waits: Vec::new() }) }
+        FutureRecord {
+            event_id,
+            inner: Mutex::new(FutureInner {
+                resolved: None,
+                waiters: Vec::new(),
+                waits: Vec::new(),
+            }),
+        }
     }
 
     pub fn resolved(&self) -> Option<StreamPoint> {
+        self.inner.lock().resolved.as_ref().map(|r| r.point.clone())
+    }
+
+    /// The record that resolved the future, once one has.
+    pub fn record(&self) -> Option<Arc<RecordState>> {
         self.inner.lock().resolved.clone()
     }
 
@@ -77,10 +100,10 @@ impl FutureRecord {
         self.inner.lock().waits.clone()
     }
 
-    /// Resolves to `p`; returns the streams to wake.
-    pub fn resolve(&self, p: StreamPoint) -> Vec<Arc<StreamCore>> {
+    /// Resolves to record `r`; returns the streams to wake.
+    pub fn resolve(&self, r: Arc<RecordState>) -> Vec<Arc<StreamCore>> {
         let mut g = self.inner.lock();
-        g.resolved = Some(p);
+        g.resolved = Some(r);
         g.waits.clear();
         std::mem::take(&mut g.waiters)
     }
@@ -102,7 +125,13 @@ pub struct EventState {
 
 impl EventCore {
     pub fn new(id: u64, device: usize, flags: u32, caller: usize) -> EventCore {
-        EventCore { id, device, flags, caller, state: Mutex::new(EventState::default()) }
+        EventCore {
+            id,
+            device,
+            flags,
+            caller,
+            state: Mutex::new(EventState::default()),
+        }
     }
 
     pub fn timing_disabled(&self) -> bool {

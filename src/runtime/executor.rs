@@ -6,10 +6,12 @@ use super::error::{ErrorCode, Result};
 use super::memory::{Allocation, MemoryTable};
 use super::scheduler::{Policy, Scheduler};
 use super::stream::{Started, StreamCore, StreamPoint, Work};
+use super::trace::{self, Track};
+use super::{diagnostics, validator};
 use crate::device::{ComputeUnits, EngineThread};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Instant;
 
 /// Which copy engine runs a copy.
@@ -35,26 +37,67 @@ pub struct Executor {
     has_deferred: AtomicBool,
     /// Futures (waits on never-recorded events) not yet resolved.
     pub pending_futures: AtomicUsize,
+    /// Validator: freed allocations kept poisoned to catch writes after free.
+    quarantine: Mutex<Quarantine>,
     clock: Instant,
 }
 
+#[derive(Default)]
+struct Quarantine {
+    allocs: std::collections::VecDeque<Allocation>,
+    bytes: usize,
+}
+
+/// Freed memory kept to catch writes after free (validator on).
+const QUARANTINE_BYTES: usize = 8 << 20;
+
 impl Executor {
-    pub fn start(device: usize, compute_units: usize, capacity: u64, policy: Policy, clock: Instant) -> Arc<Executor> {
-        let scheduler = Arc::new(Scheduler::new(
-            policy,
-            Box::new(|k, failure| {
-                let result = match failure {
-                    None => Ok(()),
-                    Some((e, msg)) => {
-                        super::diagnostics::async_error(&msg);
-                        Err(e)
+    pub fn start(
+        device: usize,
+        compute_units: usize,
+        capacity: u64,
+        policy: Policy,
+        clock: Instant,
+    ) -> Arc<Executor> {
+        Arc::new_cyclic(|me: &Weak<Executor>| {
+            let me = me.clone();
+            let scheduler = Arc::new(Scheduler::new(
+                device,
+                policy,
+                Box::new(move |k, failure| {
+                    let mut result = match failure {
+                        None => Ok(()),
+                        Some((e, msg)) => {
+                            diagnostics::async_error(&msg);
+                            trace::instant(
+                                k.stream().track(),
+                                format!("error: {msg}"),
+                                String::new(),
+                            );
+                            Err(e)
+                        }
+                    };
+                    if result.is_ok() && diagnostics::validator_on() {
+                        if let Some(ex) = me.upgrade() {
+                            result = ex.check_memory(&format!("kernel '{}'", k.launch.name()));
+                        }
                     }
-                };
-                k.stream().finish_op(k.seq(), k.epoch(), result);
-            }),
-        ));
-        let units = ComputeUnits::start(device, compute_units, scheduler.clone());
-        Arc::new(Executor {
+                    k.stream().finish_op(k.seq(), k.epoch(), result);
+                }),
+            ));
+            let units = ComputeUnits::start(device, compute_units, scheduler.clone());
+            Executor::with_parts(device, capacity, scheduler, units, clock)
+        })
+    }
+
+    fn with_parts(
+        device: usize,
+        capacity: u64,
+        scheduler: Arc<Scheduler>,
+        units: ComputeUnits,
+        clock: Instant,
+    ) -> Executor {
+        Executor {
             device,
             memory: MemoryTable::new(capacity),
             scheduler,
@@ -70,8 +113,9 @@ impl Executor {
             deferred: Mutex::new(Vec::new()),
             has_deferred: AtomicBool::new(false),
             pending_futures: AtomicUsize::new(0),
+            quarantine: Mutex::new(Quarantine::default()),
             clock,
-        })
+        }
     }
 
     pub fn compute_units(&self) -> usize {
@@ -95,7 +139,9 @@ impl Executor {
     }
 
     pub fn set_sticky(&self, e: ErrorCode) {
-        let _ = self.sticky.compare_exchange(0, e.code(), Ordering::AcqRel, Ordering::Acquire);
+        let _ = self
+            .sticky
+            .compare_exchange(0, e.code(), Ordering::AcqRel, Ordering::Acquire);
     }
 
     pub fn op_enqueued(&self) {
@@ -125,31 +171,65 @@ impl Executor {
             // A device with a sticky error runs nothing more until it is reset.
             _ if self.sticky.load(Ordering::Acquire) != 0 => Started::Done(Ok(())),
             Work::Kernel(launch) => {
-                self.scheduler.submit(launch, stream.priority, stream.clone(), seq, epoch);
+                self.scheduler
+                    .submit(launch, stream.priority, stream.clone(), seq, epoch);
                 Started::Running
             }
-            Work::Copy { dst, src, len, engine } => {
+            Work::Copy {
+                dst,
+                src,
+                len,
+                engine,
+            } => {
                 let s = stream.clone();
+                let device = self.device;
                 self.copy[engine].submit(Box::new(move || {
+                    let t0 = trace::now();
                     // SAFETY: both ranges were validated at enqueue and their memory is kept
                     // alive until this op completes (deferred free).
                     unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len) };
+                    trace::span(
+                        Track::CopyEngine { device, engine },
+                        format!("memcpy {len} B"),
+                        t0,
+                        format!("\"bytes\":{len}"),
+                    );
                     s.finish_op(seq, epoch, Ok(()));
                 }));
                 Started::Running
             }
             Work::Fill { dst, value, len } => {
                 let s = stream.clone();
+                let device = self.device;
                 self.copy[ENGINE_FROM_DEVICE].submit(Box::new(move || {
+                    let t0 = trace::now();
                     unsafe { std::ptr::write_bytes(dst as *mut u8, value, len) };
+                    let track = Track::CopyEngine {
+                        device,
+                        engine: ENGINE_FROM_DEVICE,
+                    };
+                    trace::span(
+                        track,
+                        format!("memset {len} B"),
+                        t0,
+                        format!("\"bytes\":{len}"),
+                    );
                     s.finish_op(seq, epoch, Ok(()));
                 }));
                 Started::Running
             }
             Work::Host(h) => {
                 let s = stream.clone();
+                let device = self.device;
                 self.host.submit(Box::new(move || {
+                    let t0 = trace::now();
                     unsafe { (h.func)(h.data as *mut std::ffi::c_void) };
+                    trace::span(
+                        Track::HostFunctions { device },
+                        "host function".into(),
+                        t0,
+                        String::new(),
+                    );
                     s.finish_op(seq, epoch, Ok(()));
                 }));
                 Started::Running
@@ -157,10 +237,97 @@ impl Executor {
         }
     }
 
+    /// Returns a freed allocation's memory; with the validator on, keeps it poisoned in
+    /// quarantine for a while to catch kernels that write to it after the free.
+    pub fn release(&self, a: Allocation) {
+        if a.guard == 0 || !diagnostics::validator_on() {
+            self.memory.release(a);
+            return;
+        }
+        unsafe { std::ptr::write_bytes(a.base as *mut u8, validator::POISON_FREED, a.size) };
+        let evicted: Vec<Allocation> = {
+            let mut q = self.quarantine.lock();
+            q.bytes += a.size;
+            q.allocs.push_back(a);
+            let mut out = Vec::new();
+            while q.bytes > QUARANTINE_BYTES {
+                let Some(old) = q.allocs.pop_front() else {
+                    break;
+                };
+                q.bytes -= old.size;
+                out.push(old);
+            }
+            out
+        };
+        for a in evicted {
+            self.memory.release(a);
+        }
+    }
+
+    /// Empties the quarantine (when memory runs short, and at reset).
+    pub fn drain_quarantine(&self) -> bool {
+        let all: Vec<Allocation> = {
+            let mut q = self.quarantine.lock();
+            q.bytes = 0;
+            q.allocs.drain(..).collect()
+        };
+        let any = !all.is_empty();
+        for a in all {
+            self.memory.release(a);
+        }
+        any
+    }
+
+    /// Validator: checks every allocation's guard zones and the quarantined freed memory. A
+    /// damaged byte means `culprit` (or work that ran alongside it) wrote out of bounds or after
+    /// a free: reported, and the device gets the sticky ILLEGAL_ADDRESS.
+    pub fn check_memory(&self, culprit: &str) -> Result<()> {
+        let mut problems = Vec::new();
+        self.memory.for_each(|a| {
+            let (block, len) = a.block();
+            if let Some((first, last)) = validator::damaged_guard(a.base, a.size, block, len, a.guard) {
+                let place = if last < 0 {
+                    format!("bytes {first}..{last} before its start")
+                } else if first >= 0 {
+                    format!("bytes {first}..{last} past its end")
+                } else {
+                    format!("bytes {first}..{last}, before its start and past its end")
+                };
+                problems.push(format!(
+                    "{culprit} wrote out of bounds of the {}-byte allocation at {:#x}: {place}. \
+                     The launch fails with BIREN_ERROR_ILLEGAL_ADDRESS (sticky until birenDeviceReset).",
+                    a.size, a.base
+                ));
+                validator::repair_guards(a);
+            }
+        });
+        for a in self.quarantine.lock().allocs.iter() {
+            let bytes = unsafe { std::slice::from_raw_parts(a.base as *const u8, a.size) };
+            if let Some(off) = bytes.iter().position(|&b| b != validator::POISON_FREED) {
+                problems.push(format!(
+                    "{culprit} wrote to freed memory (use after free): the {}-byte allocation at {:#x}, offset {off}, was already freed. \
+                     The launch fails with BIREN_ERROR_ILLEGAL_ADDRESS (sticky until birenDeviceReset).",
+                    a.size, a.base
+                ));
+                unsafe {
+                    std::ptr::write_bytes(a.base as *mut u8, validator::POISON_FREED, a.size)
+                };
+            }
+        }
+        if problems.is_empty() {
+            return Ok(());
+        }
+        for p in &problems {
+            diagnostics::finding("device memory", p);
+        }
+        self.set_sticky(ErrorCode::IllegalAddress);
+        Err(ErrorCode::IllegalAddress)
+    }
+
     /// Releases `a` once every point in `until` is reached (now, if they all are).
     pub fn free_after(&self, a: Allocation, until: Vec<StreamPoint>) {
         if until.iter().all(|p| p.reached()) {
-            self.memory.release(a);
+            self.release(a);
             return;
         }
         self.deferred.lock().push(DeferredFree { alloc: a, until });
@@ -188,7 +355,7 @@ impl Executor {
         };
         let any = !done.is_empty();
         for a in done {
-            self.memory.release(a);
+            self.release(a);
         }
         any
     }
@@ -196,7 +363,11 @@ impl Executor {
     /// The points deferred frees wait for (an allocation that fails for lack of memory waits
     /// for them and tries again).
     pub fn deferred_points(&self) -> Vec<StreamPoint> {
-        self.deferred.lock().iter().flat_map(|d| d.until.iter().cloned()).collect()
+        self.deferred
+            .lock()
+            .iter()
+            .flat_map(|d| d.until.iter().cloned())
+            .collect()
     }
 
     /// Makes every op started before now stale: its completion will be ignored.
@@ -218,6 +389,7 @@ impl Executor {
             self.memory.release(d.alloc);
         }
         self.has_deferred.store(false, Ordering::Release);
+        self.drain_quarantine();
         let live = self.memory.unregister_all();
         let report = live.iter().map(|a| (a.base, a.size, a.caller)).collect();
         for a in live {

@@ -16,8 +16,14 @@ pub(crate) const MAX_ARG_SIZE: usize = 4096;
 
 /// Checks a launch configuration against the device limits.
 pub fn check_config(grid: Dim3, block: Dim3, shared: usize) -> Result<()> {
-    let dims_ok = |d: Dim3, max: Dim3| d.x >= 1 && d.y >= 1 && d.z >= 1 && d.x <= max.x && d.y <= max.y && d.z <= max.z;
-    if !dims_ok(grid, MAX_GRID) || !dims_ok(block, MAX_BLOCK) || block.volume() > MAX_THREADS_PER_BLOCK || shared > SHARED_MEM_PER_BLOCK {
+    let dims_ok = |d: Dim3, max: Dim3| {
+        d.x >= 1 && d.y >= 1 && d.z >= 1 && d.x <= max.x && d.y <= max.y && d.z <= max.z
+    };
+    if !dims_ok(grid, MAX_GRID)
+        || !dims_ok(block, MAX_BLOCK)
+        || block.volume() > MAX_THREADS_PER_BLOCK
+        || shared > SHARED_MEM_PER_BLOCK
+    {
         return Err(ErrorCode::InvalidConfiguration);
     }
     Ok(())
@@ -37,10 +43,14 @@ pub struct KernelTable {
 
 impl KernelTable {
     pub fn register(&self, kernel: usize, name: String, arg_sizes: Vec<usize>) -> Result<()> {
-        if arg_sizes.len() > MAX_KERNEL_ARGS || arg_sizes.iter().any(|&s| s == 0 || s > MAX_ARG_SIZE) {
+        if arg_sizes.len() > MAX_KERNEL_ARGS
+            || arg_sizes.iter().any(|&s| s == 0 || s > MAX_ARG_SIZE)
+        {
             return Err(ErrorCode::InvalidValue);
         }
-        self.map.write().insert(kernel, Arc::new(KernelInfo { name, arg_sizes }));
+        self.map
+            .write()
+            .insert(kernel, Arc::new(KernelInfo { name, arg_sizes }));
         Ok(())
     }
 
@@ -53,7 +63,10 @@ impl KernelTable {
 /// caller's array when the kernel runs.
 pub enum KernelArgs {
     ByReference(*mut *mut c_void),
-    Copied { ptrs: Box<[*mut c_void]>, _values: Box<[u128]> },
+    Copied {
+        ptrs: Box<[*mut c_void]>,
+        _values: Box<[u128]>,
+    },
 }
 
 unsafe impl Send for KernelArgs {}
@@ -67,7 +80,10 @@ impl KernelArgs {
     /// `args` must point to `sizes.len()` pointers, each to `sizes[i]` readable bytes.
     pub unsafe fn copy(args: *const *mut c_void, sizes: &[usize]) -> Result<KernelArgs> {
         if sizes.is_empty() {
-            return Ok(KernelArgs::Copied { ptrs: Box::new([]), _values: Box::new([]) });
+            return Ok(KernelArgs::Copied {
+                ptrs: Box::new([]),
+                _values: Box::new([]),
+            });
         }
         if args.is_null() {
             return Err(ErrorCode::InvalidValue);
@@ -86,7 +102,10 @@ impl KernelArgs {
             ptrs.push(dst as *mut c_void);
             at += size.div_ceil(16);
         }
-        Ok(KernelArgs::Copied { ptrs: ptrs.into_boxed_slice(), _values: values })
+        Ok(KernelArgs::Copied {
+            ptrs: ptrs.into_boxed_slice(),
+            _values: values,
+        })
     }
 
     pub fn as_ptr(&self) -> *mut *mut c_void {
@@ -109,7 +128,13 @@ pub struct Launch {
 
 impl Launch {
     pub fn grid(&self) -> Grid {
-        Grid { kernel: self.kernel, args: self.args.as_ptr(), grid: self.grid, block: self.block, shared_bytes: self.shared }
+        Grid {
+            kernel: self.kernel,
+            args: self.args.as_ptr(),
+            grid: self.grid,
+            block: self.block,
+            shared_bytes: self.shared,
+        }
     }
 
     pub fn name(&self) -> String {
@@ -140,7 +165,11 @@ mod tests {
             (one, one, 48 * 1024 + 1),
         ];
         for (g, b, s) in bad {
-            assert_eq!(check_config(g, b, s), Err(ErrorCode::InvalidConfiguration), "{g:?} {b:?} {s}");
+            assert_eq!(
+                check_config(g, b, s),
+                Err(ErrorCode::InvalidConfiguration),
+                "{g:?} {b:?} {s}"
+            );
         }
     }
 
@@ -148,7 +177,10 @@ mod tests {
     fn copies_argument_values() {
         let mut a: i32 = 5;
         let mut b: f64 = 2.5;
-        let args = [&mut a as *mut i32 as *mut c_void, &mut b as *mut f64 as *mut c_void];
+        let args = [
+            &mut a as *mut i32 as *mut c_void,
+            &mut b as *mut f64 as *mut c_void,
+        ];
         let c = unsafe { KernelArgs::copy(args.as_ptr(), &[4, 8]).unwrap() };
         a = 0;
         b = 0.0;
@@ -167,7 +199,10 @@ mod tests {
         let t = KernelTable::default();
         assert!(t.register(1, "k".into(), vec![4, 8]).is_ok());
         assert_eq!(t.get(1).unwrap().arg_sizes, vec![4, 8]);
-        assert_eq!(t.register(2, "k".into(), vec![0]), Err(ErrorCode::InvalidValue));
+        assert_eq!(
+            t.register(2, "k".into(), vec![0]),
+            Err(ErrorCode::InvalidValue)
+        );
         assert!(t.get(3).is_none());
     }
 }

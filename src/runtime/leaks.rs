@@ -29,7 +29,10 @@ impl Leaks {
             self.allocations.len()
         ));
         for (id, caller) in &self.streams {
-            diagnostics::line(&format!("  leaked stream #{id}, created by {}", describe(*caller)));
+            diagnostics::line(&format!(
+                "  leaked stream #{id}, created by {}",
+                describe(*caller)
+            ));
         }
         for (id, caller) in &self.events {
             diagnostics::line(&format!(
@@ -38,7 +41,10 @@ impl Leaks {
             ));
         }
         for (base, size, caller) in &self.allocations {
-            diagnostics::line(&format!("  leaked allocation of {size} bytes at {base:#x}, allocated by {}", describe(*caller)));
+            diagnostics::line(&format!(
+                "  leaked allocation of {size} bytes at {base:#x}, allocated by {}",
+                describe(*caller)
+            ));
         }
     }
 }
@@ -48,11 +54,23 @@ impl Runtime {
     pub fn live_objects(&self) -> Leaks {
         let mut allocations = Vec::new();
         for d in &self.devices {
-            d.exec.memory.for_each(|a| allocations.push((a.base, a.size, a.caller)));
+            d.exec
+                .memory
+                .for_each(|a| allocations.push((a.base, a.size, a.caller)));
         }
         Leaks {
-            streams: self.streams.collect_where(|_| true).iter().map(|s| (s.id, s.caller)).collect(),
-            events: self.events.collect_where(|_| true).iter().map(|e| (e.id, e.caller)).collect(),
+            streams: self
+                .streams
+                .collect_where(|_| true)
+                .iter()
+                .map(|s| (s.id, s.caller))
+                .collect(),
+            events: self
+                .events
+                .collect_where(|_| true)
+                .iter()
+                .map(|e| (e.id, e.caller))
+                .collect(),
             allocations,
         }
     }

@@ -56,7 +56,12 @@ pub struct MemoryTable {
 
 impl MemoryTable {
     pub fn new(capacity: u64) -> MemoryTable {
-        MemoryTable { map: RwLock::new(BTreeMap::new()), used: AtomicU64::new(0), capacity, serial: AtomicU64::new(0) }
+        MemoryTable {
+            map: RwLock::new(BTreeMap::new()),
+            used: AtomicU64::new(0),
+            capacity,
+            serial: AtomicU64::new(0),
+        }
     }
 
     pub fn capacity(&self) -> u64 {
@@ -78,9 +83,13 @@ impl MemoryTable {
     /// Allocates `size` bytes (> 0), 256-byte aligned, with `guard` bytes (a multiple of 256)
     /// on each side. `OutOfMemory` past the capacity or when the host refuses.
     pub fn allocate(&self, size: usize, guard: usize, caller: usize) -> Result<usize> {
-        debug_assert!(size > 0 && guard % ALIGN == 0);
-        let rounded = size.checked_next_multiple_of(ALIGN).ok_or(ErrorCode::OutOfMemory)?;
-        let total = rounded.checked_add(2 * guard).ok_or(ErrorCode::OutOfMemory)?;
+        debug_assert!(size > 0 && guard.is_multiple_of(ALIGN));
+        let rounded = size
+            .checked_next_multiple_of(ALIGN)
+            .ok_or(ErrorCode::OutOfMemory)?;
+        let total = rounded
+            .checked_add(2 * guard)
+            .ok_or(ErrorCode::OutOfMemory)?;
         if total > isize::MAX as usize / 2 {
             return Err(ErrorCode::OutOfMemory);
         }
@@ -113,7 +122,10 @@ impl MemoryTable {
     /// Unregisters the allocation that starts at `base`; the memory stays reserved until
     /// `release`. `InvalidDevicePointer` if no live allocation starts there.
     pub fn unregister(&self, base: usize) -> Result<Allocation> {
-        self.map.write().remove(&base).ok_or(ErrorCode::InvalidDevicePointer)
+        self.map
+            .write()
+            .remove(&base)
+            .ok_or(ErrorCode::InvalidDevicePointer)
     }
 
     /// Returns an unregistered allocation's memory to the host and the capacity.
@@ -127,7 +139,10 @@ impl MemoryTable {
     pub fn find(&self, p: usize) -> Option<Region> {
         let m = self.map.read();
         let (_, a) = m.range(..=p).next_back()?;
-        (p < a.end()).then_some(Region { base: a.base, size: a.size })
+        (p < a.end()).then_some(Region {
+            base: a.base,
+            size: a.size,
+        })
     }
 
     /// Runs `f` on the allocation that contains `p`.
@@ -148,7 +163,9 @@ impl MemoryTable {
 
     /// Unregisters every allocation (for reset), returning them.
     pub fn unregister_all(&self) -> Vec<Allocation> {
-        std::mem::take(&mut *self.map.write()).into_values().collect()
+        std::mem::take(&mut *self.map.write())
+            .into_values()
+            .collect()
     }
 
     /// Runs `f` over every live allocation.
@@ -192,7 +209,10 @@ mod tests {
         let a = t.allocate(4096, 0, 0).unwrap();
         assert_eq!(t.allocate(1, 0, 0), Err(ErrorCode::OutOfMemory));
         assert_eq!(t.allocate(usize::MAX, 0, 0), Err(ErrorCode::OutOfMemory));
-        assert_eq!(t.allocate(usize::MAX - 10, 256, 0), Err(ErrorCode::OutOfMemory));
+        assert_eq!(
+            t.allocate(usize::MAX - 10, 256, 0),
+            Err(ErrorCode::OutOfMemory)
+        );
         t.release(t.unregister(a).unwrap());
         assert!(t.allocate(4000, 0, 0).is_ok());
     }
@@ -202,25 +222,49 @@ mod tests {
         let t = MemoryTable::new(1 << 30);
         let a = t.allocate(3072, 0, 0).unwrap();
         let b = t.allocate(100, 256, 0).unwrap();
-        assert_eq!(t.find(a), Some(Region { base: a, size: 3072 }));
-        assert_eq!(t.find(a + 3071), Some(Region { base: a, size: 3072 }));
+        assert_eq!(
+            t.find(a),
+            Some(Region {
+                base: a,
+                size: 3072
+            })
+        );
+        assert_eq!(
+            t.find(a + 3071),
+            Some(Region {
+                base: a,
+                size: 3072
+            })
+        );
         assert_eq!(t.find(a + 3072), None);
         assert_eq!(t.find(b + 99).map(|r| r.base), Some(b));
         assert_eq!(t.find(b - 1), None, "guard zone is not the user's");
         assert!(t.check_range(a, 3072).is_ok());
         assert_eq!(t.check_range(a + 2048, 2048), Err(ErrorCode::OutOfBounds));
         assert_eq!(t.check_range(a, usize::MAX), Err(ErrorCode::OutOfBounds));
-        assert_eq!(t.check_range(12345, 1), Err(ErrorCode::InvalidDevicePointer));
-        assert_eq!(t.unregister(a + 1).unwrap_err(), ErrorCode::InvalidDevicePointer);
+        assert_eq!(
+            t.check_range(12345, 1),
+            Err(ErrorCode::InvalidDevicePointer)
+        );
+        assert_eq!(
+            t.unregister(a + 1).unwrap_err(),
+            ErrorCode::InvalidDevicePointer
+        );
         let al = t.unregister(a).unwrap();
-        assert_eq!(t.unregister(a).unwrap_err(), ErrorCode::InvalidDevicePointer, "double free");
+        assert_eq!(
+            t.unregister(a).unwrap_err(),
+            ErrorCode::InvalidDevicePointer,
+            "double free"
+        );
         t.release(al);
     }
 
     #[test]
     fn thousands_of_allocations() {
         let t = MemoryTable::new(1 << 30);
-        let ps: Vec<usize> = (0..5000).map(|i| t.allocate(64 + i, 0, 0).unwrap()).collect();
+        let ps: Vec<usize> = (0..5000)
+            .map(|i| t.allocate(64 + i, 0, 0).unwrap())
+            .collect();
         for (i, &p) in ps.iter().enumerate() {
             assert_eq!(t.find(p + 10).unwrap().size, 64 + i);
         }

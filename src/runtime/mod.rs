@@ -1,6 +1,7 @@
 //! The runtime core: plain safe Rust, no C types. The FFI layer resolves C arguments into calls
 //! on `Runtime` and maps the results back.
 
+pub mod advice;
 pub mod caller;
 pub mod config;
 pub mod context;
@@ -17,6 +18,7 @@ pub mod notifier;
 pub mod registry;
 pub mod scheduler;
 pub mod stream;
+pub mod trace;
 pub mod validator;
 
 use config::Config;
@@ -68,6 +70,9 @@ pub fn init() -> Result<&'static Runtime> {
     let config = config::load()?;
     diagnostics::set_validator(config.validator);
     let clock = Instant::now();
+    if let Some(path) = &config.trace_path {
+        trace::start(path.clone(), clock);
+    }
     let devices = (0..config.device_count)
         .map(|i| {
             Arc::new(DeviceContext::new(
@@ -149,7 +154,10 @@ impl Runtime {
 
     /// The device allocation that contains `p`, on any device.
     pub fn device_region(&self, p: usize) -> Option<(usize, Region)> {
-        self.devices.iter().enumerate().find_map(|(i, d)| d.exec.memory.find(p).map(|r| (i, r)))
+        self.devices
+            .iter()
+            .enumerate()
+            .find_map(|(i, d)| d.exec.memory.find(p).map(|r| (i, r)))
     }
 
     /// `[p, p+len)` lies inside one live device allocation (on any device).
@@ -183,6 +191,7 @@ impl Runtime {
             allocations,
         }
         .report(&format!("birenDeviceReset, device {i}"));
+        trace::flush();
         Ok(())
     }
 }

@@ -43,7 +43,7 @@ impl Notifier {
                 return true;
             }
             i += 1;
-            if i % 16 == 0 && Instant::now() >= spin_end {
+            if i.is_multiple_of(16) && Instant::now() >= spin_end {
                 break;
             }
         }

@@ -18,8 +18,10 @@ struct Slot<T> {
     value: Option<Arc<T>>,
 }
 
+type Segment<T> = Box<[Mutex<Slot<T>>]>;
+
 pub struct Registry<T> {
-    segments: Box<[OnceLock<Box<[Mutex<Slot<T>>]>>]>,
+    segments: Box<[OnceLock<Segment<T>>]>,
     free: Mutex<FreeList>,
     live: AtomicUsize,
 }
@@ -47,7 +49,10 @@ impl<T> Registry<T> {
     pub fn new() -> Registry<T> {
         Registry {
             segments: (0..SEGMENTS).map(|_| OnceLock::new()).collect(),
-            free: Mutex::new(FreeList { indices: Vec::new(), next_fresh: 0 }),
+            free: Mutex::new(FreeList {
+                indices: Vec::new(),
+                next_fresh: 0,
+            }),
             live: AtomicUsize::new(0),
         }
     }
@@ -59,7 +64,14 @@ impl<T> Registry<T> {
 
     fn slot_or_create(&self, index: usize) -> &Mutex<Slot<T>> {
         let seg = self.segments[index >> SEGMENT_BITS].get_or_init(|| {
-            (0..SEGMENT_SIZE).map(|_| Mutex::new(Slot { generation: 1, value: None })).collect()
+            (0..SEGMENT_SIZE)
+                .map(|_| {
+                    Mutex::new(Slot {
+                        generation: 1,
+                        value: None,
+                    })
+                })
+                .collect()
         });
         &seg[index & (SEGMENT_SIZE - 1)]
     }
@@ -119,11 +131,15 @@ impl<T> Registry<T> {
             for (i, slot) in seg.iter().enumerate() {
                 let mut s = slot.lock();
                 if s.value.as_ref().is_some_and(|v| pred(v)) {
-                    let handle = ((s.generation as u64) << 32) | ((si * SEGMENT_SIZE + i) as u64 + 1);
+                    let handle =
+                        ((s.generation as u64) << 32) | ((si * SEGMENT_SIZE + i) as u64 + 1);
                     s.generation = s.generation.wrapping_add(1).max(1);
                     let v = s.value.take().expect("checked above");
                     drop(s);
-                    self.free.lock().indices.push((si * SEGMENT_SIZE + i) as u32);
+                    self.free
+                        .lock()
+                        .indices
+                        .push((si * SEGMENT_SIZE + i) as u32);
                     self.live.fetch_sub(1, Ordering::Relaxed);
                     out.push((handle, v));
                 }
@@ -192,7 +208,9 @@ mod tests {
     #[test]
     fn many_handles_and_remove_where() {
         let r = Registry::new();
-        let hs: Vec<u64> = (0..10_000).map(|i| r.insert(Arc::new(i)).unwrap()).collect();
+        let hs: Vec<u64> = (0..10_000)
+            .map(|i| r.insert(Arc::new(i)).unwrap())
+            .collect();
         assert_eq!(r.live(), 10_000);
         let odd = r.remove_where(|v| v % 2 == 1);
         assert_eq!(odd.len(), 5_000);

@@ -11,6 +11,7 @@
 use super::error::{ErrorCode, Result};
 use super::launch::Launch;
 use super::stream::StreamCore;
+use super::trace::{self, Track};
 use crate::device::{BlockOutcome, BlockSource, Grid};
 use parking_lot::{Condvar, Mutex};
 use std::collections::{BTreeMap, VecDeque};
@@ -71,26 +72,62 @@ struct Queues {
 }
 
 pub struct Scheduler {
+    device: usize,
     queues: Mutex<Queues>,
     work: Condvar,
     version: AtomicU64,
     policy: AtomicU8,
     order: AtomicU64,
     running_blocks: AtomicUsize,
-    /// Called when a kernel's last block has ended: (kernel, first failure).
-    on_done: Box<dyn Fn(&KernelRun, Option<(ErrorCode, String)>) + Send + Sync>,
+    on_done: KernelDone,
 }
 
+/// Called when a kernel's last block has ended, with its first failure (code, message).
+pub type KernelDone = Box<dyn Fn(&KernelRun, Option<(ErrorCode, String)>) + Send + Sync>;
+
 /// A compute unit's view: the kernel it is working on.
-#[derive(Default)]
 pub struct UnitState {
+    device: usize,
+    cu: usize,
     current: Option<Arc<KernelRun>>,
     version: u64,
+    /// Tracing: the kernel whose blocks this unit has been running since when.
+    span: Option<(Arc<KernelRun>, u64)>,
+}
+
+impl UnitState {
+    /// Tracing: the unit now runs a block of `k` (or nothing): close the span of another kernel.
+    fn trace_switch(&mut self, k: Option<&Arc<KernelRun>>) {
+        if !trace::on() {
+            return;
+        }
+        let same = matches!((&self.span, k), (Some((a, _)), Some(b)) if Arc::ptr_eq(a, b));
+        if same {
+            return;
+        }
+        if let Some((old, start)) = self.span.take() {
+            let g = old.grid;
+            trace::span(
+                Track::Unit {
+                    device: self.device,
+                    cu: self.cu,
+                },
+                old.launch.name(),
+                start,
+                format!(
+                    "\"grid\":\"({},{},{})\",\"block\":\"({},{},{})\"",
+                    g.grid.x, g.grid.y, g.grid.z, g.block.x, g.block.y, g.block.z
+                ),
+            );
+        }
+        self.span = k.map(|k| (k.clone(), trace::now()));
+    }
 }
 
 impl Scheduler {
-    pub fn new(policy: Policy, on_done: Box<dyn Fn(&KernelRun, Option<(ErrorCode, String)>) + Send + Sync>) -> Scheduler {
+    pub fn new(device: usize, policy: Policy, on_done: KernelDone) -> Scheduler {
         Scheduler {
+            device,
             queues: Mutex::new(Queues::default()),
             work: Condvar::new(),
             version: AtomicU64::new(0),
@@ -121,7 +158,14 @@ impl Scheduler {
     }
 
     /// Queues a kernel for its blocks to be dispatched.
-    pub fn submit(&self, launch: Box<Launch>, priority: i32, stream: Arc<StreamCore>, seq: u64, epoch: u64) {
+    pub fn submit(
+        &self,
+        launch: Box<Launch>,
+        priority: i32,
+        stream: Arc<StreamCore>,
+        seq: u64,
+        epoch: u64,
+    ) {
         let grid = launch.grid();
         let k = Arc::new(KernelRun {
             total: grid.grid.volume(),
@@ -213,12 +257,21 @@ impl Scheduler {
         self.queues.lock().shutdown = true;
         self.work.notify_all();
     }
-
 }
 
 impl BlockSource for Scheduler {
     type Kernel = Arc<KernelRun>;
     type UnitState = UnitState;
+
+    fn unit_state(&self, cu: usize) -> UnitState {
+        UnitState {
+            device: self.device,
+            cu,
+            current: None,
+            version: 0,
+            span: None,
+        }
+    }
 
     fn next_block(&self, st: &mut UnitState) -> Option<(Arc<KernelRun>, u64)> {
         loop {
@@ -227,7 +280,9 @@ impl BlockSource for Scheduler {
                     let b = k.next.fetch_add(1, Ordering::AcqRel);
                     if b < k.total {
                         self.running_blocks.fetch_add(1, Ordering::SeqCst);
-                        return Some((k.clone(), b));
+                        let k = k.clone();
+                        st.trace_switch(Some(&k));
+                        return Some((k, b));
                     }
                 }
                 st.current = None;
@@ -243,6 +298,7 @@ impl BlockSource for Scheduler {
                     st.current = Some(k);
                     break;
                 }
+                st.trace_switch(None);
                 q.idle += 1;
                 self.work.wait(&mut q);
                 q.idle -= 1;
@@ -270,7 +326,9 @@ impl BlockSource for Scheduler {
                 ),
                 BlockOutcome::Completed => unreachable!(),
             };
-            k.failure.lock().get_or_insert((ErrorCode::LaunchFailure, msg));
+            k.failure
+                .lock()
+                .get_or_insert((ErrorCode::LaunchFailure, msg));
             self.cancel(&k);
         }
         self.finish_blocks(&k, 1);

@@ -9,6 +9,7 @@ use super::error::{ErrorCode, Result};
 use super::event::{FutureRecord, RecordState};
 use super::executor::Executor;
 use super::notifier::Notifier;
+use super::trace::{self, Track};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -26,12 +27,24 @@ pub struct HostCall {
 /// What an op does when it runs.
 pub enum Work {
     Kernel(Box<Launch>),
-    Copy { dst: usize, src: usize, len: usize, engine: usize },
-    Fill { dst: usize, value: u8, len: usize },
+    Copy {
+        dst: usize,
+        src: usize,
+        len: usize,
+        engine: usize,
+    },
+    Fill {
+        dst: usize,
+        value: u8,
+        len: usize,
+    },
     Host(HostCall),
     Record(Arc<RecordState>),
     /// Only dependencies (`birenStreamWaitEvent` on event `event`).
-    Wait { event: u64 },
+    Wait {
+        event: u64,
+        on: WaitOn,
+    },
     /// Moved out when the op started.
     Taken,
 }
@@ -46,6 +59,21 @@ impl Work {
             Work::Record(_) => "event record",
             Work::Wait { .. } => "event wait",
             Work::Taken => "running op",
+        }
+    }
+}
+
+/// What a wait op waits for: a record made already, or the next record of a never-recorded event.
+pub enum WaitOn {
+    Record(Arc<RecordState>),
+    Future(Arc<FutureRecord>),
+}
+
+impl WaitOn {
+    fn record(&self) -> Option<Arc<RecordState>> {
+        match self {
+            WaitOn::Record(r) => Some(r.clone()),
+            WaitOn::Future(f) => f.record(),
         }
     }
 }
@@ -80,6 +108,10 @@ pub struct Op {
 pub(crate) struct StreamQueue {
     pub ops: VecDeque<Op>,
     pub running: bool,
+    /// Tracing: since when the head op has been blocked on its dependencies (0: not blocked).
+    blocked_since: u64,
+    /// Tracing: the running op's name, start and arguments.
+    span: Option<(String, u64, String)>,
 }
 
 pub struct StreamCore {
@@ -111,7 +143,15 @@ pub enum Started {
 pub(crate) const STREAM_NON_BLOCKING: u32 = 1;
 
 impl StreamCore {
-    pub fn new(id: u64, device: usize, flags: u32, priority: i32, is_default: bool, exec: Arc<Executor>, caller: usize) -> StreamCore {
+    pub fn new(
+        id: u64,
+        device: usize,
+        flags: u32,
+        priority: i32,
+        is_default: bool,
+        exec: Arc<Executor>,
+        caller: usize,
+    ) -> StreamCore {
         StreamCore {
             id,
             device,
@@ -120,7 +160,12 @@ impl StreamCore {
             is_default,
             exec,
             caller,
-            queue: Mutex::new(StreamQueue { ops: VecDeque::new(), running: false }),
+            queue: Mutex::new(StreamQueue {
+                ops: VecDeque::new(),
+                running: false,
+                blocked_since: 0,
+                span: None,
+            }),
             completed: AtomicU64::new(0),
             enqueued: AtomicU64::new(0),
             point_waiters: Mutex::new(Vec::new()),
@@ -166,7 +211,10 @@ impl StreamCore {
     /// The point after everything enqueued so far, if that work is not complete.
     pub fn pending_tail(self: &Arc<Self>) -> Option<StreamPoint> {
         let e = self.enqueued();
-        (self.completed() < e).then(|| StreamPoint { stream: self.clone(), seq: e })
+        (self.completed() < e).then(|| StreamPoint {
+            stream: self.clone(),
+            seq: e,
+        })
     }
 
     /// Appends an op; returns its sequence number. The caller has checked the stream is usable.
@@ -175,7 +223,12 @@ impl StreamCore {
     }
 
     /// Appends an op to an already locked queue; returns (seq, must_advance).
-    pub(crate) fn push_locked(self: &Arc<Self>, q: &mut StreamQueue, work: Work, deps: Vec<Dep>) -> (u64, bool) {
+    pub(crate) fn push_locked(
+        self: &Arc<Self>,
+        q: &mut StreamQueue,
+        work: Work,
+        deps: Vec<Dep>,
+    ) -> (u64, bool) {
         let seq = self.enqueued.load(Ordering::Relaxed) + 1;
         q.ops.push_back(Op { seq, work, deps });
         self.enqueued.store(seq, Ordering::SeqCst);
@@ -206,6 +259,9 @@ impl StreamCore {
                         if !p.reached() {
                             p.stream.add_point_waiter(p.seq, self);
                             if !p.reached() {
+                                if trace::on() && q.blocked_since == 0 {
+                                    q.blocked_since = trace::now();
+                                }
                                 return;
                             }
                         }
@@ -219,6 +275,9 @@ impl StreamCore {
                             if !f.add_waiter(self) {
                                 continue; // resolved meanwhile: look again
                             }
+                            if trace::on() && q.blocked_since == 0 {
+                                q.blocked_since = trace::now();
+                            }
                             return;
                         }
                     },
@@ -228,6 +287,9 @@ impl StreamCore {
             let seq = op.seq;
             let work = std::mem::replace(&mut op.work, Work::Taken);
             q.running = true;
+            if trace::on() {
+                self.trace_start(&mut q, &work);
+            }
             drop(q);
             let epoch = self.exec.epoch();
             match self.exec.run(self, seq, epoch, work) {
@@ -238,7 +300,13 @@ impl StreamCore {
     }
 
     /// Records the completion of op `seq`; streams whose waits it satisfies go to `wake`.
-    fn complete(self: &Arc<Self>, seq: u64, epoch: u64, result: Result<()>, wake: &mut Vec<Arc<StreamCore>>) {
+    fn complete(
+        self: &Arc<Self>,
+        seq: u64,
+        epoch: u64,
+        result: Result<()>,
+        wake: &mut Vec<Arc<StreamCore>>,
+    ) {
         if epoch != self.exec.epoch() {
             return; // the device was reset meanwhile: this work no longer exists
         }
@@ -250,6 +318,9 @@ impl StreamCore {
             q.ops.pop_front();
             q.running = false;
             self.completed.fetch_max(seq, Ordering::SeqCst);
+            if let Some((name, start, args)) = q.span.take() {
+                trace::span(self.track(), name, start, args);
+            }
         }
         if let Err(e) = result {
             self.exec.set_sticky(e);
@@ -269,6 +340,62 @@ impl StreamCore {
             }
         }
         wake.push(self.clone());
+    }
+
+    pub fn track(&self) -> Track {
+        Track::Stream {
+            device: self.device,
+            id: self.id,
+            default: self.is_default,
+        }
+    }
+
+    /// Tracing: the op about to start, and the wait that held it.
+    fn trace_start(&self, q: &mut StreamQueue, work: &Work) {
+        let now = trace::now();
+        if q.blocked_since != 0 {
+            let what = match work {
+                Work::Wait { event, .. } => format!("wait for event #{event}"),
+                _ => "wait (default-stream rule)".to_string(),
+            };
+            trace::span(self.track(), what, q.blocked_since, String::new());
+            q.blocked_since = 0;
+        }
+        let (name, args) = match work {
+            Work::Kernel(l) => (
+                l.name(),
+                format!(
+                    "\"grid\":\"({},{},{})\",\"block\":\"({},{},{})\",\"sharedMem\":{}",
+                    l.grid.x, l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z, l.shared
+                ),
+            ),
+            Work::Copy { len, engine, .. } => (
+                format!("memcpy {len} B"),
+                format!("\"bytes\":{len},\"engine\":{engine}"),
+            ),
+            Work::Fill { len, value, .. } => (
+                format!("memset {len} B"),
+                format!("\"bytes\":{len},\"value\":{value}"),
+            ),
+            Work::Host(_) => ("host function".to_string(), String::new()),
+            Work::Record(r) => {
+                trace::instant(
+                    self.track(),
+                    format!("record event #{}", r.event),
+                    String::new(),
+                );
+                trace::flow_start(self.track(), r.id);
+                return;
+            }
+            Work::Wait { on, .. } => {
+                if let Some(r) = on.record() {
+                    trace::flow_end(self.track(), r.id);
+                }
+                return;
+            }
+            Work::Taken => return,
+        };
+        q.span = Some((name, now, args));
     }
 
     /// Called by compute units and engines when a running op ends.

@@ -2,11 +2,13 @@
 //! and freed memory, and guard checks that catch kernels writing out of bounds.
 
 use super::diagnostics;
-use super::memory::MemoryTable;
+use super::memory::{Allocation, MemoryTable};
 
 /// Fill of never-written device memory: 0xCD bytes read as a float are -4.3e8, as an int
 /// -842150451 — hard to mistake for data.
 pub(crate) const POISON_NEW: u8 = 0xCD;
+/// Fill of freed device memory kept in quarantine: a kernel that writes it wrote after a free.
+pub(crate) const POISON_FREED: u8 = 0xDD;
 /// Fill of the guard zones around every allocation.
 pub(crate) const GUARD_BYTE: u8 = 0xFD;
 
@@ -21,26 +23,51 @@ pub fn poison_new(mem: &MemoryTable, base: usize) {
     });
 }
 
-/// The first damaged guard byte of an allocation: (offset from base, as signed).
-pub fn damaged_guard(base: usize, size: usize, block: *mut u8, len: usize, guard: usize) -> Option<isize> {
+/// The damaged guard bytes of an allocation, as a range of offsets from its base (negative:
+/// before its start): (first, last).
+pub fn damaged_guard(
+    base: usize,
+    size: usize,
+    block: *mut u8,
+    len: usize,
+    guard: usize,
+) -> Option<(isize, isize)> {
     if guard == 0 {
         return None;
     }
     let bytes = unsafe { std::slice::from_raw_parts(block as *const u8, len) };
     let user_start = base - block as usize;
     let user_end = user_start + size;
-    (0..user_start).chain(user_end..len).find(|&i| bytes[i] != GUARD_BYTE).map(|i| i as isize - user_start as isize)
+    let bad = |i: &usize| bytes[*i] != GUARD_BYTE;
+    let off = |i: usize| i as isize - user_start as isize;
+    let first = (0..user_start).chain(user_end..len).find(bad)?;
+    let last = (0..user_start).chain(user_end..len).rev().find(bad)?;
+    Some((off(first), off(last)))
+}
+
+/// Restores an allocation's guard zones after a reported overwrite.
+pub fn repair_guards(a: &Allocation) {
+    let (block, len) = a.block();
+    let user_start = a.base - block as usize;
+    unsafe {
+        std::ptr::write_bytes(block, GUARD_BYTE, user_start);
+        std::ptr::write_bytes(
+            (a.base + a.size) as *mut u8,
+            GUARD_BYTE,
+            len - user_start - a.size,
+        );
+    }
 }
 
 /// Checks an allocation's guards when it is freed.
 pub fn check_on_free(mem: &MemoryTable, base: usize) {
     mem.with(base, |a| {
         let (block, len) = a.block();
-        if let Some(off) = damaged_guard(a.base, a.size, block, len, a.guard) {
+        if let Some((first, last)) = damaged_guard(a.base, a.size, block, len, a.guard) {
             diagnostics::finding(
                 "birenFree",
                 &format!(
-                    "the {}-byte allocation at {:#x} was written out of bounds (byte at offset {off}) before it was freed",
+                    "the {}-byte allocation at {:#x} was written out of bounds (offsets {first}..{last}) before it was freed",
                     a.size, a.base
                 ),
             );

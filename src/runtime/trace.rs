@@ -1,0 +1,275 @@
+//! The timeline trace (`BIREN_TRACE=path.json`): a Chrome trace-event file (Perfetto,
+//! chrome://tracing) with a track per stream, compute unit and copy engine, and one per host
+//! thread that synchronizes. Events are kept in memory and the file is written whole at
+//! `birenDeviceReset` and at process exit, so it is well-formed even when work is pending.
+//! Off, every hook costs one atomic load.
+
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::OnceLock;
+use std::time::Instant;
+
+/// Where an event is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Track {
+    Stream {
+        device: usize,
+        id: u64,
+        default: bool,
+    },
+    Unit {
+        device: usize,
+        cu: usize,
+    },
+    CopyEngine {
+        device: usize,
+        engine: usize,
+    },
+    HostFunctions {
+        device: usize,
+    },
+    HostThread,
+}
+
+impl Track {
+    fn ids(self) -> (u64, u64) {
+        match self {
+            Track::Stream {
+                device,
+                id,
+                default,
+            } => (device as u64 + 1, if default { 1 } else { 1000 + id }),
+            Track::Unit { device, cu } => (device as u64 + 1, 100 + cu as u64),
+            Track::CopyEngine { device, engine } => (device as u64 + 1, 200 + engine as u64),
+            Track::HostFunctions { device } => (device as u64 + 1, 300),
+            Track::HostThread => (0, unsafe { libc::gettid() } as u64),
+        }
+    }
+
+    fn name(self) -> String {
+        match self {
+            Track::Stream { default: true, .. } => "default stream".into(),
+            Track::Stream { id, .. } => format!("stream #{id}"),
+            Track::Unit { cu, .. } => format!("compute unit {cu}"),
+            Track::CopyEngine { engine: 0, .. } => "copy engine 0 (to device)".into(),
+            Track::CopyEngine { .. } => "copy engine 1 (from device, fills)".into(),
+            Track::HostFunctions { .. } => "host functions".into(),
+            Track::HostThread => format!("host thread {}", unsafe { libc::gettid() }),
+        }
+    }
+}
+
+enum Phase {
+    Span { dur_ns: u64 },
+    Instant,
+    FlowStart(u64),
+    FlowEnd(u64),
+}
+
+struct Event {
+    pid: u64,
+    tid: u64,
+    ts_ns: u64,
+    name: String,
+    args: String,
+    phase: Phase,
+}
+
+pub struct Tracer {
+    path: String,
+    clock: Instant,
+    events: Mutex<Vec<Event>>,
+    tracks: Mutex<HashMap<(u64, u64), String>>,
+}
+
+static TRACER: OnceLock<Tracer> = OnceLock::new();
+
+/// Starts tracing into `path` (at `birenInit`).
+pub fn start(path: String, clock: Instant) {
+    let _ = TRACER.set(Tracer {
+        path,
+        clock,
+        events: Mutex::new(Vec::new()),
+        tracks: Mutex::new(HashMap::new()),
+    });
+}
+
+#[inline]
+pub fn on() -> bool {
+    TRACER.get().is_some()
+}
+
+/// Nanoseconds on the trace clock (0 when tracing is off).
+#[inline]
+pub fn now() -> u64 {
+    TRACER
+        .get()
+        .map_or(0, |t| t.clock.elapsed().as_nanos() as u64)
+}
+
+fn push(track: Track, ts_ns: u64, name: String, args: String, phase: Phase) {
+    let Some(t) = TRACER.get() else { return };
+    let (pid, tid) = track.ids();
+    {
+        let mut tr = t.tracks.lock();
+        tr.entry((pid, tid)).or_insert_with(|| track.name());
+    }
+    t.events.lock().push(Event {
+        pid,
+        tid,
+        ts_ns,
+        name,
+        args,
+        phase,
+    });
+}
+
+/// A span from `start_ns` to now. `args` is a JSON object body (`"k":v,...`) or empty.
+pub fn span(track: Track, name: String, start_ns: u64, args: String) {
+    if on() {
+        let end = now();
+        push(
+            track,
+            start_ns,
+            name,
+            args,
+            Phase::Span {
+                dur_ns: end.saturating_sub(start_ns),
+            },
+        );
+    }
+}
+
+pub fn instant(track: Track, name: String, args: String) {
+    if on() {
+        push(track, now(), name, args, Phase::Instant);
+    }
+}
+
+/// The start of an arrow (an event record) that `flow_end` with the same id finishes.
+pub fn flow_start(track: Track, id: u64) {
+    if on() {
+        push(
+            track,
+            now(),
+            "event".into(),
+            String::new(),
+            Phase::FlowStart(id),
+        );
+    }
+}
+
+pub fn flow_end(track: Track, id: u64) {
+    if on() {
+        push(
+            track,
+            now(),
+            "event".into(),
+            String::new(),
+            Phase::FlowEnd(id),
+        );
+    }
+}
+
+/// Escapes a string for JSON.
+pub fn json_str(s: &str) -> String {
+    let mut o = String::with_capacity(s.len() + 2);
+    o.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(o, "\\u{:04x}", c as u32);
+            }
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+fn render(t: &Tracer) -> String {
+    let events = t.events.lock();
+    let tracks = t.tracks.lock();
+    let mut o = String::with_capacity(events.len() * 120 + 1024);
+    o.push_str("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
+    let mut first = true;
+    let mut sep = |o: &mut String| {
+        if !first {
+            o.push_str(",\n");
+        }
+        first = false;
+    };
+    let mut pids: Vec<u64> = tracks.keys().map(|k| k.0).collect();
+    pids.sort();
+    pids.dedup();
+    for pid in pids {
+        sep(&mut o);
+        let name = if pid == 0 {
+            "host".to_string()
+        } else {
+            format!("BIREN device {}", pid - 1)
+        };
+        let _ = write!(o, "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{pid},\"tid\":0,\"args\":{{\"name\":{}}}}}", json_str(&name));
+    }
+    for ((pid, tid), name) in tracks.iter() {
+        sep(&mut o);
+        let _ = write!(o, "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"name\":{}}}}}", json_str(name));
+        sep(&mut o);
+        let _ = write!(o, "{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"sort_index\":{tid}}}}}");
+    }
+    for e in events.iter() {
+        sep(&mut o);
+        let ts = e.ts_ns as f64 / 1000.0;
+        let _ = write!(
+            o,
+            "{{\"pid\":{},\"tid\":{},\"ts\":{ts:.3},\"name\":{}",
+            e.pid,
+            e.tid,
+            json_str(&e.name)
+        );
+        match e.phase {
+            Phase::Span { dur_ns } => {
+                let _ = write!(o, ",\"ph\":\"X\",\"dur\":{:.3}", dur_ns as f64 / 1000.0);
+            }
+            Phase::Instant => o.push_str(",\"ph\":\"i\",\"s\":\"t\""),
+            Phase::FlowStart(id) => {
+                let _ = write!(o, ",\"ph\":\"s\",\"cat\":\"event\",\"id\":{id}");
+            }
+            Phase::FlowEnd(id) => {
+                let _ = write!(
+                    o,
+                    ",\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"event\",\"id\":{id}"
+                );
+            }
+        }
+        if !e.args.is_empty() {
+            let _ = write!(o, ",\"args\":{{{}}}", e.args);
+        }
+        o.push('}');
+    }
+    o.push_str("\n]}\n");
+    o
+}
+
+/// Writes the trace so far to its file (at reset and at exit).
+pub fn flush() {
+    if let Some(t) = TRACER.get() {
+        let text = render(t);
+        if let Err(e) = std::fs::write(&t.path, text) {
+            eprintln!("biren: cannot write the trace to {}: {e}", t.path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_json() {
+        assert_eq!(json_str("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000a\"");
+    }
+}
