@@ -8,7 +8,7 @@
 //! of hanging; `birenTrap` abandons the block's fibers without unwinding through C frames.
 
 use super::kernel_ctx::{self, Dim3, KernelCtx};
-use corosensei::stack::DefaultStack;
+use corosensei::stack::{DefaultStack, Stack, StackPointer};
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::Cell;
 use std::ffi::c_void;
@@ -51,30 +51,47 @@ enum FiberEvent {
     Trap,
 }
 
-type Fiber = Coroutine<(), FiberEvent, (), DefaultStack>;
+type Fiber = Coroutine<(), FiberEvent, (), FiberStack>;
 
-thread_local! {
-    /// The yielder of the fiber running on this thread, or null outside a kernel.
-    static YIELDER: Cell<*const Yielder<(), FiberEvent>> = const { Cell::new(std::ptr::null()) };
+/// A fiber stack whose top is staggered by a few cache lines per stack. Stacks are mapped at
+/// page-aligned addresses of equal size, so without the stagger the tops of a block's 256
+/// fibers would all fall into the same cache sets and evict each other at every switch.
+pub struct FiberStack {
+    inner: DefaultStack,
+    stagger: usize,
 }
+
+unsafe impl Stack for FiberStack {
+    fn base(&self) -> StackPointer {
+        StackPointer::new(self.inner.base().get() - self.stagger).expect("stack base")
+    }
+    fn limit(&self) -> StackPointer {
+        self.inner.limit()
+    }
+}
+
+type FiberYielder = Yielder<(), FiberEvent>;
 
 /// Suspends the calling kernel thread at its block's barrier. Outside a kernel: does nothing.
 pub fn sync_threads() {
-    let y = YIELDER.with(|c| c.get());
-    if y.is_null() {
-        return;
+    let u = kernel_ctx::unit();
+    // SAFETY: u is this OS thread's unit state; a non-null yielder is that of the fiber we are
+    // running on (set by the fiber body, restored after every suspension).
+    unsafe {
+        let y = (*u).yielder as *const FiberYielder;
+        if y.is_null() {
+            return;
+        }
+        let mine = (*u).ctx.thread_idx;
+        (*y).suspend(FiberEvent::Barrier);
+        (*u).yielder = y as *const c_void;
+        (*u).ctx.thread_idx = mine;
     }
-    let ctx = kernel_ctx::current();
-    // SAFETY: ctx is this OS thread's context; y is the yielder of the fiber we are running on.
-    let mine = unsafe { (*ctx).thread_idx };
-    unsafe { (*y).suspend(FiberEvent::Barrier) };
-    YIELDER.with(|c| c.set(y));
-    unsafe { (*ctx).thread_idx = mine };
 }
 
 /// Aborts the calling kernel thread's block; the launch fails. Outside a kernel: does nothing.
 pub fn trap() {
-    let y = YIELDER.with(|c| c.get());
+    let y = unsafe { (*kernel_ctx::unit()).yielder } as *const FiberYielder;
     if y.is_null() {
         return;
     }
@@ -86,6 +103,7 @@ pub fn trap() {
 /// The state the fibers of one block share; lives on the compute unit's stack while it runs.
 struct BlockState {
     grid: Grid,
+    unit: *mut kernel_ctx::UnitTls,
     ctx: *mut KernelCtx,
     threads: u32,
     next: Cell<u32>,
@@ -95,7 +113,9 @@ struct BlockState {
 /// Runs blocks on one compute unit, keeping its fiber stacks and shared memory for reuse.
 pub struct BlockRunner {
     stack_size: usize,
-    stacks: Vec<DefaultStack>,
+    stacks: Vec<FiberStack>,
+    made: usize,
+    waiting: Vec<Fiber>,
     shared: Vec<u128>,
 }
 
@@ -104,23 +124,31 @@ impl BlockRunner {
         BlockRunner {
             stack_size,
             stacks: Vec::new(),
+            made: 0,
+            waiting: Vec::new(),
             shared: Vec::new(),
         }
     }
 
-    fn stack(&mut self) -> DefaultStack {
+    fn stack(&mut self) -> FiberStack {
         self.stacks.pop().unwrap_or_else(|| {
-            DefaultStack::new(self.stack_size).expect("biren: cannot map a fiber stack")
+            self.made += 1;
+            // 67 cache lines per stack (a prime), wrapping within 16 KiB: spreads the tops over
+            // all cache sets.
+            let stagger = (self.made * 67 * 64) % (16 * 1024);
+            let inner =
+                DefaultStack::new(self.stack_size).expect("biren: cannot map a fiber stack");
+            FiberStack { inner, stagger }
         })
     }
 
     fn new_fiber(&mut self, st: *const BlockState) -> Fiber {
         let stack = self.stack();
         let body = move |y: &Yielder<(), FiberEvent>, ()| {
-            YIELDER.with(|c| c.set(y as *const _));
             // SAFETY: the block state outlives every fiber of the block (run_block drops or
             // finishes all fibers before returning).
             let st = unsafe { &*st };
+            unsafe { (*st.unit).yielder = y as *const FiberYielder as *const c_void };
             loop {
                 let t = st.next.get();
                 if t >= st.threads {
@@ -162,7 +190,8 @@ impl BlockRunner {
 
     /// Runs block `linear` of `grid` to its end on the calling thread.
     pub fn run_block(&mut self, grid: &Grid, linear: u64) -> BlockOutcome {
-        let ctx = kernel_ctx::current();
+        let unit = kernel_ctx::unit();
+        let ctx = unit as *mut KernelCtx;
         let words = grid.shared_bytes.div_ceil(16);
         if self.shared.len() < words {
             self.shared.resize(words, 0);
@@ -182,64 +211,82 @@ impl BlockRunner {
         }
         let st = BlockState {
             grid: *grid,
+            unit,
             ctx,
             threads: grid.block.volume() as u32,
             next: Cell::new(0),
             idx: Cell::new(Dim3::default()),
         };
-        kernel_ctx::set_in_kernel(true);
+        unsafe { (*unit).in_kernel = true };
         let outcome = self.drive(&st);
-        kernel_ctx::set_in_kernel(false);
-        YIELDER.with(|c| c.set(std::ptr::null()));
+        unsafe {
+            (*unit).in_kernel = false;
+            (*unit).yielder = std::ptr::null();
+        }
         outcome
     }
 
     fn drive(&mut self, st: &BlockState) -> BlockOutcome {
-        let mut waiting: Vec<Fiber> = Vec::new();
+        let mut waiting = std::mem::take(&mut self.waiting);
+        let outcome = self.drive_with(st, &mut waiting);
+        for f in waiting.drain(..) {
+            self.recycle(f);
+        }
+        self.waiting = waiting;
+        outcome
+    }
+
+    /// Runs the block; fibers left in `waiting` are abandoned by the caller.
+    fn drive_with(&mut self, st: &BlockState, waiting: &mut Vec<Fiber>) -> BlockOutcome {
         // Phase 1: start every thread; a fiber carries threads until one of them suspends.
         while st.next.get() < st.threads {
             let mut f = self.new_fiber(st);
             match f.resume(()) {
                 CoroutineResult::Return(()) => self.recycle(f),
                 CoroutineResult::Yield(FiberEvent::Barrier) => waiting.push(f),
-                CoroutineResult::Yield(FiberEvent::Trap) => return self.abandon(st, f, waiting),
+                CoroutineResult::Yield(FiberEvent::Trap) => {
+                    waiting.push(f);
+                    return trapped(st);
+                }
             }
         }
         // Phase 2: every thread has started; release barrier rounds until all have returned.
+        // Fibers are resumed in place (no moves, no allocation per round).
         while !waiting.is_empty() {
             if waiting.len() as u32 != st.threads {
-                let outcome = BlockOutcome::DivergentBarrier {
+                return BlockOutcome::DivergentBarrier {
                     waiting: waiting.len() as u32,
                     threads: st.threads,
                 };
-                for f in waiting.drain(..) {
-                    self.recycle(f);
-                }
-                return outcome;
             }
-            let round = std::mem::take(&mut waiting);
-            let mut rest = round.into_iter();
-            while let Some(mut f) = rest.next() {
+            let mut returned = 0;
+            for f in waiting.iter_mut() {
                 match f.resume(()) {
-                    CoroutineResult::Return(()) => self.recycle(f),
-                    CoroutineResult::Yield(FiberEvent::Barrier) => waiting.push(f),
-                    CoroutineResult::Yield(FiberEvent::Trap) => {
-                        waiting.extend(rest);
-                        return self.abandon(st, f, waiting);
+                    CoroutineResult::Yield(FiberEvent::Barrier) => {}
+                    CoroutineResult::Return(()) => returned += 1,
+                    CoroutineResult::Yield(FiberEvent::Trap) => return trapped(st),
+                }
+            }
+            if returned > 0 {
+                let mut i = 0;
+                while i < waiting.len() {
+                    if waiting[i].done() {
+                        let f = waiting.swap_remove(i);
+                        self.recycle(f);
+                    } else {
+                        i += 1;
                     }
                 }
             }
         }
         BlockOutcome::Completed
     }
+}
 
-    fn abandon(&mut self, st: &BlockState, trapped: Fiber, others: Vec<Fiber>) -> BlockOutcome {
-        let thread = unsafe { (*st.ctx).thread_idx };
-        self.recycle(trapped);
-        for f in others {
-            self.recycle(f);
-        }
-        BlockOutcome::Trapped { thread }
+/// The outcome of a block one of whose threads called `birenTrap` (its index is in the context).
+fn trapped(st: &BlockState) -> BlockOutcome {
+    BlockOutcome::Trapped {
+        thread: unsafe { (*st.ctx).thread_idx },
     }
 }
 

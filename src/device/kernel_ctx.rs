@@ -5,7 +5,7 @@
 //! its address once per kernel invocation (`birenKernelContext`, declared `const`), so reading
 //! an index costs a load.
 
-use std::cell::{Cell, UnsafeCell};
+use std::cell::UnsafeCell;
 use std::ffi::{c_uint, c_void};
 
 /// Three unsigned extents: grid and block dimensions, thread and block indices.
@@ -55,23 +55,38 @@ const EMPTY: KernelCtx = KernelCtx {
     shared: std::ptr::null_mut(),
 };
 
+/// Everything a compute unit's thread keeps per thread, in one thread-local so that the hot
+/// paths (`birenKernelContext`, `birenSyncThreads`) pay for one TLS lookup.
+#[repr(C)]
+pub struct UnitTls {
+    /// First, so that a pointer to the `UnitTls` is a pointer to the context.
+    pub ctx: KernelCtx,
+    /// The yielder of the fiber running a kernel thread, or null outside a kernel.
+    pub yielder: *const c_void,
+    pub in_kernel: bool,
+}
+
 thread_local! {
-    static CTX: UnsafeCell<KernelCtx> = const { UnsafeCell::new(EMPTY) };
-    static IN_KERNEL: Cell<bool> = const { Cell::new(false) };
+    static UNIT: UnsafeCell<UnitTls> = const {
+        UnsafeCell::new(UnitTls { ctx: EMPTY, yielder: std::ptr::null(), in_kernel: false })
+    };
+}
+
+/// The calling thread's per-unit state.
+#[inline]
+pub fn unit() -> *mut UnitTls {
+    UNIT.with(|c| c.get())
 }
 
 /// The calling thread's context (all zero outside a kernel).
+#[inline]
 pub fn current() -> *mut KernelCtx {
-    CTX.with(|c| c.get())
+    unit() as *mut KernelCtx
 }
 
 /// True while the calling thread runs a kernel's code.
 pub fn in_kernel() -> bool {
-    IN_KERNEL.with(|c| c.get())
-}
-
-pub(crate) fn set_in_kernel(v: bool) {
-    IN_KERNEL.with(|c| c.set(v))
+    unsafe { (*unit()).in_kernel }
 }
 
 #[cfg(test)]

@@ -116,7 +116,7 @@ macro_rules! ffi_call {
         $crate::ffi::boundary::finish($name, r, || {
             #[allow(unused_mut)]
             let mut s = String::new();
-            $( s.push_str(&format!("{}={:?}, ", stringify!($arg), $arg)); )*
+            $( s.push_str(&format!("{}={}, ", stringify!($arg), $crate::ffi::boundary::LogArg::show(&$arg))); )*
             s.trim_end_matches(", ").to_string()
         })
     }};
@@ -136,6 +136,56 @@ macro_rules! ffi_value {
 }
 
 pub(crate) use {ffi_call, ffi_value};
+
+/// How an argument is written in the API log: as a C programmer would write it.
+pub trait LogArg {
+    fn show(&self) -> String;
+}
+
+impl<T> LogArg for *mut T {
+    fn show(&self) -> String {
+        if self.is_null() {
+            "NULL".into()
+        } else {
+            format!("{:p}", *self)
+        }
+    }
+}
+
+impl<T> LogArg for *const T {
+    fn show(&self) -> String {
+        if self.is_null() {
+            "NULL".into()
+        } else {
+            format!("{:p}", *self)
+        }
+    }
+}
+
+macro_rules! log_as_display {
+    ($($t:ty),*) => { $( impl LogArg for $t { fn show(&self) -> String { self.to_string() } } )* };
+}
+log_as_display!(i32, u32, usize, i64, u64, f32);
+
+impl LogArg for crate::device::Dim3 {
+    fn show(&self) -> String {
+        format!("({},{},{})", self.x, self.y, self.z)
+    }
+}
+
+/// Function pointers (kernels, callbacks): their symbol name when `dladdr` knows it.
+impl<F: std::fmt::Pointer + Copy> LogArg for Option<F> {
+    fn show(&self) -> String {
+        match self {
+            None => "NULL".into(),
+            Some(f) => {
+                let text = format!("{:p}", *f);
+                let addr = usize::from_str_radix(text.trim_start_matches("0x"), 16).unwrap_or(0);
+                crate::runtime::caller::symbol_or_address(addr)
+            }
+        }
+    }
+}
 
 /// An out-parameter: `InvalidValue` when NULL.
 #[inline]

@@ -65,8 +65,9 @@ fn advise_unregistered(k: usize) {
     static SEEN: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
     let mut g = SEEN.lock().unwrap_or_else(|e| e.into_inner());
     if g.get_or_insert_with(HashSet::new).insert(k) {
+        let name = crate::runtime::caller::symbol_at(k).unwrap_or_else(|| format!("kernel@{k:#x}"));
         diagnostics::advice(&format!(
-            "kernel@{k:#x} is not registered: its args are read by reference when it runs, so they must stay valid until it completes. \
+            "{name} is not registered: its args are read by reference when it runs, so they must stay valid until it completes. \
              Register it (birenKernelRegister) or launch with BIREN_LAUNCH to have the values copied at launch."
         ));
     }

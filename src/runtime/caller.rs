@@ -31,6 +31,27 @@ pub fn user_caller() -> usize {
         .unwrap_or(0)
 }
 
+/// The exported symbol at exactly `addr` (e.g. a kernel's name), if `dladdr` knows one.
+pub fn symbol_at(addr: usize) -> Option<String> {
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    if addr == 0
+        || unsafe { libc::dladdr(addr as *const c_void, &mut info) } == 0
+        || info.dli_sname.is_null()
+    {
+        return None;
+    }
+    (info.dli_saddr as usize == addr).then(|| {
+        unsafe { CStr::from_ptr(info.dli_sname) }
+            .to_string_lossy()
+            .into_owned()
+    })
+}
+
+/// A function's symbol name, or its address in hex.
+pub fn symbol_or_address(addr: usize) -> String {
+    symbol_at(addr).unwrap_or_else(|| format!("{addr:#x}"))
+}
+
 /// "symbol+0xoff (object)" for an address, as far as `dladdr` can tell.
 pub fn describe(addr: usize) -> String {
     if addr == 0 {

@@ -140,7 +140,8 @@ impl Launch {
     pub fn name(&self) -> String {
         match &self.info {
             Some(i) => i.name.clone(),
-            None => format!("kernel@{:#x}", self.kernel as usize),
+            None => super::caller::symbol_at(self.kernel as usize)
+                .unwrap_or_else(|| format!("kernel@{:#x}", self.kernel as usize)),
         }
     }
 }
