@@ -35,6 +35,7 @@ impl ComputeUnits {
                 std::thread::Builder::new()
                     .name(format!("biren-d{device}-cu{cu}"))
                     .spawn(move || {
+                        super::engine::mark_device_thread();
                         let mut runner = BlockRunner::new(FIBER_STACK_SIZE);
                         let mut unit = src.unit_state(cu);
                         while let Some((k, b)) = src.next_block(&mut unit) {

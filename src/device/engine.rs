@@ -20,12 +20,19 @@ pub struct EngineThread {
 }
 
 thread_local! {
-    static ON_ENGINE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static DEVICE_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// True on an engine thread (where synchronizing calls are not permitted).
-pub fn on_engine_thread() -> bool {
-    ON_ENGINE.with(|c| c.get())
+/// True on the device's own threads (compute units, engines): there a host synchronize would
+/// wait for the very thread that makes it, so it is not permitted.
+#[inline]
+pub fn on_device_thread() -> bool {
+    DEVICE_THREAD.with(|c| c.get())
+}
+
+/// Marks the calling thread as one of the device's.
+pub fn mark_device_thread() {
+    DEVICE_THREAD.with(|c| c.set(true));
 }
 
 impl EngineThread {
@@ -48,7 +55,7 @@ impl EngineThread {
     }
 
     fn run(&self) {
-        ON_ENGINE.with(|c| c.set(true));
+        mark_device_thread();
         let mut q = self.queue.lock();
         loop {
             match q.jobs.pop_front() {

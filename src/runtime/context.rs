@@ -10,8 +10,7 @@ use super::executor::Executor;
 use super::scheduler::Policy;
 use super::stream::{run_wakeups, Dep, StreamCore, StreamPoint, WaitOn, Work};
 use super::trace::{self, Track};
-use crate::device::engine::on_engine_thread;
-use crate::device::kernel_ctx;
+use crate::device::engine::on_device_thread;
 use parking_lot::Mutex;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -29,8 +28,9 @@ pub struct DeviceContext {
 }
 
 /// True where a host synchronize would wait for itself (kernels, host functions).
+#[inline]
 pub fn sync_forbidden_here() -> bool {
-    kernel_ctx::in_kernel() || on_engine_thread()
+    on_device_thread()
 }
 
 impl DeviceContext {

@@ -5,6 +5,7 @@ use crate::device::{Dim3, Grid, KernelFn};
 use parking_lot::RwLock;
 use std::collections::HashMap;
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 pub(crate) const MAX_THREADS_PER_BLOCK: u64 = 1024;
@@ -36,9 +37,34 @@ pub struct KernelInfo {
     pub arg_sizes: Vec<usize>,
 }
 
+/// Hashes a function address: one multiplication (the default SipHash costs more than the rest
+/// of a launch's lookup).
+#[derive(Default)]
+pub struct AddressHasher(u64);
+
+impl std::hash::Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .rotate_left(29);
+    }
+}
+
+type AddressMap<V> = HashMap<usize, V, std::hash::BuildHasherDefault<AddressHasher>>;
+
 #[derive(Default)]
 pub struct KernelTable {
-    map: RwLock<HashMap<usize, Arc<KernelInfo>>>,
+    map: RwLock<AddressMap<Arc<KernelInfo>>>,
+    /// Registrations so far: launches skip the lookup while there are none.
+    count: AtomicUsize,
 }
 
 impl KernelTable {
@@ -51,10 +77,15 @@ impl KernelTable {
         self.map
             .write()
             .insert(kernel, Arc::new(KernelInfo { name, arg_sizes }));
+        self.count.fetch_add(1, Ordering::Release);
         Ok(())
     }
 
+    #[inline]
     pub fn get(&self, kernel: usize) -> Option<Arc<KernelInfo>> {
+        if self.count.load(Ordering::Acquire) == 0 {
+            return None;
+        }
         self.map.read().get(&kernel).cloned()
     }
 }

@@ -14,9 +14,10 @@ use super::stream::StreamCore;
 use super::trace::{self, Track};
 use crate::device::{BlockOutcome, BlockSource, Grid};
 use parking_lot::{Condvar, Mutex};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Policy {
@@ -61,10 +62,33 @@ impl KernelRun {
     }
 }
 
+/// A small sorted vector: no allocation per kernel once it has grown.
+#[derive(Default)]
+struct ReadyList(Vec<Arc<KernelRun>>);
+
+impl ReadyList {
+    fn insert(&mut self, k: Arc<KernelRun>) {
+        let key = (k.priority, k.order);
+        // Descending order of key: the best (smallest) key is at the end.
+        let at = self.0.partition_point(|x| (x.priority, x.order) > key);
+        self.0.insert(at, k);
+    }
+    fn best(&self) -> Option<&Arc<KernelRun>> {
+        self.0.last()
+    }
+    fn pop_best(&mut self) -> Option<Arc<KernelRun>> {
+        self.0.pop()
+    }
+    fn take_all(&mut self) -> Vec<Arc<KernelRun>> {
+        std::mem::take(&mut self.0)
+    }
+}
+
 #[derive(Default)]
 struct Queues {
-    /// Kernels with blocks left, by (priority, launch order).
-    ready: BTreeMap<(i32, u64), Arc<KernelRun>>,
+    /// Kernels with blocks left, sorted so that the most urgent (lowest priority value, then
+    /// earliest launched) is last: picking it is a look at the end, inserting a binary search.
+    ready: ReadyList,
     /// Cooperative policy: kernels that have started, in start order.
     running: VecDeque<Arc<KernelRun>>,
     idle: usize,
@@ -79,11 +103,21 @@ pub struct Scheduler {
     policy: AtomicU8,
     order: AtomicU64,
     running_blocks: AtomicUsize,
+    /// True while an idle unit spins waiting for work.
+    spinner: AtomicBool,
     on_done: KernelDone,
 }
 
 /// Called when a kernel's last block has ended, with its first failure (code, message).
 pub type KernelDone = Box<dyn Fn(&KernelRun, Option<(ErrorCode, String)>) + Send + Sync>;
+
+/// How long an idle compute unit spins for new work before it parks.
+const UNIT_SPIN: Duration = Duration::from_micros(50);
+
+thread_local! {
+    /// True on compute unit threads.
+    static ON_UNIT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
 
 /// A compute unit's view: the kernel it is working on.
 pub struct UnitState {
@@ -134,6 +168,7 @@ impl Scheduler {
             policy: AtomicU8::new(policy as u8),
             order: AtomicU64::new(0),
             running_blocks: AtomicUsize::new(0),
+            spinner: AtomicBool::new(false),
             on_done,
         }
     }
@@ -151,7 +186,7 @@ impl Scheduler {
         self.policy.store(p as u8, Ordering::Relaxed);
         if p == Policy::Preemptive {
             while let Some(k) = q.running.pop_front() {
-                q.ready.insert((k.priority, k.order), k);
+                q.ready.insert(k);
             }
         }
         self.version.fetch_add(1, Ordering::AcqRel);
@@ -183,8 +218,14 @@ impl Scheduler {
             start_ns: AtomicU64::new(0),
         });
         let mut q = self.queues.lock();
-        let wake = q.idle.min(k.total.min(usize::MAX as u64) as usize);
-        q.ready.insert((k.priority, k.order), k);
+        // Units that will find the work without a wake-up: the spinning one, and the caller if it
+        // is a compute unit (it looks for its next block right after this).
+        let finders =
+            self.spinner.load(Ordering::Acquire) as usize + ON_UNIT.with(|c| c.get()) as usize;
+        let wake = q
+            .idle
+            .min((k.total.min(usize::MAX as u64) as usize).saturating_sub(finders));
+        q.ready.insert(k);
         self.version.fetch_add(1, Ordering::AcqRel);
         drop(q);
         for _ in 0..wake {
@@ -200,7 +241,7 @@ impl Scheduler {
                 }
                 q.running.pop_front();
             }
-            while let Some((_, k)) = q.ready.pop_first() {
+            while let Some(k) = q.ready.pop_best() {
                 if k.has_blocks() {
                     q.running.push_back(k.clone());
                     return Some(k);
@@ -208,11 +249,11 @@ impl Scheduler {
             }
             None
         } else {
-            while let Some(e) = q.ready.first_entry() {
-                if e.get().has_blocks() {
-                    return Some(e.get().clone());
+            while let Some(k) = q.ready.best() {
+                if k.has_blocks() {
+                    return Some(k.clone());
                 }
-                e.remove();
+                q.ready.pop_best();
             }
             None
         }
@@ -240,7 +281,7 @@ impl Scheduler {
     pub fn cancel_all(&self) {
         let all: Vec<Arc<KernelRun>> = {
             let mut q = self.queues.lock();
-            let mut v: Vec<_> = std::mem::take(&mut q.ready).into_values().collect();
+            let mut v = q.ready.take_all();
             v.extend(q.running.drain(..));
             self.version.fetch_add(1, Ordering::AcqRel);
             v
@@ -264,6 +305,7 @@ impl BlockSource for Scheduler {
     type UnitState = UnitState;
 
     fn unit_state(&self, cu: usize) -> UnitState {
+        ON_UNIT.with(|c| c.set(true));
         UnitState {
             device: self.device,
             cu,
@@ -288,6 +330,7 @@ impl BlockSource for Scheduler {
                 st.current = None;
             }
             let mut q = self.queues.lock();
+            let mut spun = false;
             loop {
                 if q.shutdown {
                     return None;
@@ -299,9 +342,26 @@ impl BlockSource for Scheduler {
                     break;
                 }
                 st.trace_switch(None);
+                // One idle unit at a time spins briefly before parking: a launch that follows
+                // closely (the common case) then costs no futex wake-up on either side.
+                if !spun && !self.spinner.swap(true, Ordering::AcqRel) {
+                    spun = true;
+                    let seen = self.version.load(Ordering::Acquire);
+                    drop(q);
+                    let end = Instant::now() + UNIT_SPIN;
+                    while self.version.load(Ordering::Acquire) == seen && Instant::now() < end {
+                        for _ in 0..32 {
+                            std::hint::spin_loop();
+                        }
+                    }
+                    self.spinner.store(false, Ordering::Release);
+                    q = self.queues.lock();
+                    continue;
+                }
                 q.idle += 1;
                 self.work.wait(&mut q);
                 q.idle -= 1;
+                spun = false;
             }
         }
     }

@@ -238,7 +238,9 @@ impl StreamCore {
 
     /// Makes progress after a push: starts the head op if it can start.
     pub fn kick(self: &Arc<Self>) {
-        run_wakeups(vec![self.clone()]);
+        let mut wake = Vec::new();
+        self.advance(&mut wake);
+        run_wakeups(wake);
     }
 
     fn add_point_waiter(&self, seq: u64, waiter: &Arc<StreamCore>) {
@@ -299,7 +301,8 @@ impl StreamCore {
         }
     }
 
-    /// Records the completion of op `seq`; streams whose waits it satisfies go to `wake`.
+    /// Records the completion of op `seq`; streams whose waits it satisfies go to `wake` (the
+    /// caller goes on advancing this stream itself).
     fn complete(
         self: &Arc<Self>,
         seq: u64,
@@ -339,7 +342,6 @@ impl StreamCore {
                 }
             }
         }
-        wake.push(self.clone());
     }
 
     pub fn track(&self) -> Track {
@@ -402,6 +404,7 @@ impl StreamCore {
     pub fn finish_op(self: &Arc<Self>, seq: u64, epoch: u64, result: Result<()>) {
         let mut wake = Vec::new();
         self.complete(seq, epoch, result, &mut wake);
+        self.advance(&mut wake);
         run_wakeups(wake);
     }
 
@@ -419,9 +422,13 @@ impl StreamCore {
             self.completed.fetch_max(self.enqueued(), Ordering::SeqCst);
             q.ops.drain(..).collect()
         };
-        self.point_waiters.lock().clear();
+        // Streams parked on our points: they are all reached now (drained or dead); wake them,
+        // or a stream that took a dependency on us just before the reset would wait forever.
+        let waiters: Vec<Arc<StreamCore>> =
+            self.point_waiters.lock().drain(..).map(|w| w.1).collect();
         self.notifier.notify();
         drop(ops);
+        run_wakeups(waiters);
     }
 
     /// Runs `f` over the deps of the ops in `(completed, upto]` (for the wait-for graph).
