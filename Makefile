@@ -3,6 +3,7 @@
 #   make demo       build everything and run the examples (the seed's scenarios)
 #   make test       cargo tests + C tests + examples + language bindings
 #   make bench      benchmarks (see BENCHMARKS.md)
+#   make install    PREFIX=/usr/local [DESTDIR=...]: libraries, header, pkg-config file; uninstall
 
 CARGO    ?= cargo
 CC       ?= cc
@@ -24,6 +25,7 @@ all: lib
 
 lib:
 	$(CARGO) build --release
+	@ln -sf libbiren_runtime.so $(LIBDIR)/$(SONAME)
 
 header:
 	BIREN_UPDATE_HEADER=1 $(CARGO) build --release
@@ -70,6 +72,54 @@ $(BUILD)/bench/%: bench/%.c include/biren_runtime.h lib
 
 bench: lib $(BENCH)
 	@set -e; for b in $(BENCH); do $$b; done
+
+# ---- install ---------------------------------------------------------------------------------
+# make install [PREFIX=/usr/local] [DESTDIR=/staging] [libdir=...] [includedir=...]
+# Installs libbiren_runtime.so.$(VERSION) with its soname link ($(SONAME)) and dev link
+# (libbiren_runtime.so), libbiren_runtime.a, biren_runtime.h and biren_runtime.pc.
+# Run ldconfig afterwards when installing into a system prefix.
+VERSION      := $(shell sed -n 's/^version = "\([^"]*\)"/\1/p' Cargo.toml | head -n 1)
+SONAME       := libbiren_runtime.so.$(firstword $(subst ., ,$(VERSION)))
+libdir       ?= $(PREFIX)/lib
+includedir   ?= $(PREFIX)/include
+pkgconfigdir ?= $(libdir)/pkgconfig
+# What the Rust staticlib needs from the system (`cargo rustc --release --lib --crate-type
+# staticlib -- --print native-static-libs` prints -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc).
+# -lc is implicit, and the compiler driver supplies the unwinder itself (libgcc_s as needed in a
+# dynamic link, libgcc_eh with -static, where an explicit -lgcc_s would fail), so both are left out.
+STATIC_LIBS  := -lutil -lrt -lpthread -lm -ldl
+pc_rel        = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+
+# Install does not run cargo (GNU convention: `make && sudo make install`, root needs no
+# toolchain and writes nothing into target/); it builds only what is missing.
+$(LIBDIR)/libbiren_runtime.so $(LIBDIR)/libbiren_runtime.a:
+	$(CARGO) build --release
+
+install: $(LIBDIR)/libbiren_runtime.so $(LIBDIR)/libbiren_runtime.a
+	install -d $(DESTDIR)$(libdir) $(DESTDIR)$(includedir) $(DESTDIR)$(pkgconfigdir)
+	install -m 755 $(LIBDIR)/libbiren_runtime.so $(DESTDIR)$(libdir)/libbiren_runtime.so.$(VERSION)
+	ln -sf libbiren_runtime.so.$(VERSION) $(DESTDIR)$(libdir)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(libdir)/libbiren_runtime.so
+	install -m 644 $(LIBDIR)/libbiren_runtime.a $(DESTDIR)$(libdir)/libbiren_runtime.a
+	install -m 644 include/biren_runtime.h $(DESTDIR)$(includedir)/biren_runtime.h
+	printf '%s\n' \
+	  'prefix=$(PREFIX)' \
+	  'libdir=$(call pc_rel,$(libdir))' \
+	  'includedir=$(call pc_rel,$(includedir))' \
+	  '' \
+	  'Name: biren_runtime' \
+	  'Description: BIREN accelerator runtime API on a simulated, threaded device' \
+	  'Version: $(VERSION)' \
+	  'Cflags: -I$${includedir}' \
+	  'Libs: -L$${libdir} -lbiren_runtime' \
+	  'Libs.private: $(STATIC_LIBS)' \
+	  > $(DESTDIR)$(pkgconfigdir)/biren_runtime.pc
+	chmod 644 $(DESTDIR)$(pkgconfigdir)/biren_runtime.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(libdir)/libbiren_runtime.so.$(VERSION) $(DESTDIR)$(libdir)/$(SONAME) \
+	      $(DESTDIR)$(libdir)/libbiren_runtime.so $(DESTDIR)$(libdir)/libbiren_runtime.a \
+	      $(DESTDIR)$(includedir)/biren_runtime.h $(DESTDIR)$(pkgconfigdir)/biren_runtime.pc
 
 clean:
 	$(CARGO) clean

@@ -1,0 +1,125 @@
+"""Loading the library: where it is looked for, and that every export is declared."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import biren
+from biren import _library
+from conftest import PYTHON_DIR, REPO
+
+
+def header_functions():
+    """Names of the functions include/biren_runtime.h declares (not its static inline helpers)."""
+    text = (REPO / "include" / "biren_runtime.h").read_text()
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    names = set()
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith(("static", "#", "return")):
+            continue
+        m = re.match(r"^(?:const\s+)?(?:enum\s+|struct\s+)?\w+[\s\*]+(biren[A-Z]\w*)\s*\(", line)
+        if m:
+            names.add(m.group(1))
+    return names
+
+
+def test_every_header_function_is_declared_with_a_prototype():
+    declared = set(_library.PROTOTYPES)
+    in_header = header_functions()
+    assert len(in_header) > 40
+    assert in_header - declared == set(), "declared in the header, missing in biren._library"
+    assert declared - in_header == set(), "declared in biren._library, not in the header"
+
+
+def test_every_declared_function_resolves_with_its_prototype():
+    lib = biren.lib()
+    for name, (restype, argtypes) in _library.PROTOTYPES.items():
+        fn = getattr(lib, name)
+        assert fn.restype is restype
+        assert fn.argtypes == argtypes
+
+
+def test_library_is_the_one_named_by_BIREN_LIBRARY():
+    expected = os.environ.get("BIREN_LIBRARY")
+    if expected:
+        assert biren.lib().path == expected
+
+
+def test_runtime_version_works_before_and_after_init():
+    assert biren.runtime_version() == 1000
+    biren.init()
+    biren.init()  # idempotent
+    assert biren.runtime_version() == 1000
+
+
+def run_python(code, env):
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+
+
+def test_a_missing_BIREN_LIBRARY_says_where_it_looked(tmp_path):
+    missing = str(tmp_path / "nowhere" / "libbiren_runtime.so")
+    env = dict(os.environ, BIREN_LIBRARY=missing, PYTHONPATH=str(PYTHON_DIR))
+    r = run_python("import biren; biren.device_count()", env)
+    assert r.returncode != 0
+    assert "LibraryNotFoundError" in r.stderr
+    assert "BIREN_LIBRARY" in r.stderr and missing in r.stderr and "no such file" in r.stderr
+
+
+def test_without_BIREN_LIBRARY_the_message_lists_every_place(tmp_path):
+    # A copy of the package outside the tree: no build tree next to it.
+    shutil.copytree(PYTHON_DIR / "biren", tmp_path / "pkg" / "biren")
+    env = {k: v for k, v in os.environ.items() if k not in ("BIREN_LIBRARY", "LD_LIBRARY_PATH")}
+    env["PYTHONPATH"] = str(tmp_path / "pkg")
+    r = run_python("import biren; print(biren.lib().path)", env)
+    if r.returncode == 0:  # an installed copy exists on this machine: it was found
+        assert "libbiren_runtime" in r.stdout
+        return
+    for place in (
+        "loader's search",
+        "/usr/local/lib/libbiren_runtime.so.1",
+        "/usr/lib",
+        "build tree",
+        str(tmp_path / "target" / "release" / "libbiren_runtime.so"),
+        "make install",
+        "BIREN_LIBRARY",
+    ):
+        assert place in r.stderr, place
+
+
+def test_importing_works_without_the_library(tmp_path):
+    env = dict(os.environ, BIREN_LIBRARY=str(tmp_path / "missing.so"), PYTHONPATH=str(PYTHON_DIR))
+    r = run_python("import biren; print(biren.ErrorCode.DEADLOCK.value)", env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "11"
+
+
+def test_kernels_loaded_with_plain_ctypes_after_import_find_the_builtins(kernels_path):
+    code = (
+        "import ctypes, biren\n"
+        "mod = ctypes.CDLL(%r)\n"
+        "ids = biren.Kernel(mod.thread_ids, argtypes=(ctypes.c_void_p,))\n"
+        "out = (ctypes.c_uint * 4)()\n"
+        "with biren.DeviceBuffer(16) as d:\n"
+        "    ids.launch(1, 4, d)\n"
+        "    d.copy_to(out)\n"
+        "print(list(out))\n" % str(kernels_path)
+    )
+    r = run_python(code, dict(os.environ, PYTHONPATH=str(PYTHON_DIR)))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[0, 1, 2, 3]"
+
+
+def test_calls_before_init_are_not_initialized():
+    code = (
+        "import ctypes, biren\n"
+        "lib = biren.lib()\n"
+        "p = ctypes.c_void_p()\n"
+        "e = lib.birenMalloc(ctypes.byref(p), 16)\n"
+        "print(biren.error_name(e))\n"
+    )
+    r = run_python(code, dict(os.environ, PYTHONPATH=str(PYTHON_DIR)))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "BIREN_ERROR_NOT_INITIALIZED"
