@@ -88,7 +88,11 @@ declared() {
   grep -F "include/biren_runtime.h:" "$TMP/aux" | grep -v '\*/ static ' |
     sed -E 's|^/\*[^*]*\*/ *||; s/\(.*$//; s/ *$//; s/.*[ *]//'
 }
-{ declared; declared -DBIREN_NO_INLINE_BUILTINS; } | sort -u >"$TMP/declared"
+# Exported variables the header declares (`extern T name;`): -aux-info lists only functions.
+declared_variables() {
+  grep -E '^extern [^(]*;$' include/biren_runtime.h | sed -E 's/;$//; s/.*[ *]//'
+}
+{ declared; declared -DBIREN_NO_INLINE_BUILTINS; declared_variables; } | sort -u >"$TMP/declared"
 # Every defined dynamic symbol of the library (version suffixes dropped, version nodes aside).
 nm -D --defined-only "$LIB" | awk '$2 != "A" { sub(/@.*/, "", $3); print $3 }' | sort -u >"$TMP/exported"
 [ -s "$TMP/exported" ] || note "nm -D found no exports in $LIB"

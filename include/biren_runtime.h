@@ -256,6 +256,14 @@ extern "C" {
 #endif // __cplusplus
 
 /*
+ The offset of the kernel context (birenKernelCtx) from the thread pointer on every compute
+ unit, or 0 when there is no such uniform offset (e.g. the library was loaded with dlopen).
+ The header's inline built-ins use it to find the context with one load; it is set by
+ birenInit and never changes afterwards.
+ */
+extern ptrdiff_t birenKernelCtxOffset;
+
+/*
  Starts the runtime and its simulated device(s), reading the configuration from the
  environment (BIREN_DEVICE_COUNT, BIREN_COMPUTE_UNITS, BIREN_DEVICE_MEMORY, BIREN_SCHEDULING,
  BIREN_VALIDATOR, BIREN_DEADLOCK_TIMEOUT_MS, BIREN_TRACE, BIREN_LOG). Must come before every
@@ -666,6 +674,24 @@ const birenKernelCtx *birenKernelContext(void);
 }
 #endif
 
+/* The kernel context with one load where the library publishes its offset from the thread
+ * pointer (birenKernelCtxOffset != 0), else through birenKernelContext(). */
+static inline const birenKernelCtx *birenKernelCtxFast(void) {
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(BIREN_NO_FAST_CONTEXT) && (defined(__x86_64__) || defined(__aarch64__))
+  intptr_t off = birenKernelCtxOffset;
+  if (off != 0) {
+    char *tp;
+#if defined(__x86_64__)
+    __asm__("mov %%fs:0, %0" : "=r"(tp));
+#else
+    __asm__("mrs %0, tpidr_el0" : "=r"(tp));
+#endif
+    return (const birenKernelCtx *)(tp + off);
+  }
+#endif
+  return birenKernelContext();
+}
+
 #if defined(BIREN_NO_INLINE_BUILTINS)
 #ifdef __cplusplus
 extern "C" {
@@ -685,15 +711,15 @@ void *birenSharedMemory(void);
 #endif
 #else
 /** Index of the calling thread in its block. */
-static inline dim3 birenThreadIdx(void) { return birenKernelContext()->threadIdx; }
+static inline dim3 birenThreadIdx(void) { return birenKernelCtxFast()->threadIdx; }
 /** Index of the calling thread's block in the grid. */
-static inline dim3 birenBlockIdx(void) { return birenKernelContext()->blockIdx; }
+static inline dim3 birenBlockIdx(void) { return birenKernelCtxFast()->blockIdx; }
 /** Dimensions of the calling thread's block. */
-static inline dim3 birenBlockDim(void) { return birenKernelContext()->blockDim; }
+static inline dim3 birenBlockDim(void) { return birenKernelCtxFast()->blockDim; }
 /** Dimensions of the grid. */
-static inline dim3 birenGridDim(void) { return birenKernelContext()->gridDim; }
+static inline dim3 birenGridDim(void) { return birenKernelCtxFast()->gridDim; }
 /** The block's dynamic shared memory (sharedMem bytes of the launch), NULL if none. */
-static inline void *birenSharedMemory(void) { return birenKernelContext()->shared; }
+static inline void *birenSharedMemory(void) { return birenKernelCtxFast()->shared; }
 #endif
 
 /** A dim3 value: birenDim3(256, 1, 1). */

@@ -149,6 +149,22 @@ impl BlockRunner {
             // finishes all fibers before returning).
             let st = unsafe { &*st };
             unsafe { (*st.unit).yielder = y as *const FiberYielder as *const c_void };
+            let (kernel, args, ctx) = (st.grid.kernel, st.grid.args, st.ctx);
+            if st.grid.block.y == 1 && st.grid.block.z == 1 {
+                // 1-D blocks (the common case): the index is the thread number.
+                loop {
+                    let t = st.next.get();
+                    if t >= st.threads {
+                        break;
+                    }
+                    st.next.set(t + 1);
+                    unsafe {
+                        (*ctx).thread_idx.x = t;
+                        kernel(args);
+                    }
+                }
+                return;
+            }
             loop {
                 let t = st.next.get();
                 if t >= st.threads {

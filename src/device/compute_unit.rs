@@ -28,14 +28,19 @@ pub struct ComputeUnits {
 pub(crate) const FIBER_STACK_SIZE: usize = 256 * 1024;
 
 impl ComputeUnits {
+    /// Starts `count` units; returns once each has reported its context offset.
     pub fn start<S: BlockSource>(device: usize, count: usize, source: Arc<S>) -> ComputeUnits {
+        let ready = Arc::new(std::sync::Barrier::new(count + 1));
         let threads = (0..count)
             .map(|cu| {
                 let src = source.clone();
+                let ready = ready.clone();
                 std::thread::Builder::new()
                     .name(format!("biren-d{device}-cu{cu}"))
                     .spawn(move || {
                         super::engine::mark_device_thread();
+                        super::kernel_ctx::report_offset();
+                        ready.wait();
                         let mut runner = BlockRunner::new(FIBER_STACK_SIZE);
                         let mut unit = src.unit_state(cu);
                         while let Some((k, b)) = src.next_block(&mut unit) {
@@ -46,6 +51,7 @@ impl ComputeUnits {
                     .expect("biren: cannot start a compute unit thread")
             })
             .collect();
+        ready.wait();
         ComputeUnits { threads }
     }
 

@@ -78,6 +78,63 @@ pub fn unit() -> *mut UnitTls {
     UNIT.with(|c| c.get())
 }
 
+/// The thread pointer of the calling thread (what `%fs:0` / `tpidr_el0` holds), or 0 where
+/// unknown.
+#[inline]
+pub fn thread_pointer() -> usize {
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        let tp: usize;
+        std::arch::asm!("mov {}, fs:0", out(reg) tp, options(nostack, readonly, preserves_flags));
+        tp
+    }
+    #[cfg(target_arch = "aarch64")]
+    unsafe {
+        let tp: usize;
+        std::arch::asm!("mrs {}, tpidr_el0", out(reg) tp, options(nostack, nomem, preserves_flags));
+        tp
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    0
+}
+
+/// The offset of the kernel context from the thread pointer, the same on every compute unit
+/// thread, or 0. The library's TLS block sits at a fixed offset from the thread pointer when the
+/// library is loaded with the program (static TLS); then kernels find their context with one
+/// load (see `birenKernelCtxOffset`). Loaded with dlopen, the offset differs per thread: 0.
+static FAST_OFFSET: std::sync::atomic::AtomicIsize = std::sync::atomic::AtomicIsize::new(0);
+static FAST_CONFLICT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Called by every compute unit thread before it runs a kernel.
+pub(crate) fn report_offset() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let tp = thread_pointer();
+    let off = if tp == 0 {
+        0
+    } else {
+        current() as isize - tp as isize
+    };
+    if off == 0 {
+        FAST_CONFLICT.store(true, SeqCst);
+        return;
+    }
+    if let Err(prev) = FAST_OFFSET.compare_exchange(0, off, SeqCst, SeqCst) {
+        if prev != off {
+            FAST_CONFLICT.store(true, SeqCst);
+        }
+    }
+}
+
+/// The uniform offset of the context from the thread pointer, or 0 if there is none.
+pub fn fast_offset() -> isize {
+    use std::sync::atomic::Ordering::SeqCst;
+    if FAST_CONFLICT.load(SeqCst) {
+        0
+    } else {
+        FAST_OFFSET.load(SeqCst)
+    }
+}
+
 /// The calling thread's context (all zero outside a kernel).
 #[inline]
 pub fn current() -> *mut KernelCtx {

@@ -22,6 +22,7 @@ use std::ffi::{c_char, c_int, c_void};
 pub extern "C" fn birenInit() -> birenError_t {
     ffi_call!("birenInit"() {
         runtime::init()?;
+        crate::ffi::launch::publish_context_offset();
         crate::ffi::launch::install_exit_hook();
         Ok(())
     })

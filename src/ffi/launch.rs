@@ -50,14 +50,14 @@ fn launch(
             KernelArgs::ByReference(args)
         }
     };
-    let l = Box::new(Launch {
+    let l = Launch {
         kernel: k,
         grid,
         block,
         shared: sharedMem,
         args,
         info,
-    });
+    };
     d.enqueue(&s, Work::Kernel(l), Vec::new()).map(|_| ())
 }
 
@@ -151,6 +151,20 @@ pub extern "C" fn birenKernelRegister(
         };
         rt.kernels.register(k as usize, name, sizes)
     })
+}
+
+/// The offset of the kernel context (birenKernelCtx) from the thread pointer on every compute
+/// unit, or 0 when there is no such uniform offset (e.g. the library was loaded with dlopen).
+/// The header's inline built-ins use it to find the context with one load; it is set by
+/// birenInit and never changes afterwards.
+#[no_mangle]
+pub static mut birenKernelCtxOffset: isize = 0;
+
+/// Publishes the compute units' context offset (at birenInit, before any kernel can run).
+pub(crate) fn publish_context_offset() {
+    // SAFETY: written once, under the init lock, before any kernel is launched; kernels read it
+    // after the launch is handed to them through the scheduler's lock (happens-before).
+    unsafe { birenKernelCtxOffset = kernel_ctx::fast_offset() };
 }
 
 /// The calling kernel thread's context (indices, dimensions, shared memory). The built-ins

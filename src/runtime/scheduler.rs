@@ -15,7 +15,7 @@ use super::trace::{self, Track};
 use crate::device::{BlockOutcome, BlockSource, Grid};
 use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -45,7 +45,7 @@ pub struct KernelRun {
     finished: AtomicU64,
     started: AtomicBool,
     failure: Mutex<Option<(ErrorCode, String)>>,
-    pub launch: Box<Launch>,
+    pub launch: Launch,
     stream: Arc<StreamCore>,
     seq: u64,
     epoch: u64,
@@ -102,7 +102,8 @@ pub struct Scheduler {
     version: AtomicU64,
     policy: AtomicU8,
     order: AtomicU64,
-    running_blocks: AtomicUsize,
+    /// One flag per compute unit: set while it claims or runs a block (reset waits for them).
+    busy: Mutex<Vec<Arc<AtomicBool>>>,
     /// True while an idle unit spins waiting for work.
     spinner: AtomicBool,
     on_done: KernelDone,
@@ -115,8 +116,9 @@ pub type KernelDone = Box<dyn Fn(&KernelRun, Option<(ErrorCode, String)>) + Send
 const UNIT_SPIN: Duration = Duration::from_micros(50);
 
 thread_local! {
-    /// True on compute unit threads.
-    static ON_UNIT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Set on a compute unit between the end of a block and its next look for work: the first
+    /// kernel it submits meanwhile (a stream moving on) needs no other unit woken for it.
+    static UNIT_WILL_LOOK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// A compute unit's view: the kernel it is working on.
@@ -125,6 +127,7 @@ pub struct UnitState {
     cu: usize,
     current: Option<Arc<KernelRun>>,
     version: u64,
+    busy: Arc<AtomicBool>,
     /// Tracing: the kernel whose blocks this unit has been running since when.
     span: Option<(Arc<KernelRun>, u64)>,
 }
@@ -167,7 +170,7 @@ impl Scheduler {
             version: AtomicU64::new(0),
             policy: AtomicU8::new(policy as u8),
             order: AtomicU64::new(0),
-            running_blocks: AtomicUsize::new(0),
+            busy: Mutex::new(Vec::new()),
             spinner: AtomicBool::new(false),
             on_done,
         }
@@ -195,7 +198,7 @@ impl Scheduler {
     /// Queues a kernel for its blocks to be dispatched.
     pub fn submit(
         &self,
-        launch: Box<Launch>,
+        launch: Launch,
         priority: i32,
         stream: Arc<StreamCore>,
         seq: u64,
@@ -220,8 +223,8 @@ impl Scheduler {
         let mut q = self.queues.lock();
         // Units that will find the work without a wake-up: the spinning one, and the caller if it
         // is a compute unit (it looks for its next block right after this).
-        let finders =
-            self.spinner.load(Ordering::Acquire) as usize + ON_UNIT.with(|c| c.get()) as usize;
+        let finders = self.spinner.load(Ordering::Acquire) as usize
+            + UNIT_WILL_LOOK.with(|c| c.replace(false)) as usize;
         let wake = q
             .idle
             .min((k.total.min(usize::MAX as u64) as usize).saturating_sub(finders));
@@ -289,7 +292,8 @@ impl Scheduler {
         for k in &all {
             self.cancel(k);
         }
-        while self.running_blocks.load(Ordering::SeqCst) > 0 {
+        let busy = self.busy.lock().clone();
+        while busy.iter().any(|b| b.load(Ordering::SeqCst)) {
             std::thread::sleep(std::time::Duration::from_micros(100));
         }
     }
@@ -305,28 +309,33 @@ impl BlockSource for Scheduler {
     type UnitState = UnitState;
 
     fn unit_state(&self, cu: usize) -> UnitState {
-        ON_UNIT.with(|c| c.set(true));
+        let busy = Arc::new(AtomicBool::new(false));
+        self.busy.lock().push(busy.clone());
         UnitState {
             device: self.device,
             cu,
             current: None,
             version: 0,
+            busy,
             span: None,
         }
     }
 
     fn next_block(&self, st: &mut UnitState) -> Option<(Arc<KernelRun>, u64)> {
+        UNIT_WILL_LOOK.with(|c| c.set(false));
         loop {
             if let Some(k) = &st.current {
                 if self.version.load(Ordering::Acquire) == st.version {
-                    let b = k.next.fetch_add(1, Ordering::AcqRel);
+                    // Busy before the claim: a reset that cancels after our claim sees us busy.
+                    st.busy.store(true, Ordering::SeqCst);
+                    let b = k.next.fetch_add(1, Ordering::SeqCst);
                     if b < k.total {
-                        self.running_blocks.fetch_add(1, Ordering::SeqCst);
                         let k = k.clone();
                         st.trace_switch(Some(&k));
                         return Some((k, b));
                     }
                 }
+                st.busy.store(false, Ordering::Release);
                 st.current = None;
             }
             let mut q = self.queues.lock();
@@ -371,6 +380,7 @@ impl BlockSource for Scheduler {
     }
 
     fn block_done(&self, k: Arc<KernelRun>, _block: u64, outcome: BlockOutcome) {
+        UNIT_WILL_LOOK.with(|c| c.set(true));
         if outcome != BlockOutcome::Completed {
             let msg = match outcome {
                 BlockOutcome::Trapped { thread } => format!(
@@ -392,7 +402,6 @@ impl BlockSource for Scheduler {
             self.cancel(&k);
         }
         self.finish_blocks(&k, 1);
-        self.running_blocks.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

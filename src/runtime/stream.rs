@@ -26,7 +26,7 @@ pub struct HostCall {
 
 /// What an op does when it runs.
 pub enum Work {
-    Kernel(Box<Launch>),
+    Kernel(Launch),
     Copy {
         dst: usize,
         src: usize,
