@@ -128,14 +128,7 @@ fn memcpy_on(
         Vec::new(),
     )?;
     if sync {
-        d.wait_point(
-            &crate::runtime::stream::StreamPoint {
-                stream: s.clone(),
-                seq,
-            },
-            call,
-        )?;
-        d.exec.sticky()?;
+        d.wait_own(&s, seq, call)?;
     }
     Ok(())
 }
@@ -209,14 +202,7 @@ fn memset_on(
         Vec::new(),
     )?;
     if sync {
-        d.wait_point(
-            &crate::runtime::stream::StreamPoint {
-                stream: s.clone(),
-                seq,
-            },
-            call,
-        )?;
-        d.exec.sticky()?;
+        d.wait_own(&s, seq, call)?;
     }
     Ok(())
 }

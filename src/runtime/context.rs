@@ -332,6 +332,23 @@ impl DeviceContext {
         }
     }
 
+    /// Waits for op `seq` that a synchronous call (birenMemcpy, birenMemset) enqueued in `s`. If
+    /// the wait fails (DEADLOCK), the op is withdrawn: a failed call writes nothing, ever.
+    pub fn wait_own(&self, s: &Arc<StreamCore>, seq: u64, call: &str) -> Result<()> {
+        let p = StreamPoint {
+            stream: s.clone(),
+            seq,
+        };
+        if let Err(e) = self.wait_point(&p, call) {
+            if s.withdraw(seq) {
+                return Err(e);
+            }
+            // It started (or finished) just as the wait gave up: it completes normally.
+            self.wait_point(&p, call)?;
+        }
+        self.exec.sticky()
+    }
+
     fn after_wait(&self, s: &StreamCore) -> Result<()> {
         if s.is_dead() {
             return Err(ErrorCode::InvalidHandle);
@@ -431,6 +448,23 @@ impl DeviceContext {
     pub fn malloc(&self, size: usize, guard: usize, caller: usize) -> Result<usize> {
         match self.exec.memory.allocate(size, guard, caller) {
             Err(ErrorCode::OutOfMemory) => {
+                // Memory whose work has completed comes back first. (A synchronize may return
+                // just before the completing thread releases it; that thread may also have
+                // released it since our attempt: retry either way.)
+                self.exec.reclaim();
+                if let Ok(p) = self.exec.memory.allocate(size, guard, caller) {
+                    return Ok(p);
+                }
+                // Would it fit once the deferred frees are released? If not, no wait helps.
+                let rounded = (size as u64).div_ceil(256) * 256;
+                let mem = &self.exec.memory;
+                let after = mem.used().saturating_sub(self.exec.deferred_bytes());
+                if after.saturating_add(rounded) > mem.capacity() {
+                    if self.exec.drain_quarantine() {
+                        return mem.allocate(size, guard, caller);
+                    }
+                    return Err(ErrorCode::OutOfMemory);
+                }
                 let points = self.exec.deferred_points();
                 if points.is_empty() {
                     if self.exec.drain_quarantine() {
@@ -439,7 +473,9 @@ impl DeviceContext {
                     return Err(ErrorCode::OutOfMemory);
                 }
                 for p in points {
-                    self.wait_point(&p, "birenMalloc")?;
+                    // Work that can never finish holds its memory for good: out of memory.
+                    self.wait_point(&p, "birenMalloc")
+                        .map_err(|_| ErrorCode::OutOfMemory)?;
                 }
                 self.exec.reclaim();
                 self.exec.memory.allocate(size, guard, caller)
@@ -452,12 +488,14 @@ impl DeviceContext {
     /// invalidation) and frees all memory. Returns the live allocations as (base, size, caller).
     pub fn reset(&self) -> Vec<(usize, usize, usize)> {
         let _g = self.graph.lock();
-        self.exec.bump_epoch();
+        self.exec.begin_reset();
         let streams = std::mem::take(&mut *self.streams.lock());
         for s in &streams {
             s.kill();
         }
         self.default_stream.drain();
-        self.exec.reset()
+        let live = self.exec.reset();
+        self.exec.end_reset();
+        live
     }
 }

@@ -37,6 +37,8 @@ pub struct Executor {
     has_deferred: AtomicBool,
     /// Futures (waits on never-recorded events) not yet resolved.
     pub pending_futures: AtomicUsize,
+    /// True during a reset: no op starts.
+    resetting: AtomicBool,
     /// Validator: freed allocations kept poisoned to catch writes after free.
     quarantine: Mutex<Quarantine>,
     clock: Instant,
@@ -113,6 +115,7 @@ impl Executor {
             deferred: Mutex::new(Vec::new()),
             has_deferred: AtomicBool::new(false),
             pending_futures: AtomicUsize::new(0),
+            resetting: AtomicBool::new(false),
             quarantine: Mutex::new(Quarantine::default()),
             clock,
         }
@@ -336,26 +339,23 @@ impl Executor {
     }
 
     /// Releases the deferred frees whose work has completed; true if any was released.
+    ///
+    /// Releases happen under the list's lock, so whoever takes the lock afterwards (another
+    /// reclaim, an allocation that ran short) sees the memory back.
     pub fn reclaim(&self) -> bool {
-        let done: Vec<Allocation> = {
-            let mut d = self.deferred.lock();
-            let mut out = Vec::new();
-            let mut i = 0;
-            while i < d.len() {
-                if d[i].until.iter().all(|p| p.reached()) {
-                    out.push(d.swap_remove(i).alloc);
-                } else {
-                    i += 1;
-                }
+        let mut d = self.deferred.lock();
+        let mut any = false;
+        let mut i = 0;
+        while i < d.len() {
+            if d[i].until.iter().all(|p| p.reached()) {
+                self.release(d.swap_remove(i).alloc);
+                any = true;
+            } else {
+                i += 1;
             }
-            if d.is_empty() {
-                self.has_deferred.store(false, Ordering::Release);
-            }
-            out
-        };
-        let any = !done.is_empty();
-        for a in done {
-            self.release(a);
+        }
+        if d.is_empty() {
+            self.has_deferred.store(false, Ordering::Release);
         }
         any
     }
@@ -370,9 +370,25 @@ impl Executor {
             .collect()
     }
 
-    /// Makes every op started before now stale: its completion will be ignored.
-    pub fn bump_epoch(&self) {
+    /// Starts a reset: no op starts any more, and every op started before now is stale (its
+    /// completion will be ignored).
+    pub fn begin_reset(&self) {
+        self.resetting.store(true, Ordering::SeqCst);
         self.epoch.fetch_add(1, Ordering::SeqCst);
+    }
+
+    pub fn end_reset(&self) {
+        self.resetting.store(false, Ordering::SeqCst);
+    }
+
+    #[inline]
+    pub fn is_resetting(&self) -> bool {
+        self.resetting.load(Ordering::Relaxed)
+    }
+
+    /// Bytes held by deferred frees (released once their work completes).
+    pub fn deferred_bytes(&self) -> u64 {
+        self.deferred.lock().iter().map(|d| d.alloc.reserved).sum()
     }
 
     /// After `bump_epoch` and draining the streams, stops all device activity: drops queued kernels, copies and host functions, waits for the

@@ -251,7 +251,7 @@ impl StreamCore {
     fn advance(self: &Arc<Self>, wake: &mut Vec<Arc<StreamCore>>) {
         loop {
             let mut q = self.queue.lock();
-            if q.running || self.is_dead() {
+            if q.running || self.is_dead() || self.exec.is_resetting() {
                 return;
             }
             let Some(op) = q.ops.front_mut() else { return };
@@ -320,7 +320,7 @@ impl StreamCore {
             }
             q.ops.pop_front();
             q.running = false;
-            self.completed.fetch_max(seq, Ordering::SeqCst);
+            self.mark_completed(&q);
             if let Some((name, start, args)) = q.span.take() {
                 trace::span(self.track(), name, start, args);
             }
@@ -329,6 +329,18 @@ impl StreamCore {
             self.exec.set_sticky(e);
         }
         self.exec.op_completed();
+        self.after_progress(wake);
+    }
+
+    /// Everything before the next pending op is complete (sequence numbers may have gaps where
+    /// an op was withdrawn).
+    fn mark_completed(&self, q: &StreamQueue) {
+        let done = q.ops.front().map_or(self.enqueued(), |o| o.seq - 1);
+        self.completed.fetch_max(done, Ordering::SeqCst);
+    }
+
+    /// Wakes host waiters and the streams waiting for points now reached.
+    fn after_progress(&self, wake: &mut Vec<Arc<StreamCore>>) {
         self.notifier.notify();
         let done = self.completed();
         {
@@ -398,6 +410,32 @@ impl StreamCore {
             Work::Taken => return,
         };
         q.span = Some((name, now, args));
+    }
+
+    /// Withdraws op `seq` if it has not started (a synchronous copy that gave up): it will never
+    /// run and nothing waits for it. False if it has started or completed.
+    pub fn withdraw(self: &Arc<Self>, seq: u64) -> bool {
+        let mut wake = Vec::new();
+        {
+            let mut q = self.queue.lock();
+            let Some(i) = q.ops.iter().position(|o| o.seq == seq) else {
+                return false; // completed already, or dropped by a reset
+            };
+            if i == 0 && q.running {
+                return false;
+            }
+            let op = q.ops.remove(i);
+            if i == 0 {
+                self.mark_completed(&q);
+            }
+            drop(q);
+            drop(op);
+        }
+        self.exec.op_completed();
+        self.after_progress(&mut wake);
+        self.advance(&mut wake);
+        run_wakeups(wake);
+        true
     }
 
     /// Called by compute units and engines when a running op ends.
