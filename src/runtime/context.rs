@@ -145,6 +145,13 @@ impl DeviceContext {
                 },
                 ev.id,
             ));
+            if deps.is_empty() && !trace::on() && s.record_now_locked(&mut q) {
+                // Nothing enqueued before it is unfinished: the record is reached now.
+                rs.mark(self.exec.now_ns());
+                drop(q);
+                st.latest = Some(rs);
+                return Ok(());
+            }
             let (_, kick) = s.push_locked(&mut q, Work::Record(rs.clone()), deps);
             drop(q);
             st.latest = Some(rs);

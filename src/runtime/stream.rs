@@ -236,6 +236,18 @@ impl StreamCore {
         (seq, !q.running && q.ops.len() == 1)
     }
 
+    /// If the stream is idle, takes the next sequence number as an op that is complete already
+    /// (an event record with nothing to wait for) and returns true.
+    pub(crate) fn record_now_locked(&self, q: &mut StreamQueue) -> bool {
+        if q.running || !q.ops.is_empty() || !self.is_idle() || self.exec.is_resetting() {
+            return false;
+        }
+        let seq = self.enqueued.load(Ordering::Relaxed) + 1;
+        self.enqueued.store(seq, Ordering::SeqCst);
+        self.completed.fetch_max(seq, Ordering::SeqCst);
+        true
+    }
+
     /// Makes progress after a push: starts the head op if it can start.
     pub fn kick(self: &Arc<Self>) {
         let mut wake = Vec::new();
