@@ -34,7 +34,7 @@ header:
 check-header:
 	$(CARGO) build --release
 
-$(BUILD)/c-tests/%: c-tests/%.c c-tests/harness.h include/biren_runtime.h lib
+$(BUILD)/c-tests/%: c-tests/%.c $(wildcard c-tests/*.h) include/biren_runtime.h lib
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_STRICT) -o $@ $< $(LDLIBS)
 
@@ -44,7 +44,8 @@ $(BUILD)/examples/%: examples-c/%.c include/biren_runtime.h lib
 
 test: test-rust test-c test-examples test-python test-install
 
-test-rust:
+# The dlopen test loads the built .so: build it first.
+test-rust: lib
 	$(CARGO) test --release
 
 test-c: lib $(C_TESTS)
