@@ -503,6 +503,11 @@ impl DeviceContext {
         self.default_stream.drain();
         let live = self.exec.reset();
         self.exec.end_reset();
+        // Work enqueued while the reset ran (by other host threads, on the default stream or on
+        // streams created meanwhile) could not start: start it now.
+        for s in self.all_streams() {
+            s.kick();
+        }
         live
     }
 }
