@@ -94,6 +94,36 @@ pub extern "C" fn birenFreeHost(ptr: *mut c_void) -> birenError_t {
     })
 }
 
+/// Resolves `stream`, refuses synchronous calls where they would wait for themselves, and lets
+/// `plan` check the arguments (None: nothing to do). Then enqueues the work (or, synchronous on an
+/// idle device, lets `inline` do it at once) and, if `sync`, waits for it.
+fn copy_or_fill(
+    stream: birenStream_t,
+    sync: bool,
+    call: &str,
+    plan: impl FnOnce(&runtime::Runtime) -> crate::runtime::error::Result<Option<Work>>,
+    inline: impl FnOnce(&Work) -> bool,
+) -> crate::runtime::error::Result<()> {
+    let rt = runtime::get()?;
+    let s = rt.stream(handle(stream))?;
+    let d = device_of(rt, s.device)?;
+    if sync && sync_forbidden_here() {
+        return Err(ErrorCode::NotPermitted);
+    }
+    let Some(work) = plan(rt)? else {
+        return Ok(());
+    };
+    // Nothing is queued anywhere on the device: a synchronous call is next in line; do it here.
+    if sync && d.exec.is_idle() && inline(&work) {
+        return Ok(());
+    }
+    let seq = d.enqueue(&s, work, Vec::new())?;
+    if sync {
+        d.wait_own(&s, seq, call)?;
+    }
+    Ok(())
+}
+
 fn memcpy_on(
     dst: *mut c_void,
     src: *const c_void,
@@ -103,34 +133,24 @@ fn memcpy_on(
     sync: bool,
     call: &str,
 ) -> crate::runtime::error::Result<()> {
-    let rt = runtime::get()?;
-    let s = rt.stream(handle(stream))?;
-    let d = device_of(rt, s.device)?;
-    if sync && sync_forbidden_here() {
-        return Err(ErrorCode::NotPermitted);
-    }
-    let Some(plan) = rt.plan_copy(dst as usize, src as usize, count, kind as i64, call)? else {
-        return Ok(());
+    let plan = |rt: &runtime::Runtime| {
+        let p = rt.plan_copy(dst as usize, src as usize, count, kind as i64, call)?;
+        Ok(p.map(|p| Work::Copy {
+            dst: p.dst,
+            src: p.src,
+            len: p.len,
+            engine: p.engine,
+        }))
     };
-    if sync && d.exec.is_idle() {
-        // Nothing is queued anywhere on the device: the copy is next in line; do it here.
-        unsafe { std::ptr::copy(plan.src as *const u8, plan.dst as *mut u8, plan.len) };
-        return Ok(());
-    }
-    let seq = d.enqueue(
-        &s,
-        Work::Copy {
-            dst: plan.dst,
-            src: plan.src,
-            len: plan.len,
-            engine: plan.engine,
-        },
-        Vec::new(),
-    )?;
-    if sync {
-        d.wait_own(&s, seq, call)?;
-    }
-    Ok(())
+    let inline = |w: &Work| match *w {
+        Work::Copy { dst, src, len, .. } => {
+            // SAFETY: both ranges were validated by plan_copy.
+            unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len) };
+            true
+        }
+        _ => false,
+    };
+    copy_or_fill(stream, sync, call, plan, inline)
 }
 
 /// Copies `count` bytes from src to dst and returns when the copy is done. Ordered like work on
@@ -183,28 +203,15 @@ fn memset_on(
     sync: bool,
     call: &str,
 ) -> crate::runtime::error::Result<()> {
-    let rt = runtime::get()?;
-    let s = rt.stream(handle(stream))?;
-    let d = device_of(rt, s.device)?;
-    if sync && sync_forbidden_here() {
-        return Err(ErrorCode::NotPermitted);
-    }
-    if rt.plan_fill(devPtr as usize, count, call)?.is_none() {
-        return Ok(());
-    }
-    let seq = d.enqueue(
-        &s,
-        Work::Fill {
+    let plan = |rt: &runtime::Runtime| {
+        let p = rt.plan_fill(devPtr as usize, count, call)?;
+        Ok(p.map(|()| Work::Fill {
             dst: devPtr as usize,
             value: value as u8,
             len: count,
-        },
-        Vec::new(),
-    )?;
-    if sync {
-        d.wait_own(&s, seq, call)?;
-    }
-    Ok(())
+        }))
+    };
+    copy_or_fill(stream, sync, call, plan, |_| false)
 }
 
 /// Fills `count` bytes of device memory with the byte `value` (its low 8 bits) and returns when

@@ -234,34 +234,22 @@ impl DeviceContext {
     /// next record if it was never recorded.
     pub fn wait_event(&self, s: &Arc<StreamCore>, ev: &EventCore) -> Result<()> {
         self.check_enqueue(s)?;
-        if let Some(rs) = ev.latest() {
+        let wait_for = |rs: Arc<RecordState>| {
             let deps = vec![Dep::Point(rs.point.clone())];
-            return self
-                .enqueue(
-                    s,
-                    Work::Wait {
-                        event: ev.id,
-                        on: WaitOn::Record(rs),
-                    },
-                    deps,
-                )
-                .map(|_| ());
+            let work = Work::Wait {
+                event: ev.id,
+                on: WaitOn::Record(rs),
+            };
+            self.enqueue(s, work, deps).map(|_| ())
+        };
+        if let Some(rs) = ev.latest() {
+            return wait_for(rs);
         }
         let _g = self.graph.lock();
         let mut st = ev.state.lock();
         if let Some(rs) = st.latest.clone() {
             drop(st);
-            let deps = vec![Dep::Point(rs.point.clone())];
-            return self
-                .enqueue(
-                    s,
-                    Work::Wait {
-                        event: ev.id,
-                        on: WaitOn::Record(rs),
-                    },
-                    deps,
-                )
-                .map(|_| ());
+            return wait_for(rs);
         }
         let future = match &st.future {
             Some(f) => f.clone(),
