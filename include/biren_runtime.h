@@ -467,7 +467,8 @@ enum birenError_t birenLaunchKernelArgs(birenKernel_t kernel, struct dim3 grid, 
  Registers a kernel: its name (shown in logs, traces and validator messages) and the sizes of
  its `numArgs` arguments, so that birenLaunchKernel copies the argument values at launch.
  Registering again replaces the earlier registration. `name` may be NULL (the address is
- shown). BIREN_ERROR_INVALID_VALUE for a NULL kernel, NULL argSizes with numArgs > 0, a size of
+ shown). Kernels are known by address: a linker that folds identical functions into one
+ (e.g. two empty kernels) makes them one kernel for this table. BIREN_ERROR_INVALID_VALUE for a NULL kernel, NULL argSizes with numArgs > 0, a size of
  0 or over 4096, or more than 256 arguments. Thread-safe.
  */
 enum birenError_t birenKernelRegister(birenKernel_t kernel, const char *name, unsigned int numArgs, const size_t *argSizes);

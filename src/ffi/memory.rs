@@ -25,12 +25,8 @@ pub extern "C" fn birenMalloc(devPtr: *mut *mut c_void, size: usize) -> birenErr
             *o = std::ptr::null_mut();
             return Ok(());
         }
-        let validate = diagnostics::validator_on();
-        let p = d.malloc(size, if validate { GUARD } else { 0 }, caller::user_caller())?;
-        if validate {
-            crate::runtime::validator::poison_new(&d.exec.memory, p);
-        }
-        *o = p as *mut c_void;
+        let guard = if diagnostics::validator_on() { GUARD } else { 0 };
+        *o = d.malloc(size, guard, caller::user_caller())? as *mut c_void;
         Ok(())
     })
 }

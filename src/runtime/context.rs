@@ -451,7 +451,9 @@ impl DeviceContext {
                     return Ok(p);
                 }
                 // Would it fit once the deferred frees are released? If not, no wait helps.
-                let rounded = (size as u64).div_ceil(256) * 256;
+                let rounded = (size as u64)
+                    .checked_next_multiple_of(256)
+                    .unwrap_or(u64::MAX);
                 let mem = &self.exec.memory;
                 let after = mem.used().saturating_sub(self.exec.deferred_bytes());
                 if after.saturating_add(rounded) > mem.capacity() {

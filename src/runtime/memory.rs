@@ -81,7 +81,9 @@ impl MemoryTable {
     }
 
     /// Allocates `size` bytes (> 0), 256-byte aligned, with `guard` bytes (a multiple of 256)
-    /// on each side. `OutOfMemory` past the capacity or when the host refuses.
+    /// on each side. With guards (the validator's), the guards are filled and the user range
+    /// poisoned before the allocation is registered. `OutOfMemory` past the capacity or when the
+    /// host refuses.
     pub fn allocate(&self, size: usize, guard: usize, caller: usize) -> Result<usize> {
         debug_assert!(size > 0 && guard.is_multiple_of(ALIGN));
         let rounded = size
@@ -105,6 +107,14 @@ impl MemoryTable {
             return Err(ErrorCode::OutOfMemory);
         }
         let base = block as usize + guard;
+        if guard > 0 {
+            // Guards and poison before the allocation becomes visible: a concurrent guard check
+            // must never see unfilled guard bytes.
+            unsafe {
+                std::ptr::write_bytes(block, super::validator::GUARD_BYTE, total);
+                std::ptr::write_bytes(base as *mut u8, super::validator::POISON_NEW, size);
+            }
+        }
         let a = Allocation {
             base,
             size,

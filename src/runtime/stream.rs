@@ -330,15 +330,16 @@ impl StreamCore {
             if !q.running || q.ops.front().map(|o| o.seq) != Some(seq) {
                 return;
             }
+            // The error first: whoever sees this op complete must also see its error.
+            if let Err(e) = result {
+                self.exec.set_sticky(e);
+            }
             q.ops.pop_front();
             q.running = false;
             self.mark_completed(&q);
             if let Some((name, start, args)) = q.span.take() {
                 trace::span(self.track(), name, start, args);
             }
-        }
-        if let Err(e) = result {
-            self.exec.set_sticky(e);
         }
         self.exec.op_completed();
         self.after_progress(wake);

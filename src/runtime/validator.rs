@@ -12,17 +12,6 @@ pub(crate) const POISON_FREED: u8 = 0xDD;
 /// Fill of the guard zones around every allocation.
 pub(crate) const GUARD_BYTE: u8 = 0xFD;
 
-/// Poisons a new allocation's user range and fills its guard zones.
-pub fn poison_new(mem: &MemoryTable, base: usize) {
-    mem.with(base, |a| {
-        let (block, len) = a.block();
-        unsafe {
-            std::ptr::write_bytes(block, GUARD_BYTE, len);
-            std::ptr::write_bytes(a.base as *mut u8, POISON_NEW, a.size);
-        }
-    });
-}
-
 /// The damaged guard bytes of an allocation, as a range of offsets from its base (negative:
 /// before its start): (first, last).
 pub fn damaged_guard(
