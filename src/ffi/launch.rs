@@ -39,6 +39,8 @@ fn launch(
     }
     let s = rt.stream(handle(stream))?;
     let d = device_of(rt, s.device)?;
+    // Arguments may point into device memory: a reset during this call frees it.
+    let epoch = d.exec.epoch();
     let info = rt.kernels.get(k as usize);
     let args = match (sizes, &info) {
         (Some(sz), _) => unsafe { KernelArgs::copy(args, sz)? },
@@ -58,7 +60,8 @@ fn launch(
         args,
         info,
     };
-    d.enqueue(&s, Work::Kernel(l), Vec::new()).map(|_| ())
+    d.enqueue_since(&s, Work::Kernel(l), Vec::new(), epoch)
+        .map(|_| ())
 }
 
 fn advise_unregistered(k: usize) {

@@ -98,7 +98,7 @@ fn copy_or_fill(
     sync: bool,
     call: &str,
     plan: impl FnOnce(&runtime::Runtime) -> crate::runtime::error::Result<Option<Work>>,
-    inline: impl FnOnce(&Work) -> bool,
+    inline: Option<fn(&Work)>,
 ) -> crate::runtime::error::Result<()> {
     let rt = runtime::get()?;
     let s = rt.stream(handle(stream))?;
@@ -106,14 +106,18 @@ fn copy_or_fill(
     if sync && sync_forbidden_here() {
         return Err(ErrorCode::NotPermitted);
     }
+    // The memory is checked now; a reset between the check and the enqueue frees it.
+    let epoch = d.exec.epoch();
     let Some(work) = plan(rt)? else {
         return Ok(());
     };
     // Nothing is queued anywhere on the device: a synchronous call is next in line; do it here.
-    if sync && d.exec.is_idle() && inline(&work) {
-        return Ok(());
+    if let Some(f) = inline.filter(|_| sync) {
+        if d.run_inline_since(&s, epoch, || f(&work)) {
+            return Ok(());
+        }
     }
-    let seq = d.enqueue(&s, work, Vec::new())?;
+    let seq = d.enqueue_since(&s, work, Vec::new(), epoch)?;
     if sync {
         d.wait_own(&s, seq, call)?;
     }
@@ -138,15 +142,13 @@ fn memcpy_on(
             engine: p.engine,
         }))
     };
-    let inline = |w: &Work| match *w {
-        Work::Copy { dst, src, len, .. } => {
-            // SAFETY: both ranges were validated by plan_copy.
+    fn inline(w: &Work) {
+        if let Work::Copy { dst, src, len, .. } = *w {
+            // SAFETY: both ranges were validated by plan_copy, and no reset has run since.
             unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len) };
-            true
         }
-        _ => false,
-    };
-    copy_or_fill(stream, sync, call, plan, inline)
+    }
+    copy_or_fill(stream, sync, call, plan, Some(inline))
 }
 
 /// Copies `count` bytes from src to dst and returns when the copy is done. Ordered like work on
@@ -207,7 +209,7 @@ fn memset_on(
             len: count,
         }))
     };
-    copy_or_fill(stream, sync, call, plan, |_| false)
+    copy_or_fill(stream, sync, call, plan, None)
 }
 
 /// Fills `count` bytes of device memory with the byte `value` (its low 8 bits) and returns when

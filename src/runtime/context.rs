@@ -117,18 +117,49 @@ impl DeviceContext {
     }
 
     /// Enqueues `work` on `s` after `deps` (and the default-stream rules); returns its seq.
-    pub fn enqueue(&self, s: &Arc<StreamCore>, work: Work, mut deps: Vec<Dep>) -> Result<u64> {
+    pub fn enqueue(&self, s: &Arc<StreamCore>, work: Work, deps: Vec<Dep>) -> Result<u64> {
+        self.enqueue_since(s, work, deps, self.exec.epoch())
+    }
+
+    /// Enqueues work whose arguments (device pointers) were checked at reset epoch `epoch`: if
+    /// the device was reset since, that memory is gone and the work is refused with
+    /// INVALID_DEVICE_POINTER (a call that raced with birenDeviceReset). The check is made under
+    /// the stream's lock, which the reset takes before it frees anything.
+    pub fn enqueue_since(
+        &self,
+        s: &Arc<StreamCore>,
+        work: Work,
+        mut deps: Vec<Dep>,
+        epoch: u64,
+    ) -> Result<u64> {
         self.check_enqueue(s)?;
         let implicit = self.implicit_deps(s);
         if s.is_default && !implicit.is_empty() && diagnostics::validator_on() {
             super::advice::default_stream_serialized(implicit.len());
         }
         deps.extend(implicit);
-        let (seq, kick) = s.push_locked(&mut s.queue.lock(), work, deps);
+        let mut q = s.queue.lock();
+        if self.exec.epoch() != epoch {
+            return Err(ErrorCode::InvalidDevicePointer);
+        }
+        let (seq, kick) = s.push_locked(&mut q, work, deps);
+        drop(q);
         if kick {
             s.kick();
         }
         Ok(seq)
+    }
+
+    /// Runs `f` now if nothing is queued on the device and no reset happened since `epoch`,
+    /// under `s`'s lock (a reset frees memory only after taking it). False if it did not run.
+    pub fn run_inline_since(&self, s: &Arc<StreamCore>, epoch: u64, f: impl FnOnce()) -> bool {
+        let q = s.queue.lock();
+        if !self.exec.is_idle() || self.exec.epoch() != epoch || !q.ops.is_empty() {
+            return false;
+        }
+        f();
+        drop(q);
+        true
     }
 
     /// `birenEventRecord`: captures the work enqueued in `s` so far.
@@ -486,6 +517,7 @@ impl DeviceContext {
     pub fn reset(&self) -> Vec<(usize, usize, usize)> {
         let _g = self.graph.lock();
         self.exec.begin_reset();
+        self.exec.wait_for_starts();
         let streams = std::mem::take(&mut *self.streams.lock());
         for s in &streams {
             s.kill();

@@ -39,6 +39,8 @@ pub struct Executor {
     pub pending_futures: AtomicUsize,
     /// True during a reset: no op starts.
     resetting: AtomicBool,
+    /// Threads between taking an op from a stream and handing it over (a reset waits for them).
+    starting: AtomicUsize,
     /// Validator: freed allocations kept poisoned to catch writes after free.
     quarantine: Mutex<Quarantine>,
     clock: Instant,
@@ -101,7 +103,7 @@ impl Executor {
     ) -> Executor {
         Executor {
             device,
-            memory: MemoryTable::new(capacity),
+            memory: MemoryTable::device(capacity),
             scheduler,
             copy: [
                 EngineThread::start(format!("biren-d{device}-copy-in")),
@@ -116,6 +118,7 @@ impl Executor {
             has_deferred: AtomicBool::new(false),
             pending_futures: AtomicUsize::new(0),
             resetting: AtomicBool::new(false),
+            starting: AtomicUsize::new(0),
             quarantine: Mutex::new(Quarantine::default()),
             clock,
         }
@@ -377,6 +380,36 @@ impl Executor {
         self.epoch.fetch_add(1, Ordering::SeqCst);
     }
 
+    /// A stream is about to start an op: false if a reset has begun (then start nothing).
+    /// Paired with `begin_reset` like Dekker's flags, so either the reset waits for this start
+    /// or this start sees the reset.
+    #[inline]
+    pub fn enter_start(&self) -> bool {
+        self.starting.fetch_add(1, Ordering::SeqCst);
+        if self.resetting.load(Ordering::SeqCst) {
+            self.starting.fetch_sub(1, Ordering::SeqCst);
+            return false;
+        }
+        true
+    }
+
+    #[inline]
+    pub fn leave_start(&self) {
+        self.starting.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Waits until no stream is in the middle of starting an op (after `begin_reset`).
+    pub fn wait_for_starts(&self) {
+        while self.starting.load(Ordering::SeqCst) > 0 {
+            std::thread::yield_now();
+        }
+    }
+
+    /// Ops dropped unfinished (reset): no longer pending.
+    pub fn ops_dropped(&self, n: u64) {
+        self.outstanding.fetch_sub(n, Ordering::SeqCst);
+    }
+
     pub fn end_reset(&self) {
         self.resetting.store(false, Ordering::SeqCst);
     }
@@ -400,7 +433,6 @@ impl Executor {
             e.cancel_and_wait();
         }
         self.host.cancel_and_wait();
-        self.outstanding.store(0, Ordering::SeqCst);
         for d in std::mem::take(&mut *self.deferred.lock()) {
             self.memory.release(d.alloc);
         }
@@ -411,6 +443,7 @@ impl Executor {
         for a in live {
             self.memory.release(a);
         }
+        self.memory.reclaim_backing();
         self.pending_futures.store(0, Ordering::SeqCst);
         self.sticky.store(0, Ordering::Release);
         report

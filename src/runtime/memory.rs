@@ -1,6 +1,7 @@
 //! The table of live allocations: device memory (with a capacity) and registered host memory.
 //! Lookups of the allocation a pointer lies in are O(log n) in an ordered map.
 
+use super::arena::Arena;
 use super::error::{ErrorCode, Result};
 use parking_lot::RwLock;
 use std::alloc::Layout;
@@ -20,7 +21,7 @@ pub struct Allocation {
     /// Guard bytes on each side of the user range (0 without the validator).
     pub guard: usize,
     block: *mut u8,
-    layout: Layout,
+    block_len: usize,
     /// Unique, increasing allocation number (for reports).
     pub serial: u64,
     /// Return address of the code that made it (for leak reports), 0 if unknown.
@@ -36,7 +37,7 @@ impl Allocation {
     }
     /// The whole block, guards included: (start, len).
     pub fn block(&self) -> (*mut u8, usize) {
-        (self.block, self.layout.size())
+        (self.block, self.block_len)
     }
 }
 
@@ -47,21 +48,46 @@ pub struct Region {
     pub size: usize,
 }
 
+/// Where a table's memory comes from.
+enum Backing {
+    /// The host heap (page-locked host memory).
+    Heap,
+    /// A device arena: stale writes never reach the host heap.
+    Arena(Arena),
+}
+
 pub struct MemoryTable {
     map: RwLock<BTreeMap<usize, Allocation>>,
+    backing: Backing,
     used: AtomicU64,
     capacity: u64,
     serial: AtomicU64,
 }
 
 impl MemoryTable {
+    /// A table of host memory (no capacity in practice).
     pub fn new(capacity: u64) -> MemoryTable {
         MemoryTable {
             map: RwLock::new(BTreeMap::new()),
+            backing: Backing::Heap,
             used: AtomicU64::new(0),
             capacity,
             serial: AtomicU64::new(0),
         }
+    }
+
+    /// A table of device memory: its own arena of address space, twice the capacity plus room
+    /// for the validator's guard zones (reserved, not committed). Falls back to the host heap if
+    /// the address space cannot be reserved.
+    pub fn device(capacity: u64) -> MemoryTable {
+        let len = (capacity as usize)
+            .saturating_mul(2)
+            .saturating_add(256 << 20);
+        let mut t = MemoryTable::new(capacity);
+        if let Some(a) = Arena::new(len) {
+            t.backing = Backing::Arena(a);
+        }
+        t
     }
 
     pub fn capacity(&self) -> u64 {
@@ -99,9 +125,16 @@ impl MemoryTable {
         if !self.reserve(reserved) {
             return Err(ErrorCode::OutOfMemory);
         }
-        let layout = Layout::from_size_align(total, ALIGN).map_err(|_| ErrorCode::OutOfMemory)?;
-        // SAFETY: layout has non-zero size.
-        let block = unsafe { std::alloc::alloc(layout) };
+        let block = match &self.backing {
+            Backing::Arena(a) => a
+                .alloc(total)
+                .map_or(std::ptr::null_mut(), |p| p as *mut u8),
+            Backing::Heap => match Layout::from_size_align(total, ALIGN) {
+                // SAFETY: the layout has a non-zero size.
+                Ok(layout) => unsafe { std::alloc::alloc(layout) },
+                Err(_) => std::ptr::null_mut(),
+            },
+        };
         if block.is_null() {
             self.used.fetch_sub(reserved, Ordering::SeqCst);
             return Err(ErrorCode::OutOfMemory);
@@ -121,7 +154,7 @@ impl MemoryTable {
             reserved,
             guard,
             block,
-            layout,
+            block_len: total,
             serial: self.serial.fetch_add(1, Ordering::Relaxed) + 1,
             caller,
         };
@@ -138,11 +171,28 @@ impl MemoryTable {
             .ok_or(ErrorCode::InvalidDevicePointer)
     }
 
-    /// Returns an unregistered allocation's memory to the host and the capacity.
+    /// Returns an unregistered allocation's memory to its backing and the capacity.
     pub fn release(&self, a: Allocation) {
-        // SAFETY: block/layout came from std::alloc::alloc in allocate().
-        unsafe { std::alloc::dealloc(a.block, a.layout) };
+        match &self.backing {
+            Backing::Arena(arena) => arena.free(a.block as usize, a.block_len),
+            // SAFETY: block came from std::alloc::alloc with this size and alignment.
+            Backing::Heap => unsafe {
+                std::alloc::dealloc(
+                    a.block,
+                    Layout::from_size_align_unchecked(a.block_len, ALIGN),
+                )
+            },
+        }
         self.used.fetch_sub(a.reserved, Ordering::SeqCst);
+    }
+
+    /// After every allocation was released (reset): the device memory's pages go back to the OS.
+    pub fn reclaim_backing(&self) {
+        if let Backing::Arena(a) = &self.backing {
+            if self.map.read().is_empty() && self.used() == 0 {
+                a.clear();
+            }
+        }
     }
 
     /// The allocation `[base, base+size)` that contains `p`, if any.
@@ -215,7 +265,7 @@ mod tests {
 
     #[test]
     fn capacity_is_enforced() {
-        let t = MemoryTable::new(4096);
+        let t = MemoryTable::device(4096);
         let a = t.allocate(4096, 0, 0).unwrap();
         assert_eq!(t.allocate(1, 0, 0), Err(ErrorCode::OutOfMemory));
         assert_eq!(t.allocate(usize::MAX, 0, 0), Err(ErrorCode::OutOfMemory));
@@ -271,7 +321,7 @@ mod tests {
 
     #[test]
     fn thousands_of_allocations() {
-        let t = MemoryTable::new(1 << 30);
+        let t = MemoryTable::device(1 << 30);
         let ps: Vec<usize> = (0..5000)
             .map(|i| t.allocate(64 + i, 0, 0).unwrap())
             .collect();

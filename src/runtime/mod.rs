@@ -2,6 +2,7 @@
 //! on `Runtime` and maps the results back.
 
 pub mod advice;
+pub mod arena;
 pub mod caller;
 pub mod config;
 pub mod context;

@@ -298,15 +298,22 @@ impl StreamCore {
                 }
                 op.deps.pop();
             }
+            // From taking the op to handing it over, a reset waits for us (and we start nothing
+            // once one has begun: it kicks every stream when it ends).
+            if !self.exec.enter_start() {
+                return;
+            }
             let seq = op.seq;
             let work = std::mem::replace(&mut op.work, Work::Taken);
             q.running = true;
             if trace::on() {
                 self.trace_start(&mut q, &work);
             }
-            drop(q);
             let epoch = self.exec.epoch();
-            match self.exec.run(self, seq, epoch, work) {
+            drop(q);
+            let started = self.exec.run(self, seq, epoch, work);
+            self.exec.leave_start();
+            match started {
                 Started::Running => return,
                 Started::Done(r) => self.complete(seq, epoch, r, wake),
             }
@@ -473,6 +480,8 @@ impl StreamCore {
             self.completed.fetch_max(self.enqueued(), Ordering::SeqCst);
             q.ops.drain(..).collect()
         };
+        // Dropped, and the running one's completion will be ignored: none of them is pending.
+        self.exec.ops_dropped(ops.len() as u64);
         // Streams parked on our points: they are all reached now (drained or dead); wake them,
         // or a stream that took a dependency on us just before the reset would wait forever.
         let waiters: Vec<Arc<StreamCore>> =
