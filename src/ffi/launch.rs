@@ -39,8 +39,6 @@ fn launch(
     }
     let s = rt.stream(handle(stream))?;
     let d = device_of(rt, s.device)?;
-    // Arguments may point into device memory: a reset during this call frees it.
-    let epoch = d.exec.epoch();
     let info = rt.kernels.get(k as usize);
     let args = match (sizes, &info) {
         (Some(sz), _) => unsafe { KernelArgs::copy(args, sz)? },
@@ -60,8 +58,7 @@ fn launch(
         args,
         info,
     };
-    d.enqueue_since(&s, Work::Kernel(l), Vec::new(), epoch)
-        .map(|_| ())
+    d.enqueue(&s, Work::Kernel(l), Vec::new()).map(|_| ())
 }
 
 fn advise_unregistered(k: usize) {
