@@ -451,7 +451,8 @@ enum birenError_t birenEventDestroy(birenEvent_t event);
  Returns BIREN_ERROR_INVALID_VALUE for a NULL kernel; BIREN_ERROR_INVALID_CONFIGURATION for a
  zero dimension, a block over (1024,1024,64) or 1024 threads, a grid over
  (2^31-1,65535,65535), or sharedMem over sharedMemPerBlock; BIREN_ERROR_INVALID_HANDLE for a
- destroyed stream. Nothing is enqueued on error. Thread-safe.
+ destroyed stream, or for a launch that overlaps a birenDeviceReset of its device (its
+ arguments may point to memory the reset freed). Nothing is enqueued on error. Thread-safe.
  */
 enum birenError_t birenLaunchKernel(birenKernel_t kernel, struct dim3 grid, struct dim3 block, void **args, size_t sharedMem, birenStream_t stream);
 

@@ -39,6 +39,8 @@ fn launch(
     }
     let s = rt.stream(handle(stream))?;
     let d = device_of(rt, s.device)?;
+    // Arguments may point into device memory that a reset during this call frees.
+    let epoch = d.exec.epoch();
     let info = rt.kernels.get(k as usize);
     let args = match (sizes, &info) {
         (Some(sz), _) => unsafe { KernelArgs::copy(args, sz)? },
@@ -58,7 +60,11 @@ fn launch(
         args,
         info,
     };
-    d.enqueue(&s, Work::Kernel(l), Vec::new()).map(|_| ())
+    match d.enqueue_since(&s, Work::Kernel(l), Vec::new(), epoch) {
+        // The device was reset during the call: the launch goes the way of the reset's streams.
+        Err(ErrorCode::InvalidDevicePointer) => Err(ErrorCode::InvalidHandle),
+        r => r.map(|_| ()),
+    }
 }
 
 fn advise_unregistered(k: usize) {
@@ -84,7 +90,8 @@ fn advise_unregistered(k: usize) {
 /// Returns BIREN_ERROR_INVALID_VALUE for a NULL kernel; BIREN_ERROR_INVALID_CONFIGURATION for a
 /// zero dimension, a block over (1024,1024,64) or 1024 threads, a grid over
 /// (2^31-1,65535,65535), or sharedMem over sharedMemPerBlock; BIREN_ERROR_INVALID_HANDLE for a
-/// destroyed stream. Nothing is enqueued on error. Thread-safe.
+/// destroyed stream, or for a launch that overlaps a birenDeviceReset of its device (its
+/// arguments may point to memory the reset freed). Nothing is enqueued on error. Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenLaunchKernel(
     kernel: birenKernel_t,

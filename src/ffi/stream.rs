@@ -19,6 +19,7 @@ fn create(pStream: *mut birenStream_t, flags: c_uint, priority: c_int) -> Result
         );
         return Err(ErrorCode::InvalidValue);
     }
+    let _no_reset = d.creating();
     let priority = priority.clamp(
         super::control::BIREN_STREAM_PRIORITY_GREATEST,
         super::control::BIREN_STREAM_PRIORITY_LEAST,

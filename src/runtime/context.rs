@@ -11,7 +11,7 @@ use super::scheduler::Policy;
 use super::stream::{run_wakeups, Dep, StreamCore, StreamPoint, WaitOn, Work};
 use super::trace::{self, Track};
 use crate::device::engine::on_device_thread;
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -24,6 +24,9 @@ pub struct DeviceContext {
     streams: Mutex<Vec<Arc<StreamCore>>>,
     /// Serializes the operations that add or resolve futures (the only source of cycles).
     graph: Mutex<()>,
+    /// Held (write) by a reset; (read) by host threads creating streams and allocations, so that
+    /// what exists when a reset starts is destroyed and what is created after it survives.
+    reset_lock: RwLock<()>,
     deadlock_timeout: Duration,
 }
 
@@ -58,8 +61,15 @@ impl DeviceContext {
             default_stream,
             streams: Mutex::new(Vec::new()),
             graph: Mutex::new(()),
+            reset_lock: RwLock::new(()),
             deadlock_timeout: Duration::from_millis(deadlock_timeout_ms),
         }
+    }
+
+    /// Keeps a reset out while a host thread creates something (not on the device's own
+    /// threads: a host function may allocate while a reset waits for it to finish).
+    pub fn creating(&self) -> Option<parking_lot::RwLockReadGuard<'_, ()>> {
+        (!on_device_thread()).then(|| self.reset_lock.read())
     }
 
     pub fn add_stream(&self, s: Arc<StreamCore>) {
@@ -472,6 +482,7 @@ impl DeviceContext {
 
     /// Allocates, waiting for deferred frees when the device is full.
     pub fn malloc(&self, size: usize, guard: usize, caller: usize) -> Result<usize> {
+        let _no_reset = self.creating();
         match self.exec.memory.allocate(size, guard, caller) {
             Err(ErrorCode::OutOfMemory) => {
                 // Memory whose work has completed comes back first. (A synchronize may return
@@ -515,6 +526,7 @@ impl DeviceContext {
     /// Drops queued work, waits for running work, destroys all streams (returned, for handle
     /// invalidation) and frees all memory. Returns the live allocations as (base, size, caller).
     pub fn reset(&self) -> Vec<(usize, usize, usize)> {
+        let _r = self.reset_lock.write();
         let _g = self.graph.lock();
         self.exec.begin_reset();
         self.exec.wait_for_starts();
