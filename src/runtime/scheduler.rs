@@ -15,7 +15,7 @@ use super::trace::{self, Track};
 use crate::device::{BlockOutcome, BlockSource, Grid};
 use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -62,32 +62,37 @@ impl KernelRun {
     }
 }
 
-/// A small sorted vector: no allocation per kernel once it has grown.
+/// Kernels in order of (priority, launch order), best first. A new kernel usually has the
+/// latest launch order and goes to the back in O(1); picking is at the front, O(1). No
+/// allocation per kernel once the deque has grown.
 #[derive(Default)]
-struct ReadyList(Vec<Arc<KernelRun>>);
+struct ReadyList(VecDeque<Arc<KernelRun>>);
 
 impl ReadyList {
     fn insert(&mut self, k: Arc<KernelRun>) {
         let key = (k.priority, k.order);
-        // Descending order of key: the best (smallest) key is at the end.
-        let at = self.0.partition_point(|x| (x.priority, x.order) > key);
+        if self.0.back().is_none_or(|b| (b.priority, b.order) <= key) {
+            self.0.push_back(k);
+            return;
+        }
+        let at = self.0.partition_point(|x| (x.priority, x.order) <= key);
         self.0.insert(at, k);
     }
     fn best(&self) -> Option<&Arc<KernelRun>> {
-        self.0.last()
+        self.0.front()
     }
     fn pop_best(&mut self) -> Option<Arc<KernelRun>> {
-        self.0.pop()
+        self.0.pop_front()
     }
     fn take_all(&mut self) -> Vec<Arc<KernelRun>> {
-        std::mem::take(&mut self.0)
+        self.0.drain(..).collect()
     }
 }
 
 #[derive(Default)]
 struct Queues {
-    /// Kernels with blocks left, sorted so that the most urgent (lowest priority value, then
-    /// earliest launched) is last: picking it is a look at the end, inserting a binary search.
+    /// Kernels with blocks left, the most urgent (lowest priority value, then earliest
+    /// launched) first.
     ready: ReadyList,
     /// Cooperative policy: kernels that have started, in start order.
     running: VecDeque<Arc<KernelRun>>,
@@ -106,6 +111,10 @@ pub struct Scheduler {
     busy: Mutex<Vec<Arc<AtomicBool>>>,
     /// True while an idle unit spins waiting for work.
     spinner: AtomicBool,
+    /// Kernels submitted so far (what a spinning unit watches).
+    submitted: AtomicU64,
+    /// Compute units working for this scheduler.
+    units: AtomicUsize,
     on_done: KernelDone,
 }
 
@@ -114,12 +123,6 @@ pub type KernelDone = Box<dyn Fn(&KernelRun, Option<(ErrorCode, String)>) + Send
 
 /// How long an idle compute unit spins for new work before it parks.
 const UNIT_SPIN: Duration = Duration::from_micros(50);
-
-thread_local! {
-    /// Set on a compute unit between the end of a block and its next look for work: the first
-    /// kernel it submits meanwhile (a stream moving on) needs no other unit woken for it.
-    static UNIT_WILL_LOOK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
 
 /// A compute unit's view: the kernel it is working on.
 pub struct UnitState {
@@ -172,6 +175,8 @@ impl Scheduler {
             order: AtomicU64::new(0),
             busy: Mutex::new(Vec::new()),
             spinner: AtomicBool::new(false),
+            submitted: AtomicU64::new(0),
+            units: AtomicUsize::new(0),
             on_done,
         }
     }
@@ -221,15 +226,25 @@ impl Scheduler {
             start_ns: AtomicU64::new(0),
         });
         let mut q = self.queues.lock();
-        // Units that will find the work without a wake-up: the spinning one, and the caller if it
-        // is a compute unit (it looks for its next block right after this).
-        let finders = self.spinner.load(Ordering::Acquire) as usize
-            + UNIT_WILL_LOOK.with(|c| c.replace(false)) as usize;
-        let wake = q
-            .idle
-            .min((k.total.min(usize::MAX as u64) as usize).saturating_sub(finders));
+        // Kernels whose blocks are all handed out leave the list lazily: drop them from the
+        // front first, so that they do not count as work waiting.
+        while q.ready.best().is_some_and(|b| !b.has_blocks()) {
+            q.ready.pop_best();
+        }
+        // Units not parked (running a block, spinning, about to look) will find the work by
+        // themselves; wake parked ones only for the blocks beyond what those will take.
+        let active = self.units.load(Ordering::Relaxed).saturating_sub(q.idle);
+        let demand = (k.total.min(usize::MAX as u64) as usize).saturating_add(q.ready.0.len());
+        let wake = q.idle.min(demand.saturating_sub(active));
+        // Units cache the kernel they work on; make them look again only if this one should
+        // preempt it (strictly more urgent than the best waiting kernel).
+        let preempts = self.policy() == Policy::Preemptive
+            && q.ready.best().is_some_and(|b| k.priority < b.priority);
         q.ready.insert(k);
-        self.version.fetch_add(1, Ordering::AcqRel);
+        if preempts {
+            self.version.fetch_add(1, Ordering::AcqRel);
+        }
+        self.submitted.fetch_add(1, Ordering::Release);
         drop(q);
         for _ in 0..wake {
             self.work.notify_one();
@@ -311,6 +326,7 @@ impl BlockSource for Scheduler {
     fn unit_state(&self, cu: usize) -> UnitState {
         let busy = Arc::new(AtomicBool::new(false));
         self.busy.lock().push(busy.clone());
+        self.units.fetch_add(1, Ordering::Relaxed);
         UnitState {
             device: self.device,
             cu,
@@ -322,7 +338,6 @@ impl BlockSource for Scheduler {
     }
 
     fn next_block(&self, st: &mut UnitState) -> Option<(Arc<KernelRun>, u64)> {
-        UNIT_WILL_LOOK.with(|c| c.set(false));
         loop {
             if let Some(k) = &st.current {
                 if self.version.load(Ordering::Acquire) == st.version {
@@ -355,10 +370,10 @@ impl BlockSource for Scheduler {
                 // closely (the common case) then costs no futex wake-up on either side.
                 if !spun && !self.spinner.swap(true, Ordering::AcqRel) {
                     spun = true;
-                    let seen = self.version.load(Ordering::Acquire);
+                    let seen = self.submitted.load(Ordering::Acquire);
                     drop(q);
                     let end = Instant::now() + UNIT_SPIN;
-                    while self.version.load(Ordering::Acquire) == seen && Instant::now() < end {
+                    while self.submitted.load(Ordering::Acquire) == seen && Instant::now() < end {
                         for _ in 0..32 {
                             std::hint::spin_loop();
                         }
@@ -380,7 +395,6 @@ impl BlockSource for Scheduler {
     }
 
     fn block_done(&self, k: Arc<KernelRun>, _block: u64, outcome: BlockOutcome) {
-        UNIT_WILL_LOOK.with(|c| c.set(true));
         if outcome != BlockOutcome::Completed {
             let msg = match outcome {
                 BlockOutcome::Trapped { thread } => format!(
