@@ -75,7 +75,23 @@ thread_local! {
 /// The calling thread's per-unit state.
 #[inline]
 pub fn unit() -> *mut UnitTls {
+    // Thread pointer + the uniform offset when there is one: no `__tls_get_addr` call.
+    let off = FAST_OFFSET_PUBLISHED.load(std::sync::atomic::Ordering::Relaxed);
+    if off != 0 {
+        return (thread_pointer() as isize + off) as *mut UnitTls;
+    }
     UNIT.with(|c| c.get())
+}
+
+/// `fast_offset()` once every compute unit has reported (0 until then, and if there is none).
+static FAST_OFFSET_PUBLISHED: std::sync::atomic::AtomicIsize =
+    std::sync::atomic::AtomicIsize::new(0);
+
+/// Makes `unit()` use the uniform offset (at init, after all compute units reported).
+pub fn publish_fast_offset() -> isize {
+    let off = fast_offset();
+    FAST_OFFSET_PUBLISHED.store(off, std::sync::atomic::Ordering::Relaxed);
+    off
 }
 
 /// The thread pointer of the calling thread (what `%fs:0` / `tpidr_el0` holds), or 0 where
@@ -112,7 +128,7 @@ pub(crate) fn report_offset() {
     let off = if tp == 0 {
         0
     } else {
-        current() as isize - tp as isize
+        UNIT.with(|c| c.get()) as isize - tp as isize
     };
     if off == 0 {
         FAST_CONFLICT.store(true, SeqCst);

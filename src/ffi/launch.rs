@@ -172,7 +172,7 @@ pub static mut birenKernelCtxOffset: isize = 0;
 pub(crate) fn publish_context_offset() {
     // SAFETY: written once, under the init lock, before any kernel is launched; kernels read it
     // after the launch is handed to them through the scheduler's lock (happens-before).
-    unsafe { birenKernelCtxOffset = kernel_ctx::fast_offset() };
+    unsafe { birenKernelCtxOffset = kernel_ctx::publish_fast_offset() };
 }
 
 /// The calling kernel thread's context (indices, dimensions, shared memory). The built-ins
