@@ -185,10 +185,11 @@ impl DeviceContext {
                     seq: s.enqueued() + 1,
                 },
                 ev.id,
+                !ev.timing_disabled(),
             ));
             if deps.is_empty() && !trace::on() && s.record_now_locked(&mut q) {
                 // Nothing enqueued before it is unfinished: the record is reached now.
-                rs.mark(self.exec.now_ns());
+                rs.mark(|| self.exec.now_ns());
                 drop(q);
                 st.latest = Some(rs);
                 return Ok(());
@@ -256,6 +257,7 @@ impl DeviceContext {
                 seq,
             },
             ev.id,
+            !ev.timing_disabled(),
         ));
         let (_, kick) = s.push_locked(&mut q, Work::Record(rs.clone()), deps);
         drop(q);

@@ -18,6 +18,8 @@ pub struct RecordState {
     pub event: u64,
     /// Unique per record (trace arrows from the record to its waiters).
     pub id: u64,
+    /// False for events created with DisableTiming: no clock is read when reached.
+    pub timed: bool,
     time_ns: AtomicU64,
 }
 
@@ -26,16 +28,19 @@ static RECORD_IDS: AtomicU64 = AtomicU64::new(1);
 const NOT_YET: u64 = u64::MAX;
 
 impl RecordState {
-    pub fn new(point: StreamPoint, event: u64) -> RecordState {
+    pub fn new(point: StreamPoint, event: u64, timed: bool) -> RecordState {
         RecordState {
+            timed,
             point,
             event,
             id: RECORD_IDS.fetch_add(1, Ordering::Relaxed),
             time_ns: AtomicU64::new(NOT_YET),
         }
     }
-    pub fn mark(&self, now_ns: u64) {
-        self.time_ns.store(now_ns, Ordering::SeqCst);
+    /// Marks the record reached; `now_ns` is called only for timed events.
+    pub fn mark(&self, now_ns: impl FnOnce() -> u64) {
+        self.time_ns
+            .store(if self.timed { now_ns() } else { 0 }, Ordering::SeqCst);
     }
     /// When the record was reached (ns on the runtime clock), once it has been.
     pub fn time_ns(&self) -> Option<u64> {

@@ -170,7 +170,7 @@ impl Executor {
     pub fn run(&self, stream: &Arc<StreamCore>, seq: u64, epoch: u64, work: Work) -> Started {
         match work {
             Work::Record(r) => {
-                r.mark(self.now_ns());
+                r.mark(|| self.now_ns());
                 Started::Done(Ok(()))
             }
             Work::Wait { .. } | Work::Taken => Started::Done(Ok(())),

@@ -15,7 +15,7 @@ use super::trace::{self, Track};
 use crate::device::{BlockOutcome, BlockSource, Grid};
 use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -113,8 +113,6 @@ pub struct Scheduler {
     spinner: AtomicBool,
     /// Kernels submitted so far (what a spinning unit watches).
     submitted: AtomicU64,
-    /// Compute units working for this scheduler.
-    units: AtomicUsize,
     on_done: KernelDone,
 }
 
@@ -123,6 +121,12 @@ pub type KernelDone = Box<dyn Fn(&KernelRun, Option<(ErrorCode, String)>) + Send
 
 /// How long an idle compute unit spins for new work before it parks.
 const UNIT_SPIN: Duration = Duration::from_micros(50);
+
+thread_local! {
+    /// Set on a compute unit between the end of a block and its next look for work: the first
+    /// kernel it submits meanwhile (a stream moving on) needs no other unit woken for it.
+    static UNIT_WILL_LOOK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
 
 /// A compute unit's view: the kernel it is working on.
 pub struct UnitState {
@@ -176,7 +180,6 @@ impl Scheduler {
             busy: Mutex::new(Vec::new()),
             spinner: AtomicBool::new(false),
             submitted: AtomicU64::new(0),
-            units: AtomicUsize::new(0),
             on_done,
         }
     }
@@ -231,11 +234,13 @@ impl Scheduler {
         while q.ready.best().is_some_and(|b| !b.has_blocks()) {
             q.ready.pop_best();
         }
-        // Units not parked (running a block, spinning, about to look) will find the work by
-        // themselves; wake parked ones only for the blocks beyond what those will take.
-        let active = self.units.load(Ordering::Relaxed).saturating_sub(q.idle);
+        // Units that will find the work at once by themselves: the spinning one, and the caller
+        // if it is a unit submitting from its completion path (it looks for work right after).
+        // Units busy running a block do not count: the work must not wait for their block.
+        let finders = self.spinner.load(Ordering::Acquire) as usize
+            + UNIT_WILL_LOOK.with(|c| c.replace(false)) as usize;
         let demand = (k.total.min(usize::MAX as u64) as usize).saturating_add(q.ready.0.len());
-        let wake = q.idle.min(demand.saturating_sub(active));
+        let wake = q.idle.min(demand.saturating_sub(finders));
         // Units cache the kernel they work on; make them look again only if this one should
         // preempt it (strictly more urgent than the best waiting kernel).
         let preempts = self.policy() == Policy::Preemptive
@@ -326,7 +331,6 @@ impl BlockSource for Scheduler {
     fn unit_state(&self, cu: usize) -> UnitState {
         let busy = Arc::new(AtomicBool::new(false));
         self.busy.lock().push(busy.clone());
-        self.units.fetch_add(1, Ordering::Relaxed);
         UnitState {
             device: self.device,
             cu,
@@ -338,6 +342,7 @@ impl BlockSource for Scheduler {
     }
 
     fn next_block(&self, st: &mut UnitState) -> Option<(Arc<KernelRun>, u64)> {
+        UNIT_WILL_LOOK.with(|c| c.set(false));
         loop {
             if let Some(k) = &st.current {
                 if self.version.load(Ordering::Acquire) == st.version {
@@ -395,6 +400,7 @@ impl BlockSource for Scheduler {
     }
 
     fn block_done(&self, k: Arc<KernelRun>, _block: u64, outcome: BlockOutcome) {
+        UNIT_WILL_LOOK.with(|c| c.set(true));
         if outcome != BlockOutcome::Completed {
             let msg = match outcome {
                 BlockOutcome::Trapped { thread } => format!(
