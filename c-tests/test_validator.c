@@ -197,6 +197,9 @@ static int device_sync_in_a_loop_gets_advice(void) {
   return 0;
 }
 
+/* Busy-waits args[0] milliseconds (double). */
+static void spin_kernel(void **args) { spin_ms(*(double *)args[0]); }
+
 static int too_many_streams_and_default_stream_get_advice(void) {
   birenDeviceProp p;
   birenStream_t s[64];
@@ -207,9 +210,10 @@ static int too_many_streams_and_default_stream_get_advice(void) {
   HAS("compute units");
   /* default stream work after pending work in a blocking stream */
   double ms = 30;
-  OK(BIREN_LAUNCH(nop, birenDim3(1, 1, 1), birenDim3(1, 1, 1), 0, s[0], ms));
+  OK(BIREN_LAUNCH(spin_kernel, birenDim3(1, 1, 1), birenDim3(1, 1, 1), 0, s[0], ms));
   OK(birenLaunchKernel(nop, birenDim3(1, 1, 1), birenDim3(1, 1, 1), NULL, 0, NULL));
   OK(birenDeviceSynchronize());
+  HAS("the default stream serializes");
   for (int i = 0; i < n; i++) OK(birenStreamDestroy(s[i]));
   return 0;
 }

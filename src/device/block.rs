@@ -233,12 +233,8 @@ impl BlockRunner {
             next: Cell::new(0),
             idx: Cell::new(Dim3::default()),
         };
-        unsafe { (*unit).in_kernel = true };
         let outcome = self.drive(&st);
-        unsafe {
-            (*unit).in_kernel = false;
-            (*unit).yielder = std::ptr::null();
-        }
+        unsafe { (*unit).yielder = std::ptr::null() };
         outcome
     }
 

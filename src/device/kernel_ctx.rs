@@ -63,12 +63,11 @@ pub struct UnitTls {
     pub ctx: KernelCtx,
     /// The yielder of the fiber running a kernel thread, or null outside a kernel.
     pub yielder: *const c_void,
-    pub in_kernel: bool,
 }
 
 thread_local! {
     static UNIT: UnsafeCell<UnitTls> = const {
-        UnsafeCell::new(UnitTls { ctx: EMPTY, yielder: std::ptr::null(), in_kernel: false })
+        UnsafeCell::new(UnitTls { ctx: EMPTY, yielder: std::ptr::null() })
     };
 }
 
@@ -155,11 +154,6 @@ pub fn fast_offset() -> isize {
 #[inline]
 pub fn current() -> *mut KernelCtx {
     unit() as *mut KernelCtx
-}
-
-/// True while the calling thread runs a kernel's code.
-pub fn in_kernel() -> bool {
-    unsafe { (*unit()).in_kernel }
 }
 
 #[cfg(test)]

@@ -160,15 +160,15 @@ impl DeviceContext {
         Ok(seq)
     }
 
-    /// Runs `f` now if nothing is queued on the device and no reset happened since `epoch`,
-    /// under `s`'s lock (a reset frees memory only after taking it). False if it did not run.
+    /// Runs `f` now if nothing is queued on the device and no reset happened since `epoch`. The
+    /// reset lock (read) keeps a reset from freeing memory during `f` without blocking other
+    /// threads' enqueues. False if it did not run.
     pub fn run_inline_since(&self, s: &Arc<StreamCore>, epoch: u64, f: impl FnOnce()) -> bool {
-        let q = s.queue.lock();
-        if !self.exec.is_idle() || self.exec.epoch() != epoch || !q.ops.is_empty() {
+        let _no_reset = self.reset_lock.read();
+        if !self.exec.is_idle() || self.exec.epoch() != epoch || !s.is_idle() {
             return false;
         }
         f();
-        drop(q);
         true
     }
 

@@ -43,14 +43,11 @@ pub struct KernelRun {
     total: u64,
     next: AtomicU64,
     finished: AtomicU64,
-    started: AtomicBool,
     failure: Mutex<Option<(ErrorCode, String)>>,
     pub launch: Launch,
     stream: Arc<StreamCore>,
     seq: u64,
     epoch: u64,
-    /// Runtime clock when the first block started (ns), for traces.
-    pub start_ns: AtomicU64,
 }
 
 impl KernelRun {
@@ -220,13 +217,11 @@ impl Scheduler {
             order: self.order.fetch_add(1, Ordering::Relaxed),
             next: AtomicU64::new(0),
             finished: AtomicU64::new(0),
-            started: AtomicBool::new(false),
             failure: Mutex::new(None),
             launch,
             stream,
             seq,
             epoch,
-            start_ns: AtomicU64::new(0),
         });
         let mut q = self.queues.lock();
         // Kernels whose blocks are all handed out leave the list lazily: drop them from the
@@ -365,7 +360,6 @@ impl BlockSource for Scheduler {
                     return None;
                 }
                 if let Some(k) = self.pick(&mut q) {
-                    k.started.store(true, Ordering::Relaxed);
                     st.version = self.version.load(Ordering::Acquire);
                     st.current = Some(k);
                     break;
@@ -431,8 +425,5 @@ impl KernelRun {
     }
     pub fn epoch(&self) -> u64 {
         self.epoch
-    }
-    pub fn started(&self) -> bool {
-        self.started.load(Ordering::Relaxed)
     }
 }

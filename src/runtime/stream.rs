@@ -49,20 +49,6 @@ pub enum Work {
     Taken,
 }
 
-impl Work {
-    pub fn label(&self) -> &'static str {
-        match self {
-            Work::Kernel(_) => "kernel",
-            Work::Copy { .. } => "copy",
-            Work::Fill { .. } => "memset",
-            Work::Host(_) => "host function",
-            Work::Record(_) => "event record",
-            Work::Wait { .. } => "event wait",
-            Work::Taken => "running op",
-        }
-    }
-}
-
 /// What a wait op waits for: a record made already, or the next record of a never-recorded event.
 pub enum WaitOn {
     Record(Arc<RecordState>),
@@ -215,11 +201,6 @@ impl StreamCore {
             stream: self.clone(),
             seq: e,
         })
-    }
-
-    /// Appends an op; returns its sequence number. The caller has checked the stream is usable.
-    pub fn push(self: &Arc<Self>, work: Work, deps: Vec<Dep>) -> u64 {
-        self.push_locked(&mut self.queue.lock(), work, deps).0
     }
 
     /// Appends an op to an already locked queue; returns (seq, must_advance).
@@ -498,12 +479,6 @@ impl StreamCore {
                 f(op);
             }
         }
-    }
-
-    /// The label of the op that blocks this stream (for messages).
-    pub fn head_label(&self) -> Option<(u64, &'static str)> {
-        let q = self.queue.lock();
-        q.ops.front().map(|o| (o.seq, o.work.label()))
     }
 
     /// Errors for a host that wants to enqueue here.
