@@ -4,8 +4,10 @@ use super::boundary::{ffi_call, ffi_value, last_error, out, take_last_error};
 use super::current_device;
 use super::types::*;
 use crate::runtime::error::{self, ErrorCode};
-use crate::runtime::launch::{MAX_BLOCK, MAX_GRID, MAX_THREADS_PER_BLOCK, SHARED_MEM_PER_BLOCK};
-use crate::runtime::scheduler::Policy;
+use crate::runtime::exec::launch::{
+    MAX_BLOCK, MAX_GRID, MAX_THREADS_PER_BLOCK, SHARED_MEM_PER_BLOCK,
+};
+use crate::runtime::exec::scheduler::Policy;
 use crate::runtime::{self, diagnostics};
 use std::ffi::{c_char, c_int, c_void};
 

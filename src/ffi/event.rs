@@ -3,9 +3,10 @@
 use super::boundary::{ffi_call, handle, out};
 use super::types::*;
 use super::{current_device, device_of};
+use crate::runtime;
+use crate::runtime::diagnostics::{self, caller};
 use crate::runtime::error::{ErrorCode, Result};
-use crate::runtime::event::{EventCore, EVENT_BLOCKING_SYNC, EVENT_DISABLE_TIMING};
-use crate::runtime::{self, caller, diagnostics};
+use crate::runtime::exec::event::{EventCore, EVENT_BLOCKING_SYNC, EVENT_DISABLE_TIMING};
 use std::ffi::{c_float, c_uint};
 use std::sync::Arc;
 
@@ -23,7 +24,7 @@ fn create(event: *mut birenEvent_t, flags: c_uint) -> Result<()> {
         caller::user_caller(),
     ));
     let h = rt.events.insert(e).ok_or(ErrorCode::OutOfMemory)?;
-    crate::runtime::advice::event_created();
+    crate::runtime::diagnostics::advice::event_created();
     *o = h as usize as birenEvent_t;
     Ok(())
 }
@@ -134,7 +135,7 @@ pub extern "C" fn birenEventDestroy(event: birenEvent_t) -> birenError_t {
         let (rt, e) = event_of(event)?;
         device_of(rt, e.device)?;
         rt.events.remove(handle(event)).ok_or(ErrorCode::InvalidHandle)?;
-        crate::runtime::advice::event_destroyed();
+        crate::runtime::diagnostics::advice::event_destroyed();
         Ok(())
     })
 }

@@ -5,8 +5,8 @@ use super::device_of;
 use super::types::*;
 use crate::device::{self, kernel_ctx};
 use crate::runtime::error::{ErrorCode, Result};
-use crate::runtime::launch::{check_config, KernelArgs, Launch, MAX_KERNEL_ARGS};
-use crate::runtime::stream::Work;
+use crate::runtime::exec::launch::{check_config, KernelArgs, Launch, MAX_KERNEL_ARGS};
+use crate::runtime::exec::stream::Work;
 use crate::runtime::{self, diagnostics};
 use std::collections::HashSet;
 use std::ffi::{c_char, c_uint, c_void, CStr};
@@ -71,7 +71,8 @@ fn advise_unregistered(k: usize) {
     static SEEN: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
     let mut g = SEEN.lock().unwrap_or_else(|e| e.into_inner());
     if g.get_or_insert_with(HashSet::new).insert(k) {
-        let name = crate::runtime::caller::symbol_at(k).unwrap_or_else(|| format!("kernel@{k:#x}"));
+        let name = crate::runtime::diagnostics::caller::symbol_at(k)
+            .unwrap_or_else(|| format!("kernel@{k:#x}"));
         diagnostics::advice(&format!(
             "{name} is not registered: its args are read by reference when it runs, so they must stay valid until it completes. \
              Register it (birenKernelRegister) or launch with BIREN_LAUNCH to have the values copied at launch."
@@ -245,7 +246,7 @@ pub(crate) fn install_exit_hook() {
                 if diagnostics::validator_on() {
                     rt.live_objects().report("process exit");
                 }
-                runtime::trace::flush();
+                runtime::diagnostics::trace::flush();
             }
         }
         unsafe { libc::atexit(at_exit) };

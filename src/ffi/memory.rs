@@ -3,10 +3,11 @@
 use super::boundary::{ffi_call, handle, out};
 use super::types::*;
 use super::{current_device, device_of};
+use crate::runtime::diagnostics::{self, caller};
 use crate::runtime::error::ErrorCode;
+use crate::runtime::exec::stream::Work;
 use crate::runtime::memory::ALIGN;
-use crate::runtime::stream::Work;
-use crate::runtime::{self, caller, context::sync_forbidden_here, diagnostics};
+use crate::runtime::{self, exec::context::sync_forbidden_here};
 use std::ffi::{c_int, c_void};
 
 /// Guard bytes on each side of a device allocation while the validator is on.
@@ -49,7 +50,7 @@ pub extern "C" fn birenFree(devPtr: *mut c_void) -> birenError_t {
         };
         let d = device_of(rt, dev)?;
         if diagnostics::validator_on() {
-            crate::runtime::validator::check_on_free(&d.exec.memory, p);
+            crate::runtime::diagnostics::validator::check_on_free(&d.exec.memory, p);
         }
         d.free(p).inspect_err(|_| {
             diagnostics::finding("birenFree", &format!("devPtr={p:#x} points inside an allocation, not at its start"));

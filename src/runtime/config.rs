@@ -1,7 +1,7 @@
 //! Configuration read from the environment at `birenInit`.
 
-use super::error::{ErrorCode, Result};
-use super::scheduler::Policy;
+use crate::runtime::error::{ErrorCode, Result};
+use crate::runtime::exec::scheduler::Policy;
 
 #[derive(Clone, Debug)]
 pub struct Config {

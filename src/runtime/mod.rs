@@ -1,32 +1,20 @@
 //! The runtime core: plain safe Rust, no C types. The FFI layer resolves C arguments into calls
 //! on `Runtime` and maps the results back.
 
-pub mod advice;
-pub mod arena;
-pub mod caller;
+// Three groups, with imports that run one way: `exec` -> `diagnostics` -> `memory`.
 pub mod config;
-pub mod context;
-pub mod copy;
-pub mod deadlock;
 pub mod diagnostics;
 pub mod error;
-pub mod event;
-pub mod executor;
-pub mod launch;
-pub mod leaks;
+pub mod exec;
 pub mod memory;
-pub mod notifier;
 pub mod registry;
-pub mod scheduler;
-pub mod stream;
-pub mod trace;
-pub mod validator;
 
 use config::Config;
-use context::DeviceContext;
 use error::{ErrorCode, Result};
-use event::EventCore;
-use launch::KernelTable;
+use exec::context::DeviceContext;
+use exec::event::EventCore;
+use exec::launch::KernelTable;
+use exec::stream::StreamCore;
 use memory::{MemoryTable, Region};
 use parking_lot::Mutex;
 use registry::Registry;
@@ -34,7 +22,6 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
-use stream::StreamCore;
 
 pub(crate) const VERSION_MAJOR: i32 = 1;
 pub(crate) const VERSION_MINOR: i32 = 0;
@@ -72,7 +59,7 @@ pub fn init() -> Result<&'static Runtime> {
     diagnostics::set_validator(config.validator);
     let clock = Instant::now();
     if let Some(path) = &config.trace_path {
-        trace::start(path.clone(), clock);
+        diagnostics::trace::start(path.clone(), clock);
     }
     let devices = (0..config.device_count)
         .map(|i| {
@@ -180,19 +167,19 @@ impl Runtime {
     /// the device itself. Reports leaks when the validator is on.
     pub fn reset_device(&self, i: usize) -> Result<()> {
         let d = self.device(i)?;
-        if context::sync_forbidden_here() {
+        if exec::context::sync_forbidden_here() {
             return Err(ErrorCode::NotPermitted);
         }
         let streams = self.streams.remove_where(|s| s.device == i);
         let events = self.events.remove_where(|e| e.device == i);
         let allocations = d.reset();
-        leaks::Leaks {
+        diagnostics::leaks::Leaks {
             streams: streams.iter().map(|(_, s)| (s.id, s.caller)).collect(),
             events: events.iter().map(|(_, e)| (e.id, e.caller)).collect(),
             allocations,
         }
         .report(&format!("birenDeviceReset, device {i}"));
-        trace::flush();
+        diagnostics::trace::flush();
         Ok(())
     }
 }

@@ -3,7 +3,7 @@
 //! event never recorded waits for its next record (BIREN extension): a `FutureRecord` that the
 //! next `birenEventRecord` resolves.
 
-use super::stream::{StreamCore, StreamPoint};
+use crate::runtime::exec::stream::{StreamCore, StreamPoint};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

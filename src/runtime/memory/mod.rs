@@ -1,14 +1,24 @@
 //! The table of live allocations: device memory (with a capacity) and registered host memory.
 //! Lookups of the allocation a pointer lies in are O(log n) in an ordered map.
 
-use super::arena::Arena;
-use super::error::{ErrorCode, Result};
+pub mod arena;
+
+use crate::runtime::error::{ErrorCode, Result};
+use arena::Arena;
 use parking_lot::RwLock;
 use std::alloc::Layout;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub(crate) const ALIGN: usize = 256;
+
+/// Fill of never-written device memory: 0xCD bytes read as a float are -4.3e8, as an int
+/// -842150451 — hard to mistake for data.
+pub(crate) const POISON_NEW: u8 = 0xCD;
+/// Fill of freed device memory kept in quarantine: a kernel that writes it wrote after a free.
+pub(crate) const POISON_FREED: u8 = 0xDD;
+/// Fill of the guard zones around every allocation.
+pub(crate) const GUARD_BYTE: u8 = 0xFD;
 
 /// One live allocation: `[base, base + size)` is the user's; the block behind it may be larger
 /// (alignment padding, validator guard zones).
@@ -144,8 +154,8 @@ impl MemoryTable {
             // Guards and poison before the allocation becomes visible: a concurrent guard check
             // must never see unfilled guard bytes.
             unsafe {
-                std::ptr::write_bytes(block, super::validator::GUARD_BYTE, total);
-                std::ptr::write_bytes(base as *mut u8, super::validator::POISON_NEW, size);
+                std::ptr::write_bytes(block, GUARD_BYTE, total);
+                std::ptr::write_bytes(base as *mut u8, POISON_NEW, size);
             }
         }
         let a = Allocation {

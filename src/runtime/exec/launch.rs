@@ -1,7 +1,7 @@
 //! Kernel launches: configuration checks, the table of registered kernels, and argument capture.
 
-use super::error::{ErrorCode, Result};
 use crate::device::{Dim3, Grid, KernelFn};
+use crate::runtime::error::{ErrorCode, Result};
 use parking_lot::RwLock;
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -171,7 +171,7 @@ impl Launch {
     pub fn name(&self) -> String {
         match &self.info {
             Some(i) => i.name.clone(),
-            None => super::caller::symbol_at(self.kernel as usize)
+            None => crate::runtime::diagnostics::caller::symbol_at(self.kernel as usize)
                 .unwrap_or_else(|| format!("kernel@{:#x}", self.kernel as usize)),
         }
     }

@@ -1,8 +1,8 @@
 //! Checks on every copy and fill, made before anything is enqueued or written.
 
-use super::error::{ErrorCode, Result};
-use super::executor::{ENGINE_FROM_DEVICE, ENGINE_TO_DEVICE};
-use super::Runtime;
+use crate::runtime::error::{ErrorCode, Result};
+use crate::runtime::exec::executor::{ENGINE_FROM_DEVICE, ENGINE_TO_DEVICE};
+use crate::runtime::Runtime;
 
 /// `birenMemcpyKind` values.
 pub(crate) const HOST_TO_HOST: i64 = 0;
@@ -49,7 +49,7 @@ impl Runtime {
                 }
                 _ => format!("{arg}={p:#x} is not inside any live device allocation (host pointer, freed, or never allocated)"),
             };
-            super::diagnostics::finding(call, &why);
+            crate::runtime::diagnostics::finding(call, &why);
         }
         r
     }
@@ -64,7 +64,7 @@ impl Runtime {
         call: &str,
     ) -> Result<Option<CopyPlan>> {
         if !(HOST_TO_HOST..=DEFAULT).contains(&kind) {
-            super::diagnostics::finding(
+            crate::runtime::diagnostics::finding(
                 call,
                 &format!("kind={kind} is not a birenMemcpyKind value (0..4)"),
             );
@@ -74,7 +74,7 @@ impl Runtime {
             return Ok(None);
         }
         if dst == 0 || src == 0 {
-            super::diagnostics::finding(
+            crate::runtime::diagnostics::finding(
                 call,
                 &format!(
                     "{} is NULL with count={len}",
@@ -124,7 +124,7 @@ impl Runtime {
             return Ok(None);
         }
         if dst == 0 {
-            super::diagnostics::finding(call, &format!("devPtr is NULL with count={len}"));
+            crate::runtime::diagnostics::finding(call, &format!("devPtr is NULL with count={len}"));
             return Err(ErrorCode::InvalidValue);
         }
         self.device_range(dst, len, call, "devPtr")?;

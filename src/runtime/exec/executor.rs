@@ -2,13 +2,13 @@
 //! scheduler, copy engines, the host-function thread), plus the device's shared state: its
 //! memory, its sticky error, its reset epoch and its count of unfinished work.
 
-use super::error::{ErrorCode, Result};
-use super::memory::{Allocation, MemoryTable};
-use super::scheduler::{Policy, Scheduler};
-use super::stream::{Started, StreamCore, StreamPoint, Work};
-use super::trace::{self, Track};
-use super::{diagnostics, validator};
 use crate::device::{ComputeUnits, EngineThread};
+use crate::runtime::diagnostics::trace::{self, Track};
+use crate::runtime::diagnostics::{self, validator};
+use crate::runtime::error::{ErrorCode, Result};
+use crate::runtime::exec::scheduler::{Policy, Scheduler};
+use crate::runtime::exec::stream::{Started, StreamCore, StreamPoint, Work};
+use crate::runtime::memory::{Allocation, MemoryTable};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};

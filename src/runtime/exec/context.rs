@@ -2,15 +2,15 @@
 //! default-stream rules, event records and waits (with cycle checks), host synchronization (with
 //! stall detection), freeing, and reset.
 
-use super::deadlock::{self, Goal};
-use super::diagnostics;
-use super::error::{ErrorCode, Result};
-use super::event::{EventCore, FutureRecord, RecordState};
-use super::executor::Executor;
-use super::scheduler::Policy;
-use super::stream::{run_wakeups, Dep, StreamCore, StreamPoint, WaitOn, Work};
-use super::trace::{self, Track};
 use crate::device::engine::on_device_thread;
+use crate::runtime::diagnostics;
+use crate::runtime::diagnostics::trace::{self, Track};
+use crate::runtime::error::{ErrorCode, Result};
+use crate::runtime::exec::deadlock::{self, Goal};
+use crate::runtime::exec::event::{EventCore, FutureRecord, RecordState};
+use crate::runtime::exec::executor::Executor;
+use crate::runtime::exec::scheduler::Policy;
+use crate::runtime::exec::stream::{run_wakeups, Dep, StreamCore, StreamPoint, WaitOn, Work};
 use parking_lot::{Mutex, RwLock};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -145,7 +145,7 @@ impl DeviceContext {
         self.check_enqueue(s)?;
         let implicit = self.implicit_deps(s);
         if s.is_default && !implicit.is_empty() && diagnostics::validator_on() {
-            super::advice::default_stream_serialized(implicit.len());
+            crate::runtime::diagnostics::advice::default_stream_serialized(implicit.len());
         }
         deps.extend(implicit);
         let mut q = s.queue.lock();
@@ -427,7 +427,7 @@ impl DeviceContext {
         if sync_forbidden_here() {
             return Err(ErrorCode::NotPermitted);
         }
-        super::advice::device_synchronized();
+        crate::runtime::diagnostics::advice::device_synchronized();
         let t0 = trace::now();
         for s in self.all_streams() {
             if let Some(p) = s.pending_tail() {

@@ -1,6 +1,6 @@
 //! Advice drawn from the seed's lessons, each given at most once per process (validator on).
 
-use super::diagnostics;
+use crate::runtime::diagnostics;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
