@@ -460,7 +460,8 @@ enum birenError_t birenLaunchKernel(birenKernel_t kernel, struct dim3 grid, stru
  Like birenLaunchKernel, but copies the `numArgs` argument values (`argSizes[i]` bytes behind
  `args[i]`) at launch, so the caller may reuse them at once. This is what BIREN_LAUNCH calls.
  BIREN_ERROR_INVALID_VALUE if numArgs > 0 and args or argSizes is NULL, if an args[i] is NULL,
- or if numArgs exceeds 256.
+ if numArgs exceeds 256, or if an argSizes[i] is 0 or over 4096 (the limits of
+ birenKernelRegister).
  */
 enum birenError_t birenLaunchKernelArgs(birenKernel_t kernel, struct dim3 grid, struct dim3 block, void **args, const size_t *argSizes, unsigned int numArgs, size_t sharedMem, birenStream_t stream);
 

@@ -5,7 +5,7 @@ use super::device_of;
 use super::types::*;
 use crate::device::{self, kernel_ctx};
 use crate::runtime::error::{ErrorCode, Result};
-use crate::runtime::exec::launch::{check_config, KernelArgs, Launch, MAX_KERNEL_ARGS};
+use crate::runtime::exec::launch::{check_config, KernelArgs, Launch, MAX_ARG_SIZE, MAX_KERNEL_ARGS};
 use crate::runtime::exec::stream::Work;
 use crate::runtime::{self, diagnostics};
 use std::collections::HashSet;
@@ -110,7 +110,8 @@ pub extern "C" fn birenLaunchKernel(
 /// Like birenLaunchKernel, but copies the `numArgs` argument values (`argSizes[i]` bytes behind
 /// `args[i]`) at launch, so the caller may reuse them at once. This is what BIREN_LAUNCH calls.
 /// BIREN_ERROR_INVALID_VALUE if numArgs > 0 and args or argSizes is NULL, if an args[i] is NULL,
-/// or if numArgs exceeds 256.
+/// if numArgs exceeds 256, or if an argSizes[i] is 0 or over 4096 (the limits of
+/// birenKernelRegister).
 #[no_mangle]
 pub extern "C" fn birenLaunchKernelArgs(
     kernel: birenKernel_t,
@@ -128,6 +129,13 @@ pub extern "C" fn birenLaunchKernelArgs(
             return Err(ErrorCode::InvalidValue);
         }
         let sizes = if n == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(argSizes, n) } };
+        if let Some((i, s)) = sizes.iter().enumerate().find(|(_, &s)| s == 0 || s > MAX_ARG_SIZE) {
+            diagnostics::finding(
+                "birenLaunchKernelArgs",
+                &format!("argSizes[{i}] is {s}: each argument must be 1 to {MAX_ARG_SIZE} bytes"),
+            );
+            return Err(ErrorCode::InvalidValue);
+        }
         launch(kernel, grid, block, args, Some(sizes), sharedMem, stream, "birenLaunchKernelArgs")
     })
 }
