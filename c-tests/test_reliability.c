@@ -109,6 +109,99 @@ static int launch_args_refuses_hostile_sizes(void) {
   return 0;
 }
 
+/* ---- 5. a handle of the wrong type is INVALID_HANDLE ----------------------------------------- */
+
+static int cross_typed_handles_are_refused(void) {
+  birenStream_t s;
+  birenEvent_t e;
+  OK(birenStreamCreate(&s));
+  OK(birenEventCreate(&e));
+  EXPECT_CODE(birenEventDestroy((birenEvent_t)s), BIREN_ERROR_INVALID_HANDLE);
+  EXPECT_CODE(birenEventRecord((birenEvent_t)s, NULL), BIREN_ERROR_INVALID_HANDLE);
+  EXPECT_CODE(birenEventQuery((birenEvent_t)s), BIREN_ERROR_INVALID_HANDLE);
+  EXPECT_CODE(birenStreamDestroy((birenStream_t)e), BIREN_ERROR_INVALID_HANDLE);
+  EXPECT_CODE(birenStreamSynchronize((birenStream_t)e), BIREN_ERROR_INVALID_HANDLE);
+  EXPECT_CODE(birenStreamWaitEvent((birenStream_t)e, (birenEvent_t)s), BIREN_ERROR_INVALID_HANDLE);
+  /* both still work */
+  OK(birenEventRecord(e, s));
+  OK(birenStreamSynchronize(s));
+  OK(birenEventQuery(e));
+  OK(birenEventDestroy(e));
+  OK(birenStreamDestroy(s));
+  return 0;
+}
+
+/* ---- 6. every copy touching a known allocation is bounds-checked, whatever the kind --------- */
+
+static int host_to_host_into_device_memory_is_bounds_checked(void) {
+  unsigned char *a, *b;
+  static unsigned char host[8192], back[4096];
+  OK(birenMalloc((void **)&a, 4096));
+  OK(birenMalloc((void **)&b, 4096));
+  OK(birenMemset(b, 0x77, 4096));
+  memset(host, 0x11, sizeof host);
+  EXPECT_CODE(birenMemcpy(a, host, 8192, birenMemcpyHostToHost), BIREN_ERROR_OUT_OF_BOUNDS);
+  EXPECT_CODE(birenMemcpy(a + 4000, host, 200, birenMemcpyHostToHost), BIREN_ERROR_OUT_OF_BOUNDS);
+  EXPECT_CODE(birenMemcpy(host, a, 8192, birenMemcpyHostToHost), BIREN_ERROR_OUT_OF_BOUNDS);
+  EXPECT_CODE(birenMemcpyAsync(a, host, 8192, birenMemcpyHostToHost, NULL), BIREN_ERROR_OUT_OF_BOUNDS);
+  OK(birenMemcpy(back, b, sizeof back, birenMemcpyDeviceToHost));
+  for (int i = 0; i < 4096; i++) EXPECT(back[i] == 0x77);
+  /* within bounds, a HostToHost copy into device memory works */
+  OK(birenMemcpy(a, host, 4096, birenMemcpyHostToHost));
+  OK(birenFree(a));
+  OK(birenFree(b));
+  return 0;
+}
+
+static int pinned_host_buffer_overrun_is_refused(void) {
+  unsigned char *pinned, *d;
+  OK(birenMallocHost((void **)&pinned, 1024));
+  OK(birenMalloc((void **)&d, 4096));
+  EXPECT_CODE(birenMemcpy(d, pinned, 2048, birenMemcpyHostToDevice), BIREN_ERROR_OUT_OF_BOUNDS);
+  EXPECT_CODE(birenMemcpy(pinned, d, 2048, birenMemcpyDeviceToHost), BIREN_ERROR_OUT_OF_BOUNDS);
+  EXPECT_CODE(birenMemcpy(pinned + 512, d, 1024, birenMemcpyDeviceToHost), BIREN_ERROR_OUT_OF_BOUNDS);
+  OK(birenMemcpy(pinned, d, 1024, birenMemcpyDeviceToHost));
+  OK(birenFreeHost(pinned));
+  OK(birenFree(d));
+  return 0;
+}
+
+/* ---- 11. creating and destroying streams is O(1) amortised ----------------------------------- */
+
+static double create_destroy_batch(int n) {
+  birenStream_t *s = malloc(sizeof *s * (size_t)n);
+  double t0 = now_s();
+  for (int i = 0; i < n; i++)
+    if (birenStreamCreate(&s[i]) != BIREN_SUCCESS) return -1;
+  for (int i = 0; i < n; i++)
+    if (birenStreamDestroy(s[i]) != BIREN_SUCCESS) return -1;
+  double t = now_s() - t0;
+  free(s);
+  return t;
+}
+
+static int stream_create_does_not_slow_with_live_streams(void) {
+  enum { LIVE = 150000, BATCH = 5000 };
+  birenStream_t *live = malloc(sizeof *live * LIVE);
+  double empty = 1e9, full = 1e9;
+  for (int r = 0; r < 3; r++) {
+    double t = create_destroy_batch(BATCH);
+    EXPECT(t >= 0);
+    if (t < empty) empty = t;
+  }
+  for (int i = 0; i < LIVE; i++) OK(birenStreamCreate(&live[i]));
+  for (int r = 0; r < 3; r++) {
+    double t = create_destroy_batch(BATCH);
+    EXPECT(t >= 0);
+    if (t < full) full = t;
+  }
+  for (int i = 0; i < LIVE; i++) OK(birenStreamDestroy(live[i]));
+  free(live);
+  printf("    %d creates+destroys: %.2f ms with no live streams, %.2f ms with %d\n", BATCH, empty * 1e3, full * 1e3, LIVE);
+  EXPECT(full < empty * 4 + 0.005); /* was ~100x slower */
+  return 0;
+}
+
 /* TESTS-END */
 
 static const test_case tests[] = {
@@ -116,6 +209,10 @@ static const test_case tests[] = {
     TEST(large_free_keeps_neighbour_validator),
     TEST(large_frees_between_live_neighbours),
     TEST(launch_args_refuses_hostile_sizes),
+    TEST(cross_typed_handles_are_refused),
+    TEST(host_to_host_into_device_memory_is_bounds_checked),
+    TEST(pinned_host_buffer_overrun_is_refused),
+    TEST(stream_create_does_not_slow_with_live_streams),
 };
 
 int main(void) {

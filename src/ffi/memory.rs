@@ -160,7 +160,10 @@ fn memcpy_on(
 /// BIREN_ERROR_INVALID_VALUE; a side that `kind` says is device memory but lies in no live device
 /// allocation gives BIREN_ERROR_INVALID_DEVICE_POINTER; a device range that runs past the end of
 /// its allocation gives BIREN_ERROR_OUT_OF_BOUNDS; a host range that wraps around the address
-/// space gives BIREN_ERROR_INVALID_VALUE. On any error nothing is written.
+/// space gives BIREN_ERROR_INVALID_VALUE. A side that `kind` says is host memory but that touches
+/// a live device allocation or page-locked host allocation (birenMallocHost) is bounds-checked
+/// all the same: running past its end, or into it from outside, gives BIREN_ERROR_OUT_OF_BOUNDS.
+/// On any error nothing is written.
 /// birenMemcpyDefault treats a pointer inside a live device allocation as device memory and any
 /// other pointer as host memory. Overlapping ranges are copied as by memmove.
 /// BIREN_ERROR_NOT_PERMITTED inside a kernel or a host function.

@@ -17,7 +17,7 @@ use exec::launch::KernelTable;
 use exec::stream::StreamCore;
 use memory::{MemoryTable, Region};
 use parking_lot::Mutex;
-use registry::Registry;
+use registry::{HandleKind, Registry};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -76,8 +76,8 @@ pub fn init() -> Result<&'static Runtime> {
     let rt = Runtime {
         config,
         devices,
-        streams: Registry::new(),
-        events: Registry::new(),
+        streams: Registry::new(HandleKind::Stream),
+        events: Registry::new(HandleKind::Event),
         kernels: KernelTable::default(),
         host_memory: MemoryTable::new(u64::MAX),
         clock,

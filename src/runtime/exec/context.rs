@@ -11,6 +11,7 @@ use crate::runtime::exec::event::{EventCore, FutureRecord, RecordState};
 use crate::runtime::exec::executor::Executor;
 use crate::runtime::exec::scheduler::Policy;
 use crate::runtime::exec::stream::{run_wakeups, Dep, StreamCore, StreamPoint, WaitOn, Work};
+use crate::runtime::exec::stream_set::StreamSet;
 use parking_lot::{Mutex, RwLock};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -21,7 +22,7 @@ pub struct DeviceContext {
     pub exec: Arc<Executor>,
     pub default_stream: Arc<StreamCore>,
     /// Streams other than the default one, until destroyed and drained.
-    streams: Mutex<Vec<Arc<StreamCore>>>,
+    streams: Mutex<StreamSet>,
     /// Serializes the operations that add or resolve futures (the only source of cycles).
     graph: Mutex<()>,
     /// Held (write) by a reset; (read) by host threads creating streams and allocations, so that
@@ -59,7 +60,7 @@ impl DeviceContext {
             index,
             exec,
             default_stream,
-            streams: Mutex::new(Vec::new()),
+            streams: Mutex::new(StreamSet::default()),
             graph: Mutex::new(()),
             reset_lock: RwLock::new(()),
             deadlock_timeout: Duration::from_millis(deadlock_timeout_ms),
@@ -73,17 +74,13 @@ impl DeviceContext {
     }
 
     pub fn add_stream(&self, s: Arc<StreamCore>) {
-        let mut v = self.streams.lock();
-        v.retain(|s| !(s.is_destroyed() && s.is_idle()));
-        v.push(s);
+        self.streams.lock().add(s);
     }
 
     /// Forgets a destroyed stream once its work is done (now, if it is idle).
     pub fn retire_stream(&self, s: &Arc<StreamCore>) {
         s.mark_destroyed();
-        if s.is_idle() {
-            self.streams.lock().retain(|x| !Arc::ptr_eq(x, s));
-        }
+        self.streams.lock().retire(s);
     }
 
     /// Every stream with work that may be pending, the default one first.
@@ -94,11 +91,7 @@ impl DeviceContext {
     }
 
     pub fn live_streams(&self) -> usize {
-        self.streams
-            .lock()
-            .iter()
-            .filter(|s| !s.is_destroyed())
-            .count()
+        self.streams.lock().live()
     }
 
     /// The legacy default-stream dependencies of a new op in `s`.
@@ -532,7 +525,7 @@ impl DeviceContext {
         let _g = self.graph.lock();
         self.exec.begin_reset();
         self.exec.wait_for_starts();
-        let streams = std::mem::take(&mut *self.streams.lock());
+        let streams = self.streams.lock().take();
         for s in &streams {
             s.kill();
         }

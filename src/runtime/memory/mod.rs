@@ -231,6 +231,29 @@ impl MemoryTable {
         }
     }
 
+    /// Whether `[p, p+len)` (len > 0) touches an allocation: `None` if it touches none,
+    /// `Some(Ok)` if it lies inside one, `Some(Err(OutOfBounds))` if it overlaps one without
+    /// fitting in it (it starts inside and runs past the end, or runs into one from outside).
+    pub fn touches(&self, p: usize, len: usize) -> Option<Result<Region>> {
+        let end = p.saturating_add(len);
+        let m = self.map.read();
+        if let Some((_, a)) = m.range(..=p).next_back() {
+            if p < a.end() {
+                let r = Region {
+                    base: a.base,
+                    size: a.size,
+                };
+                return Some(if end <= a.end() && p.checked_add(len).is_some() {
+                    Ok(r)
+                } else {
+                    Err(ErrorCode::OutOfBounds)
+                });
+            }
+        }
+        let next = m.range(p.saturating_add(1)..end).next();
+        next.map(|_| Err(ErrorCode::OutOfBounds))
+    }
+
     /// Unregisters every allocation (for reset), returning them.
     pub fn unregister_all(&self) -> Vec<Allocation> {
         std::mem::take(&mut *self.map.write())
