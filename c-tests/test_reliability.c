@@ -202,6 +202,127 @@ static int stream_create_does_not_slow_with_live_streams(void) {
   return 0;
 }
 
+/* ---- 3. a synchronize stalled on a future wait is reported across devices -------------------- */
+
+static int ran_flag;
+static void set_flag(void **args) {
+  (void)args;
+  __atomic_store_n(&ran_flag, 1, __ATOMIC_SEQ_CST);
+}
+
+static int future_waits_across_devices_are_counted(void) {
+  int count;
+  OK(birenGetDeviceCount(&count));
+  EXPECT(count == 2);
+  birenStream_t s0, s1, s1b;
+  birenEvent_t e1, e2;
+  OK(birenSetDevice(1));
+  OK(birenStreamCreate(&s1));
+  OK(birenStreamCreate(&s1b));
+  OK(birenEventCreate(&e1));
+  OK(birenEventCreate(&e2));
+  OK(birenSetDevice(0));
+  OK(birenStreamCreate(&s0));
+  /* A future wait on device 0, resolved by a record on device 1. */
+  OK(birenStreamWaitEvent(s0, e1));
+  OK(birenEventRecord(e1, s1));
+  OK(birenStreamSynchronize(s0));
+  /* A future wait on device 1 that nothing will record: the sync must report it. */
+  OK(birenSetDevice(1));
+  OK(birenStreamWaitEvent(s1b, e2));
+  double t0 = now_s();
+  EXPECT_CODE(birenStreamSynchronize(s1b), BIREN_ERROR_DEADLOCK);
+  EXPECT(now_s() - t0 < 10);
+  OK(birenEventRecord(e2, s1)); /* resolves it: the stream drains */
+  OK(birenStreamSynchronize(s1b));
+  OK(birenStreamDestroy(s1));
+  OK(birenStreamDestroy(s1b));
+  OK(birenEventDestroy(e1));
+  OK(birenEventDestroy(e2));
+  OK(birenDeviceReset());
+  OK(birenSetDevice(0));
+  OK(birenStreamDestroy(s0));
+  return 0;
+}
+
+/* A cycle closed across devices is refused at the record that would close it. */
+static int cycle_across_devices_is_refused(void) {
+  birenStream_t a, b;
+  birenEvent_t ea, eb;
+  OK(birenSetDevice(0));
+  OK(birenStreamCreate(&a));
+  OK(birenEventCreate(&ea));
+  OK(birenSetDevice(1));
+  OK(birenStreamCreate(&b));
+  OK(birenEventCreate(&eb));
+  OK(birenStreamWaitEvent(a, eb));
+  OK(birenStreamWaitEvent(b, ea));
+  OK(birenEventRecord(ea, a));
+  EXPECT_CODE(birenEventRecord(eb, b), BIREN_ERROR_DEADLOCK);
+  double t0 = now_s();
+  EXPECT_CODE(birenStreamSynchronize(b), BIREN_ERROR_DEADLOCK);
+  EXPECT(now_s() - t0 < 10);
+  OK(birenDeviceReset());
+  OK(birenSetDevice(0));
+  OK(birenDeviceReset());
+  return 0;
+}
+
+/* ---- 4. a reset does not lose count of futures that other devices still hold ----------------- */
+
+static int reset_keeps_count_of_other_devices_futures(void) {
+  birenStream_t s, s2;
+  birenEvent_t e;
+  OK(birenSetDevice(1));
+  OK(birenEventCreate(&e)); /* lives on device 1: device 0's reset keeps it */
+  OK(birenSetDevice(0));
+  OK(birenStreamCreate(&s));
+  OK(birenStreamWaitEvent(s, e));
+  OK(birenDeviceReset());
+  OK(birenStreamCreate(&s2));
+  OK(birenStreamWaitEvent(s2, e));
+  double t0 = now_s();
+  EXPECT_CODE(birenStreamSynchronize(s2), BIREN_ERROR_DEADLOCK); /* was: a hang */
+  EXPECT(now_s() - t0 < 10);
+  OK(birenDeviceReset());
+  OK(birenSetDevice(1));
+  OK(birenEventDestroy(e));
+  OK(birenDeviceReset());
+  OK(birenSetDevice(0));
+  return 0;
+}
+
+/* ---- 8. destroying an event releases the streams waiting for its first record --------------- */
+
+static int destroying_an_awaited_event_releases_the_wait(void) {
+  birenStream_t s;
+  birenEvent_t e;
+  int *d, h = 0, one = 1;
+  OK(birenStreamCreate(&s));
+  OK(birenEventCreate(&e));
+  OK(birenMalloc((void **)&d, sizeof(int)));
+  OK(birenMemset(d, 0, sizeof(int)));
+  __atomic_store_n(&ran_flag, 0, __ATOMIC_SEQ_CST);
+  OK(birenStreamWaitEvent(s, e));
+  OK(birenLaunchKernel(set_flag, birenDim3(1, 1, 1), birenDim3(1, 1, 1), NULL, 0, s));
+  OK(birenMemcpyAsync(d, &one, sizeof one, birenMemcpyHostToDevice, s));
+  EXPECT(birenStreamQuery(s) == BIREN_ERROR_NOT_READY);
+  birenSetDeviceValidator(1);
+  findings = 0;
+  birenSetValidatorCallback(count_finding, NULL);
+  OK(birenEventDestroy(e));
+  EXPECT(findings == 1);
+  EXPECT(strstr(last_finding, "released") != NULL);
+  OK(birenStreamSynchronize(s));
+  EXPECT(__atomic_load_n(&ran_flag, __ATOMIC_SEQ_CST) == 1);
+  OK(birenMemcpy(&h, d, sizeof h, birenMemcpyDeviceToHost)); /* was: DEADLOCK */
+  EXPECT(h == 1);
+  EXPECT_CODE(birenEventDestroy(e), BIREN_ERROR_INVALID_HANDLE);
+  OK(birenFree(d));
+  OK(birenStreamDestroy(s));
+  return 0;
+}
+
 /* TESTS-END */
 
 static const test_case tests[] = {
@@ -213,9 +334,14 @@ static const test_case tests[] = {
     TEST(host_to_host_into_device_memory_is_bounds_checked),
     TEST(pinned_host_buffer_overrun_is_refused),
     TEST(stream_create_does_not_slow_with_live_streams),
+    TEST(future_waits_across_devices_are_counted),
+    TEST(cycle_across_devices_is_refused),
+    TEST(reset_keeps_count_of_other_devices_futures),
+    TEST(destroying_an_awaited_event_releases_the_wait),
 };
 
 int main(void) {
+  setenv("BIREN_DEVICE_COUNT", "2", 1); /* the cross-device tests need two */
   if (birenInit() != BIREN_SUCCESS) return 2;
   return RUN_TESTS("test_reliability", tests, before_each, 60);
 }

@@ -434,8 +434,11 @@ enum birenError_t birenEventElapsedTime(float *ms, birenEvent_t start, birenEven
 
 /*
  Destroys an event. Safe while a record of it is pending: the record still happens and waits on
- it still hold. Later use of the handle gives BIREN_ERROR_INVALID_HANDLE (also for a second
- destroy).
+ it still hold. Streams that wait for the first record of a never-recorded event (the
+ birenStreamWaitEvent extension) stop waiting when it is destroyed, as a wait on a
+ never-recorded event does in CUDA: their later work runs (the validator says so). Later use of
+ the handle gives BIREN_ERROR_INVALID_HANDLE (also for a second destroy, and for a stream
+ handle passed as an event).
  */
 enum birenError_t birenEventDestroy(birenEvent_t event);
 
@@ -532,7 +535,9 @@ enum birenError_t birenFreeHost(void *ptr);
  space gives BIREN_ERROR_INVALID_VALUE. A side that `kind` says is host memory but that touches
  a live device allocation or page-locked host allocation (birenMallocHost) is bounds-checked
  all the same: running past its end, or into it from outside, gives BIREN_ERROR_OUT_OF_BOUNDS.
- On any error nothing is written.
+ BIREN_ERROR_DEADLOCK if the copy can never run: it is ordered after a blocking stream that
+ waits for the first record of an event nobody records (reported once the stall has lasted
+ BIREN_DEADLOCK_TIMEOUT_MS; the copy is withdrawn). On any error nothing is written.
  birenMemcpyDefault treats a pointer inside a live device allocation as device memory and any
  other pointer as host memory. Overlapping ranges are copied as by memmove.
  BIREN_ERROR_NOT_PERMITTED inside a kernel or a host function.
@@ -551,8 +556,8 @@ enum birenError_t birenMemcpyAsync(void *dst, const void *src, size_t count, bir
  Fills `count` bytes of device memory with the byte `value` (its low 8 bits) and returns when
  done; ordered like work on the default stream. Count 0 succeeds; NULL gives
  BIREN_ERROR_INVALID_VALUE; memory outside any live device allocation
- BIREN_ERROR_INVALID_DEVICE_POINTER; a range past the end BIREN_ERROR_OUT_OF_BOUNDS. On error
- nothing is written.
+ BIREN_ERROR_INVALID_DEVICE_POINTER; a range past the end BIREN_ERROR_OUT_OF_BOUNDS;
+ BIREN_ERROR_DEADLOCK if it can never run (as birenMemcpy). On error nothing is written.
  */
 enum birenError_t birenMemset(void *devPtr, int value, size_t count);
 

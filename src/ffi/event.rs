@@ -127,14 +127,26 @@ pub extern "C" fn birenEventElapsedTime(
 }
 
 /// Destroys an event. Safe while a record of it is pending: the record still happens and waits on
-/// it still hold. Later use of the handle gives BIREN_ERROR_INVALID_HANDLE (also for a second
-/// destroy).
+/// it still hold. Streams that wait for the first record of a never-recorded event (the
+/// birenStreamWaitEvent extension) stop waiting when it is destroyed, as a wait on a
+/// never-recorded event does in CUDA: their later work runs (the validator says so). Later use of
+/// the handle gives BIREN_ERROR_INVALID_HANDLE (also for a second destroy, and for a stream
+/// handle passed as an event).
 #[no_mangle]
 pub extern "C" fn birenEventDestroy(event: birenEvent_t) -> birenError_t {
     ffi_call!("birenEventDestroy"(event) {
         let (rt, e) = event_of(event)?;
-        device_of(rt, e.device)?;
+        let d = device_of(rt, e.device)?;
         rt.events.remove(handle(event)).ok_or(ErrorCode::InvalidHandle)?;
+        let released = d.abandon_future(&e);
+        if !released.is_empty() {
+            let names: Vec<String> = released.iter().map(|&s| crate::runtime::exec::deadlock::stream_name(s)).collect();
+            crate::runtime::diagnostics::line(&format!(
+                "biren validator: birenEventDestroy: event #{} was destroyed before its first record while {} waited for it: the waits are released and the work after them runs",
+                e.id,
+                names.join(", ")
+            ));
+        }
         crate::runtime::diagnostics::advice::event_destroyed();
         Ok(())
     })

@@ -163,7 +163,9 @@ fn memcpy_on(
 /// space gives BIREN_ERROR_INVALID_VALUE. A side that `kind` says is host memory but that touches
 /// a live device allocation or page-locked host allocation (birenMallocHost) is bounds-checked
 /// all the same: running past its end, or into it from outside, gives BIREN_ERROR_OUT_OF_BOUNDS.
-/// On any error nothing is written.
+/// BIREN_ERROR_DEADLOCK if the copy can never run: it is ordered after a blocking stream that
+/// waits for the first record of an event nobody records (reported once the stall has lasted
+/// BIREN_DEADLOCK_TIMEOUT_MS; the copy is withdrawn). On any error nothing is written.
 /// birenMemcpyDefault treats a pointer inside a live device allocation as device memory and any
 /// other pointer as host memory. Overlapping ranges are copied as by memmove.
 /// BIREN_ERROR_NOT_PERMITTED inside a kernel or a host function.
@@ -219,8 +221,8 @@ fn memset_on(
 /// Fills `count` bytes of device memory with the byte `value` (its low 8 bits) and returns when
 /// done; ordered like work on the default stream. Count 0 succeeds; NULL gives
 /// BIREN_ERROR_INVALID_VALUE; memory outside any live device allocation
-/// BIREN_ERROR_INVALID_DEVICE_POINTER; a range past the end BIREN_ERROR_OUT_OF_BOUNDS. On error
-/// nothing is written.
+/// BIREN_ERROR_INVALID_DEVICE_POINTER; a range past the end BIREN_ERROR_OUT_OF_BOUNDS;
+/// BIREN_ERROR_DEADLOCK if it can never run (as birenMemcpy). On error nothing is written.
 #[no_mangle]
 pub extern "C" fn birenMemset(devPtr: *mut c_void, value: c_int, count: usize) -> birenError_t {
     ffi_call!("birenMemset"(devPtr, value, count) {

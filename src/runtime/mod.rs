@@ -61,6 +61,7 @@ pub fn init() -> Result<&'static Runtime> {
     if let Some(path) = &config.trace_path {
         diagnostics::trace::start(path.clone(), clock);
     }
+    let futures = Arc::new(exec::event::Futures::default());
     let devices = (0..config.device_count)
         .map(|i| {
             Arc::new(DeviceContext::new(
@@ -70,6 +71,7 @@ pub fn init() -> Result<&'static Runtime> {
                 config.policy,
                 config.deadlock_timeout_ms,
                 clock,
+                futures.clone(),
             ))
         })
         .collect();
@@ -172,6 +174,9 @@ impl Runtime {
         }
         let streams = self.streams.remove_where(|s| s.device == i);
         let events = self.events.remove_where(|e| e.device == i);
+        for (_, e) in &events {
+            d.abandon_future(e);
+        }
         let allocations = d.reset();
         diagnostics::leaks::Leaks {
             streams: streams.iter().map(|(_, s)| (s.id, s.caller)).collect(),

@@ -7,13 +7,12 @@ use crate::runtime::diagnostics;
 use crate::runtime::diagnostics::trace::{self, Track};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::deadlock::{self, Goal};
-use crate::runtime::exec::event::{EventCore, FutureRecord, RecordState};
+use crate::runtime::exec::event::{EventCore, FutureRecord, Futures, RecordState};
 use crate::runtime::exec::executor::Executor;
 use crate::runtime::exec::scheduler::Policy;
 use crate::runtime::exec::stream::{run_wakeups, Dep, StreamCore, StreamPoint, WaitOn, Work};
 use crate::runtime::exec::stream_set::StreamSet;
 use parking_lot::{Mutex, RwLock};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,8 +22,9 @@ pub struct DeviceContext {
     pub default_stream: Arc<StreamCore>,
     /// Streams other than the default one, until destroyed and drained.
     streams: Mutex<StreamSet>,
-    /// Serializes the operations that add or resolve futures (the only source of cycles).
-    graph: Mutex<()>,
+    /// The runtime's futures: their count, and the lock that serializes adding and resolving
+    /// them (shared by all devices).
+    futures: Arc<Futures>,
     /// Held (write) by a reset; (read) by host threads creating streams and allocations, so that
     /// what exists when a reset starts is destroyed and what is created after it survives.
     reset_lock: RwLock<()>,
@@ -45,6 +45,7 @@ impl DeviceContext {
         policy: Policy,
         deadlock_timeout_ms: u64,
         clock: Instant,
+        futures: Arc<Futures>,
     ) -> DeviceContext {
         let exec = Executor::start(index, compute_units, capacity, policy, clock);
         let default_stream = Arc::new(StreamCore::new(
@@ -61,7 +62,7 @@ impl DeviceContext {
             exec,
             default_stream,
             streams: Mutex::new(StreamSet::default()),
-            graph: Mutex::new(()),
+            futures,
             reset_lock: RwLock::new(()),
             deadlock_timeout: Duration::from_millis(deadlock_timeout_ms),
         }
@@ -202,7 +203,7 @@ impl DeviceContext {
 
     /// A record that resolves a future: refused if it would close a cycle.
     fn record_resolving(&self, ev: &EventCore, s: &Arc<StreamCore>) -> Result<()> {
-        let _g = self.graph.lock();
+        let _g = self.futures.lock.lock();
         let deps = self.implicit_deps(s);
         let mut st = ev.state.lock();
         let Some(future) = st.future.clone() else {
@@ -256,8 +257,8 @@ impl DeviceContext {
         drop(q);
         st.latest = Some(rs.clone());
         st.future = None;
+        self.futures.cleared();
         drop(st);
-        self.exec.pending_futures.fetch_sub(1, Ordering::SeqCst);
         let mut wake = future.resolve(rs.clone());
         if kick {
             wake.push(s.clone());
@@ -281,7 +282,7 @@ impl DeviceContext {
         if let Some(rs) = ev.latest() {
             return wait_for(rs);
         }
-        let _g = self.graph.lock();
+        let _g = self.futures.lock.lock();
         let mut st = ev.state.lock();
         if let Some(rs) = st.latest.clone() {
             drop(st);
@@ -290,7 +291,7 @@ impl DeviceContext {
         let future = match &st.future {
             Some(f) => f.clone(),
             None => {
-                self.exec.pending_futures.fetch_add(1, Ordering::SeqCst);
+                self.futures.created();
                 let f = Arc::new(FutureRecord::new(ev.id));
                 st.future = Some(f.clone());
                 f
@@ -316,6 +317,21 @@ impl DeviceContext {
         Ok(())
     }
 
+    /// The event is being destroyed: streams waiting for its first record stop waiting (as a
+    /// wait on a never-recorded event does in CUDA). Returns the streams that were waiting.
+    pub fn abandon_future(&self, ev: &EventCore) -> Vec<u64> {
+        let _g = self.futures.lock.lock();
+        let mut st = ev.state.lock();
+        let Some(future) = st.future.take() else {
+            return Vec::new();
+        };
+        self.futures.cleared();
+        drop(st);
+        let waiting = future.waiting_streams();
+        run_wakeups(future.abandon());
+        waiting
+    }
+
     /// Waits on the host until `p` is reached. `DEADLOCK` if the work is blocked on a wait that
     /// no enqueued record can satisfy for longer than the deadlock timeout.
     pub fn wait_point(&self, p: &StreamPoint, call: &str) -> Result<()> {
@@ -324,7 +340,7 @@ impl DeviceContext {
         }
         let mut deadline: Option<Instant> = None;
         loop {
-            if self.exec.pending_futures.load(Ordering::SeqCst) > 0 {
+            if self.futures.pending() > 0 {
                 if let Some(found) =
                     deadlock::search(std::slice::from_ref(p), None, Goal::UnresolvedFuture)
                 {
@@ -522,7 +538,7 @@ impl DeviceContext {
     /// invalidation) and frees all memory. Returns the live allocations as (base, size, caller).
     pub fn reset(&self) -> Vec<(usize, usize, usize)> {
         let _r = self.reset_lock.write();
-        let _g = self.graph.lock();
+        let _g = self.futures.lock.lock();
         self.exec.begin_reset();
         self.exec.wait_for_starts();
         let streams = self.streams.lock().take();

@@ -35,8 +35,6 @@ pub struct Executor {
     outstanding: AtomicU64,
     deferred: Mutex<Vec<DeferredFree>>,
     has_deferred: AtomicBool,
-    /// Futures (waits on never-recorded events) not yet resolved.
-    pub pending_futures: AtomicUsize,
     /// True during a reset: no op starts.
     resetting: AtomicBool,
     /// Threads between taking an op from a stream and handing it over (a reset waits for them).
@@ -116,7 +114,6 @@ impl Executor {
             outstanding: AtomicU64::new(0),
             deferred: Mutex::new(Vec::new()),
             has_deferred: AtomicBool::new(false),
-            pending_futures: AtomicUsize::new(0),
             resetting: AtomicBool::new(false),
             starting: AtomicUsize::new(0),
             quarantine: Mutex::new(Quarantine::default()),
@@ -444,7 +441,6 @@ impl Executor {
             self.memory.release(a);
         }
         self.memory.reclaim_backing();
-        self.pending_futures.store(0, Ordering::SeqCst);
         self.sticky.store(0, Ordering::Release);
         report
     }
