@@ -174,10 +174,12 @@ impl Runtime {
         }
         let streams = self.streams.remove_where(|s| s.device == i);
         let events = self.events.remove_where(|e| e.device == i);
+        let allocations = d.reset();
+        // After the reset dropped the queued work: streams of other devices that wait for these
+        // events' first records stop waiting.
         for (_, e) in &events {
             d.abandon_future(e);
         }
-        let allocations = d.reset();
         diagnostics::leaks::Leaks {
             streams: streams.iter().map(|(_, s)| (s.id, s.caller)).collect(),
             events: events.iter().map(|(_, e)| (e.id, e.caller)).collect(),
