@@ -46,7 +46,8 @@ fn launch(
         (Some(sz), _) => unsafe { KernelArgs::copy(args, sz)? },
         (None, Some(i)) => unsafe { KernelArgs::copy(args, &i.arg_sizes)? },
         (None, None) => {
-            if diagnostics::validator_on() {
+            // args == NULL: a kernel without arguments, nothing to read by reference.
+            if diagnostics::validator_on() && !args.is_null() {
                 advise_unregistered(k as usize);
             }
             KernelArgs::ByReference(args)

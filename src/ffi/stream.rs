@@ -36,13 +36,6 @@ fn create(pStream: *mut birenStream_t, flags: c_uint, priority: c_int) -> Result
     ));
     let h = rt.streams.insert(s.clone()).ok_or(ErrorCode::OutOfMemory)?;
     d.add_stream(s);
-    if diagnostics::validator_on() {
-        crate::runtime::diagnostics::advice::streams_alive(
-            d.live_streams(),
-            d.exec.compute_units(),
-            d.index,
-        );
-    }
     *o = h as usize as birenStream_t;
     Ok(())
 }

@@ -437,6 +437,14 @@ impl DeviceContext {
             return Err(ErrorCode::NotPermitted);
         }
         crate::runtime::diagnostics::advice::device_synchronized();
+        if diagnostics::validator_on() {
+            let busy = self
+                .all_streams()
+                .iter()
+                .filter(|s| s.pending_tail().is_some())
+                .count();
+            diagnostics::advice::streams_busy(busy, self.exec.compute_units(), self.index);
+        }
         let t0 = trace::now();
         for s in self.all_streams() {
             if let Some(p) = s.pending_tail() {
