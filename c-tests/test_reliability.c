@@ -323,6 +323,55 @@ static int destroying_an_awaited_event_releases_the_wait(void) {
   return 0;
 }
 
+/* ---- 7. fork(): the child starts afresh with birenInit, never hangs -------------------------- */
+
+static void add_one(void **args) {
+  int *p = *(int **)args[0];
+  p[birenThreadIdx().x] += 1;
+}
+
+static int child_after_fork(void) {
+  int *d = NULL, h[32] = {0};
+  alarm(20); /* a hang is a failure */
+  if (birenDeviceSynchronize() != BIREN_ERROR_NOT_INITIALIZED) return 10;
+  if (birenStreamSynchronize(NULL) != BIREN_ERROR_NOT_INITIALIZED) return 11;
+  if (birenMalloc((void **)&d, 128) != BIREN_ERROR_NOT_INITIALIZED) return 12;
+  if (birenInit() != BIREN_SUCCESS) return 13;
+  if (birenMalloc((void **)&d, sizeof h) != BIREN_SUCCESS) return 14;
+  if (birenMemcpy(d, h, sizeof h, birenMemcpyHostToDevice) != BIREN_SUCCESS) return 15;
+  if (BIREN_LAUNCH(add_one, birenDim3(1, 1, 1), birenDim3(32, 1, 1), 0, NULL, d) != BIREN_SUCCESS) return 16;
+  if (birenDeviceSynchronize() != BIREN_SUCCESS) return 17;
+  if (birenMemcpy(h, d, sizeof h, birenMemcpyDeviceToHost) != BIREN_SUCCESS) return 18;
+  for (int i = 0; i < 32; i++)
+    if (h[i] != 1) return 19;
+  if (birenFree(d) != BIREN_SUCCESS) return 20;
+  return 0;
+}
+
+static int fork_child_reinitializes_and_never_hangs(void) {
+  int *d, h[32] = {0};
+  birenStream_t s;
+  OK(birenMalloc((void **)&d, sizeof h));
+  OK(birenStreamCreate(&s));
+  OK(birenMemcpyAsync(d, h, sizeof h, birenMemcpyHostToDevice, s));
+  pid_t pid = fork();
+  EXPECT(pid >= 0);
+  if (pid == 0) _exit(child_after_fork());
+  int status = 0;
+  EXPECT(waitpid(pid, &status, 0) == pid);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    fprintf(stderr, "    child: %s %d\n", WIFEXITED(status) ? "exit" : "signal", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+  EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  /* the parent goes on */
+  OK(BIREN_LAUNCH(add_one, birenDim3(1, 1, 1), birenDim3(32, 1, 1), 0, s, d));
+  OK(birenStreamSynchronize(s));
+  OK(birenMemcpy(h, d, sizeof h, birenMemcpyDeviceToHost));
+  for (int i = 0; i < 32; i++) EXPECT(h[i] == 1);
+  OK(birenStreamDestroy(s));
+  OK(birenFree(d));
+  return 0;
+}
+
 /* TESTS-END */
 
 static const test_case tests[] = {
@@ -338,6 +387,7 @@ static const test_case tests[] = {
     TEST(cycle_across_devices_is_refused),
     TEST(reset_keeps_count_of_other_devices_futures),
     TEST(destroying_an_awaited_event_releases_the_wait),
+    TEST(fork_child_reinitializes_and_never_hangs),
 };
 
 int main(void) {
