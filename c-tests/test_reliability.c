@@ -19,11 +19,14 @@ static void before_each(void) {
 }
 
 static int findings;
-static char last_finding[1024];
+static char last_finding[1024], all_findings[8192];
 static void count_finding(const char *msg, void *user) {
   (void)user;
+  if (findings == 0) all_findings[0] = 0;
   findings++;
   snprintf(last_finding, sizeof last_finding, "%s", msg);
+  size_t n = strlen(all_findings);
+  snprintf(all_findings + n, sizeof all_findings - n, "%s\n", msg);
 }
 
 /* ---- 1. freeing a large allocation must not zero its neighbour ------------------------------- */
@@ -372,6 +375,112 @@ static int fork_child_reinitializes_and_never_hangs(void) {
   return 0;
 }
 
+/* ---- 10. a kernel that faults fails its launch; the process lives ---------------------------- */
+
+static void write_through(void **args) {
+  int *p = *(int **)args[0];
+  if (birenThreadIdx().x == 3) *(volatile int *)p = 42;
+}
+
+static int divisor;
+static void divide(void **args) {
+  int *out = *(int **)args[0];
+  out[birenThreadIdx().x] = 100 / *(volatile int *)&divisor;
+}
+
+static int deep(volatile char *prev, int n) {
+  volatile char buf[4096];
+  buf[0] = (char)n;
+  if (prev) buf[1] = prev[0];
+  return n > 0 ? deep(buf, n - 1) + buf[0] : buf[0];
+}
+static void overflow(void **args) {
+  (void)args;
+  (void)deep(NULL, 1 << 20); /* far more than a fiber stack */
+}
+
+static int faulting_kernel(void *ptr, const char *expect) {
+  void *p = ptr;
+  size_t size = sizeof p;
+  OK(birenKernelRegister(write_through, "write_through", 1, &size));
+  OK(BIREN_LAUNCH(write_through, birenDim3(2, 1, 1), birenDim3(8, 1, 1), 0, NULL, p));
+  birenError_t e = birenDeviceSynchronize();
+  EXPECT_CODE(e, BIREN_ERROR_ILLEGAL_ADDRESS);
+  EXPECT(findings >= 1);
+  EXPECT(strstr(all_findings, "write_through") != NULL);
+  EXPECT(strstr(all_findings, expect) != NULL);
+  EXPECT(strstr(all_findings, "thread (3,0,0)") != NULL);
+  /* sticky until reset, then the device works */
+  EXPECT_CODE(birenMalloc(&p, 16), BIREN_ERROR_ILLEGAL_ADDRESS);
+  OK(birenDeviceReset());
+  OK(birenMalloc(&p, 16));
+  OK(BIREN_LAUNCH(write_through, birenDim3(1, 1, 1), birenDim3(8, 1, 1), 0, NULL, p));
+  OK(birenDeviceSynchronize());
+  OK(birenFree(p));
+  return 0;
+}
+
+static int null_pointer_in_a_kernel_is_an_illegal_address(void) {
+  findings = 0;
+  birenSetValidatorCallback(count_finding, NULL);
+  birenSetDeviceValidator(1);
+  return faulting_kernel(NULL, "0x0");
+}
+
+static int wild_pointer_in_a_kernel_is_an_illegal_address(void) {
+  findings = 0;
+  birenSetValidatorCallback(count_finding, NULL);
+  birenSetDeviceValidator(1);
+  return faulting_kernel((void *)(uintptr_t)0xdead0000, "0xdead0000");
+}
+
+static int division_by_zero_fails_the_launch(void) {
+  int *d;
+  OK(birenMalloc((void **)&d, 64 * sizeof(int)));
+  divisor = 0;
+  findings = 0;
+  birenSetValidatorCallback(count_finding, NULL);
+  birenSetDeviceValidator(1);
+  OK(BIREN_LAUNCH(divide, birenDim3(1, 1, 1), birenDim3(64, 1, 1), 0, NULL, d));
+  EXPECT_CODE(birenDeviceSynchronize(), BIREN_ERROR_LAUNCH_FAILURE);
+  EXPECT(strstr(all_findings, "SIGFPE") != NULL);
+  OK(birenDeviceReset());
+  return 0;
+}
+
+static int stack_overflow_in_a_kernel_fails_the_launch(void) {
+  findings = 0;
+  birenSetValidatorCallback(count_finding, NULL);
+  birenSetDeviceValidator(1);
+  OK(birenKernelRegister(overflow, "overflow", 0, NULL));
+  OK(birenLaunchKernel(overflow, birenDim3(1, 1, 1), birenDim3(1, 1, 1), NULL, 0, NULL));
+  EXPECT_CODE(birenDeviceSynchronize(), BIREN_ERROR_ILLEGAL_ADDRESS);
+  EXPECT(strstr(all_findings, "overflow") != NULL);
+  OK(birenDeviceReset());
+  /* the unit that caught it still runs kernels */
+  int *d;
+  OK(birenMalloc((void **)&d, 64 * sizeof(int)));
+  divisor = 1;
+  for (int i = 0; i < 8; i++) OK(BIREN_LAUNCH(divide, birenDim3(4, 1, 1), birenDim3(16, 1, 1), 0, NULL, d));
+  OK(birenDeviceSynchronize());
+  return 0;
+}
+
+/* A fault outside a kernel is not the runtime's: the process ends as it would without it. */
+static int fault_outside_a_kernel_still_kills_the_process(void) {
+  pid_t pid = fork();
+  EXPECT(pid >= 0);
+  if (pid == 0) {
+    volatile int *p = NULL;
+    *p = 1;
+    _exit(0);
+  }
+  int status = 0;
+  EXPECT(waitpid(pid, &status, 0) == pid);
+  EXPECT(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV);
+  return 0;
+}
+
 /* TESTS-END */
 
 static const test_case tests[] = {
@@ -388,6 +497,11 @@ static const test_case tests[] = {
     TEST(reset_keeps_count_of_other_devices_futures),
     TEST(destroying_an_awaited_event_releases_the_wait),
     TEST(fork_child_reinitializes_and_never_hangs),
+    TEST(null_pointer_in_a_kernel_is_an_illegal_address),
+    TEST(wild_pointer_in_a_kernel_is_an_illegal_address),
+    TEST(division_by_zero_fails_the_launch),
+    TEST(stack_overflow_in_a_kernel_fails_the_launch),
+    TEST(fault_outside_a_kernel_still_kills_the_process),
 };
 
 int main(void) {

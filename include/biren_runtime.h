@@ -14,6 +14,26 @@
  *
  * This header does not define CHECK_BIREN: paste the vendor's macro after the include, or use
  * BIREN_CHECK below.
+ *
+ * Signals. No call is async-signal-safe: do not call the runtime from a signal handler (a
+ * synchronize there can wait for the very thread the signal interrupted, for ever).
+ *
+ * What a kernel may not do. Kernels run on the runtime's compute-unit threads, on fibers. A
+ * kernel must not longjmp out of itself (or into another kernel thread), call pthread_exit or
+ * fork, let a C++ exception escape, or call a synchronizing runtime function (those return
+ * BIREN_ERROR_NOT_PERMITTED there). A kernel that never ends makes every synchronize and
+ * birenDeviceReset wait for it, unless the watchdog is on (BIREN_KERNEL_TIMEOUT_MS: a launch
+ * running longer fails with the sticky BIREN_ERROR_LAUNCH_TIMEOUT, and a reset then returns).
+ *
+ * Faults in kernels. A NULL or wild pointer (SIGSEGV, SIGBUS) in a kernel fails its launch with
+ * the sticky BIREN_ERROR_ILLEGAL_ADDRESS, reported with the kernel's name and the address; a
+ * division by zero (SIGFPE) or __builtin_trap() (SIGILL) with BIREN_ERROR_LAUNCH_FAILURE; so
+ * does a stack overflow of a kernel thread (ILLEGAL_ADDRESS). The process lives. For this,
+ * birenInit installs handlers for SIGSEGV, SIGBUS, SIGFPE, SIGILL and SIGRTMAX-1 (the
+ * watchdog's); a signal that does not strike a kernel goes to the handler installed before (or
+ * the default action). A kernel thread stopped by a fault or by the watchdog is abandoned where
+ * it was, like birenTrap: a lock it held (inside malloc or stdio, say) stays held. abort() and
+ * a failed assert() in a kernel still end the process.
  */
 
 #ifndef BIREN_RUNTIME_H
@@ -81,6 +101,7 @@ typedef enum birenError_t {
   BIREN_ERROR_ILLEGAL_ADDRESS = 13,
   BIREN_ERROR_NOT_PERMITTED = 14,
   BIREN_ERROR_NOT_SUPPORTED = 15,
+  BIREN_ERROR_LAUNCH_TIMEOUT = 16,
   BIREN_ERROR_UNKNOWN = 999,
 } birenError_t;
 

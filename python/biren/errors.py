@@ -25,6 +25,7 @@ class ErrorCode(enum.IntEnum):
     ILLEGAL_ADDRESS = 13
     NOT_PERMITTED = 14
     NOT_SUPPORTED = 15
+    LAUNCH_TIMEOUT = 16
     UNKNOWN = 999
 
 

@@ -23,6 +23,7 @@ pub enum birenError_t {
     BIREN_ERROR_ILLEGAL_ADDRESS = 13,
     BIREN_ERROR_NOT_PERMITTED = 14,
     BIREN_ERROR_NOT_SUPPORTED = 15,
+    BIREN_ERROR_LAUNCH_TIMEOUT = 16,
     BIREN_ERROR_UNKNOWN = 999,
 }
 
@@ -47,6 +48,7 @@ impl birenError_t {
             13 => BIREN_ERROR_ILLEGAL_ADDRESS,
             14 => BIREN_ERROR_NOT_PERMITTED,
             15 => BIREN_ERROR_NOT_SUPPORTED,
+            16 => BIREN_ERROR_LAUNCH_TIMEOUT,
             _ => BIREN_ERROR_UNKNOWN,
         }
     }

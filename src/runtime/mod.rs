@@ -65,6 +65,8 @@ pub fn init() -> Result<&'static Runtime> {
     if let Some(path) = &config.trace_path {
         diagnostics::trace::start(path.clone(), clock);
     }
+    crate::device::fault::install_handlers();
+    crate::device::fault::set_kernel_timeout_ms(config.kernel_timeout_ms);
     let futures = Arc::new(exec::event::Futures::default());
     let devices = (0..config.device_count)
         .map(|i| {

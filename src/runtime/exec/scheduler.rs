@@ -393,9 +393,22 @@ impl BlockSource for Scheduler {
         &k.grid
     }
 
-    fn block_done(&self, k: Arc<KernelRun>, _block: u64, outcome: BlockOutcome) {
+    fn launch_id(k: &Arc<KernelRun>) -> u64 {
+        k.order + 1
+    }
+
+    fn block_done(&self, k: Arc<KernelRun>, block: u64, outcome: BlockOutcome) {
         UNIT_WILL_LOOK.with(|c| c.set(true));
         if outcome != BlockOutcome::Completed {
+            let code = match outcome {
+                BlockOutcome::Faulted { fault, .. }
+                    if fault.signal == libc::SIGSEGV || fault.signal == libc::SIGBUS =>
+                {
+                    ErrorCode::IllegalAddress
+                }
+                BlockOutcome::TimedOut { .. } => ErrorCode::LaunchTimeout,
+                _ => ErrorCode::LaunchFailure,
+            };
             let msg = match outcome {
                 BlockOutcome::Trapped { thread } => format!(
                     "kernel '{}' trapped (birenTrap) in thread ({},{},{})",
@@ -408,11 +421,42 @@ impl BlockSource for Scheduler {
                     "kernel '{}': {waiting} of {threads} threads of a block wait at birenSyncThreads while the others have returned",
                     k.launch.name()
                 ),
+                BlockOutcome::Faulted { thread, fault } => {
+                    let (what, sig) = match fault.signal {
+                        libc::SIGSEGV => ("accessed the illegal address", "SIGSEGV"),
+                        libc::SIGBUS => ("accessed the illegal address", "SIGBUS"),
+                        libc::SIGFPE => (
+                            "raised an arithmetic fault (such as an integer division by zero) at instruction",
+                            "SIGFPE",
+                        ),
+                        _ => (
+                            "executed an illegal instruction (such as __builtin_trap()) at",
+                            "SIGILL",
+                        ),
+                    };
+                    let b = k.grid.grid.unlinear(block);
+                    format!(
+                        "kernel '{}' {what} {:#x} ({sig}) in thread ({},{},{}) of block ({},{},{}); the launch failed, the process lives",
+                        k.launch.name(),
+                        fault.addr,
+                        thread.x,
+                        thread.y,
+                        thread.z,
+                        b.x,
+                        b.y,
+                        b.z
+                    )
+                }
+                BlockOutcome::TimedOut { thread } => format!(
+                    "kernel '{}' ran longer than BIREN_KERNEL_TIMEOUT_MS and was stopped by the watchdog in thread ({},{},{})",
+                    k.launch.name(),
+                    thread.x,
+                    thread.y,
+                    thread.z
+                ),
                 BlockOutcome::Completed => unreachable!(),
             };
-            k.failure
-                .lock()
-                .get_or_insert((ErrorCode::LaunchFailure, msg));
+            k.failure.lock().get_or_insert((code, msg));
             self.cancel(&k);
         }
         self.finish_blocks(&k, 1);
