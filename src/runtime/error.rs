@@ -195,6 +195,7 @@ mod tests {
         assert_eq!(error_name(12345), "BIREN_ERROR_UNRECOGNIZED");
         assert_eq!(error_text(-1), "unrecognized error code");
         assert_eq!(error_name(0), "BIREN_SUCCESS");
-        assert!(ErrorCode::from_code(16).is_none());
+        assert!(ErrorCode::from_code(500).is_none());
+        assert_eq!(ErrorCode::from_code(16), Some(ErrorCode::LaunchTimeout));
     }
 }
