@@ -1652,7 +1652,8 @@ impl World {
 
     // ---- copies and fills ----
 
-    /// The faults of one side of a copy (device side: by lookup; host side: NULL and wrap-around).
+    /// The faults of one side of a copy (device side: by lookup; host side: NULL, wrap-around, and
+    /// overrunning a known allocation it touches).
     fn side_faults(&self, p: usize, count: usize, device: bool, errs: &mut Vec<Code>) {
         if p == 0 {
             errs.push(BIREN_ERROR_INVALID_VALUE);
@@ -1667,6 +1668,19 @@ impl World {
             }
         } else if p.checked_add(count).is_none() {
             errs.push(BIREN_ERROR_INVALID_VALUE);
+        } else {
+            // A host side that touches a known allocation (device or page-locked) must lie in it.
+            let end = p + count;
+            let overruns = self.objs.iter().any(|o| {
+                o.live
+                    && o.kind != ObjKind::Pool
+                    && p < o.end()
+                    && o.base < end
+                    && !(o.base <= p && end <= o.end())
+            });
+            if overruns {
+                errs.push(BIREN_ERROR_OUT_OF_BOUNDS);
+            }
         }
     }
 
