@@ -44,9 +44,10 @@ $(BUILD)/examples/%: examples-c/%.c include/biren_runtime.h lib
 
 test: test-rust test-c test-examples test-python test-install
 
-# The dlopen test loads the built .so: build it first.
+# The runtime's tests, and the Rust binding's (bindings/rust: unit tests, tests, doctests), which
+# load the built .so through BIREN_LIBRARY: build it first.
 test-rust: lib
-	$(CARGO) test --release
+	BIREN_LIBRARY=$(CURDIR)/$(LIBDIR)/libbiren_runtime.so $(CARGO) test --release --workspace
 
 test-c: lib $(C_TESTS)
 	@set -e; for t in $(C_TESTS); do echo "== $$t"; timeout 300 $$t; done
