@@ -3,7 +3,7 @@
 #   make demo       build everything and run the examples (the seed's scenarios)
 #   make test       cargo tests + C tests + examples + language bindings
 #   make bench      benchmarks (see BENCHMARKS.md)
-#   make install    PREFIX=/usr/local [DESTDIR=...]: libraries, header, pkg-config file; uninstall
+#   make install    PREFIX=/usr/local [DESTDIR=...]: libraries, header, pkg-config file, CMake package; uninstall
 
 CARGO    ?= cargo
 CC       ?= cc
@@ -78,19 +78,30 @@ bench: lib $(BENCH)
 # ---- install ---------------------------------------------------------------------------------
 # make install [PREFIX=/usr/local] [DESTDIR=/staging] [libdir=...] [includedir=...]
 # Installs libbiren_runtime.so.$(VERSION) with its soname link ($(SONAME)) and dev link
-# (libbiren_runtime.so), libbiren_runtime.a, biren_runtime.h and biren_runtime.pc.
+# (libbiren_runtime.so), libbiren_runtime.a, biren_runtime.h, biren_runtime.pc and the CMake
+# package ($(cmakedir): find_package(biren_runtime) gives biren::runtime, biren::runtime_static).
 # Run ldconfig afterwards when installing into a system prefix.
 VERSION      := $(shell sed -n 's/^version = "\([^"]*\)"/\1/p' Cargo.toml | head -n 1)
 SONAME       := libbiren_runtime.so.$(firstword $(subst ., ,$(VERSION)))
 libdir       ?= $(PREFIX)/lib
 includedir   ?= $(PREFIX)/include
 pkgconfigdir ?= $(libdir)/pkgconfig
+cmakedir     ?= $(libdir)/cmake/biren_runtime
 # What the Rust staticlib needs from the system (`cargo rustc --release --lib --crate-type
 # staticlib -- --print native-static-libs` prints -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc).
 # -lc is implicit, and the compiler driver supplies the unwinder itself (libgcc_s as needed in a
 # dynamic link, libgcc_eh with -static, where an explicit -lgcc_s would fail), so both are left out.
 STATIC_LIBS  := -lutil -lrt -lpthread -lm -ldl
 pc_rel        = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+# The CMake package finds the libraries and the header relative to its own directory.
+cmake_rel     = $(shell realpath -m --relative-to=$(cmakedir) $(1))
+CMAKE_SUBST   = -e 's|@VERSION@|$(VERSION)|g' \
+                -e 's|@SOMAJOR@|$(firstword $(subst ., ,$(VERSION)))|g' \
+                -e 's|@CMAKE_TO_LIBDIR@|$(call cmake_rel,$(libdir))|g' \
+                -e 's|@CMAKE_TO_INCLUDEDIR@|$(call cmake_rel,$(includedir))|g' \
+                -e 's|@STATIC_LINK_LIBRARIES@|$(subst $(space),;,$(patsubst -l%,%,$(STATIC_LIBS)))|g'
+empty :=
+space := $(empty) $(empty)
 
 # Install does not run cargo (GNU convention: `make && sudo make install`, root needs no
 # toolchain and writes nothing into target/); it builds only what is missing.
@@ -98,7 +109,7 @@ $(LIBDIR)/libbiren_runtime.so $(LIBDIR)/libbiren_runtime.a:
 	$(CARGO) build --release
 
 install: $(LIBDIR)/libbiren_runtime.so $(LIBDIR)/libbiren_runtime.a
-	install -d $(DESTDIR)$(libdir) $(DESTDIR)$(includedir) $(DESTDIR)$(pkgconfigdir)
+	install -d $(DESTDIR)$(libdir) $(DESTDIR)$(includedir) $(DESTDIR)$(pkgconfigdir) $(DESTDIR)$(cmakedir)
 	install -m 755 $(LIBDIR)/libbiren_runtime.so $(DESTDIR)$(libdir)/libbiren_runtime.so.$(VERSION)
 	ln -sf libbiren_runtime.so.$(VERSION) $(DESTDIR)$(libdir)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(libdir)/libbiren_runtime.so
@@ -117,11 +128,16 @@ install: $(LIBDIR)/libbiren_runtime.so $(LIBDIR)/libbiren_runtime.a
 	  'Libs.private: $(STATIC_LIBS)' \
 	  > $(DESTDIR)$(pkgconfigdir)/biren_runtime.pc
 	chmod 644 $(DESTDIR)$(pkgconfigdir)/biren_runtime.pc
+	sed $(CMAKE_SUBST) cmake/biren_runtimeConfig.cmake.in > $(DESTDIR)$(cmakedir)/biren_runtimeConfig.cmake
+	sed $(CMAKE_SUBST) cmake/biren_runtimeConfigVersion.cmake.in > $(DESTDIR)$(cmakedir)/biren_runtimeConfigVersion.cmake
+	chmod 644 $(DESTDIR)$(cmakedir)/biren_runtimeConfig.cmake $(DESTDIR)$(cmakedir)/biren_runtimeConfigVersion.cmake
 
 uninstall:
 	rm -f $(DESTDIR)$(libdir)/libbiren_runtime.so.$(VERSION) $(DESTDIR)$(libdir)/$(SONAME) \
 	      $(DESTDIR)$(libdir)/libbiren_runtime.so $(DESTDIR)$(libdir)/libbiren_runtime.a \
-	      $(DESTDIR)$(includedir)/biren_runtime.h $(DESTDIR)$(pkgconfigdir)/biren_runtime.pc
+	      $(DESTDIR)$(includedir)/biren_runtime.h $(DESTDIR)$(pkgconfigdir)/biren_runtime.pc \
+	      $(DESTDIR)$(cmakedir)/biren_runtimeConfig.cmake $(DESTDIR)$(cmakedir)/biren_runtimeConfigVersion.cmake
+	-rmdir $(DESTDIR)$(cmakedir) 2>/dev/null
 
 clean:
 	$(CARGO) clean
