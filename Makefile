@@ -3,6 +3,7 @@
 #   make demo       build everything and run the examples (the seed's scenarios)
 #   make test       cargo tests + C tests + examples + language bindings
 #   make bench      benchmarks (see BENCHMARKS.md)
+#   make docs       API reference of the header (Doxygen) in build/docs/html; fails on any warning
 #   make install    PREFIX=/usr/local [DESTDIR=...]: libraries, header, pkg-config file, CMake package; uninstall
 
 CARGO    ?= cargo
@@ -19,7 +20,7 @@ LDLIBS   := -L$(LIBDIR) -Wl,-rpath,$(CURDIR)/$(LIBDIR) -lbiren_runtime -lm -pthr
 C_TESTS  := $(patsubst c-tests/%.c,$(BUILD)/c-tests/%,$(wildcard c-tests/*.c))
 EXAMPLES := $(patsubst examples-c/%.c,$(BUILD)/examples/%,$(sort $(wildcard examples-c/*.c)))
 
-.PHONY: all lib header check-header test test-rust test-c test-examples demo bench stress valgrind install uninstall clean
+.PHONY: all lib header check-header test test-rust test-c test-examples demo bench stress valgrind install uninstall clean docs
 
 all: lib
 
@@ -42,7 +43,7 @@ $(BUILD)/examples/%: examples-c/%.c include/biren_runtime.h lib
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_STRICT) -o $@ $< $(LDLIBS)
 
-test: test-rust test-c test-examples test-python test-install
+test: test-rust test-c test-examples test-python test-install docs
 
 # The runtime's tests, and the Rust binding's (bindings/rust: unit tests, tests, doctests), which
 # load the built .so through BIREN_LIBRARY: build it first.
@@ -63,6 +64,29 @@ test-install: lib
 
 test-examples: lib $(EXAMPLES)
 	@set -e; for e in $(EXAMPLES); do echo "== $$e"; BIREN_DEMO_QUIET=1 timeout 120 $$e > /dev/null; done; echo "examples: all exited 0"
+
+# ---- API reference ---------------------------------------------------------------------------
+# make docs: the header's doc comments as HTML (build/docs/html/index.html), by Doxygen with
+# docs/Doxyfile: an undocumented export or a malformed doc comment is a warning and fails the
+# target. Then every symbol the library exports must have its entry in the header's page.
+# Installs doxygen with apt-get when it is missing and this runs as root (about 5 s).
+DOXYGEN ?= doxygen
+docs: lib
+	@command -v $(DOXYGEN) > /dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get > /dev/null; then \
+	    echo "make docs: installing doxygen (apt-get install -y doxygen)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends doxygen > /dev/null; \
+	  else \
+	    echo "make docs: doxygen is required (apt-get install doxygen); not root, so not installing it" >&2; exit 1; \
+	  fi; }
+	@rm -rf $(BUILD)/docs && mkdir -p $(BUILD)/docs
+	BIREN_VERSION=$(VERSION) $(DOXYGEN) docs/Doxyfile
+	@page=$(BUILD)/docs/html/biren__runtime_8h.html; missing=""; \
+	for f in $$(nm -D --defined-only $(LIBDIR)/libbiren_runtime.so | awk '{print $$NF}'); do \
+	  grep -q ">$$f<" $$page || missing="$$missing $$f"; \
+	done; \
+	if [ -n "$$missing" ]; then echo "make docs: exported but not in $$page:$$missing" >&2; exit 1; fi; \
+	echo "docs: $(BUILD)/docs/html/index.html (no warnings; every export documented)"
 
 demo: lib $(EXAMPLES)
 	@set -e; for e in $(EXAMPLES); do echo; echo "================ $$e"; timeout 120 $$e; done
