@@ -31,7 +31,8 @@ pub fn init() -> Result<()> {
 /// already loaded in this process.
 pub fn init_with_library(path: impl AsRef<Path>) -> Result<()> {
     let api = sys::load(path).map_err(|e| {
-        BirenError::not_loaded("biren::init_with_library").with_detail(e.to_string())
+        BirenError::new(ErrorCode::NotInitialized, "biren::init_with_library")
+            .with_detail(e.to_string())
     })?;
     // SAFETY: birenInit takes no arguments.
     check("birenInit", unsafe { (api.birenInit)() })

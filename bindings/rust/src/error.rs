@@ -165,10 +165,7 @@ impl BirenError {
                 let text = library_str(unsafe { (api.birenGetErrorString)(code.raw()) });
                 (name.unwrap_or(code.name()), text.unwrap_or(""))
             }
-            None => (
-                code.name(),
-                "the BIREN runtime library is not loaded (call biren::init())",
-            ),
+            None => (code.name(), "the BIREN runtime library is not loaded"),
         };
         BirenError {
             code,
@@ -187,7 +184,7 @@ impl BirenError {
 
     /// The error a call gets before the library is loaded.
     pub(crate) fn not_loaded(call: &'static str) -> BirenError {
-        BirenError::new(ErrorCode::NotInitialized, call)
+        BirenError::new(ErrorCode::NotInitialized, call).with_detail("call biren::init() first")
     }
 }
 

@@ -13,6 +13,7 @@ fn before_loading_calls_fail_then_init_loads() {
     );
     assert_eq!(e.name, "BIREN_ERROR_NOT_INITIALIZED");
     assert!(e.text.contains("not loaded"), "{e}");
+    assert_eq!(e.detail.as_deref(), Some("call biren::init() first"));
     assert_eq!(
         DeviceBuffer::<u8>::zeroed(1).unwrap_err().code,
         ErrorCode::NotInitialized
