@@ -1,6 +1,10 @@
 //! What a kernel uses while it runs: its arguments, its position in the grid, shared memory
 //! and barriers. Outside a kernel the indices are zero and the barrier does nothing.
 //!
+//! A kernel is an `extern "C" fn`, so a panic inside it cannot unwind into the runtime: Rust
+//! aborts the process. To fail a launch, call [`trap`] (the launch then fails with
+//! `LaunchFailure`).
+//!
 //! ```
 //! use std::ffi::c_void;
 //! use biren::{kernel, DeviceBuffer, DevicePtr, Launch};

@@ -212,54 +212,61 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         Ok(api)
     }
 
-    /// Copies `src` (exactly `len()` elements) into the buffer; returns when done.
-    pub fn copy_from_host(&mut self, src: &[T]) -> Result<()> {
-        if src.len() != self.len {
-            return Err(length_mismatch(
-                "DeviceBuffer::copy_from_host",
-                "copying",
-                src.len(),
-                self.len,
-            ));
+    /// Copies between this buffer and `host_len` host elements at `host` (`to_device`: host to
+    /// device), synchronously or on `stream`: the length check, the reset check and the call.
+    ///
+    /// # Safety
+    /// `host` must be valid for `host_len` elements, for reading (`to_device`) or writing, until
+    /// the copy has completed.
+    unsafe fn transfer(
+        &self,
+        call: &'static str,
+        host: *mut T,
+        host_len: usize,
+        to_device: bool,
+        stream: Option<&Stream>,
+    ) -> Result<()> {
+        if host_len != self.len {
+            let what = if to_device { "copying" } else { "reading" };
+            return Err(length_mismatch(call, what, host_len, self.len));
         }
-        let api = self.live("birenMemcpy")?;
+        let c_call = if stream.is_some() {
+            "birenMemcpyAsync"
+        } else {
+            "birenMemcpy"
+        };
+        let api = self.live(c_call)?;
         if self.byte_len() == 0 {
             return Ok(()); // nothing to do (and an empty buffer's address is NULL)
         }
-        // SAFETY: both ranges are byte_len() bytes: ours by construction, src by the check.
-        check("birenMemcpy", unsafe {
-            (api.birenMemcpy)(
-                self.ptr.cast(),
-                src.as_ptr().cast(),
-                self.byte_len(),
-                sys::birenMemcpyHostToDevice,
-            )
+        let (dst, src, kind): (*mut c_void, *const c_void, _) = if to_device {
+            (self.ptr.cast(), host.cast(), sys::birenMemcpyHostToDevice)
+        } else {
+            (host.cast(), self.ptr.cast(), sys::birenMemcpyDeviceToHost)
+        };
+        // SAFETY: the device range is this live allocation of byte_len() bytes; the host range
+        // is host_len == len elements, valid as the caller promised. Any bytes are valid `T`s
+        // (DeviceCopy).
+        check(c_call, unsafe {
+            match stream {
+                None => (api.birenMemcpy)(dst, src, self.byte_len(), kind),
+                Some(s) => (api.birenMemcpyAsync)(dst, src, self.byte_len(), kind, s.as_raw()),
+            }
         })
+    }
+
+    /// Copies `src` (exactly `len()` elements) into the buffer; returns when done.
+    pub fn copy_from_host(&mut self, src: &[T]) -> Result<()> {
+        let call = "DeviceBuffer::copy_from_host";
+        // SAFETY: `src` is borrowed until the synchronous copy returns; it is only read.
+        unsafe { self.transfer(call, src.as_ptr().cast_mut(), src.len(), true, None) }
     }
 
     /// Copies the buffer into `dst` (exactly `len()` elements); returns when done.
     pub fn copy_to_host(&self, dst: &mut [T]) -> Result<()> {
-        if dst.len() != self.len {
-            return Err(length_mismatch(
-                "DeviceBuffer::copy_to_host",
-                "reading",
-                dst.len(),
-                self.len,
-            ));
-        }
-        let api = self.live("birenMemcpy")?;
-        if self.byte_len() == 0 {
-            return Ok(()); // nothing to do (and an empty buffer's address is NULL)
-        }
-        // SAFETY: both ranges are byte_len() bytes; any bytes are valid `T`s (DeviceCopy).
-        check("birenMemcpy", unsafe {
-            (api.birenMemcpy)(
-                dst.as_mut_ptr().cast(),
-                self.ptr.cast(),
-                self.byte_len(),
-                sys::birenMemcpyDeviceToHost,
-            )
-        })
+        let call = "DeviceBuffer::copy_to_host";
+        // SAFETY: `dst` is borrowed exclusively until the synchronous copy returns.
+        unsafe { self.transfer(call, dst.as_mut_ptr(), dst.len(), false, None) }
     }
 
     /// The contents as a new `Vec`.
@@ -346,27 +353,9 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// has completed (e.g. until `stream.synchronize()` returns). A [`PinnedBuffer`] that
     /// outlives the synchronize is the usual source.
     pub unsafe fn copy_from_host_async(&mut self, src: &[T], stream: &Stream) -> Result<()> {
-        if src.len() != self.len {
-            return Err(length_mismatch(
-                "DeviceBuffer::copy_from_host_async",
-                "copying",
-                src.len(),
-                self.len,
-            ));
-        }
-        let api = self.live("birenMemcpyAsync")?;
-        if self.byte_len() == 0 {
-            return Ok(()); // nothing to do (and an empty buffer's address is NULL)
-        }
-        check("birenMemcpyAsync", unsafe {
-            (api.birenMemcpyAsync)(
-                self.ptr.cast(),
-                src.as_ptr().cast(),
-                self.byte_len(),
-                sys::birenMemcpyHostToDevice,
-                stream.as_raw(),
-            )
-        })
+        let call = "DeviceBuffer::copy_from_host_async";
+        // SAFETY: the caller's promise; the copy only reads `src`.
+        unsafe { self.transfer(call, src.as_ptr().cast_mut(), src.len(), true, Some(stream)) }
     }
 
     /// Enqueues a copy of the buffer into `dst` on `stream` (`birenMemcpyAsync`).
@@ -375,27 +364,9 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// `dst` is written when the copy runs: it must stay allocated, and be neither read nor
     /// written by anything else, until the copy has completed.
     pub unsafe fn copy_to_host_async(&self, dst: &mut [T], stream: &Stream) -> Result<()> {
-        if dst.len() != self.len {
-            return Err(length_mismatch(
-                "DeviceBuffer::copy_to_host_async",
-                "reading",
-                dst.len(),
-                self.len,
-            ));
-        }
-        let api = self.live("birenMemcpyAsync")?;
-        if self.byte_len() == 0 {
-            return Ok(()); // nothing to do (and an empty buffer's address is NULL)
-        }
-        check("birenMemcpyAsync", unsafe {
-            (api.birenMemcpyAsync)(
-                dst.as_mut_ptr().cast(),
-                self.ptr.cast(),
-                self.byte_len(),
-                sys::birenMemcpyDeviceToHost,
-                stream.as_raw(),
-            )
-        })
+        let call = "DeviceBuffer::copy_to_host_async";
+        // SAFETY: the caller's promise.
+        unsafe { self.transfer(call, dst.as_mut_ptr(), dst.len(), false, Some(stream)) }
     }
 }
 
