@@ -49,6 +49,7 @@ test: test-rust test-c test-examples test-python test-install docs
 # load the built .so through BIREN_LIBRARY: build it first.
 test-rust: lib
 	BIREN_LIBRARY=$(CURDIR)/$(LIBDIR)/libbiren_runtime.so $(CARGO) test --release --workspace
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --release -q -p biren --no-deps
 
 test-c: lib $(C_TESTS)
 	@set -e; for t in $(C_TESTS); do echo "== $$t"; timeout 300 $$t; done
