@@ -251,6 +251,14 @@ pub enum LoadError {
         /// Every path or name tried, with the loader's message.
         tried: Vec<LoadError>,
     },
+    /// The library loaded, but its `birenRuntimeGetVersion` is not of major version 1, the API
+    /// this crate declares.
+    Incompatible {
+        /// The path loaded.
+        path: PathBuf,
+        /// What it reported (`1000 * major + 10 * minor`).
+        version: i32,
+    },
     /// A library is already loaded in this process from another path.
     AlreadyLoaded {
         /// The path of the loaded library.
@@ -273,6 +281,11 @@ impl std::fmt::Display for LoadError {
                 }
                 Ok(())
             }
+            LoadError::Incompatible { path, version } => write!(
+                f,
+                "{} is BIREN runtime version {version}, not 1.x",
+                path.display()
+            ),
             LoadError::AlreadyLoaded { loaded, requested } => write!(
                 f,
                 "cannot load {}: {} is already loaded in this process",
@@ -307,7 +320,9 @@ pub fn api() -> Option<&'static Api> {
 }
 
 /// Loads the library from `path` (a file path, or a bare name the dynamic loader resolves) and
-/// keeps it loaded for the life of the process. Loading the same path again returns the same
+/// keeps it loaded for the life of the process. The file is trusted to be a BIREN runtime: its
+/// initializers run, and after its version is checked (major version 1, else
+/// [`LoadError::Incompatible`]) its exports are called with the header's signatures. Loading the same path again returns the same
 /// library; another path once one is loaded is [`LoadError::AlreadyLoaded`].
 pub fn load(path: impl AsRef<Path>) -> Result<&'static Api, LoadError> {
     let path = path.as_ref();
@@ -323,6 +338,15 @@ pub fn load(path: impl AsRef<Path>) -> Result<&'static Api, LoadError> {
         };
     }
     let api = Api::open(path)?;
+    let mut version = 0;
+    // SAFETY: the out-parameter points to a live c_int; the call works before birenInit.
+    let code = unsafe { (api.birenRuntimeGetVersion)(&mut version) };
+    if code != BIREN_SUCCESS || version / 1000 != 1 {
+        return Err(LoadError::Incompatible {
+            path: path.to_path_buf(),
+            version,
+        });
+    }
     Ok(API.get_or_init(|| api))
 }
 

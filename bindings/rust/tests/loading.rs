@@ -32,6 +32,14 @@ fn before_loading_calls_fail_then_init_loads() {
         "{e}"
     );
     assert!(sys::api().is_none());
+    // A library that loads but is not the runtime: its missing exports are named.
+    match sys::load("libm.so.6") {
+        Err(sys::LoadError::Load { reason, .. }) => {
+            assert!(reason.contains("birenInit"), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(sys::api().is_none());
 
     let path = std::env::var("BIREN_LIBRARY").expect("BIREN_LIBRARY: the built library");
     biren::init_with_library(&path).unwrap();
