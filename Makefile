@@ -3,7 +3,8 @@
 #   make demo       build everything and run the examples (the seed's scenarios)
 #   make test       cargo tests + C tests + examples + language bindings
 #   make bench      benchmarks (see BENCHMARKS.md)
-#   make install    PREFIX=/usr/local [DESTDIR=...]: libraries, header, pkg-config file; uninstall
+#   make docs       API reference of the header (Doxygen) in build/docs/html; fails on any warning
+#   make install    PREFIX=/usr/local [DESTDIR=...]: libraries, header, pkg-config file, CMake package; uninstall
 
 CARGO    ?= cargo
 CC       ?= cc
@@ -19,7 +20,7 @@ LDLIBS   := -L$(LIBDIR) -Wl,-rpath,$(CURDIR)/$(LIBDIR) -lbiren_runtime -lm -pthr
 C_TESTS  := $(patsubst c-tests/%.c,$(BUILD)/c-tests/%,$(wildcard c-tests/*.c))
 EXAMPLES := $(patsubst examples-c/%.c,$(BUILD)/examples/%,$(sort $(wildcard examples-c/*.c)))
 
-.PHONY: all lib header check-header test test-rust test-c test-examples demo bench stress valgrind install uninstall clean
+.PHONY: all lib header check-header test test-rust test-c test-examples demo bench stress valgrind install uninstall clean docs
 
 all: lib
 
@@ -42,11 +43,13 @@ $(BUILD)/examples/%: examples-c/%.c include/biren_runtime.h lib
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_STRICT) -o $@ $< $(LDLIBS)
 
-test: test-rust test-c test-examples test-python test-install
+test: test-rust test-c test-examples test-python test-install docs
 
-# The dlopen test loads the built .so: build it first.
+# The runtime's tests, and the Rust binding's (bindings/rust: unit tests, tests, doctests), which
+# load the built .so through BIREN_LIBRARY: build it first.
 test-rust: lib
-	$(CARGO) test --release
+	BIREN_LIBRARY=$(CURDIR)/$(LIBDIR)/libbiren_runtime.so $(CARGO) test --release --workspace
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --release -q -p biren --no-deps
 
 test-c: lib $(C_TESTS)
 	@set -e; for t in $(C_TESTS); do echo "== $$t"; timeout 300 $$t; done
@@ -63,6 +66,29 @@ test-install: lib
 test-examples: lib $(EXAMPLES)
 	@set -e; for e in $(EXAMPLES); do echo "== $$e"; BIREN_DEMO_QUIET=1 timeout 120 $$e > /dev/null; done; echo "examples: all exited 0"
 
+# ---- API reference ---------------------------------------------------------------------------
+# make docs: the header's doc comments as HTML (build/docs/html/index.html), by Doxygen with
+# docs/Doxyfile: an undocumented export or a malformed doc comment is a warning and fails the
+# target. Then every symbol the library exports must have its entry in the header's page.
+# Installs doxygen with apt-get when it is missing and this runs as root (about 5 s).
+DOXYGEN ?= doxygen
+docs: lib
+	@command -v $(DOXYGEN) > /dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get > /dev/null; then \
+	    echo "make docs: installing doxygen (apt-get install -y doxygen)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends doxygen > /dev/null; \
+	  else \
+	    echo "make docs: doxygen is required (apt-get install doxygen); not root, so not installing it" >&2; exit 1; \
+	  fi; }
+	@rm -rf $(BUILD)/docs && mkdir -p $(BUILD)/docs
+	BIREN_VERSION=$(VERSION) $(DOXYGEN) docs/Doxyfile
+	@page=$(BUILD)/docs/html/biren__runtime_8h.html; missing=""; \
+	for f in $$(nm -D --defined-only $(LIBDIR)/libbiren_runtime.so | awk '{print $$NF}'); do \
+	  grep -q ">$$f<" $$page || missing="$$missing $$f"; \
+	done; \
+	if [ -n "$$missing" ]; then echo "make docs: exported but not in $$page:$$missing" >&2; exit 1; fi; \
+	echo "docs: $(BUILD)/docs/html/index.html (no warnings; every export documented)"
+
 demo: lib $(EXAMPLES)
 	@set -e; for e in $(EXAMPLES); do echo; echo "================ $$e"; timeout 120 $$e; done
 
@@ -77,19 +103,30 @@ bench: lib $(BENCH)
 # ---- install ---------------------------------------------------------------------------------
 # make install [PREFIX=/usr/local] [DESTDIR=/staging] [libdir=...] [includedir=...]
 # Installs libbiren_runtime.so.$(VERSION) with its soname link ($(SONAME)) and dev link
-# (libbiren_runtime.so), libbiren_runtime.a, biren_runtime.h and biren_runtime.pc.
+# (libbiren_runtime.so), libbiren_runtime.a, biren_runtime.h, biren_runtime.pc and the CMake
+# package ($(cmakedir): find_package(biren_runtime) gives biren::runtime, biren::runtime_static).
 # Run ldconfig afterwards when installing into a system prefix.
 VERSION      := $(shell sed -n 's/^version = "\([^"]*\)"/\1/p' Cargo.toml | head -n 1)
 SONAME       := libbiren_runtime.so.$(firstword $(subst ., ,$(VERSION)))
 libdir       ?= $(PREFIX)/lib
 includedir   ?= $(PREFIX)/include
 pkgconfigdir ?= $(libdir)/pkgconfig
+cmakedir     ?= $(libdir)/cmake/biren_runtime
 # What the Rust staticlib needs from the system (`cargo rustc --release --lib --crate-type
 # staticlib -- --print native-static-libs` prints -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc).
 # -lc is implicit, and the compiler driver supplies the unwinder itself (libgcc_s as needed in a
 # dynamic link, libgcc_eh with -static, where an explicit -lgcc_s would fail), so both are left out.
 STATIC_LIBS  := -lutil -lrt -lpthread -lm -ldl
 pc_rel        = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+# The CMake package finds the libraries and the header relative to its own directory.
+cmake_rel     = $(shell realpath -m --relative-to=$(cmakedir) $(1))
+CMAKE_SUBST   = -e 's|@VERSION@|$(VERSION)|g' \
+                -e 's|@SOMAJOR@|$(firstword $(subst ., ,$(VERSION)))|g' \
+                -e 's|@CMAKE_TO_LIBDIR@|$(call cmake_rel,$(libdir))|g' \
+                -e 's|@CMAKE_TO_INCLUDEDIR@|$(call cmake_rel,$(includedir))|g' \
+                -e 's|@STATIC_LINK_LIBRARIES@|$(subst $(space),;,$(patsubst -l%,%,$(STATIC_LIBS)))|g'
+empty :=
+space := $(empty) $(empty)
 
 # Install does not run cargo (GNU convention: `make && sudo make install`, root needs no
 # toolchain and writes nothing into target/); it builds only what is missing.
@@ -97,7 +134,7 @@ $(LIBDIR)/libbiren_runtime.so $(LIBDIR)/libbiren_runtime.a:
 	$(CARGO) build --release
 
 install: $(LIBDIR)/libbiren_runtime.so $(LIBDIR)/libbiren_runtime.a
-	install -d $(DESTDIR)$(libdir) $(DESTDIR)$(includedir) $(DESTDIR)$(pkgconfigdir)
+	install -d $(DESTDIR)$(libdir) $(DESTDIR)$(includedir) $(DESTDIR)$(pkgconfigdir) $(DESTDIR)$(cmakedir)
 	install -m 755 $(LIBDIR)/libbiren_runtime.so $(DESTDIR)$(libdir)/libbiren_runtime.so.$(VERSION)
 	ln -sf libbiren_runtime.so.$(VERSION) $(DESTDIR)$(libdir)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(libdir)/libbiren_runtime.so
@@ -116,11 +153,16 @@ install: $(LIBDIR)/libbiren_runtime.so $(LIBDIR)/libbiren_runtime.a
 	  'Libs.private: $(STATIC_LIBS)' \
 	  > $(DESTDIR)$(pkgconfigdir)/biren_runtime.pc
 	chmod 644 $(DESTDIR)$(pkgconfigdir)/biren_runtime.pc
+	sed $(CMAKE_SUBST) cmake/biren_runtimeConfig.cmake.in > $(DESTDIR)$(cmakedir)/biren_runtimeConfig.cmake
+	sed $(CMAKE_SUBST) cmake/biren_runtimeConfigVersion.cmake.in > $(DESTDIR)$(cmakedir)/biren_runtimeConfigVersion.cmake
+	chmod 644 $(DESTDIR)$(cmakedir)/biren_runtimeConfig.cmake $(DESTDIR)$(cmakedir)/biren_runtimeConfigVersion.cmake
 
 uninstall:
 	rm -f $(DESTDIR)$(libdir)/libbiren_runtime.so.$(VERSION) $(DESTDIR)$(libdir)/$(SONAME) \
 	      $(DESTDIR)$(libdir)/libbiren_runtime.so $(DESTDIR)$(libdir)/libbiren_runtime.a \
-	      $(DESTDIR)$(includedir)/biren_runtime.h $(DESTDIR)$(pkgconfigdir)/biren_runtime.pc
+	      $(DESTDIR)$(includedir)/biren_runtime.h $(DESTDIR)$(pkgconfigdir)/biren_runtime.pc \
+	      $(DESTDIR)$(cmakedir)/biren_runtimeConfig.cmake $(DESTDIR)$(cmakedir)/biren_runtimeConfigVersion.cmake
+	-rmdir $(DESTDIR)$(cmakedir) 2>/dev/null
 
 clean:
 	$(CARGO) clean

@@ -12,8 +12,11 @@ use std::ffi::{c_uint, c_void};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(C)]
 pub struct Dim3 {
+    /// Extent or index along x.
     pub x: c_uint,
+    /// Extent or index along y.
     pub y: c_uint,
+    /// Extent or index along z.
     pub z: c_uint,
 }
 
