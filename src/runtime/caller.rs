@@ -1,7 +1,8 @@
 //! Who called the API: the first return address outside this library, and its symbol. Used for
-//! leak reports (only while the validator is on: a stack walk costs microseconds).
+//! leak reports (only while the validator is on: a stack walk costs microseconds) and for the
+//! call sites of host synchronizations in the trace (only while tracing).
 
-use std::ffi::{c_int, c_void, CStr};
+use std::ffi::{c_char, c_int, c_void, CStr};
 
 extern "C" {
     // glibc's <execinfo.h>
@@ -21,6 +22,11 @@ pub fn user_caller() -> usize {
     if !super::diagnostics::validator_on() {
         return 0;
     }
+    walk()
+}
+
+/// The first return address on the stack outside this library (0 if none).
+fn walk() -> usize {
     let mut frames = [std::ptr::null_mut::<c_void>(); 48];
     let n = unsafe { backtrace(frames.as_mut_ptr(), frames.len() as c_int) };
     let me = object_of(user_caller as *const () as usize);
@@ -29,6 +35,60 @@ pub fn user_caller() -> usize {
         .map(|f| *f as usize)
         .find(|&a| object_of(a) != me)
         .unwrap_or(0)
+}
+
+extern "C" {
+    // glibc's <dlfcn.h>: with RTLD_DL_LINKMAP, `extra` receives the object's `struct link_map *`.
+    fn dladdr1(
+        addr: *const c_void,
+        info: *mut libc::Dl_info,
+        extra: *mut *mut c_void,
+        flags: c_int,
+    ) -> c_int;
+}
+const RTLD_DL_LINKMAP: c_int = 2;
+
+/// The user code that called into the library, as trace arguments (a JSON object body):
+/// `"caller":"symbol+0xoff in file"` as `describe` gives it, and where `dladdr` knows the file,
+/// `"caller_object":"file","caller_offset":"0x..."`: the call instruction's address in that file
+/// (the return address less one, less the object's load bias), which `addr2line -e file` turns
+/// into a source line. Empty if no frame outside this library was found.
+pub fn trace_site() -> String {
+    let addr = walk();
+    if addr == 0 {
+        return String::new();
+    }
+    let mut args = format!("\"caller\":{}", super::trace::json_str(&describe(addr)));
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    let mut map: *mut c_void = std::ptr::null_mut();
+    let found = unsafe { dladdr1(addr as *const c_void, &mut info, &mut map, RTLD_DL_LINKMAP) };
+    if found != 0 && !map.is_null() {
+        // SAFETY: <link.h>'s `struct link_map` starts with `ElfW(Addr) l_addr` (the load bias)
+        // and `char *l_name` (the object's path; "" for the main program).
+        let (bias, name) = unsafe {
+            (
+                *(map as *const usize),
+                *(map as *const *const c_char).add(1),
+            )
+        };
+        let file = if name.is_null() || unsafe { *name } == 0 {
+            std::fs::read_link("/proc/self/exe")
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        } else {
+            unsafe { CStr::from_ptr(name) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        if !file.is_empty() {
+            args.push_str(&format!(
+                ",\"caller_object\":{},\"caller_offset\":\"{:#x}\"",
+                super::trace::json_str(&file),
+                (addr - 1).wrapping_sub(bias)
+            ));
+        }
+    }
+    args
 }
 
 /// The exported symbol at exactly `addr` (e.g. a kernel's name), if `dladdr` knows one.

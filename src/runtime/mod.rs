@@ -72,7 +72,7 @@ pub fn init() -> Result<&'static Runtime> {
     diagnostics::set_validator(config.validator);
     let clock = Instant::now();
     if let Some(path) = &config.trace_path {
-        trace::start(path.clone(), clock);
+        trace::start(path.clone(), clock, config.compute_units);
     }
     let devices = (0..config.device_count)
         .map(|i| {

@@ -153,6 +153,7 @@ impl UnitState {
                     device: self.device,
                     cu: self.cu,
                 },
+                trace::KERNEL,
                 old.launch.name(),
                 start,
                 format!(
