@@ -35,6 +35,9 @@ check(len(ka) >= 1 and len(kb) >= 1, "both kernels on stream tracks")
 check(ka and kb and track(ka[0]) != track(kb[0]), "kernels on different stream tracks")
 check(ka and "grid" in ka[0].get("args", {}), "kernel spans carry grid/block")
 check(any(e["name"] == "kernel_a" and track(e).startswith("compute unit") for e in spans), "kernel on a compute unit track")
+# The last kernel before the program's final synchronizations and exit is on a unit track too
+# (a unit ends its span when no block is left for it, before the kernel completes).
+check(any(e["name"] == "kernel_b" and track(e).startswith("compute unit") for e in spans), "the last kernel that ran is on a compute unit track")
 check(any(e["name"].startswith("memcpy") and track(e).startswith("copy engine") for e in spans), "copies on a copy engine")
 starts = {e["id"] for e in ev if e.get("ph") == "s"}
 ends = {e["id"] for e in ev if e.get("ph") == "f"}

@@ -15,8 +15,14 @@ pub trait BlockSource: Send + Sync + 'static {
     fn next_block(&self, unit: &mut Self::UnitState) -> Option<(Self::Kernel, u64)>;
     /// The grid of a kernel the source handed out.
     fn grid(kernel: &Self::Kernel) -> &Grid;
-    /// Reports that a block handed out by `next_block` has ended.
-    fn block_done(&self, kernel: Self::Kernel, block: u64, outcome: BlockOutcome);
+    /// Reports that a block handed out by `next_block` to `unit` has ended.
+    fn block_done(
+        &self,
+        unit: &mut Self::UnitState,
+        kernel: Self::Kernel,
+        block: u64,
+        outcome: BlockOutcome,
+    );
 }
 
 /// The worker threads of one device.
@@ -45,7 +51,7 @@ impl ComputeUnits {
                         let mut unit = src.unit_state(cu);
                         while let Some((k, b)) = src.next_block(&mut unit) {
                             let outcome = runner.run_block(S::grid(&k), b);
-                            src.block_done(k, b, outcome);
+                            src.block_done(&mut unit, k, b, outcome);
                         }
                     })
                     .expect("biren: cannot start a compute unit thread")
