@@ -13,6 +13,7 @@ use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Instant;
 
 const USAGE: &str = "\
@@ -109,6 +110,22 @@ impl Drop for TempDir {
     }
 }
 
+/// The running program, for `forward_signal`; a signal that came before it started.
+static CHILD: AtomicI32 = AtomicI32::new(0);
+static PENDING: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn forward_signal(sig: libc::c_int) {
+    let pid = CHILD.load(Ordering::SeqCst);
+    if pid > 0 {
+        // kill(2) is async-signal-safe.
+        unsafe { libc::kill(pid, sig) };
+    } else {
+        PENDING.store(sig, Ordering::SeqCst);
+    }
+}
+
+extern "C" fn ignore_signal(_: libc::c_int) {}
+
 fn signal_name(sig: i32) -> &'static str {
     match sig {
         libc::SIGHUP => "SIGHUP",
@@ -146,14 +163,14 @@ fn main() -> ExitCode {
     let (trace_path, _tmp) = match &opts.trace {
         Some(p) => {
             let abs = std::env::current_dir().map_or(p.clone(), |d| d.join(p));
-            // A file left from an earlier run must not pass for this run's trace.
-            match std::fs::remove_file(&abs) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    eprintln!("biren-prof: cannot replace {}: {e}", abs.display());
-                    return ExitCode::from(2);
-                }
+            // Writable? (Said now rather than after the run.) And a file left from an earlier
+            // run must not pass for this run's trace.
+            if let Err(e) = std::fs::File::create(&abs).and_then(|_| std::fs::remove_file(&abs)) {
+                eprintln!(
+                    "biren-prof: cannot write the trace to {}: {e}",
+                    abs.display()
+                );
+                return ExitCode::from(2);
             }
             (abs, None)
         }
@@ -166,6 +183,18 @@ fn main() -> ExitCode {
         },
     };
 
+    // Ctrl-C and Ctrl-\ reach the whole foreground group: the program decides what to do with
+    // them; the profiler stays to report (as `time` does). SIGTERM and SIGHUP sent to the
+    // profiler alone (e.g. by `timeout`) are passed on to the program. Handlers, not SIG_IGN:
+    // the program starts with the default dispositions, and they are in place before it runs.
+    let ignore = ignore_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+    let forward = forward_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+    unsafe {
+        libc::signal(libc::SIGINT, ignore);
+        libc::signal(libc::SIGQUIT, ignore);
+        libc::signal(libc::SIGTERM, forward);
+        libc::signal(libc::SIGHUP, forward);
+    }
     let started = Instant::now();
     let child = Command::new(&opts.program[0])
         .args(&opts.program[1..])
@@ -183,20 +212,17 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    // Ctrl-C and Ctrl-\ reach the whole foreground group: the program decides what to do with
-    // them; the profiler stays to report (as `time` does). Set after the spawn: an ignored
-    // signal would be inherited.
-    let old = unsafe {
-        (
-            libc::signal(libc::SIGINT, libc::SIG_IGN),
-            libc::signal(libc::SIGQUIT, libc::SIG_IGN),
-        )
-    };
+    CHILD.store(child.id() as i32, Ordering::SeqCst);
+    let pending = PENDING.swap(0, Ordering::SeqCst);
+    if pending != 0 {
+        unsafe { libc::kill(child.id() as i32, pending) };
+    }
     let status = child.wait();
     let wall_ns = started.elapsed().as_nanos() as i64;
+    CHILD.store(0, Ordering::SeqCst);
     unsafe {
-        libc::signal(libc::SIGINT, old.0);
-        libc::signal(libc::SIGQUIT, old.1);
+        libc::signal(libc::SIGTERM, libc::SIG_DFL);
+        libc::signal(libc::SIGHUP, libc::SIG_DFL);
     }
     let status = match status {
         Ok(s) => s,

@@ -457,6 +457,31 @@ fn signal_death() {
     );
 }
 
+/// SIGTERM sent to the profiler alone reaches the program; the profiler reports and exits 143.
+#[test]
+fn sigterm_to_the_profiler_is_passed_on() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_biren-prof"))
+        .args(["sh", "-c", "echo started; exec sleep 30"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 8];
+    std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut first).unwrap();
+    assert_eq!(&first, b"started\n");
+    let t0 = std::time::Instant::now();
+    unsafe { libc_kill(child.id() as i32, 15) };
+    let out = child.wait_with_output().unwrap();
+    assert!(t0.elapsed().as_secs() < 20, "the program was not stopped");
+    assert_eq!(out.status.code(), Some(128 + 15));
+    assert!(text(&out.stderr).contains("was killed by signal 15 (SIGTERM)"));
+}
+
+extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}
+
 #[test]
 fn usage_errors() {
     let out = prof(&["/nonexistent/program"], "");
@@ -468,6 +493,9 @@ fn usage_errors() {
     let out = prof(&[], "");
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("no program to run"));
+    let out = prof(&["--trace", "/nonexistent-dir/t.json", "true"], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("cannot write the trace to /nonexistent-dir/t.json"));
     let out = prof(&["--help"], "");
     assert_eq!(out.status.code(), Some(0));
     assert!(text(&out.stdout).starts_with("usage: biren-prof"));
