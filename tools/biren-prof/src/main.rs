@@ -32,7 +32,8 @@ sites), compute-unit utilisation, and how long streams overlapped.
   -h, --help     this text
 
 PROGRAM's stdin, stdout and stderr are its own. biren-prof exits with PROGRAM's exit code, or
-128+N when a signal N killed it (it says so). BIREN_TRACE in the environment is replaced.";
+128+N when a signal N killed it (it says so). Ctrl-C is the program's to handle; SIGTERM and
+SIGHUP sent to biren-prof are passed on to it. BIREN_TRACE in the environment is replaced.";
 
 struct Options {
     trace: Option<PathBuf>,
