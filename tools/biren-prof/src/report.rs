@@ -340,7 +340,11 @@ fn tables(s: &Summary) -> Vec<Table> {
             vec![c_str(">= 1"), c_ns(o.any_ns), c_pct(o.any_ns, s.span_ns)],
             vec![c_str(">= 2"), c_ns(o.two_ns), c_pct(o.two_ns, s.span_ns)],
         ],
-        notes: vec![format!("at most {} streams busy at once", o.max_streams)],
+        notes: vec![format!(
+            "at most {} stream{} busy at once",
+            o.max_streams,
+            if o.max_streams == 1 { "" } else { "s" }
+        )],
     });
 
     if !s.errors.is_empty() {
