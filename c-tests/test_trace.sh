@@ -65,6 +65,12 @@ where = subprocess.run(["addr2line", "-e", prog, memcpy_sync["args"]["caller_off
 check(where.strip().split(" ")[0].endswith("trace_two_streams.c:%d" % line), "addr2line puts the birenMemcpy call site on line %d: %s" % (line, where.strip()))
 devs = [e for e in ev if e.get("ph") == "M" and e["name"] == "process_name" and e["pid"] != 0]
 check(devs and all(e["args"].get("compute_units") == 3 for e in devs), "device metadata gives its compute units")
+segs = doc.get("metadata", {}).get("biren_code_segments", [])
+main_fn = int(subprocess.run(["nm", prog], capture_output=True, text=True).stdout.split(" T main")[0].split("\n")[-1], 16)
+mine = [s for s in segs if os.path.exists(s["file"]) and os.path.samefile(s["file"], prog)]
+check(any(int(s["start"], 16) <= int(s["bias"], 16) + main_fn < int(s["end"], 16) for s in mine),
+      "metadata lists the program's code segment, main inside it: %s" % mine)
+check(any("libbiren_runtime" in s["file"] for s in segs), "and the library's")
 print("%d passed, %d failed" % (len(checks) - len(failures), len(failures)))
 sys.exit(1 if failures else 0)
 PY

@@ -91,6 +91,42 @@ pub fn trace_site() -> String {
     args
 }
 
+/// The code loaded in the process: (file, load bias, start, end) of every executable segment,
+/// the main program's file as /proc/self/exe. With it, a tool reading the trace after the
+/// process is gone turns an address (`kernel@0x...`) into a file address for `addr2line`.
+pub fn code_segments() -> Vec<(String, usize, usize, usize)> {
+    unsafe extern "C" fn one(
+        info: *mut libc::dl_phdr_info,
+        _size: libc::size_t,
+        data: *mut c_void,
+    ) -> c_int {
+        let out = &mut *(data as *mut Vec<(String, usize, usize, usize)>);
+        let info = &*info;
+        let name = if info.dlpi_name.is_null() || *info.dlpi_name == 0 {
+            std::fs::read_link("/proc/self/exe")
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        } else {
+            CStr::from_ptr(info.dlpi_name)
+                .to_string_lossy()
+                .into_owned()
+        };
+        let bias = info.dlpi_addr as usize;
+        for i in 0..info.dlpi_phnum as usize {
+            let ph = &*info.dlpi_phdr.add(i);
+            const PF_X: u32 = 1;
+            if ph.p_type == libc::PT_LOAD && ph.p_flags & PF_X != 0 && !name.is_empty() {
+                let start = bias.wrapping_add(ph.p_vaddr as usize);
+                out.push((name.clone(), bias, start, start + ph.p_memsz as usize));
+            }
+        }
+        0
+    }
+    let mut out: Vec<(String, usize, usize, usize)> = Vec::new();
+    unsafe { libc::dl_iterate_phdr(Some(one), &mut out as *mut _ as *mut c_void) };
+    out
+}
+
 /// The exported symbol at exactly `addr` (e.g. a kernel's name), if `dladdr` knows one.
 pub fn symbol_at(addr: usize) -> Option<String> {
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };

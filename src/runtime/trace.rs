@@ -9,7 +9,9 @@
 //! guessing from names. Copies carry their direction (`"kind":"HtoD"`, ...), host
 //! synchronizations the user code that called them (`caller`, `caller_object`, `caller_offset`:
 //! the return address, as an address in that file that `addr2line` reads), and each device's
-//! `process_name` record its number of compute units.
+//! `process_name` record its number of compute units. A `metadata` object beside `traceEvents`
+//! lists the process's code segments (file, load bias, address range) so that an address in the
+//! trace (an unregistered kernel's `kernel@0x...`) can be traced back to a file and a function.
 
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -279,7 +281,20 @@ fn render(t: &Tracer) -> String {
         }
         o.push('}');
     }
-    o.push_str("\n]}\n");
+    // Outside traceEvents, where viewers ignore it: the code segments, for tools (biren-prof)
+    // that name unregistered kernels (`kernel@0x...`) from the program's debug information.
+    o.push_str("\n],\"metadata\":{\"biren_code_segments\":[");
+    for (i, (file, bias, start, end)) in super::caller::code_segments().iter().enumerate() {
+        if i > 0 {
+            o.push(',');
+        }
+        let _ = write!(
+            o,
+            "\n{{\"file\":{},\"bias\":\"{bias:#x}\",\"start\":\"{start:#x}\",\"end\":\"{end:#x}\"}}",
+            json_str(file)
+        );
+    }
+    o.push_str("\n]}}\n");
     o
 }
 

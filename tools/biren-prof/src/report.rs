@@ -138,6 +138,8 @@ fn stream_label(device: Option<usize>, name: &str, devices: usize) -> String {
 fn tables(s: &Summary) -> Vec<Table> {
     let ndev = s.devices.len();
     let mut out = Vec::new();
+    let kernel_names: Vec<&str> = s.kernels.iter().map(|k| k.name.as_str()).collect();
+    let named = sites::kernel_names(&kernel_names, &s.segments);
 
     out.push(Table {
         section: "kernels",
@@ -157,7 +159,7 @@ fn tables(s: &Summary) -> Vec<Table> {
             .iter()
             .map(|k| {
                 vec![
-                    c_str(&k.name),
+                    c_str(named.get(&k.name).unwrap_or(&k.name)),
                     c_int(k.calls),
                     c_ns(k.total_ns),
                     c_ns(k.mean_ns()),

@@ -12,7 +12,7 @@
 //! - a compute unit is busy while it runs blocks of some kernel; utilisation is busy / span;
 //! - streams *overlap* while two or more of them are busy at once.
 
-use crate::trace::{Event, Trace, TrackKind};
+use crate::trace::{Event, Segment, Trace, TrackKind};
 use std::collections::{BTreeMap, HashMap};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -115,6 +115,8 @@ pub struct Summary {
     pub overlap: Overlap,
     /// Failed calls and kernel errors: (what, count).
     pub errors: Vec<(String, u64)>,
+    /// The traced process's code, to name unregistered kernels.
+    pub segments: Vec<Segment>,
 }
 
 impl Summary {
@@ -191,7 +193,10 @@ fn site_of(e: &Event) -> Site {
 }
 
 pub fn summarise(t: &Trace) -> Summary {
-    let mut s = Summary::default();
+    let mut s = Summary {
+        segments: t.segments.clone(),
+        ..Summary::default()
+    };
     let start = t.spans.iter().map(|e| e.start_ns).min().unwrap_or(0);
     let end = t.spans.iter().map(Event::end_ns).max().unwrap_or(0);
     s.span_ns = end - start;

@@ -53,6 +53,21 @@ impl Event {
     }
 }
 
+/// An executable segment of a file loaded in the traced process (the trace's
+/// `metadata.biren_code_segments`): addresses in [start, end) are at `address - bias` in `file`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub file: String,
+    pub bias: u64,
+    pub start: u64,
+    pub end: u64,
+}
+
+fn hex(v: Option<&Value>) -> Option<u64> {
+    let s = v?.as_str()?;
+    u64::from_str_radix(s.strip_prefix("0x")?, 16).ok()
+}
+
 #[derive(Debug, Default)]
 pub struct Trace {
     pub tracks: Vec<Track>,
@@ -60,6 +75,7 @@ pub struct Trace {
     pub instants: Vec<Event>,
     /// Compute units per device, from the devices' `process_name` records.
     pub compute_units: HashMap<usize, usize>,
+    pub segments: Vec<Segment>,
 }
 
 fn classify(pid: u64, name: &str) -> (Option<usize>, TrackKind) {
@@ -118,6 +134,27 @@ impl Trace {
                     }
                 }
                 _ => {}
+            }
+        }
+        if let Some(segs) = doc
+            .get("metadata")
+            .and_then(|m| m.get("biren_code_segments"))
+            .and_then(Value::as_array)
+        {
+            for s in segs {
+                if let (Some(file), Some(bias), Some(start), Some(end)) = (
+                    s.get("file").and_then(Value::as_str),
+                    hex(s.get("bias")),
+                    hex(s.get("start")),
+                    hex(s.get("end")),
+                ) {
+                    t.segments.push(Segment {
+                        file: file.to_string(),
+                        bias,
+                        start,
+                        end,
+                    });
+                }
             }
         }
         let mut index: HashMap<(u64, u64), usize> = HashMap::new();
