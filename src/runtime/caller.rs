@@ -54,10 +54,24 @@ const RTLD_DL_LINKMAP: c_int = 2;
 /// (the return address less one, less the object's load bias), which `addr2line -e file` turns
 /// into a source line. Empty if no frame outside this library was found.
 pub fn trace_site() -> String {
+    // Call sites repeat (a loop's synchronize): describe each once.
+    static SEEN: parking_lot::Mutex<Option<std::collections::HashMap<usize, String>>> =
+        parking_lot::Mutex::new(None);
     let addr = walk();
     if addr == 0 {
         return String::new();
     }
+    if let Some(args) = SEEN.lock().as_ref().and_then(|m| m.get(&addr)) {
+        return args.clone();
+    }
+    let args = site_args(addr);
+    SEEN.lock()
+        .get_or_insert_with(Default::default)
+        .insert(addr, args.clone());
+    args
+}
+
+fn site_args(addr: usize) -> String {
     let mut args = format!("\"caller\":{}", super::trace::json_str(&describe(addr)));
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     let mut map: *mut c_void = std::ptr::null_mut();

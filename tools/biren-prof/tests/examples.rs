@@ -368,7 +368,10 @@ fn example_02_streams() {
     assert_eq!(out.status.code(), Some(0));
     let t = parse_csv(&std::fs::read_to_string(&csv).unwrap());
     assert_eq!(rows(&t, "kernels").len(), 1);
-    assert_eq!(num(find(&t, "kernels", "kernel", "busy_kernel"), "calls"), 8.0);
+    assert_eq!(
+        num(find(&t, "kernels", "kernel", "busy_kernel"), "calls"),
+        8.0
+    );
     let fills = find(&t, "copies", "kind", "memset");
     assert_eq!((num(fills, "count"), num(fills, "bytes")), (2.0, 8.0));
     // Two ~200 ms kernels were launched side by side twice: streams overlap for a while.
