@@ -294,12 +294,7 @@ fn tables(s: &Summary) -> Vec<Table> {
         })
         .collect();
     for (&d, &n) in &s.devices {
-        let busy: i64 = s
-            .units
-            .iter()
-            .filter(|u| u.device == d)
-            .map(|u| u.busy_ns)
-            .sum();
+        let busy = s.device_busy(d);
         let name = if ndev > 1 {
             format!("device {d}: all {n} units")
         } else {

@@ -120,15 +120,19 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// Busy time of all units / (units x span), per device.
-    pub fn utilisation(&self, device: usize) -> Option<f64> {
-        let n = *self.devices.get(&device)?;
-        let busy: i64 = self
-            .units
+    /// Busy time of all units of a device.
+    pub fn device_busy(&self, device: usize) -> i64 {
+        self.units
             .iter()
             .filter(|u| u.device == device)
             .map(|u| u.busy_ns)
-            .sum();
+            .sum()
+    }
+
+    /// Busy time of all units / (units x span), per device.
+    pub fn utilisation(&self, device: usize) -> Option<f64> {
+        let n = *self.devices.get(&device)?;
+        let busy = self.device_busy(device);
         (n > 0 && self.span_ns > 0).then(|| busy as f64 / (n as f64 * self.span_ns as f64))
     }
 }

@@ -116,6 +116,23 @@ fn num(r: &HashMap<String, String>, col: &str) -> f64 {
         .unwrap_or_else(|_| panic!("{col}={:?} is not a number", r[col]))
 }
 
+/// Runs an example under biren-prof --csv; it must exit 0. Its tables.
+fn example_csv(name: &str) -> HashMap<String, Vec<HashMap<String, String>>> {
+    let csv = tmp(&format!("{name}.csv"));
+    let program = example(name);
+    let out = prof(
+        &[
+            "--csv",
+            "-o",
+            csv.to_str().unwrap(),
+            program.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    parse_csv(&std::fs::read_to_string(&csv).unwrap())
+}
+
 /// known_work.c: its kernels, copies and synchronizations exactly; stdin, stdout, stderr and the
 /// exit code go through.
 #[test]
@@ -355,18 +372,7 @@ fn example_08_trace() {
 /// the pair on two streams overlapping, and the default-stream rule holding streams.
 #[test]
 fn example_02_streams() {
-    let csv = tmp("02.csv");
-    let out = prof(
-        &[
-            "--csv",
-            "-o",
-            csv.to_str().unwrap(),
-            example("02_streams").to_str().unwrap(),
-        ],
-        "",
-    );
-    assert_eq!(out.status.code(), Some(0));
-    let t = parse_csv(&std::fs::read_to_string(&csv).unwrap());
+    let t = example_csv("02_streams");
     assert_eq!(rows(&t, "kernels").len(), 1);
     assert_eq!(
         num(find(&t, "kernels", "kernel", "busy_kernel"), "calls"),
@@ -392,18 +398,7 @@ fn example_02_streams() {
 /// event while A runs. Both runs of A appear in compute-unit time (the last one included).
 #[test]
 fn example_03_events() {
-    let csv = tmp("03.csv");
-    let out = prof(
-        &[
-            "--csv",
-            "-o",
-            csv.to_str().unwrap(),
-            example("03_events").to_str().unwrap(),
-        ],
-        "",
-    );
-    assert_eq!(out.status.code(), Some(0));
-    let t = parse_csv(&std::fs::read_to_string(&csv).unwrap());
+    let t = example_csv("03_events");
     let k = rows(&t, "kernels");
     let names: Vec<&str> = k.iter().map(|r| r["kernel"].as_str()).collect();
     assert_eq!(names, ["kernelA", "kernelB"], "sorted by total");
