@@ -1,10 +1,12 @@
 # BIREN Runtime — build, test, demo, bench, install.
-#   make            build the library (release) and check the header is fresh
+#   make            build the library (release), check the header is fresh, build biren-prof
+#   make prof       build the profiler command, target/release/biren-prof (see README)
 #   make demo       build everything and run the examples (the seed's scenarios)
 #   make test       cargo tests + C tests + examples + language bindings
 #   make bench      benchmarks (see BENCHMARKS.md)
 #   make docs       API reference of the header (Doxygen) in build/docs/html; fails on any warning
-#   make install    PREFIX=/usr/local [DESTDIR=...]: libraries, header, pkg-config file, CMake package; uninstall
+#   make install    PREFIX=/usr/local [DESTDIR=...]: libraries, header, pkg-config file, CMake
+#                   package, biren-prof; uninstall
 
 CARGO    ?= cargo
 CC       ?= cc
@@ -20,13 +22,17 @@ LDLIBS   := -L$(LIBDIR) -Wl,-rpath,$(CURDIR)/$(LIBDIR) -lbiren_runtime -lm -pthr
 C_TESTS  := $(patsubst c-tests/%.c,$(BUILD)/c-tests/%,$(wildcard c-tests/*.c))
 EXAMPLES := $(patsubst examples-c/%.c,$(BUILD)/examples/%,$(sort $(wildcard examples-c/*.c)))
 
-.PHONY: all lib header check-header test test-rust test-c test-examples demo bench stress valgrind install uninstall clean docs
+.PHONY: all lib prof header check-header test test-rust test-c test-examples test-prof demo bench stress valgrind install uninstall clean docs
 
-all: lib
+all: lib prof
 
 lib:
 	$(CARGO) build --release
 	@ln -sf libbiren_runtime.so $(LIBDIR)/$(SONAME)
+
+# biren-prof (tools/biren-prof): runs a program with BIREN_TRACE and summarises the trace.
+prof:
+	$(CARGO) build --release -p biren-prof
 
 header:
 	BIREN_UPDATE_HEADER=1 $(CARGO) build --release
@@ -43,12 +49,12 @@ $(BUILD)/examples/%: examples-c/%.c include/biren_runtime.h lib
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_STRICT) -o $@ $< $(LDLIBS)
 
-test: test-rust test-c test-examples test-python test-install docs
+test: test-rust test-c test-examples test-prof test-python test-install docs
 
 # The runtime's tests, and the Rust binding's (bindings/rust: unit tests, tests, doctests), which
 # load the built .so through BIREN_LIBRARY: build it first.
 test-rust: lib
-	BIREN_LIBRARY=$(CURDIR)/$(LIBDIR)/libbiren_runtime.so $(CARGO) test --release --workspace
+	BIREN_LIBRARY=$(CURDIR)/$(LIBDIR)/libbiren_runtime.so $(CARGO) test --release --workspace --exclude biren-prof
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --release -q -p biren --no-deps
 
 test-c: lib $(C_TESTS)
@@ -62,6 +68,17 @@ test-python: lib
 # Installs into a temporary prefix and builds C programs against the installed copy.
 test-install: lib
 	@if [ -f tests/install_test.sh ]; then bash tests/install_test.sh; fi
+
+# biren-prof: unit tests of the summary on a hand-written trace, then runs on the examples and on
+# a program whose work is known (tools/biren-prof/tests/examples.rs).
+PROF_KNOWN := $(BUILD)/prof-tests/known_work
+$(PROF_KNOWN): tools/biren-prof/tests/progs/known_work.c include/biren_runtime.h lib
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_STRICT) -o $@ $< $(LDLIBS)
+
+test-prof: lib prof $(EXAMPLES) $(PROF_KNOWN)
+	BIREN_PROF_EXAMPLES=$(CURDIR)/$(BUILD)/examples BIREN_PROF_KNOWN_WORK=$(CURDIR)/$(PROF_KNOWN) \
+	  $(CARGO) test --release -p biren-prof
 
 test-examples: lib $(EXAMPLES)
 	@set -e; for e in $(EXAMPLES); do echo "== $$e"; BIREN_DEMO_QUIET=1 timeout 120 $$e > /dev/null; done; echo "examples: all exited 0"
@@ -103,12 +120,14 @@ bench: lib $(BENCH)
 # ---- install ---------------------------------------------------------------------------------
 # make install [PREFIX=/usr/local] [DESTDIR=/staging] [libdir=...] [includedir=...]
 # Installs libbiren_runtime.so.$(VERSION) with its soname link ($(SONAME)) and dev link
-# (libbiren_runtime.so), libbiren_runtime.a, biren_runtime.h, biren_runtime.pc and the CMake
-# package ($(cmakedir): find_package(biren_runtime) gives biren::runtime, biren::runtime_static).
+# (libbiren_runtime.so), libbiren_runtime.a, biren_runtime.h, biren_runtime.pc, the CMake
+# package ($(cmakedir): find_package(biren_runtime) gives biren::runtime, biren::runtime_static)
+# and $(bindir)/biren-prof.
 # Run ldconfig afterwards when installing into a system prefix.
 VERSION      := $(shell sed -n 's/^version = "\([^"]*\)"/\1/p' Cargo.toml | head -n 1)
 SONAME       := libbiren_runtime.so.$(firstword $(subst ., ,$(VERSION)))
 libdir       ?= $(PREFIX)/lib
+bindir       ?= $(PREFIX)/bin
 includedir   ?= $(PREFIX)/include
 pkgconfigdir ?= $(libdir)/pkgconfig
 cmakedir     ?= $(libdir)/cmake/biren_runtime
@@ -132,9 +151,12 @@ space := $(empty) $(empty)
 # toolchain and writes nothing into target/); it builds only what is missing.
 $(LIBDIR)/libbiren_runtime.so $(LIBDIR)/libbiren_runtime.a:
 	$(CARGO) build --release
+$(LIBDIR)/biren-prof:
+	$(CARGO) build --release -p biren-prof
 
-install: $(LIBDIR)/libbiren_runtime.so $(LIBDIR)/libbiren_runtime.a
-	install -d $(DESTDIR)$(libdir) $(DESTDIR)$(includedir) $(DESTDIR)$(pkgconfigdir) $(DESTDIR)$(cmakedir)
+install: $(LIBDIR)/libbiren_runtime.so $(LIBDIR)/libbiren_runtime.a $(LIBDIR)/biren-prof
+	install -d $(DESTDIR)$(libdir) $(DESTDIR)$(includedir) $(DESTDIR)$(pkgconfigdir) $(DESTDIR)$(cmakedir) $(DESTDIR)$(bindir)
+	install -m 755 $(LIBDIR)/biren-prof $(DESTDIR)$(bindir)/biren-prof
 	install -m 755 $(LIBDIR)/libbiren_runtime.so $(DESTDIR)$(libdir)/libbiren_runtime.so.$(VERSION)
 	ln -sf libbiren_runtime.so.$(VERSION) $(DESTDIR)$(libdir)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(libdir)/libbiren_runtime.so
@@ -161,7 +183,8 @@ uninstall:
 	rm -f $(DESTDIR)$(libdir)/libbiren_runtime.so.$(VERSION) $(DESTDIR)$(libdir)/$(SONAME) \
 	      $(DESTDIR)$(libdir)/libbiren_runtime.so $(DESTDIR)$(libdir)/libbiren_runtime.a \
 	      $(DESTDIR)$(includedir)/biren_runtime.h $(DESTDIR)$(pkgconfigdir)/biren_runtime.pc \
-	      $(DESTDIR)$(cmakedir)/biren_runtimeConfig.cmake $(DESTDIR)$(cmakedir)/biren_runtimeConfigVersion.cmake
+	      $(DESTDIR)$(cmakedir)/biren_runtimeConfig.cmake $(DESTDIR)$(cmakedir)/biren_runtimeConfigVersion.cmake \
+	      $(DESTDIR)$(bindir)/biren-prof
 	-rmdir $(DESTDIR)$(cmakedir) 2>/dev/null
 
 clean:

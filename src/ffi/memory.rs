@@ -112,8 +112,9 @@ fn copy_or_fill(
     let Some(work) = plan(rt)? else {
         return Ok(());
     };
-    // Nothing is queued anywhere on the device: a synchronous call is next in line; do it here.
-    if let Some(f) = inline.filter(|_| sync) {
+    // Nothing is queued anywhere on the device: a synchronous call is next in line; do it here
+    // (unless tracing: the trace shows copies where they run, on the stream and a copy engine).
+    if let Some(f) = inline.filter(|_| sync && !runtime::diagnostics::trace::on()) {
         if d.run_inline_since(&s, epoch, || f(&work)) {
             return Ok(());
         }
@@ -141,6 +142,7 @@ fn memcpy_on(
             src: p.src,
             len: p.len,
             engine: p.engine,
+            dir: p.dir(),
         }))
     };
     fn inline(w: &Work) {

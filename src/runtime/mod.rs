@@ -63,7 +63,7 @@ pub fn init() -> Result<&'static Runtime> {
     diagnostics::set_validator(config.validator);
     let clock = Instant::now();
     if let Some(path) = &config.trace_path {
-        diagnostics::trace::start(path.clone(), clock);
+        diagnostics::trace::start(path.clone(), clock, config.compute_units);
     }
     crate::device::fault::install_handlers();
     crate::device::fault::set_kernel_timeout_ms(config.kernel_timeout_ms);

@@ -37,6 +37,22 @@ pub fn sync_forbidden_here() -> bool {
     on_device_thread()
 }
 
+/// Tracing: a host synchronization, drawn on the calling thread's track with its call site (found
+/// before the wait, so that the stack walk does not count as time blocked).
+struct SyncSite(Option<(String, u64)>);
+
+impl SyncSite {
+    fn start() -> SyncSite {
+        SyncSite(trace::on().then(|| (crate::runtime::diagnostics::caller::trace_site(), trace::now())))
+    }
+
+    fn end(self, name: impl FnOnce() -> String) {
+        if let Some((site, t0)) = self.0 {
+            trace::span(Track::HostThread, trace::SYNC, name(), t0, site);
+        }
+    }
+}
+
 impl DeviceContext {
     pub fn new(
         index: usize,
@@ -386,12 +402,18 @@ impl DeviceContext {
             stream: s.clone(),
             seq,
         };
+        let site = SyncSite::start();
         if let Err(e) = self.wait_point(&p, call) {
             if s.withdraw(seq) {
+                site.end(|| call.to_string());
                 return Err(e);
             }
             // It started (or finished) just as the wait gave up: it completes normally.
-            self.wait_point(&p, call)?;
+            let r = self.wait_point(&p, call);
+            site.end(|| call.to_string());
+            r?;
+        } else {
+            site.end(|| call.to_string());
         }
         self.exec.sticky()
     }
@@ -417,17 +439,13 @@ impl DeviceContext {
             return Err(ErrorCode::NotPermitted);
         }
         self.exec.sticky()?;
-        if let Some(p) = s.pending_tail() {
-            let t0 = trace::now();
-            let r = self.wait_point(&p, call);
-            trace::span(
-                Track::HostThread,
-                format!("{call}({})", deadlock::stream_name(s.id)),
-                t0,
-                String::new(),
-            );
-            r?;
-        }
+        let site = SyncSite::start();
+        let r = match s.pending_tail() {
+            Some(p) => self.wait_point(&p, call),
+            None => Ok(()),
+        };
+        site.end(|| format!("{call}({})", deadlock::stream_name(s.id)));
+        r?;
         self.after_wait(s)?;
         self.after_sync(call)
     }
@@ -445,18 +463,18 @@ impl DeviceContext {
                 .count();
             diagnostics::advice::streams_busy(busy, self.exec.compute_units(), self.index);
         }
-        let t0 = trace::now();
+        let site = SyncSite::start();
+        let mut r = Ok(());
         for s in self.all_streams() {
             if let Some(p) = s.pending_tail() {
-                self.wait_point(&p, "birenDeviceSynchronize")?;
+                r = self.wait_point(&p, "birenDeviceSynchronize");
+                if r.is_err() {
+                    break;
+                }
             }
         }
-        trace::span(
-            Track::HostThread,
-            "birenDeviceSynchronize".into(),
-            t0,
-            String::new(),
-        );
+        site.end(|| "birenDeviceSynchronize".into());
+        r?;
         self.exec.reclaim();
         self.after_sync("birenDeviceSynchronize")
     }
@@ -466,19 +484,16 @@ impl DeviceContext {
             return Err(ErrorCode::NotPermitted);
         }
         self.exec.sticky()?;
-        if let Some(rs) = ev.latest() {
-            let t0 = trace::now();
-            let r = self.wait_point(&rs.point, "birenEventSynchronize");
-            trace::span(
-                Track::HostThread,
-                format!("birenEventSynchronize(event #{})", ev.id),
-                t0,
-                String::new(),
-            );
-            r?;
-            if rs.point.stream.is_dead() {
-                return Err(ErrorCode::InvalidHandle);
-            }
+        let site = SyncSite::start();
+        let latest = ev.latest();
+        let r = match &latest {
+            Some(rs) => self.wait_point(&rs.point, "birenEventSynchronize"),
+            None => Ok(()),
+        };
+        site.end(|| format!("birenEventSynchronize(event #{})", ev.id));
+        r?;
+        if latest.is_some_and(|rs| rs.point.stream.is_dead()) {
+            return Err(ErrorCode::InvalidHandle);
         }
         self.after_sync("birenEventSynchronize")
     }

@@ -11,6 +11,26 @@ pub(crate) const DEVICE_TO_HOST: i64 = 2;
 pub(crate) const DEVICE_TO_DEVICE: i64 = 3;
 pub(crate) const DEFAULT: i64 = 4;
 
+/// Which memories a copy goes between (shown in the trace).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyDir {
+    HostToHost,
+    HostToDevice,
+    DeviceToHost,
+    DeviceToDevice,
+}
+
+impl CopyDir {
+    pub fn short_name(self) -> &'static str {
+        match self {
+            CopyDir::HostToHost => "HtoH",
+            CopyDir::HostToDevice => "HtoD",
+            CopyDir::DeviceToHost => "DtoH",
+            CopyDir::DeviceToDevice => "DtoD",
+        }
+    }
+}
+
 /// A validated copy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CopyPlan {
@@ -20,6 +40,17 @@ pub struct CopyPlan {
     pub engine: usize,
     pub dst_device: bool,
     pub src_device: bool,
+}
+
+impl CopyPlan {
+    pub fn dir(&self) -> CopyDir {
+        match (self.src_device, self.dst_device) {
+            (false, false) => CopyDir::HostToHost,
+            (false, true) => CopyDir::HostToDevice,
+            (true, false) => CopyDir::DeviceToHost,
+            (true, true) => CopyDir::DeviceToDevice,
+        }
+    }
 }
 
 impl Runtime {

@@ -73,6 +73,7 @@ impl Executor {
                             diagnostics::async_error(&msg);
                             trace::instant(
                                 k.stream().track(),
+                                trace::ERROR,
                                 format!("error: {msg}"),
                                 String::new(),
                             );
@@ -183,6 +184,7 @@ impl Executor {
                 src,
                 len,
                 engine,
+                dir,
             } => {
                 let s = stream.clone();
                 let device = self.device;
@@ -193,9 +195,10 @@ impl Executor {
                     unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len) };
                     trace::span(
                         Track::CopyEngine { device, engine },
+                        trace::MEMCPY,
                         format!("memcpy {len} B"),
                         t0,
-                        format!("\"bytes\":{len}"),
+                        format!("\"bytes\":{len},\"kind\":\"{}\"", dir.short_name()),
                     );
                     s.finish_op(seq, epoch, Ok(()));
                 }));
@@ -213,6 +216,7 @@ impl Executor {
                     };
                     trace::span(
                         track,
+                        trace::MEMSET,
                         format!("memset {len} B"),
                         t0,
                         format!("\"bytes\":{len}"),
@@ -229,6 +233,7 @@ impl Executor {
                     unsafe { (h.func)(h.data as *mut std::ffi::c_void) };
                     trace::span(
                         Track::HostFunctions { device },
+                        trace::HOST_FUNCTION,
                         "host function".into(),
                         t0,
                         String::new(),

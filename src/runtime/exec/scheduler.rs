@@ -153,6 +153,7 @@ impl UnitState {
                     device: self.device,
                     cu: self.cu,
                 },
+                trace::KERNEL,
                 old.launch.name(),
                 start,
                 format!(
@@ -397,8 +398,13 @@ impl BlockSource for Scheduler {
         k.order + 1
     }
 
-    fn block_done(&self, k: Arc<KernelRun>, block: u64, outcome: BlockOutcome) {
+    fn block_done(&self, st: &mut UnitState, k: Arc<KernelRun>, block: u64, outcome: BlockOutcome) {
         UNIT_WILL_LOOK.with(|c| c.set(true));
+        // Tracing: no block of `k` is left for this unit: end its span before the kernel's
+        // completion can let the host go on (and exit, writing the trace without it).
+        if trace::on() && k.next.load(Ordering::Acquire) >= k.total {
+            st.trace_switch(None);
+        }
         if outcome != BlockOutcome::Completed {
             let code = match outcome {
                 BlockOutcome::Faulted { fault, .. }

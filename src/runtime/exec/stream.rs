@@ -7,6 +7,7 @@
 
 use crate::runtime::diagnostics::trace::{self, Track};
 use crate::runtime::error::{ErrorCode, Result};
+use crate::runtime::exec::copy::CopyDir;
 use crate::runtime::exec::event::{FutureRecord, RecordState};
 use crate::runtime::exec::executor::Executor;
 use crate::runtime::exec::notifier::Notifier;
@@ -32,6 +33,7 @@ pub enum Work {
         src: usize,
         len: usize,
         engine: usize,
+        dir: CopyDir,
     },
     Fill {
         dst: usize,
@@ -96,8 +98,8 @@ pub(crate) struct StreamQueue {
     pub running: bool,
     /// Tracing: since when the head op has been blocked on its dependencies (0: not blocked).
     blocked_since: u64,
-    /// Tracing: the running op's name, start and arguments.
-    span: Option<(String, u64, String)>,
+    /// Tracing: the running op's category, name, start and arguments.
+    span: Option<(&'static str, String, u64, String)>,
 }
 
 pub struct StreamCore {
@@ -325,8 +327,8 @@ impl StreamCore {
             q.ops.pop_front();
             q.running = false;
             self.mark_completed(&q);
-            if let Some((name, start, args)) = q.span.take() {
-                trace::span(self.track(), name, start, args);
+            if let Some((cat, name, start, args)) = q.span.take() {
+                trace::span(self.track(), cat, name, start, args);
             }
         }
         self.exec.op_completed();
@@ -373,29 +375,46 @@ impl StreamCore {
                 Work::Wait { event, .. } => format!("wait for event #{event}"),
                 _ => "wait (default-stream rule)".to_string(),
             };
-            trace::span(self.track(), what, q.blocked_since, String::new());
+            let args = match work {
+                Work::Wait { event, .. } => format!("\"event\":{event}"),
+                _ => String::new(),
+            };
+            trace::span(self.track(), trace::WAIT, what, q.blocked_since, args);
             q.blocked_since = 0;
         }
-        let (name, args) = match work {
+        let (cat, name, args) = match work {
             Work::Kernel(l) => (
+                trace::KERNEL,
                 l.name(),
                 format!(
                     "\"grid\":\"({},{},{})\",\"block\":\"({},{},{})\",\"sharedMem\":{}",
                     l.grid.x, l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z, l.shared
                 ),
             ),
-            Work::Copy { len, engine, .. } => (
+            Work::Copy {
+                len, engine, dir, ..
+            } => (
+                trace::MEMCPY,
                 format!("memcpy {len} B"),
-                format!("\"bytes\":{len},\"engine\":{engine}"),
+                format!(
+                    "\"bytes\":{len},\"engine\":{engine},\"kind\":\"{}\"",
+                    dir.short_name()
+                ),
             ),
             Work::Fill { len, value, .. } => (
+                trace::MEMSET,
                 format!("memset {len} B"),
                 format!("\"bytes\":{len},\"value\":{value}"),
             ),
-            Work::Host(_) => ("host function".to_string(), String::new()),
+            Work::Host(_) => (
+                trace::HOST_FUNCTION,
+                "host function".to_string(),
+                String::new(),
+            ),
             Work::Record(r) => {
                 trace::instant(
                     self.track(),
+                    trace::EVENT,
                     format!("record event #{}", r.event),
                     String::new(),
                 );
@@ -410,7 +429,7 @@ impl StreamCore {
             }
             Work::Taken => return,
         };
-        q.span = Some((name, now, args));
+        q.span = Some((cat, name, now, args));
     }
 
     /// Withdraws op `seq` if it has not started (a synchronous copy that gave up): it will never
