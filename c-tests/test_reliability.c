@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -471,6 +472,8 @@ static int fault_outside_a_kernel_still_kills_the_process(void) {
   pid_t pid = fork();
   EXPECT(pid >= 0);
   if (pid == 0) {
+    struct rlimit none = {0, 0};
+    setrlimit(RLIMIT_CORE, &none); /* no core file for the expected crash */
     volatile int *p = NULL;
     *p = 1;
     _exit(0);
