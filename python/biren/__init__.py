@@ -14,7 +14,7 @@ BIREN_LIBRARY, the installed copy, or the build tree (see biren._library); `bire
 the raw ctypes functions, every export of include/biren_runtime.h declared.
 """
 
-from ._library import Dim3, LibraryNotFoundError
+from ._library import Dim3, LibraryNotFoundError, get_include
 from .device import (
     COOPERATIVE,
     PREEMPTIVE,
@@ -91,6 +91,7 @@ __all__ = [
     "error_name",
     "error_string",
     "get_device",
+    "get_include",
     "get_last_error",
     "get_scheduling_policy",
     "grid_dim",

@@ -2,9 +2,13 @@
 
 The library is looked for, in order:
   1. the path in the environment variable BIREN_LIBRARY (if set, nowhere else);
-  2. the installed copy: the dynamic loader's search (ctypes.util.find_library), then
-     lib/ under common prefixes (/usr/local, /usr, sys.prefix, ~/.local, /opt/biren);
-  3. the build tree: ../target/release (then ../target/debug) next to this package's directory.
+  2. the packaged copy: libbiren_runtime.so in this package's directory, where the wheel puts
+     it (pip install ./python);
+  3. the build tree: target/release (then target/debug) of the repository this package sits
+     in (python/biren -> ../../target), for a checkout used with PYTHONPATH=python;
+  4. the installed copy (make install): the dynamic loader's search
+     (ctypes.util.find_library), then lib/ under common prefixes (/usr/local, /usr,
+     sys.prefix, ~/.local, /opt/biren).
 It is loaded with RTLD_GLOBAL, so that kernels compiled from C with the header's inline
 built-ins (which call birenKernelContext) resolve against it without being linked to it.
 """
@@ -30,6 +34,9 @@ from ctypes import (
 
 SONAME = "libbiren_runtime.so.1"
 DEV_NAME = "libbiren_runtime.so"
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+# The repository, when the package is used from a checkout (python/biren).
+REPOSITORY = os.path.dirname(os.path.dirname(PACKAGE_DIR))
 
 
 class LibraryNotFoundError(OSError):
@@ -244,17 +251,28 @@ def candidates():
     env = os.environ.get("BIREN_LIBRARY")
     if env:
         return [("BIREN_LIBRARY", env)]
-    found = []
+    found = [("packaged", os.path.join(PACKAGE_DIR, DEV_NAME))]
+    for profile in ("release", "debug"):
+        found.append(("build tree", os.path.join(REPOSITORY, "target", profile, DEV_NAME)))
     # None when the loader's cache does not know the library.
     found.append(("installed (loader's search)", ctypes.util.find_library("biren_runtime")))
     for prefix in _common_prefixes():
         for d in _lib_dirs(prefix):
             for f in (SONAME, DEV_NAME):
                 found.append(("installed under " + prefix, os.path.join(d, f)))
-    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    for profile in ("release", "debug"):
-        found.append(("build tree", os.path.join(package_root, "target", profile, DEV_NAME)))
     return found
+
+
+def get_include():
+    """The directory holding biren_runtime.h, to compile kernels (`cc -I...`): the header
+    packaged with the wheel, else the repository's include/ for a checkout."""
+    for d in (os.path.join(PACKAGE_DIR, "include"), os.path.join(REPOSITORY, "include")):
+        if os.path.isfile(os.path.join(d, "biren_runtime.h")):
+            return d
+    raise FileNotFoundError(
+        "biren_runtime.h is neither packaged in %s nor in a repository at %s"
+        % (PACKAGE_DIR, REPOSITORY)
+    )
 
 
 _lock = threading.Lock()
