@@ -13,6 +13,8 @@ It is loaded with RTLD_GLOBAL, so that kernels compiled from C with the header's
 built-ins (which call birenKernelContext) resolve against it without being linked to it.
 """
 
+from __future__ import annotations
+
 import ctypes
 import ctypes.util
 import os
@@ -31,6 +33,7 @@ from ctypes import (
     c_uint,
     c_void_p,
 )
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 SONAME = "libbiren_runtime.so.1"
 DEV_NAME = "libbiren_runtime.so"
@@ -51,22 +54,26 @@ class Dim3(Structure):
 
     _fields_ = [("x", c_uint), ("y", c_uint), ("z", c_uint)]
 
-    def __init__(self, x=1, y=1, z=1):
+    x: int
+    y: int
+    z: int
+
+    def __init__(self, x: int = 1, y: int = 1, z: int = 1) -> None:
         super().__init__(x, y, z)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[int]:
         return iter((self.x, self.y, self.z))
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         try:
-            return tuple(self) == tuple(other)
+            return tuple(self) == tuple(other)  # type: ignore[arg-type]
         except TypeError:
             return NotImplemented
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(tuple(self))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "Dim3(%d, %d, %d)" % (self.x, self.y, self.z)
 
 
@@ -121,7 +128,7 @@ _stream = c_void_p  # birenStream_t
 _event = c_void_p  # birenEvent_t
 
 # name: (restype, argtypes). Every export of include/biren_runtime.h.
-PROTOTYPES = {
+PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     # control
     "birenInit": (_err, []),
     "birenDeviceReset": (_err, []),
@@ -208,7 +215,9 @@ NO_GIL_RELEASE = (
 class Library:
     """The loaded library: `lib.birenMalloc(...)` etc. with prototypes declared; `path`."""
 
-    def __init__(self, path):
+    path: str
+
+    def __init__(self, path: str) -> None:
         mode = getattr(os, "RTLD_GLOBAL", ctypes.RTLD_GLOBAL) | getattr(os, "RTLD_NOW", 2)
         self.path = path
         self.cdll = ctypes.CDLL(path, mode=mode)
@@ -225,11 +234,15 @@ class Library:
             fn.argtypes = argtypes
             setattr(self, name, fn)
 
-    def __repr__(self):
-        return "<biren Library %s>" % self.path
+    # The exports are attributes set above; this tells type checkers they exist (Any).
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError("%s is not an export of the BIREN runtime" % name)
+
+    def __repr__(self) -> str:
+        return "<biren.Library %s>" % self.path
 
 
-def _common_prefixes():
+def _common_prefixes() -> List[str]:
     prefixes = ["/usr/local", "/usr", sys.prefix, os.path.expanduser("~/.local"), "/opt/biren"]
     seen = []
     for p in prefixes:
@@ -238,7 +251,7 @@ def _common_prefixes():
     return seen
 
 
-def _lib_dirs(prefix):
+def _lib_dirs(prefix: str) -> List[str]:
     dirs = [os.path.join(prefix, "lib"), os.path.join(prefix, "lib64")]
     multiarch = sysconfig.get_config_var("MULTIARCH")
     if multiarch:
@@ -246,12 +259,12 @@ def _lib_dirs(prefix):
     return dirs
 
 
-def candidates():
+def candidates() -> List[Tuple[str, Optional[str]]]:
     """The places to look, in order: (description, path or file name; None: not found)."""
     env = os.environ.get("BIREN_LIBRARY")
     if env:
         return [("BIREN_LIBRARY", env)]
-    found = [("packaged", os.path.join(PACKAGE_DIR, DEV_NAME))]
+    found: List[Tuple[str, Optional[str]]] = [("packaged", os.path.join(PACKAGE_DIR, DEV_NAME))]
     for profile in ("release", "debug"):
         found.append(("build tree", os.path.join(REPOSITORY, "target", profile, DEV_NAME)))
     # None when the loader's cache does not know the library.
@@ -263,7 +276,7 @@ def candidates():
     return found
 
 
-def get_include():
+def get_include() -> str:
     """The directory holding biren_runtime.h, to compile kernels (`cc -I...`): the header
     packaged with the wheel, else the repository's include/ for a checkout."""
     for d in (os.path.join(PACKAGE_DIR, "include"), os.path.join(REPOSITORY, "include")):
@@ -276,10 +289,10 @@ def get_include():
 
 
 _lock = threading.Lock()
-_library = None
+_library: Optional[Library] = None
 
 
-def load():
+def load() -> Library:
     """Loads the library once (see the module docstring for where it looks) and returns it."""
     global _library
     if _library is not None:
