@@ -1,7 +1,8 @@
 # BIREN Runtime — build, test, demo, bench, install.
 #   make            build the library (release) and check the header is fresh
 #   make demo       build everything and run the examples (the seed's scenarios)
-#   make test       cargo tests + C tests + examples + language bindings
+#   make test       cargo tests + C tests + examples + language bindings + install; sets up
+#                   its Python tools in build/venv (and, as root, missing system tools) itself
 #   make bench      benchmarks (see BENCHMARKS.md)
 #   make install    PREFIX=/usr/local [DESTDIR=...]: libraries, header, pkg-config file; uninstall
 
