@@ -94,7 +94,8 @@ test-wheel: system-tools $(VENV_STAMP)
 	$(WHEEL_VENV)/bin/python -m pip install --quiet --no-index --no-deps $(WHEEL_DIR)/biren-*.whl
 	@cd "$$(mktemp -d)" && trap 'rm -rf "$$PWD"' EXIT && \
 	  env -u BIREN_LIBRARY -u PYTHONPATH CC="$(CC)" \
-	  $(CURDIR)/$(WHEEL_VENV)/bin/python $(CURDIR)/python/tests/installed_wheel.py $(CURDIR)/$(WHEEL_VENV)
+	  $(CURDIR)/$(WHEEL_VENV)/bin/python $(CURDIR)/python/tests/installed_wheel.py \
+	  $(CURDIR)/$(WHEEL_VENV)
 
 # Installs into a temporary prefix and builds C programs against the installed copy.
 test-install: lib

@@ -87,7 +87,8 @@ class DeviceProperties:
             setattr(self, field, value)
 
     def __repr__(self) -> str:
-        fields = ", ".join("%s=%r" % (f, getattr(self, f)) for f, *_ in _library.DeviceProp._fields_)
+        names = [f for f, *_ in _library.DeviceProp._fields_]
+        fields = ", ".join("%s=%r" % (f, getattr(self, f)) for f in names)
         return "DeviceProperties(%s)" % fields
 
 

@@ -265,7 +265,8 @@ class DeviceBuffer:
         size = self.nbytes - offset if nbytes is None else int(nbytes)
         if size < 0 or offset + size > self.nbytes:
             raise ValueError(
-                "bytes [%d, %d) are outside the %d-byte buffer" % (offset, offset + size, self.nbytes)
+                "bytes [%d, %d) are outside the %d-byte buffer"
+                % (offset, offset + size, self.nbytes)
             )
         p = self.ptr
         v = DeviceBuffer.__new__(DeviceBuffer)

@@ -35,5 +35,8 @@ def test_the_readme_first_program_runs(tmp_path):
     r = subprocess.run([sys.executable, "first.py"], cwd=str(tmp_path), env=env,
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
-    expected = r"<biren\.DeviceBuffer shape=\(1000000,\) dtype=float32 nbytes=4000000 at 0x[0-9a-f]+> in [0-9.]+ ms\n"
+    expected = (
+        r"<biren\.DeviceBuffer shape=\(1000000,\) dtype=float32 nbytes=4000000 at 0x[0-9a-f]+>"
+        r" in [0-9.]+ ms\n"
+    )
     assert re.fullmatch(expected, r.stdout), r.stdout
