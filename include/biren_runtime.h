@@ -266,13 +266,20 @@ extern ptrdiff_t birenKernelCtxOffset;
 /*
  Starts the runtime and its simulated device(s), reading the configuration from the
  environment (BIREN_DEVICE_COUNT, BIREN_COMPUTE_UNITS, BIREN_DEVICE_MEMORY, BIREN_SCHEDULING,
- BIREN_VALIDATOR, BIREN_DEADLOCK_TIMEOUT_MS, BIREN_TRACE, BIREN_LOG). Must come before every
- other call except the error-string, last-error and version calls, which return
+ BIREN_VALIDATOR, BIREN_DEADLOCK_TIMEOUT_MS, BIREN_KERNEL_TIMEOUT_MS, BIREN_TRACE, BIREN_LOG;
+ a value is taken exactly as written, and an empty one counts as unset). Must come before
+ every other call except the error-string, last-error and version calls; the others return
  BIREN_ERROR_NOT_INITIALIZED before it.
 
  Idempotent and thread-safe: later calls return BIREN_SUCCESS and change nothing.
  Returns BIREN_ERROR_INVALID_VALUE, after one line on stderr naming the variable, when a
  variable is malformed; the runtime then stays uninitialized and birenInit may be retried.
+
+ fork(): the runtime's threads do not exist in a child process, so the child does not inherit
+ the runtime. In the child every call returns BIREN_ERROR_NOT_INITIALIZED (never a hang) until
+ it calls birenInit, which starts a fresh runtime with no streams, events or allocations (the
+ parent's handles and device pointers mean nothing there). The child does not write the
+ parent's BIREN_TRACE file. The parent is unaffected.
  */
 enum birenError_t birenInit(void);
 
@@ -434,8 +441,11 @@ enum birenError_t birenEventElapsedTime(float *ms, birenEvent_t start, birenEven
 
 /*
  Destroys an event. Safe while a record of it is pending: the record still happens and waits on
- it still hold. Later use of the handle gives BIREN_ERROR_INVALID_HANDLE (also for a second
- destroy).
+ it still hold. Streams that wait for the first record of a never-recorded event (the
+ birenStreamWaitEvent extension) stop waiting when it is destroyed, as a wait on a
+ never-recorded event does in CUDA: their later work runs (the validator says so). Later use of
+ the handle gives BIREN_ERROR_INVALID_HANDLE (also for a second destroy, and for a stream
+ handle passed as an event).
  */
 enum birenError_t birenEventDestroy(birenEvent_t event);
 
@@ -460,7 +470,8 @@ enum birenError_t birenLaunchKernel(birenKernel_t kernel, struct dim3 grid, stru
  Like birenLaunchKernel, but copies the `numArgs` argument values (`argSizes[i]` bytes behind
  `args[i]`) at launch, so the caller may reuse them at once. This is what BIREN_LAUNCH calls.
  BIREN_ERROR_INVALID_VALUE if numArgs > 0 and args or argSizes is NULL, if an args[i] is NULL,
- or if numArgs exceeds 256.
+ if numArgs exceeds 256, or if an argSizes[i] is 0 or over 4096 (the limits of
+ birenKernelRegister).
  */
 enum birenError_t birenLaunchKernelArgs(birenKernel_t kernel, struct dim3 grid, struct dim3 block, void **args, const size_t *argSizes, unsigned int numArgs, size_t sharedMem, birenStream_t stream);
 
@@ -528,7 +539,12 @@ enum birenError_t birenFreeHost(void *ptr);
  BIREN_ERROR_INVALID_VALUE; a side that `kind` says is device memory but lies in no live device
  allocation gives BIREN_ERROR_INVALID_DEVICE_POINTER; a device range that runs past the end of
  its allocation gives BIREN_ERROR_OUT_OF_BOUNDS; a host range that wraps around the address
- space gives BIREN_ERROR_INVALID_VALUE. On any error nothing is written.
+ space gives BIREN_ERROR_INVALID_VALUE. A side that `kind` says is host memory but that touches
+ a live device allocation or page-locked host allocation (birenMallocHost) is bounds-checked
+ all the same: running past its end, or into it from outside, gives BIREN_ERROR_OUT_OF_BOUNDS.
+ BIREN_ERROR_DEADLOCK if the copy can never run: it is ordered after a blocking stream that
+ waits for the first record of an event nobody records (reported once the stall has lasted
+ BIREN_DEADLOCK_TIMEOUT_MS; the copy is withdrawn). On any error nothing is written.
  birenMemcpyDefault treats a pointer inside a live device allocation as device memory and any
  other pointer as host memory. Overlapping ranges are copied as by memmove.
  BIREN_ERROR_NOT_PERMITTED inside a kernel or a host function.
@@ -547,8 +563,8 @@ enum birenError_t birenMemcpyAsync(void *dst, const void *src, size_t count, bir
  Fills `count` bytes of device memory with the byte `value` (its low 8 bits) and returns when
  done; ordered like work on the default stream. Count 0 succeeds; NULL gives
  BIREN_ERROR_INVALID_VALUE; memory outside any live device allocation
- BIREN_ERROR_INVALID_DEVICE_POINTER; a range past the end BIREN_ERROR_OUT_OF_BOUNDS. On error
- nothing is written.
+ BIREN_ERROR_INVALID_DEVICE_POINTER; a range past the end BIREN_ERROR_OUT_OF_BOUNDS;
+ BIREN_ERROR_DEADLOCK if it can never run (as birenMemcpy). On error nothing is written.
  */
 enum birenError_t birenMemset(void *devPtr, int value, size_t count);
 

@@ -24,7 +24,8 @@
 //!   depends on an unresolved future returns DEADLOCK (the test runs with
 //!   BIREN_DEADLOCK_TIMEOUT_MS=0, so it does so at once). A synchronous birenMemcpy/birenMemset
 //!   that would wait for such work returns DEADLOCK too, and (header: "a failed call writes
-//!   nothing and enqueues nothing") enqueues nothing.
+//!   nothing and enqueues nothing") enqueues nothing. Destroying an event releases the waits
+//!   on its future (as if resolved by a record that is already reached).
 //! - Contents are computed when the device is quiescent (a successful birenDeviceSynchronize, and
 //!   at the end of every case): the graph is evaluated in a topological order; two ops that are
 //!   not ordered by the graph and touch the same bytes (write/write or read/write) make those
@@ -1873,6 +1874,18 @@ impl World {
                     Some(k) => {
                         self.check(format!("birenEventDestroy({h:#x})"), r, &[BIREN_SUCCESS])?;
                         self.events[k].live = false;
+                        // Streams waiting for its first record stop waiting.
+                        if let Some(f) = self.events[k].future.take() {
+                            let id = self.nodes.len();
+                            self.nodes.push(Node {
+                                deps: Vec::new(),
+                                future: None,
+                                write: None,
+                                host_job: None,
+                                complete: true,
+                            });
+                            self.futs[f].resolved = Some(id);
+                        }
                         Ok(())
                     }
                     None => self.check(

@@ -1,6 +1,12 @@
 //! Where the runtime tells its user what went wrong: validator findings, asynchronous errors and
 //! advice, each one line, to stderr or to the callback set with `birenSetValidatorCallback`.
 
+pub mod advice;
+pub mod caller;
+pub mod leaks;
+pub mod trace;
+pub mod validator;
+
 use parking_lot::RwLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 

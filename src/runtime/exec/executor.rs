@@ -2,13 +2,13 @@
 //! scheduler, copy engines, the host-function thread), plus the device's shared state: its
 //! memory, its sticky error, its reset epoch and its count of unfinished work.
 
-use super::error::{ErrorCode, Result};
-use super::memory::{Allocation, MemoryTable};
-use super::scheduler::{Policy, Scheduler};
-use super::stream::{Started, StreamCore, StreamPoint, Work};
-use super::trace::{self, Track};
-use super::{diagnostics, validator};
 use crate::device::{ComputeUnits, EngineThread};
+use crate::runtime::diagnostics::trace::{self, Track};
+use crate::runtime::diagnostics::{self, validator};
+use crate::runtime::error::{ErrorCode, Result};
+use crate::runtime::exec::scheduler::{Policy, Scheduler};
+use crate::runtime::exec::stream::{Started, StreamCore, StreamPoint, Work};
+use crate::runtime::memory::{Allocation, MemoryTable};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
@@ -35,8 +35,6 @@ pub struct Executor {
     outstanding: AtomicU64,
     deferred: Mutex<Vec<DeferredFree>>,
     has_deferred: AtomicBool,
-    /// Futures (waits on never-recorded events) not yet resolved.
-    pub pending_futures: AtomicUsize,
     /// True during a reset: no op starts.
     resetting: AtomicBool,
     /// Threads between taking an op from a stream and handing it over (a reset waits for them).
@@ -116,7 +114,6 @@ impl Executor {
             outstanding: AtomicU64::new(0),
             deferred: Mutex::new(Vec::new()),
             has_deferred: AtomicBool::new(false),
-            pending_futures: AtomicUsize::new(0),
             resetting: AtomicBool::new(false),
             starting: AtomicUsize::new(0),
             quarantine: Mutex::new(Quarantine::default()),
@@ -444,7 +441,6 @@ impl Executor {
             self.memory.release(a);
         }
         self.memory.reclaim_backing();
-        self.pending_futures.store(0, Ordering::SeqCst);
         self.sticky.store(0, Ordering::Release);
         report
     }

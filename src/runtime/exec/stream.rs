@@ -5,17 +5,17 @@
 //!
 //! A point `(stream, seq)` is reached when the stream has completed its op number `seq`.
 
-use super::error::{ErrorCode, Result};
-use super::event::{FutureRecord, RecordState};
-use super::executor::Executor;
-use super::notifier::Notifier;
-use super::trace::{self, Track};
+use crate::runtime::diagnostics::trace::{self, Track};
+use crate::runtime::error::{ErrorCode, Result};
+use crate::runtime::exec::event::{FutureRecord, RecordState};
+use crate::runtime::exec::executor::Executor;
+use crate::runtime::exec::notifier::Notifier;
 use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-pub use super::launch::Launch;
+pub use crate::runtime::exec::launch::Launch;
 
 /// A host function enqueued with `birenLaunchHostFunc`.
 #[derive(Clone, Copy)]

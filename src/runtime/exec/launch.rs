@@ -1,7 +1,7 @@
 //! Kernel launches: configuration checks, the table of registered kernels, and argument capture.
 
-use super::error::{ErrorCode, Result};
 use crate::device::{Dim3, Grid, KernelFn};
+use crate::runtime::error::{ErrorCode, Result};
 use parking_lot::RwLock;
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -14,6 +14,15 @@ pub(crate) const MAX_GRID: Dim3 = Dim3::new(i32::MAX as u32, 65535, 65535);
 pub(crate) const SHARED_MEM_PER_BLOCK: usize = 48 * 1024;
 pub(crate) const MAX_KERNEL_ARGS: usize = 256;
 pub(crate) const MAX_ARG_SIZE: usize = 4096;
+
+/// Checks argument sizes given by a caller: at most `MAX_KERNEL_ARGS` of them, each 1 to
+/// `MAX_ARG_SIZE` bytes (so their sum cannot overflow and a copy is at most 1 MiB).
+pub fn check_arg_sizes(sizes: &[usize]) -> Result<()> {
+    if sizes.len() > MAX_KERNEL_ARGS || sizes.iter().any(|&s| s == 0 || s > MAX_ARG_SIZE) {
+        return Err(ErrorCode::InvalidValue);
+    }
+    Ok(())
+}
 
 /// Checks a launch configuration against the device limits.
 pub fn check_config(grid: Dim3, block: Dim3, shared: usize) -> Result<()> {
@@ -69,11 +78,7 @@ pub struct KernelTable {
 
 impl KernelTable {
     pub fn register(&self, kernel: usize, name: String, arg_sizes: Vec<usize>) -> Result<()> {
-        if arg_sizes.len() > MAX_KERNEL_ARGS
-            || arg_sizes.iter().any(|&s| s == 0 || s > MAX_ARG_SIZE)
-        {
-            return Err(ErrorCode::InvalidValue);
-        }
+        check_arg_sizes(&arg_sizes)?;
         self.map
             .write()
             .insert(kernel, Arc::new(KernelInfo { name, arg_sizes }));
@@ -116,6 +121,7 @@ impl KernelArgs {
                 _values: Box::new([]),
             });
         }
+        check_arg_sizes(sizes)?;
         if args.is_null() {
             return Err(ErrorCode::InvalidValue);
         }
@@ -171,7 +177,7 @@ impl Launch {
     pub fn name(&self) -> String {
         match &self.info {
             Some(i) => i.name.clone(),
-            None => super::caller::symbol_at(self.kernel as usize)
+            None => crate::runtime::diagnostics::caller::symbol_at(self.kernel as usize)
                 .unwrap_or_else(|| format!("kernel@{:#x}", self.kernel as usize)),
         }
     }

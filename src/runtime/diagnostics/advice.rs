@@ -1,6 +1,6 @@
 //! Advice drawn from the seed's lessons, each given at most once per process (validator on).
 
-use super::diagnostics;
+use crate::runtime::diagnostics;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -80,12 +80,17 @@ pub fn event_destroyed() {
     EVENTS_DESTROYED.fetch_add(1, Ordering::Relaxed);
 }
 
-/// `live` streams on a device with `units` compute units.
-pub fn streams_alive(live: usize, units: usize, device: usize) {
-    if diagnostics::validator_on() && live > units && MANY_STREAMS.first() {
+/// Streams outnumbering compute units by this factor, all with work in flight at once, earn the
+/// advice (a few more streams than units is normal: copies and waits overlap kernels).
+const BUSY_STREAMS_PER_UNIT: usize = 4;
+
+/// `busy` streams of a device with `units` compute units had work in flight at the same time
+/// (seen at a device synchronize).
+pub fn streams_busy(busy: usize, units: usize, device: usize) {
+    if diagnostics::validator_on() && busy > units * BUSY_STREAMS_PER_UNIT && MANY_STREAMS.first() {
         diagnostics::advice(&format!(
-            "{live} streams are alive on device {device}, which has {units} compute units: streams beyond the number of compute \
-             units add overhead without adding parallelism (the seed saw 100 streams run slower than a few)."
+            "{busy} streams had work in flight at once on device {device}, which has {units} compute units: streams far beyond \
+             the number of compute units add overhead without adding parallelism (the seed saw 100 streams run slower than a few)."
         ));
     }
 }

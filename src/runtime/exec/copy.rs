@@ -1,8 +1,8 @@
 //! Checks on every copy and fill, made before anything is enqueued or written.
 
-use super::error::{ErrorCode, Result};
-use super::executor::{ENGINE_FROM_DEVICE, ENGINE_TO_DEVICE};
-use super::Runtime;
+use crate::runtime::error::{ErrorCode, Result};
+use crate::runtime::exec::executor::{ENGINE_FROM_DEVICE, ENGINE_TO_DEVICE};
+use crate::runtime::Runtime;
 
 /// `birenMemcpyKind` values.
 pub(crate) const HOST_TO_HOST: i64 = 0;
@@ -22,14 +22,42 @@ pub struct CopyPlan {
     pub src_device: bool,
 }
 
-fn host_range(p: usize, len: usize) -> Result<()> {
-    if p == 0 || p.checked_add(len).is_none() {
-        return Err(ErrorCode::InvalidValue);
-    }
-    Ok(())
-}
-
 impl Runtime {
+    /// A side of a copy that `kind` calls host memory. Its range must not overflow, and if it
+    /// touches a known allocation — device memory (a HostToHost copy into a device buffer) or
+    /// page-locked host memory — it must lie inside it, whatever the kind says.
+    fn host_range(&self, p: usize, len: usize, call: &str, arg: &str) -> Result<()> {
+        if p.checked_add(len).is_none() {
+            crate::runtime::diagnostics::finding(
+                call,
+                &format!("{arg}={p:#x}: range of {len} bytes overflows"),
+            );
+            return Err(ErrorCode::InvalidValue);
+        }
+        let tables = self
+            .devices
+            .iter()
+            .map(|d| (&d.exec.memory, "device allocation"))
+            .chain(std::iter::once((&self.host_memory, "page-locked host allocation")));
+        for (table, what) in tables {
+            if let Some(Err(e)) = table.touches(p, len) {
+                let why = match table.find(p) {
+                    Some(r) => format!(
+                        "{arg}={p:#x}: {len} bytes from offset {} run {} bytes past the end of the {}-byte {what} at {:#x}",
+                        p - r.base,
+                        (p - r.base).saturating_add(len) - r.size,
+                        r.size,
+                        r.base
+                    ),
+                    None => format!("{arg}={p:#x}: {len} bytes run into a {what} they do not start in"),
+                };
+                crate::runtime::diagnostics::finding(call, &why);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
     fn device_range(&self, p: usize, len: usize, call: &str, arg: &str) -> Result<()> {
         let r = self.check_device_range(p, len);
         if let Err(e) = r {
@@ -49,7 +77,7 @@ impl Runtime {
                 }
                 _ => format!("{arg}={p:#x} is not inside any live device allocation (host pointer, freed, or never allocated)"),
             };
-            super::diagnostics::finding(call, &why);
+            crate::runtime::diagnostics::finding(call, &why);
         }
         r
     }
@@ -64,7 +92,7 @@ impl Runtime {
         call: &str,
     ) -> Result<Option<CopyPlan>> {
         if !(HOST_TO_HOST..=DEFAULT).contains(&kind) {
-            super::diagnostics::finding(
+            crate::runtime::diagnostics::finding(
                 call,
                 &format!("kind={kind} is not a birenMemcpyKind value (0..4)"),
             );
@@ -74,7 +102,7 @@ impl Runtime {
             return Ok(None);
         }
         if dst == 0 || src == 0 {
-            super::diagnostics::finding(
+            crate::runtime::diagnostics::finding(
                 call,
                 &format!(
                     "{} is NULL with count={len}",
@@ -96,12 +124,12 @@ impl Runtime {
         if dst_device {
             self.device_range(dst, len, call, "dst")?;
         } else {
-            host_range(dst, len)?;
+            self.host_range(dst, len, call, "dst")?;
         }
         if src_device {
             self.device_range(src, len, call, "src")?;
         } else {
-            host_range(src, len)?;
+            self.host_range(src, len, call, "src")?;
         }
         let engine = if src_device {
             ENGINE_FROM_DEVICE
@@ -124,7 +152,7 @@ impl Runtime {
             return Ok(None);
         }
         if dst == 0 {
-            super::diagnostics::finding(call, &format!("devPtr is NULL with count={len}"));
+            crate::runtime::diagnostics::finding(call, &format!("devPtr is NULL with count={len}"));
             return Err(ErrorCode::InvalidValue);
         }
         self.device_range(dst, len, call, "devPtr")?;

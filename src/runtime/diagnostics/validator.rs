@@ -1,16 +1,10 @@
 //! The costly checks the validator adds: guard zones around device allocations, poisoning of new
 //! and freed memory, and guard checks that catch kernels writing out of bounds.
 
-use super::diagnostics;
-use super::memory::{Allocation, MemoryTable};
+use crate::runtime::diagnostics;
+use crate::runtime::memory::{Allocation, MemoryTable};
 
-/// Fill of never-written device memory: 0xCD bytes read as a float are -4.3e8, as an int
-/// -842150451 — hard to mistake for data.
-pub(crate) const POISON_NEW: u8 = 0xCD;
-/// Fill of freed device memory kept in quarantine: a kernel that writes it wrote after a free.
-pub(crate) const POISON_FREED: u8 = 0xDD;
-/// Fill of the guard zones around every allocation.
-pub(crate) const GUARD_BYTE: u8 = 0xFD;
+pub(crate) use crate::runtime::memory::{GUARD_BYTE, POISON_FREED};
 
 /// The damaged guard bytes of an allocation, as a range of offsets from its base (negative:
 /// before its start): (first, last).

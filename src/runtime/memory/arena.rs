@@ -123,8 +123,8 @@ impl Arena {
         } else {
             st.large.insert(start, len);
         }
-        drop(st);
         if size >= RETURN_MIN {
+            // Under the lock: once it is released, the range may be handed out and written.
             self.give_back(off, size);
         }
     }
@@ -137,22 +137,31 @@ impl Arena {
         st.top = 0;
         st.small.iter_mut().for_each(Vec::clear);
         st.large.clear();
-        drop(st);
         self.give_back(0, used);
     }
 
+    /// Hands the whole pages inside `[off, off + len)` back to the OS (they read as zeros
+    /// afterwards). Only whole pages: the kernel rounds a partial page up, and the rest of that
+    /// page may belong to a live neighbour. The caller holds the state lock, so the range cannot
+    /// be handed out again before the pages are gone.
     fn give_back(&self, off: usize, len: usize) {
-        if len > 0 {
-            // SAFETY: the range lies in our mapping and holds no live allocation.
-            unsafe {
-                libc::madvise(
-                    (self.base + off) as *mut libc::c_void,
-                    len,
-                    libc::MADV_DONTNEED,
-                )
-            };
+        let page = page_size();
+        let start = (self.base + off).next_multiple_of(page);
+        let end = (self.base + off + len) / page * page;
+        if end > start {
+            // SAFETY: whole pages of our mapping that hold no live allocation.
+            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED) };
         }
     }
+}
+
+fn page_size() -> usize {
+    static PAGE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    // SAFETY: sysconf has no preconditions.
+    *PAGE.get_or_init(|| match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
+        n if n > 0 => n as usize,
+        _ => 4096,
+    })
 }
 
 impl Drop for Arena {
@@ -181,6 +190,27 @@ mod tests {
         a.free(big2, 64 * 1024);
         assert_eq!(a.alloc(128 * 1024), Some(big1), "neighbours coalesce");
         unsafe { std::ptr::write_bytes(big1 as *mut u8, 7, 128 * 1024) };
+    }
+
+    /// Regression: freeing a large block whose end is not on a page boundary zeroed the start of
+    /// the live block after it (madvise rounds the length up to a whole page).
+    #[test]
+    fn giving_back_a_large_block_keeps_its_neighbours() {
+        let a = Arena::new(1 << 26).unwrap();
+        let before = a.alloc(4096).unwrap(); // so that `big` starts on a page boundary
+        let size = (1000 * 1000 * 4usize).next_multiple_of(GRANULE) + GRANULE; // not whole pages
+        let big = a.alloc(size).unwrap();
+        let after = a.alloc(64 * 1024).unwrap();
+        unsafe {
+            std::ptr::write_bytes(before as *mut u8, 0x5A, 4096);
+            std::ptr::write_bytes(big as *mut u8, 1, size);
+            std::ptr::write_bytes(after as *mut u8, 0xA5, 64 * 1024);
+        }
+        a.free(big, size);
+        let ok_after = unsafe { std::slice::from_raw_parts(after as *const u8, 64 * 1024) };
+        let ok_before = unsafe { std::slice::from_raw_parts(before as *const u8, 4096) };
+        assert!(ok_after.iter().all(|&b| b == 0xA5), "the next block was zeroed");
+        assert!(ok_before.iter().all(|&b| b == 0x5A), "the previous block was zeroed");
     }
 
     #[test]

@@ -2,17 +2,17 @@
 //! default-stream rules, event records and waits (with cycle checks), host synchronization (with
 //! stall detection), freeing, and reset.
 
-use super::deadlock::{self, Goal};
-use super::diagnostics;
-use super::error::{ErrorCode, Result};
-use super::event::{EventCore, FutureRecord, RecordState};
-use super::executor::Executor;
-use super::scheduler::Policy;
-use super::stream::{run_wakeups, Dep, StreamCore, StreamPoint, WaitOn, Work};
-use super::trace::{self, Track};
 use crate::device::engine::on_device_thread;
+use crate::runtime::diagnostics;
+use crate::runtime::diagnostics::trace::{self, Track};
+use crate::runtime::error::{ErrorCode, Result};
+use crate::runtime::exec::deadlock::{self, Goal};
+use crate::runtime::exec::event::{EventCore, FutureRecord, Futures, RecordState};
+use crate::runtime::exec::executor::Executor;
+use crate::runtime::exec::scheduler::Policy;
+use crate::runtime::exec::stream::{run_wakeups, Dep, StreamCore, StreamPoint, WaitOn, Work};
+use crate::runtime::exec::stream_set::StreamSet;
 use parking_lot::{Mutex, RwLock};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -21,9 +21,10 @@ pub struct DeviceContext {
     pub exec: Arc<Executor>,
     pub default_stream: Arc<StreamCore>,
     /// Streams other than the default one, until destroyed and drained.
-    streams: Mutex<Vec<Arc<StreamCore>>>,
-    /// Serializes the operations that add or resolve futures (the only source of cycles).
-    graph: Mutex<()>,
+    streams: Mutex<StreamSet>,
+    /// The runtime's futures: their count, and the lock that serializes adding and resolving
+    /// them (shared by all devices).
+    futures: Arc<Futures>,
     /// Held (write) by a reset; (read) by host threads creating streams and allocations, so that
     /// what exists when a reset starts is destroyed and what is created after it survives.
     reset_lock: RwLock<()>,
@@ -44,6 +45,7 @@ impl DeviceContext {
         policy: Policy,
         deadlock_timeout_ms: u64,
         clock: Instant,
+        futures: Arc<Futures>,
     ) -> DeviceContext {
         let exec = Executor::start(index, compute_units, capacity, policy, clock);
         let default_stream = Arc::new(StreamCore::new(
@@ -59,8 +61,8 @@ impl DeviceContext {
             index,
             exec,
             default_stream,
-            streams: Mutex::new(Vec::new()),
-            graph: Mutex::new(()),
+            streams: Mutex::new(StreamSet::default()),
+            futures,
             reset_lock: RwLock::new(()),
             deadlock_timeout: Duration::from_millis(deadlock_timeout_ms),
         }
@@ -73,17 +75,13 @@ impl DeviceContext {
     }
 
     pub fn add_stream(&self, s: Arc<StreamCore>) {
-        let mut v = self.streams.lock();
-        v.retain(|s| !(s.is_destroyed() && s.is_idle()));
-        v.push(s);
+        self.streams.lock().add(s);
     }
 
     /// Forgets a destroyed stream once its work is done (now, if it is idle).
     pub fn retire_stream(&self, s: &Arc<StreamCore>) {
         s.mark_destroyed();
-        if s.is_idle() {
-            self.streams.lock().retain(|x| !Arc::ptr_eq(x, s));
-        }
+        self.streams.lock().retire(s);
     }
 
     /// Every stream with work that may be pending, the default one first.
@@ -94,11 +92,7 @@ impl DeviceContext {
     }
 
     pub fn live_streams(&self) -> usize {
-        self.streams
-            .lock()
-            .iter()
-            .filter(|s| !s.is_destroyed())
-            .count()
+        self.streams.lock().live()
     }
 
     /// The legacy default-stream dependencies of a new op in `s`.
@@ -145,7 +139,7 @@ impl DeviceContext {
         self.check_enqueue(s)?;
         let implicit = self.implicit_deps(s);
         if s.is_default && !implicit.is_empty() && diagnostics::validator_on() {
-            super::advice::default_stream_serialized(implicit.len());
+            crate::runtime::diagnostics::advice::default_stream_serialized(implicit.len());
         }
         deps.extend(implicit);
         let mut q = s.queue.lock();
@@ -209,7 +203,7 @@ impl DeviceContext {
 
     /// A record that resolves a future: refused if it would close a cycle.
     fn record_resolving(&self, ev: &EventCore, s: &Arc<StreamCore>) -> Result<()> {
-        let _g = self.graph.lock();
+        let _g = self.futures.lock.lock();
         let deps = self.implicit_deps(s);
         let mut st = ev.state.lock();
         let Some(future) = st.future.clone() else {
@@ -263,8 +257,8 @@ impl DeviceContext {
         drop(q);
         st.latest = Some(rs.clone());
         st.future = None;
+        self.futures.cleared();
         drop(st);
-        self.exec.pending_futures.fetch_sub(1, Ordering::SeqCst);
         let mut wake = future.resolve(rs.clone());
         if kick {
             wake.push(s.clone());
@@ -288,7 +282,7 @@ impl DeviceContext {
         if let Some(rs) = ev.latest() {
             return wait_for(rs);
         }
-        let _g = self.graph.lock();
+        let _g = self.futures.lock.lock();
         let mut st = ev.state.lock();
         if let Some(rs) = st.latest.clone() {
             drop(st);
@@ -297,7 +291,7 @@ impl DeviceContext {
         let future = match &st.future {
             Some(f) => f.clone(),
             None => {
-                self.exec.pending_futures.fetch_add(1, Ordering::SeqCst);
+                self.futures.created();
                 let f = Arc::new(FutureRecord::new(ev.id));
                 st.future = Some(f.clone());
                 f
@@ -323,6 +317,21 @@ impl DeviceContext {
         Ok(())
     }
 
+    /// The event is being destroyed: streams waiting for its first record stop waiting (as a
+    /// wait on a never-recorded event does in CUDA). Returns the streams that were waiting.
+    pub fn abandon_future(&self, ev: &EventCore) -> Vec<u64> {
+        let _g = self.futures.lock.lock();
+        let mut st = ev.state.lock();
+        let Some(future) = st.future.take() else {
+            return Vec::new();
+        };
+        self.futures.cleared();
+        drop(st);
+        let waiting = future.waiting_streams();
+        run_wakeups(future.abandon());
+        waiting
+    }
+
     /// Waits on the host until `p` is reached. `DEADLOCK` if the work is blocked on a wait that
     /// no enqueued record can satisfy for longer than the deadlock timeout.
     pub fn wait_point(&self, p: &StreamPoint, call: &str) -> Result<()> {
@@ -331,7 +340,7 @@ impl DeviceContext {
         }
         let mut deadline: Option<Instant> = None;
         loop {
-            if self.exec.pending_futures.load(Ordering::SeqCst) > 0 {
+            if self.futures.pending() > 0 {
                 if let Some(found) =
                     deadlock::search(std::slice::from_ref(p), None, Goal::UnresolvedFuture)
                 {
@@ -427,7 +436,15 @@ impl DeviceContext {
         if sync_forbidden_here() {
             return Err(ErrorCode::NotPermitted);
         }
-        super::advice::device_synchronized();
+        crate::runtime::diagnostics::advice::device_synchronized();
+        if diagnostics::validator_on() {
+            let busy = self
+                .all_streams()
+                .iter()
+                .filter(|s| s.pending_tail().is_some())
+                .count();
+            diagnostics::advice::streams_busy(busy, self.exec.compute_units(), self.index);
+        }
         let t0 = trace::now();
         for s in self.all_streams() {
             if let Some(p) = s.pending_tail() {
@@ -529,10 +546,10 @@ impl DeviceContext {
     /// invalidation) and frees all memory. Returns the live allocations as (base, size, caller).
     pub fn reset(&self) -> Vec<(usize, usize, usize)> {
         let _r = self.reset_lock.write();
-        let _g = self.graph.lock();
+        let _g = self.futures.lock.lock();
         self.exec.begin_reset();
         self.exec.wait_for_starts();
-        let streams = std::mem::take(&mut *self.streams.lock());
+        let streams = self.streams.lock().take();
         for s in &streams {
             s.kill();
         }

@@ -8,11 +8,11 @@
 //! A compute unit keeps the kernel it took last and claims its blocks with one atomic add, going
 //! back to the scheduler's lock only when that kernel runs out or a new kernel arrives.
 
-use super::error::{ErrorCode, Result};
-use super::launch::Launch;
-use super::stream::StreamCore;
-use super::trace::{self, Track};
 use crate::device::{BlockOutcome, BlockSource, Grid};
+use crate::runtime::diagnostics::trace::{self, Track};
+use crate::runtime::error::{ErrorCode, Result};
+use crate::runtime::exec::launch::Launch;
+use crate::runtime::exec::stream::StreamCore;
 use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};

@@ -8,7 +8,7 @@
 //! The search walks backwards from points, over the unfinished ops of each stream and their
 //! dependencies, scanning each stream's range once.
 
-use super::stream::{Dep, Op, StreamCore, StreamPoint, StreamQueue, Work};
+use crate::runtime::exec::stream::{Dep, Op, StreamCore, StreamPoint, StreamQueue, Work};
 use std::collections::HashMap;
 use std::sync::Arc;
 

@@ -84,6 +84,21 @@ pub struct Tracer {
 }
 
 static TRACER: OnceLock<Tracer> = OnceLock::new();
+/// Set in a child made by fork(): the trace belongs to the parent, the child records nothing.
+static FORKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The tracer, unless tracing is off (or this is a forked child).
+#[inline]
+fn tracer() -> Option<&'static Tracer> {
+    TRACER
+        .get()
+        .filter(|_| !FORKED.load(std::sync::atomic::Ordering::Relaxed))
+}
+
+/// Called in the child after fork(): it neither records nor writes the parent's trace.
+pub fn forked_child() {
+    FORKED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
 
 /// Starts tracing into `path` (at `birenInit`).
 pub fn start(path: String, clock: Instant) {
@@ -97,19 +112,17 @@ pub fn start(path: String, clock: Instant) {
 
 #[inline]
 pub fn on() -> bool {
-    TRACER.get().is_some()
+    tracer().is_some()
 }
 
 /// Nanoseconds on the trace clock (0 when tracing is off).
 #[inline]
 pub fn now() -> u64 {
-    TRACER
-        .get()
-        .map_or(0, |t| t.clock.elapsed().as_nanos() as u64)
+    tracer().map_or(0, |t| t.clock.elapsed().as_nanos() as u64)
 }
 
 fn push(track: Track, ts_ns: u64, name: String, args: String, phase: Phase) {
-    let Some(t) = TRACER.get() else { return };
+    let Some(t) = tracer() else { return };
     let (pid, tid) = track.ids();
     {
         let mut tr = t.tracks.lock();
@@ -256,7 +269,7 @@ fn render(t: &Tracer) -> String {
 
 /// Writes the trace so far to its file (at reset and at exit).
 pub fn flush() {
-    if let Some(t) = TRACER.get() {
+    if let Some(t) = tracer() {
         let text = render(t);
         if let Err(e) = std::fs::write(&t.path, text) {
             eprintln!("biren: cannot write the trace to {}: {e}", t.path);

@@ -18,7 +18,7 @@ fn object_of(addr: usize) -> Option<usize> {
 
 /// The return address of the user code that called into the library, or 0.
 pub fn user_caller() -> usize {
-    if !super::diagnostics::validator_on() {
+    if !crate::runtime::diagnostics::validator_on() {
         return 0;
     }
     let mut frames = [std::ptr::null_mut::<c_void>(); 48];

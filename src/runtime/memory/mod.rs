@@ -1,14 +1,24 @@
 //! The table of live allocations: device memory (with a capacity) and registered host memory.
 //! Lookups of the allocation a pointer lies in are O(log n) in an ordered map.
 
-use super::arena::Arena;
-use super::error::{ErrorCode, Result};
+pub mod arena;
+
+use crate::runtime::error::{ErrorCode, Result};
+use arena::Arena;
 use parking_lot::RwLock;
 use std::alloc::Layout;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub(crate) const ALIGN: usize = 256;
+
+/// Fill of never-written device memory: 0xCD bytes read as a float are -4.3e8, as an int
+/// -842150451 — hard to mistake for data.
+pub(crate) const POISON_NEW: u8 = 0xCD;
+/// Fill of freed device memory kept in quarantine: a kernel that writes it wrote after a free.
+pub(crate) const POISON_FREED: u8 = 0xDD;
+/// Fill of the guard zones around every allocation.
+pub(crate) const GUARD_BYTE: u8 = 0xFD;
 
 /// One live allocation: `[base, base + size)` is the user's; the block behind it may be larger
 /// (alignment padding, validator guard zones).
@@ -144,8 +154,8 @@ impl MemoryTable {
             // Guards and poison before the allocation becomes visible: a concurrent guard check
             // must never see unfilled guard bytes.
             unsafe {
-                std::ptr::write_bytes(block, super::validator::GUARD_BYTE, total);
-                std::ptr::write_bytes(base as *mut u8, super::validator::POISON_NEW, size);
+                std::ptr::write_bytes(block, GUARD_BYTE, total);
+                std::ptr::write_bytes(base as *mut u8, POISON_NEW, size);
             }
         }
         let a = Allocation {
@@ -219,6 +229,29 @@ impl MemoryTable {
             Some(end) if end <= r.base + r.size => Ok(r),
             _ => Err(ErrorCode::OutOfBounds),
         }
+    }
+
+    /// Whether `[p, p+len)` (len > 0) touches an allocation: `None` if it touches none,
+    /// `Some(Ok)` if it lies inside one, `Some(Err(OutOfBounds))` if it overlaps one without
+    /// fitting in it (it starts inside and runs past the end, or runs into one from outside).
+    pub fn touches(&self, p: usize, len: usize) -> Option<Result<Region>> {
+        let end = p.saturating_add(len);
+        let m = self.map.read();
+        if let Some((_, a)) = m.range(..=p).next_back() {
+            if p < a.end() {
+                let r = Region {
+                    base: a.base,
+                    size: a.size,
+                };
+                return Some(if end <= a.end() && p.checked_add(len).is_some() {
+                    Ok(r)
+                } else {
+                    Err(ErrorCode::OutOfBounds)
+                });
+            }
+        }
+        let next = m.range(p.saturating_add(1)..end).next();
+        next.map(|_| Err(ErrorCode::OutOfBounds))
     }
 
     /// Unregisters every allocation (for reset), returning them.

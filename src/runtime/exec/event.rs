@@ -3,9 +3,9 @@
 //! event never recorded waits for its next record (BIREN extension): a `FutureRecord` that the
 //! next `birenEventRecord` resolves.
 
-use super::stream::{StreamCore, StreamPoint};
+use crate::runtime::exec::stream::{StreamCore, StreamPoint};
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 pub(crate) const EVENT_BLOCKING_SYNC: u32 = 1;
@@ -49,6 +49,29 @@ impl RecordState {
     }
     pub fn reached(&self) -> bool {
         self.point.reached()
+    }
+}
+
+/// The futures of the whole runtime: how many events have streams waiting for their first
+/// record, and the lock that serializes adding and resolving them (the only source of cycles).
+/// One for all devices, since a wait and the record that resolves it may be on different ones.
+/// The count is exact: it moves only with `EventState::future`, under that event's lock.
+#[derive(Default)]
+pub struct Futures {
+    pub lock: Mutex<()>,
+    pending: AtomicUsize,
+}
+
+impl Futures {
+    /// Futures not yet resolved (or abandoned), on any device.
+    pub fn pending(&self) -> usize {
+        self.pending.load(Ordering::SeqCst)
+    }
+    pub(crate) fn created(&self) {
+        self.pending.fetch_add(1, Ordering::SeqCst);
+    }
+    pub(crate) fn cleared(&self) {
+        self.pending.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -103,6 +126,27 @@ impl FutureRecord {
 
     pub fn waits(&self) -> Vec<(Arc<StreamCore>, u64)> {
         self.inner.lock().waits.clone()
+    }
+
+    /// The streams whose wait ops hold this future.
+    pub fn waiting_streams(&self) -> Vec<u64> {
+        self.inner.lock().waits.iter().map(|(s, _)| s.id).collect()
+    }
+
+    /// Resolves the future without a record (its event was destroyed): the waits are satisfied
+    /// at once, as a wait on a never-recorded event is in CUDA. Returns the streams to wake.
+    pub fn abandon(&self) -> Vec<Arc<StreamCore>> {
+        let mut g = self.inner.lock();
+        let Some((s, _)) = g.waits.first().cloned().or_else(|| g.waiters.first().map(|s| (s.clone(), 0)))
+        else {
+            return Vec::new();
+        };
+        // Point 0 of a stream is reached from the start.
+        let r = Arc::new(RecordState::new(StreamPoint { stream: s, seq: 0 }, self.event_id, false));
+        r.mark(|| 0);
+        g.resolved = Some(r);
+        g.waits.clear();
+        std::mem::take(&mut g.waiters)
     }
 
     /// Resolves to record `r`; returns the streams to wake.

@@ -1,9 +1,9 @@
 //! The leak report: streams, events and allocations still alive at `birenDeviceReset` or at
 //! process exit (validator on).
 
-use super::caller::describe;
-use super::diagnostics;
-use super::Runtime;
+use crate::runtime::diagnostics;
+use crate::runtime::diagnostics::caller::describe;
+use crate::runtime::Runtime;
 
 pub struct Leaks {
     pub streams: Vec<(u64, usize)>,
