@@ -50,6 +50,8 @@ def test_constructor_checks_dtype_and_shape_against_nbytes():
     with pytest.raises(ValueError):
         biren.DeviceBuffer(32, shape=(8,))  # a shape needs a dtype
     with pytest.raises(ValueError):
+        biren.DeviceBuffer(-1)
+    with pytest.raises(ValueError):
         biren.DeviceBuffer.empty((2, -1), np.float32)
     with pytest.raises(TypeError):
         biren.DeviceBuffer.empty(4, object)
