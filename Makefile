@@ -2,7 +2,8 @@
 #   make            build the library (release), check the header is fresh, build biren-prof
 #   make prof       build the profiler command, target/release/biren-prof (see README)
 #   make demo       build everything and run the examples (the seed's scenarios)
-#   make test       cargo tests + C tests + examples + language bindings
+#   make test       cargo tests + C tests + examples + language bindings + install; sets up
+#                   its Python tools in build/venv (and, as root, missing system tools) itself
 #   make bench      benchmarks (see BENCHMARKS.md)
 #   make docs       API reference of the header (Doxygen) in build/docs/html; fails on any warning
 #   make install    PREFIX=/usr/local [DESTDIR=...]: libraries, header, pkg-config file, CMake
@@ -22,11 +23,16 @@ LDLIBS   := -L$(LIBDIR) -Wl,-rpath,$(CURDIR)/$(LIBDIR) -lbiren_runtime -lm -pthr
 C_TESTS  := $(patsubst c-tests/%.c,$(BUILD)/c-tests/%,$(wildcard c-tests/*.c))
 EXAMPLES := $(patsubst examples-c/%.c,$(BUILD)/examples/%,$(sort $(wildcard examples-c/*.c)))
 
-.PHONY: all lib prof header check-header test test-rust test-c test-examples test-prof demo bench stress valgrind install uninstall clean docs
+.PHONY: all lib prof header check-header system-tools venv test test-rust test-c test-examples test-prof test-python test-wheel demo bench stress valgrind install uninstall clean docs
 
 all: lib prof
 
-lib:
+# What a fresh machine may lack beyond the Rust toolchain: a C compiler (cargo links with it),
+# pkg-config, readelf and nm. Installed with apt-get when missing and when run as root.
+system-tools:
+	@CC="$(CC)" bash tools/system-tools.sh
+
+lib: system-tools
 	$(CARGO) build --release
 	@ln -sf libbiren_runtime.so $(LIBDIR)/$(SONAME)
 
@@ -49,7 +55,7 @@ $(BUILD)/examples/%: examples-c/%.c include/biren_runtime.h lib
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_STRICT) -o $@ $< $(LDLIBS)
 
-test: test-rust test-c test-examples test-prof test-python test-install docs
+test: test-rust test-c test-examples test-prof test-python test-wheel test-install docs
 
 # The runtime's tests, and the Rust binding's (bindings/rust: unit tests, tests, doctests), which
 # load the built .so through BIREN_LIBRARY: build it first.
@@ -61,9 +67,44 @@ test-c: lib $(C_TESTS)
 	@set -e; for t in $(C_TESTS); do echo "== $$t"; timeout 300 $$t; done
 	@set -e; for s in $(wildcard c-tests/*.sh); do echo "== $$s"; timeout 300 bash $$s; done
 
+# ---- Python ----------------------------------------------------------------------------------
+# The tests' Python tools (python/requirements-dev.txt: pytest, numpy, the wheel's build backend)
+# live in a virtual environment of the project's own, build/venv, installed once and again only
+# when the requirements change (the stamp's name is their checksum). PYTHON picks the interpreter.
+PYTHON       ?= python3
+VENV         := $(BUILD)/venv
+VENV_PY      := $(VENV)/bin/python
+PY_REQS      := python/requirements-dev.txt
+VENV_STAMP   := $(VENV)/.requirements-$(firstword $(shell cksum < $(PY_REQS)))
+WHEEL_DIR    := $(BUILD)/wheel
+WHEEL_VENV   := $(BUILD)/wheel-venv
+# The wheel's cargo build has its own target directory (its flags differ from `make lib`'s):
+# incremental from one `make test` to the next.
+WHEEL_TARGET := $(BUILD)/wheel-target
+
+$(VENV_STAMP):
+	@PYTHON="$(PYTHON)" bash tools/python-venv.sh tools $(VENV) $(PY_REQS) $@
+
+venv: $(VENV_STAMP)
+
 # Python binding tests (python/tests), run against the freshly built library.
-test-python: lib
-	@if [ -d python/tests ]; then BIREN_LIBRARY=$(CURDIR)/$(LIBDIR)/libbiren_runtime.so python3 -m pytest -q python/tests; fi
+test-python: lib $(VENV_STAMP)
+	BIREN_LIBRARY=$(CURDIR)/$(LIBDIR)/libbiren_runtime.so $(VENV_PY) -m pytest -q python/tests
+
+# The package as users get it: a wheel built by setuptools-rust (the library compiled into it),
+# installed into a fresh venv with nothing else, then imported from a temporary directory with
+# no BIREN_LIBRARY by python/tests/installed_wheel.py (copies, a C and a Python kernel).
+test-wheel: system-tools $(VENV_STAMP)
+	@rm -rf $(WHEEL_DIR) python/build
+	CARGO_TARGET_DIR=$(CURDIR)/$(WHEEL_TARGET) $(VENV_PY) -m pip wheel --quiet --no-deps \
+	  --no-build-isolation --wheel-dir $(WHEEL_DIR) ./python
+	@rm -rf python/build python/biren.egg-info
+	@PYTHON="$(CURDIR)/$(VENV_PY)" bash tools/python-venv.sh create $(WHEEL_VENV)
+	$(WHEEL_VENV)/bin/python -m pip install --quiet --no-index --no-deps $(WHEEL_DIR)/biren-*.whl
+	@cd "$$(mktemp -d)" && trap 'rm -rf "$$PWD"' EXIT && \
+	  env -u BIREN_LIBRARY -u PYTHONPATH CC="$(CC)" \
+	  $(CURDIR)/$(WHEEL_VENV)/bin/python $(CURDIR)/python/tests/installed_wheel.py \
+	  $(CURDIR)/$(WHEEL_VENV)
 
 # Installs into a temporary prefix and builds C programs against the installed copy.
 test-install: lib
