@@ -249,9 +249,13 @@ impl Watchdog {
                 while let Some(w) = weak.upgrade() {
                     let now = clock_ns();
                     for u in &w.units {
+                        // `busy` first (acquire): the `since` read after it is at least the one
+                        // stored before the unit set `busy` (release) for this block.
+                        if !u.busy.load(Ordering::Acquire) {
+                            continue;
+                        }
                         let since = u.since_ns.load(Ordering::Relaxed);
-                        if u.busy.load(Ordering::Acquire) && now.saturating_sub(since) > timeout_ns
-                        {
+                        if now.saturating_sub(since) > timeout_ns {
                             let t = u.thread.load(Ordering::Relaxed);
                             if t != 0 {
                                 // SAFETY: a live compute unit thread (units never exit while

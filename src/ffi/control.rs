@@ -22,11 +22,12 @@ use std::ffi::{c_char, c_int, c_void};
 /// Returns BIREN_ERROR_INVALID_VALUE, after one line on stderr naming the variable, when a
 /// variable is malformed; the runtime then stays uninitialized and birenInit may be retried.
 ///
-/// fork(): the runtime's threads do not exist in a child process, so the child does not inherit
-/// the runtime. In the child every call returns BIREN_ERROR_NOT_INITIALIZED (never a hang) until
-/// it calls birenInit, which starts a fresh runtime with no streams, events or allocations (the
-/// parent's handles and device pointers mean nothing there). The child does not write the
-/// parent's BIREN_TRACE file. The parent is unaffected.
+/// fork(): as with CUDA, a child forked after birenInit cannot use the runtime (its threads did
+/// not follow the fork). In the child every call returns BIREN_ERROR_NOT_INITIALIZED at once
+/// (never a hang), and birenInit returns BIREN_ERROR_NOT_SUPPORTED with one line on stderr.
+/// Start worker processes before birenInit, or exec a new program (posix_spawn; in Python,
+/// multiprocessing's "spawn" start method). A child forked before birenInit may call it as
+/// usual. The child does not write the parent's BIREN_TRACE file. The parent is unaffected.
 #[no_mangle]
 pub extern "C" fn birenInit() -> birenError_t {
     ffi_call!("birenInit"() {

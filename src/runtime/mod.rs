@@ -43,6 +43,8 @@ pub struct Runtime {
 /// child, so its runtime is abandoned (leaked, never dropped: its memory is the child's copy).
 static RUNTIME: AtomicPtr<Runtime> = AtomicPtr::new(std::ptr::null_mut());
 static INIT: Mutex<()> = Mutex::new(());
+/// Set in a child forked after the runtime was started (see `install_fork_handlers`).
+static FORKED_AFTER_INIT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 thread_local! {
     static CURRENT_DEVICE: Cell<usize> = const { Cell::new(0) };
@@ -57,6 +59,14 @@ pub fn init() -> Result<&'static Runtime> {
     let _g = INIT.lock();
     if let Some(rt) = try_get() {
         return Ok(rt);
+    }
+    if FORKED_AFTER_INIT.load(Ordering::Acquire) {
+        eprintln!(
+            "biren: birenInit in a process forked after its parent started the runtime: not supported \
+             (the runtime's threads did not follow the fork). Start worker processes before birenInit, \
+             or exec a new program (posix_spawn; Python: multiprocessing's \"spawn\" start method)."
+        );
+        return Err(ErrorCode::NotSupported);
     }
     install_fork_handlers();
     let config = config::load()?;
@@ -113,9 +123,12 @@ pub fn try_get() -> Option<&'static Runtime> {
 }
 
 /// After `fork()` only the forking thread exists in the child, so the runtime's compute units,
-/// engines and host-function thread are gone and every synchronizing call would hang. The child
-/// forgets the parent's runtime: its calls return `NotInitialized` until it calls `birenInit`,
-/// which starts a fresh runtime (the parent's handles, memory and work are not the child's).
+/// engines and host-function thread are gone and every synchronizing call would hang. Nor can
+/// the child start a fresh runtime safely: the parent's threads may have been parked inside the
+/// lock library's global wait table, whose entries point into their stacks, which the C library
+/// hands to the child's new threads (seen: a crash in about one fork in thirty). So, as CUDA
+/// does, the child's calls fail cleanly: `NotInitialized`, and `birenInit` `NotSupported`.
+/// A process that forks before `birenInit` is not affected.
 fn install_fork_handlers() {
     extern "C" fn prepare() {
         // No birenInit runs across the fork: the child can take the lock.
@@ -128,6 +141,9 @@ fn install_fork_handlers() {
     extern "C" fn child() {
         // SAFETY: locked by `prepare` in the thread that is now the child's only thread.
         unsafe { INIT.force_unlock() };
+        if !RUNTIME.load(Ordering::Acquire).is_null() {
+            FORKED_AFTER_INIT.store(true, Ordering::Release);
+        }
         RUNTIME.store(std::ptr::null_mut(), Ordering::Release);
         CURRENT_DEVICE.with(|c| c.set(0));
         diagnostics::trace::forked_child();
