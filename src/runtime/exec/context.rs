@@ -7,10 +7,13 @@ use crate::runtime::diagnostics;
 use crate::runtime::diagnostics::trace::{self, Track};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::deadlock::{self, Goal};
-use crate::runtime::exec::event::{EventCore, FutureRecord, RecordState};
+use crate::runtime::exec::event::EventCore;
 use crate::runtime::exec::executor::Executor;
 use crate::runtime::exec::scheduler::Policy;
-use crate::runtime::exec::stream::{run_wakeups, Dep, StreamCore, StreamPoint, WaitOn, Work};
+use crate::runtime::exec::stream::{
+    run_wakeups, Dep, FutureRecord, OpWork, RecordState, StreamCore, StreamPoint, WaitOn,
+};
+use crate::runtime::exec::work::Point;
 use parking_lot::{Mutex, RwLock};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -46,7 +49,7 @@ impl DeviceContext {
         clock: Instant,
     ) -> DeviceContext {
         let exec = Executor::start(index, compute_units, capacity, policy, clock);
-        let default_stream = Arc::new(StreamCore::new(
+        let default_stream = StreamCore::new(
             deadlock::default_stream_id(index),
             index,
             0,
@@ -54,7 +57,7 @@ impl DeviceContext {
             true,
             exec.clone(),
             0,
-        ));
+        );
         DeviceContext {
             index,
             exec,
@@ -127,7 +130,12 @@ impl DeviceContext {
     }
 
     /// Enqueues `work` on `s` after `deps` (and the default-stream rules); returns its seq.
-    pub fn enqueue(&self, s: &Arc<StreamCore>, work: Work, deps: Vec<Dep>) -> Result<u64> {
+    pub fn enqueue(
+        &self,
+        s: &Arc<StreamCore>,
+        work: impl Into<OpWork>,
+        deps: Vec<Dep>,
+    ) -> Result<u64> {
         self.enqueue_since(s, work, deps, self.exec.epoch())
     }
 
@@ -138,7 +146,7 @@ impl DeviceContext {
     pub fn enqueue_since(
         &self,
         s: &Arc<StreamCore>,
-        work: Work,
+        work: impl Into<OpWork>,
         mut deps: Vec<Dep>,
         epoch: u64,
     ) -> Result<u64> {
@@ -152,7 +160,7 @@ impl DeviceContext {
         if self.exec.epoch() != epoch {
             return Err(ErrorCode::InvalidDevicePointer);
         }
-        let (seq, kick) = s.push_locked(&mut q, work, deps);
+        let (seq, kick) = s.push_locked(&mut q, work.into(), deps);
         drop(q);
         if kick {
             s.kick();
@@ -194,7 +202,7 @@ impl DeviceContext {
                 st.latest = Some(rs);
                 return Ok(());
             }
-            let (_, kick) = s.push_locked(&mut q, Work::Record(rs.clone()), deps);
+            let (_, kick) = s.push_locked(&mut q, OpWork::Record(rs.clone()), deps);
             drop(q);
             st.latest = Some(rs);
             drop(st);
@@ -259,7 +267,7 @@ impl DeviceContext {
             ev.id,
             !ev.timing_disabled(),
         ));
-        let (_, kick) = s.push_locked(&mut q, Work::Record(rs.clone()), deps);
+        let (_, kick) = s.push_locked(&mut q, OpWork::Record(rs.clone()), deps);
         drop(q);
         st.latest = Some(rs.clone());
         st.future = None;
@@ -279,7 +287,7 @@ impl DeviceContext {
         self.check_enqueue(s)?;
         let wait_for = |rs: Arc<RecordState>| {
             let deps = vec![Dep::Point(rs.point.clone())];
-            let work = Work::Wait {
+            let work = OpWork::Wait {
                 event: ev.id,
                 on: WaitOn::Record(rs),
             };
@@ -308,7 +316,7 @@ impl DeviceContext {
         let mut q = s.queue.lock();
         let (seq, kick) = s.push_locked(
             &mut q,
-            Work::Wait {
+            OpWork::Wait {
                 event: ev.id,
                 on: WaitOn::Future(future.clone()),
             },
@@ -475,7 +483,7 @@ impl DeviceContext {
             let until = self
                 .all_streams()
                 .iter()
-                .filter_map(|s| s.pending_tail())
+                .filter_map(|s| s.pending_tail().map(|p| p.point()))
                 .collect();
             self.exec.free_after(a, until);
         }
@@ -515,14 +523,21 @@ impl DeviceContext {
                 }
                 for p in points {
                     // Work that can never finish holds its memory for good: out of memory.
-                    self.wait_point(&p, "birenMalloc")
-                        .map_err(|_| ErrorCode::OutOfMemory)?;
+                    self.wait_deferred(&p).map_err(|_| ErrorCode::OutOfMemory)?;
                 }
                 self.exec.reclaim();
                 self.exec.memory.allocate(size, guard, caller)
             }
             r => r,
         }
+    }
+
+    /// Waits for a point a deferred free waits for (the executor names the stream by id only).
+    fn wait_deferred(&self, p: &Point) -> Result<()> {
+        let Some(stream) = self.all_streams().into_iter().find(|s| s.id == p.of.id()) else {
+            return Ok(()); // gone (reset): its work is dropped, its points reached
+        };
+        self.wait_point(&StreamPoint { stream, seq: p.seq }, "birenMalloc")
     }
 
     /// Drops queued work, waits for running work, destroys all streams (returned, for handle

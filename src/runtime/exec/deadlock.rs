@@ -8,7 +8,7 @@
 //! The search walks backwards from points, over the unfinished ops of each stream and their
 //! dependencies, scanning each stream's range once.
 
-use crate::runtime::exec::stream::{Dep, Op, StreamCore, StreamPoint, StreamQueue, Work};
+use crate::runtime::exec::stream::{Dep, Op, OpWork, StreamCore, StreamPoint, StreamQueue};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -74,7 +74,7 @@ pub(crate) fn search(
                 }
             }
             let event = match op.work {
-                Work::Wait { event, .. } => Some(event),
+                OpWork::Wait { event, .. } => Some(event),
                 _ => None,
             };
             for d in &op.deps {

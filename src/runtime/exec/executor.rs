@@ -7,7 +7,7 @@ use crate::runtime::diagnostics::trace::{self, Track};
 use crate::runtime::diagnostics::{self, validator};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::scheduler::{Policy, Scheduler};
-use crate::runtime::exec::stream::{Started, StreamCore, StreamPoint, Work};
+use crate::runtime::exec::work::{Point, Started, Ticket, Work};
 use crate::runtime::memory::{Allocation, MemoryTable};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
@@ -20,7 +20,7 @@ pub(crate) const ENGINE_FROM_DEVICE: usize = 1;
 
 struct DeferredFree {
     alloc: Allocation,
-    until: Vec<StreamPoint>,
+    until: Vec<Point>,
 }
 
 pub struct Executor {
@@ -74,7 +74,7 @@ impl Executor {
                         Some((e, msg)) => {
                             diagnostics::async_error(&msg);
                             trace::instant(
-                                k.stream().track(),
+                                k.ticket().to.track(),
                                 format!("error: {msg}"),
                                 String::new(),
                             );
@@ -86,7 +86,7 @@ impl Executor {
                             result = ex.check_memory(&format!("kernel '{}'", k.launch.name()));
                         }
                     }
-                    k.stream().finish_op(k.seq(), k.epoch(), result);
+                    k.ticket().finish(result);
                 }),
             ));
             let units = ComputeUnits::start(device, compute_units, scheduler.clone());
@@ -166,19 +166,16 @@ impl Executor {
         self.outstanding.load(Ordering::SeqCst) == 0
     }
 
-    /// Hands a ready op to whatever runs it.
-    pub fn run(&self, stream: &Arc<StreamCore>, seq: u64, epoch: u64, work: Work) -> Started {
+    /// Hands ready work to whatever runs it; `ticket` is finished when it ends (not when it is
+    /// skipped: then the result is returned at once). `priority` orders kernels.
+    pub fn run(&self, work: Work, priority: i32, ticket: Ticket) -> Started {
+        // A device with a sticky error runs nothing more until it is reset.
+        if self.sticky.load(Ordering::Acquire) != 0 {
+            return Started::Done(Ok(()));
+        }
         match work {
-            Work::Record(r) => {
-                r.mark(|| self.now_ns());
-                Started::Done(Ok(()))
-            }
-            Work::Wait { .. } | Work::Taken => Started::Done(Ok(())),
-            // A device with a sticky error runs nothing more until it is reset.
-            _ if self.sticky.load(Ordering::Acquire) != 0 => Started::Done(Ok(())),
             Work::Kernel(launch) => {
-                self.scheduler
-                    .submit(launch, stream.priority, stream.clone(), seq, epoch);
+                self.scheduler.submit(launch, priority, ticket);
                 Started::Running
             }
             Work::Copy {
@@ -187,7 +184,6 @@ impl Executor {
                 len,
                 engine,
             } => {
-                let s = stream.clone();
                 let device = self.device;
                 self.copy[engine].submit(Box::new(move || {
                     let t0 = trace::now();
@@ -200,12 +196,11 @@ impl Executor {
                         t0,
                         format!("\"bytes\":{len}"),
                     );
-                    s.finish_op(seq, epoch, Ok(()));
+                    ticket.finish(Ok(()));
                 }));
                 Started::Running
             }
             Work::Fill { dst, value, len } => {
-                let s = stream.clone();
                 let device = self.device;
                 self.copy[ENGINE_FROM_DEVICE].submit(Box::new(move || {
                     let t0 = trace::now();
@@ -220,12 +215,11 @@ impl Executor {
                         t0,
                         format!("\"bytes\":{len}"),
                     );
-                    s.finish_op(seq, epoch, Ok(()));
+                    ticket.finish(Ok(()));
                 }));
                 Started::Running
             }
             Work::Host(h) => {
-                let s = stream.clone();
                 let device = self.device;
                 self.host.submit(Box::new(move || {
                     let t0 = trace::now();
@@ -236,7 +230,7 @@ impl Executor {
                         t0,
                         String::new(),
                     );
-                    s.finish_op(seq, epoch, Ok(()));
+                    ticket.finish(Ok(()));
                 }));
                 Started::Running
             }
@@ -331,7 +325,7 @@ impl Executor {
     }
 
     /// Releases `a` once every point in `until` is reached (now, if they all are).
-    pub fn free_after(&self, a: Allocation, until: Vec<StreamPoint>) {
+    pub fn free_after(&self, a: Allocation, until: Vec<Point>) {
         if until.iter().all(|p| p.reached()) {
             self.release(a);
             return;
@@ -365,7 +359,7 @@ impl Executor {
 
     /// The points deferred frees wait for (an allocation that fails for lack of memory waits
     /// for them and tries again).
-    pub fn deferred_points(&self) -> Vec<StreamPoint> {
+    pub fn deferred_points(&self) -> Vec<Point> {
         self.deferred
             .lock()
             .iter()

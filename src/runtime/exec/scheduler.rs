@@ -12,7 +12,7 @@ use crate::device::{BlockOutcome, BlockSource, Grid};
 use crate::runtime::diagnostics::trace::{self, Track};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::launch::Launch;
-use crate::runtime::exec::stream::StreamCore;
+use crate::runtime::exec::work::Ticket;
 use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
@@ -45,17 +45,16 @@ pub struct KernelRun {
     finished: AtomicU64,
     failure: Mutex<Option<(ErrorCode, String)>>,
     pub launch: Launch,
-    stream: Arc<StreamCore>,
-    seq: u64,
-    epoch: u64,
+    ticket: Ticket,
 }
 
 impl KernelRun {
     fn has_blocks(&self) -> bool {
         self.next.load(Ordering::Acquire) < self.total
     }
-    pub fn stream(&self) -> &Arc<StreamCore> {
-        &self.stream
+    /// Who is told when the kernel has ended.
+    pub fn ticket(&self) -> &Ticket {
+        &self.ticket
     }
 }
 
@@ -201,14 +200,7 @@ impl Scheduler {
     }
 
     /// Queues a kernel for its blocks to be dispatched.
-    pub fn submit(
-        &self,
-        launch: Launch,
-        priority: i32,
-        stream: Arc<StreamCore>,
-        seq: u64,
-        epoch: u64,
-    ) {
+    pub fn submit(&self, launch: Launch, priority: i32, ticket: Ticket) {
         let grid = launch.grid();
         let k = Arc::new(KernelRun {
             total: grid.grid.volume(),
@@ -219,9 +211,7 @@ impl Scheduler {
             finished: AtomicU64::new(0),
             failure: Mutex::new(None),
             launch,
-            stream,
-            seq,
-            epoch,
+            ticket,
         });
         let mut q = self.queues.lock();
         // Kernels whose blocks are all handed out leave the list lazily: drop them from the
@@ -416,14 +406,5 @@ impl BlockSource for Scheduler {
             self.cancel(&k);
         }
         self.finish_blocks(&k, 1);
-    }
-}
-
-impl KernelRun {
-    pub fn seq(&self) -> u64 {
-        self.seq
-    }
-    pub fn epoch(&self) -> u64 {
-        self.epoch
     }
 }

@@ -7,44 +7,22 @@
 
 use crate::runtime::diagnostics::trace::{self, Track};
 use crate::runtime::error::{ErrorCode, Result};
-use crate::runtime::exec::event::{FutureRecord, RecordState};
 use crate::runtime::exec::executor::Executor;
 use crate::runtime::exec::notifier::Notifier;
+use crate::runtime::exec::work::{Completion, Point, Progress, Started, Ticket, Work};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
-pub use crate::runtime::exec::launch::Launch;
-
-/// A host function enqueued with `birenLaunchHostFunc`.
-#[derive(Clone, Copy)]
-pub struct HostCall {
-    pub func: unsafe extern "C" fn(*mut std::ffi::c_void),
-    pub data: usize,
-}
-
-/// What an op does when it runs.
-pub enum Work {
-    Kernel(Launch),
-    Copy {
-        dst: usize,
-        src: usize,
-        len: usize,
-        engine: usize,
-    },
-    Fill {
-        dst: usize,
-        value: u8,
-        len: usize,
-    },
-    Host(HostCall),
+/// What an op does when it starts.
+pub enum OpWork {
+    /// Work for the device (handed to the executor).
+    Run(Work),
+    /// Stamps an event record (completes at once).
     Record(Arc<RecordState>),
     /// Only dependencies (`birenStreamWaitEvent` on event `event`).
-    Wait {
-        event: u64,
-        on: WaitOn,
-    },
+    Wait { event: u64, on: WaitOn },
     /// Moved out when the op started.
     Taken,
 }
@@ -53,6 +31,12 @@ pub enum Work {
 pub enum WaitOn {
     Record(Arc<RecordState>),
     Future(Arc<FutureRecord>),
+}
+
+impl From<Work> for OpWork {
+    fn from(w: Work) -> OpWork {
+        OpWork::Run(w)
+    }
 }
 
 impl WaitOn {
@@ -85,9 +69,112 @@ pub enum Dep {
     Future(Arc<FutureRecord>),
 }
 
+/// One record of an event: the point in its stream, and when it was reached.
+pub struct RecordState {
+    pub point: StreamPoint,
+    /// The recorded event's id (messages, traces).
+    pub event: u64,
+    /// Unique per record (trace arrows from the record to its waiters).
+    pub id: u64,
+    /// False for events created with DisableTiming: no clock is read when reached.
+    pub timed: bool,
+    time_ns: AtomicU64,
+}
+
+static RECORD_IDS: AtomicU64 = AtomicU64::new(1);
+
+const NOT_YET: u64 = u64::MAX;
+
+impl RecordState {
+    pub fn new(point: StreamPoint, event: u64, timed: bool) -> RecordState {
+        RecordState {
+            timed,
+            point,
+            event,
+            id: RECORD_IDS.fetch_add(1, Ordering::Relaxed),
+            time_ns: AtomicU64::new(NOT_YET),
+        }
+    }
+    /// Marks the record reached; `now_ns` is called only for timed events.
+    pub fn mark(&self, now_ns: impl FnOnce() -> u64) {
+        self.time_ns
+            .store(if self.timed { now_ns() } else { 0 }, Ordering::SeqCst);
+    }
+    /// When the record was reached (ns on the runtime clock), once it has been.
+    pub fn time_ns(&self) -> Option<u64> {
+        let t = self.time_ns.load(Ordering::SeqCst);
+        (t != NOT_YET).then_some(t)
+    }
+    pub fn reached(&self) -> bool {
+        self.point.reached()
+    }
+}
+
+/// The next record of an event that streams already wait for.
+pub struct FutureRecord {
+    pub event_id: u64,
+    inner: Mutex<FutureInner>,
+}
+
+struct FutureInner {
+    resolved: Option<Arc<RecordState>>,
+    /// Streams parked on this future (woken when it resolves).
+    waiters: Vec<Arc<StreamCore>>,
+    /// The wait ops that hold it: (stream, op seq), for cycle checks.
+    pub waits: Vec<(Arc<StreamCore>, u64)>,
+}
+
+impl FutureRecord {
+    pub fn new(event_id: u64) -> FutureRecord {
+        FutureRecord {
+            event_id,
+            inner: Mutex::new(FutureInner {
+                resolved: None,
+                waiters: Vec::new(),
+                waits: Vec::new(),
+            }),
+        }
+    }
+
+    pub fn resolved(&self) -> Option<StreamPoint> {
+        self.inner.lock().resolved.as_ref().map(|r| r.point.clone())
+    }
+
+    /// The record that resolved the future, once one has.
+    pub fn record(&self) -> Option<Arc<RecordState>> {
+        self.inner.lock().resolved.clone()
+    }
+
+    /// Parks `s` on the future; false if it is already resolved.
+    pub fn add_waiter(&self, s: &Arc<StreamCore>) -> bool {
+        let mut g = self.inner.lock();
+        if g.resolved.is_some() {
+            return false;
+        }
+        g.waiters.push(s.clone());
+        true
+    }
+
+    pub fn add_wait(&self, s: &Arc<StreamCore>, seq: u64) {
+        self.inner.lock().waits.push((s.clone(), seq));
+    }
+
+    pub fn waits(&self) -> Vec<(Arc<StreamCore>, u64)> {
+        self.inner.lock().waits.clone()
+    }
+
+    /// Resolves to record `r`; returns the streams to wake.
+    pub fn resolve(&self, r: Arc<RecordState>) -> Vec<Arc<StreamCore>> {
+        let mut g = self.inner.lock();
+        g.resolved = Some(r);
+        g.waits.clear();
+        std::mem::take(&mut g.waiters)
+    }
+}
+
 pub struct Op {
     pub seq: u64,
-    pub work: Work,
+    pub work: OpWork,
     pub deps: Vec<Dep>,
 }
 
@@ -109,6 +196,8 @@ pub struct StreamCore {
     pub exec: Arc<Executor>,
     /// Return address of the creator (leak reports).
     pub caller: usize,
+    /// This stream (it registers itself as a waiter, and hands itself out as a completion).
+    me: Weak<StreamCore>,
     pub(crate) queue: Mutex<StreamQueue>,
     completed: AtomicU64,
     enqueued: AtomicU64,
@@ -116,14 +205,6 @@ pub struct StreamCore {
     pub notifier: Notifier,
     dead: AtomicBool,
     destroyed: AtomicBool,
-}
-
-/// Outcome of starting an op.
-pub enum Started {
-    /// Done already (records, waits, skipped work).
-    Done(Result<()>),
-    /// Handed to a compute unit or an engine, which will call `finish_op`.
-    Running,
 }
 
 pub(crate) const STREAM_NON_BLOCKING: u32 = 1;
@@ -137,8 +218,9 @@ impl StreamCore {
         is_default: bool,
         exec: Arc<Executor>,
         caller: usize,
-    ) -> StreamCore {
-        StreamCore {
+    ) -> Arc<StreamCore> {
+        Arc::new_cyclic(|me| StreamCore {
+            me: me.clone(),
             id,
             device,
             flags,
@@ -158,7 +240,12 @@ impl StreamCore {
             notifier: Notifier::new(),
             dead: AtomicBool::new(false),
             destroyed: AtomicBool::new(false),
-        }
+        })
+    }
+
+    /// The `Arc` this stream lives in (alive while `&self` is).
+    fn arc(&self) -> Arc<StreamCore> {
+        self.me.upgrade().expect("a stream in use is alive")
     }
 
     /// True for streams that follow the legacy default-stream rules.
@@ -205,9 +292,9 @@ impl StreamCore {
 
     /// Appends an op to an already locked queue; returns (seq, must_advance).
     pub(crate) fn push_locked(
-        self: &Arc<Self>,
+        &self,
         q: &mut StreamQueue,
-        work: Work,
+        work: OpWork,
         deps: Vec<Dep>,
     ) -> (u64, bool) {
         let seq = self.enqueued.load(Ordering::Relaxed) + 1;
@@ -230,18 +317,18 @@ impl StreamCore {
     }
 
     /// Makes progress after a push: starts the head op if it can start.
-    pub fn kick(self: &Arc<Self>) {
+    pub fn kick(&self) {
         let mut wake = Vec::new();
         self.advance(&mut wake);
         run_wakeups(wake);
     }
 
-    fn add_point_waiter(&self, seq: u64, waiter: &Arc<StreamCore>) {
-        self.point_waiters.lock().push((seq, waiter.clone()));
+    fn add_point_waiter(&self, seq: u64, waiter: Arc<StreamCore>) {
+        self.point_waiters.lock().push((seq, waiter));
     }
 
     /// Starts as many head ops as possible; streams to wake go to `wake`.
-    fn advance(self: &Arc<Self>, wake: &mut Vec<Arc<StreamCore>>) {
+    fn advance(&self, wake: &mut Vec<Arc<StreamCore>>) {
         loop {
             let mut q = self.queue.lock();
             if q.running || self.is_dead() || self.exec.is_resetting() {
@@ -252,7 +339,7 @@ impl StreamCore {
                 match d {
                     Dep::Point(p) => {
                         if !p.reached() {
-                            p.stream.add_point_waiter(p.seq, self);
+                            p.stream.add_point_waiter(p.seq, self.arc());
                             if !p.reached() {
                                 if trace::on() && q.blocked_since == 0 {
                                     q.blocked_since = trace::now();
@@ -267,7 +354,7 @@ impl StreamCore {
                             continue;
                         }
                         None => {
-                            if !f.add_waiter(self) {
+                            if !f.add_waiter(&self.arc()) {
                                 continue; // resolved meanwhile: look again
                             }
                             if trace::on() && q.blocked_since == 0 {
@@ -285,14 +372,28 @@ impl StreamCore {
                 return;
             }
             let seq = op.seq;
-            let work = std::mem::replace(&mut op.work, Work::Taken);
+            let work = std::mem::replace(&mut op.work, OpWork::Taken);
             q.running = true;
             if trace::on() {
                 self.trace_start(&mut q, &work);
             }
             let epoch = self.exec.epoch();
             drop(q);
-            let started = self.exec.run(self, seq, epoch, work);
+            let started = match work {
+                OpWork::Record(r) => {
+                    r.mark(|| self.exec.now_ns());
+                    Started::Done(Ok(()))
+                }
+                OpWork::Wait { .. } | OpWork::Taken => Started::Done(Ok(())),
+                OpWork::Run(w) => {
+                    let ticket = Ticket {
+                        to: self.arc(),
+                        seq,
+                        epoch,
+                    };
+                    self.exec.run(w, self.priority, ticket)
+                }
+            };
             self.exec.leave_start();
             match started {
                 Started::Running => return,
@@ -303,13 +404,7 @@ impl StreamCore {
 
     /// Records the completion of op `seq`; streams whose waits it satisfies go to `wake` (the
     /// caller goes on advancing this stream itself).
-    fn complete(
-        self: &Arc<Self>,
-        seq: u64,
-        epoch: u64,
-        result: Result<()>,
-        wake: &mut Vec<Arc<StreamCore>>,
-    ) {
+    fn complete(&self, seq: u64, epoch: u64, result: Result<()>, wake: &mut Vec<Arc<StreamCore>>) {
         if epoch != self.exec.epoch() {
             return; // the device was reset meanwhile: this work no longer exists
         }
@@ -366,34 +461,34 @@ impl StreamCore {
     }
 
     /// Tracing: the op about to start, and the wait that held it.
-    fn trace_start(&self, q: &mut StreamQueue, work: &Work) {
+    fn trace_start(&self, q: &mut StreamQueue, work: &OpWork) {
         let now = trace::now();
         if q.blocked_since != 0 {
             let what = match work {
-                Work::Wait { event, .. } => format!("wait for event #{event}"),
+                OpWork::Wait { event, .. } => format!("wait for event #{event}"),
                 _ => "wait (default-stream rule)".to_string(),
             };
             trace::span(self.track(), what, q.blocked_since, String::new());
             q.blocked_since = 0;
         }
         let (name, args) = match work {
-            Work::Kernel(l) => (
+            OpWork::Run(Work::Kernel(l)) => (
                 l.name(),
                 format!(
                     "\"grid\":\"({},{},{})\",\"block\":\"({},{},{})\",\"sharedMem\":{}",
                     l.grid.x, l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z, l.shared
                 ),
             ),
-            Work::Copy { len, engine, .. } => (
+            OpWork::Run(Work::Copy { len, engine, .. }) => (
                 format!("memcpy {len} B"),
                 format!("\"bytes\":{len},\"engine\":{engine}"),
             ),
-            Work::Fill { len, value, .. } => (
+            OpWork::Run(Work::Fill { len, value, .. }) => (
                 format!("memset {len} B"),
                 format!("\"bytes\":{len},\"value\":{value}"),
             ),
-            Work::Host(_) => ("host function".to_string(), String::new()),
-            Work::Record(r) => {
+            OpWork::Run(Work::Host(_)) => ("host function".to_string(), String::new()),
+            OpWork::Record(r) => {
                 trace::instant(
                     self.track(),
                     format!("record event #{}", r.event),
@@ -402,20 +497,20 @@ impl StreamCore {
                 trace::flow_start(self.track(), r.id);
                 return;
             }
-            Work::Wait { on, .. } => {
+            OpWork::Wait { on, .. } => {
                 if let Some(r) = on.record() {
                     trace::flow_end(self.track(), r.id);
                 }
                 return;
             }
-            Work::Taken => return,
+            OpWork::Taken => return,
         };
         q.span = Some((name, now, args));
     }
 
     /// Withdraws op `seq` if it has not started (a synchronous copy that gave up): it will never
     /// run and nothing waits for it. False if it has started or completed.
-    pub fn withdraw(self: &Arc<Self>, seq: u64) -> bool {
+    pub fn withdraw(&self, seq: u64) -> bool {
         let mut wake = Vec::new();
         {
             let mut q = self.queue.lock();
@@ -440,7 +535,7 @@ impl StreamCore {
     }
 
     /// Called by compute units and engines when a running op ends.
-    pub fn finish_op(self: &Arc<Self>, seq: u64, epoch: u64, result: Result<()>) {
+    pub fn finish_op(&self, seq: u64, epoch: u64, result: Result<()>) {
         let mut wake = Vec::new();
         self.complete(seq, epoch, result, &mut wake);
         self.advance(&mut wake);
@@ -487,6 +582,34 @@ impl StreamCore {
             return Err(ErrorCode::InvalidHandle);
         }
         Ok(())
+    }
+}
+
+impl Completion for StreamCore {
+    fn op_finished(&self, seq: u64, epoch: u64, result: Result<()>) {
+        self.finish_op(seq, epoch, result);
+    }
+    fn track(&self) -> Track {
+        StreamCore::track(self)
+    }
+}
+
+impl Progress for StreamCore {
+    fn reached(&self, seq: u64) -> bool {
+        StreamCore::reached(self, seq)
+    }
+    fn id(&self) -> u64 {
+        self.id
+    }
+}
+
+impl StreamPoint {
+    /// The same point, for the executor's deferred frees.
+    pub fn point(&self) -> Point {
+        Point {
+            of: self.stream.clone(),
+            seq: self.seq,
+        }
     }
 }
 
