@@ -156,12 +156,12 @@ impl DeviceContext {
             crate::runtime::diagnostics::advice::default_stream_serialized(implicit.len());
         }
         deps.extend(implicit);
-        let mut q = s.queue.lock();
+        let mut t = s.tail.lock();
         if self.exec.epoch() != epoch {
             return Err(ErrorCode::InvalidDevicePointer);
         }
-        let (seq, kick) = s.push_locked(&mut q, work.into(), deps);
-        drop(q);
+        let (seq, kick) = s.push_locked(&mut t, work.into(), deps);
+        drop(t);
         if kick {
             s.kick();
         }
@@ -186,7 +186,7 @@ impl DeviceContext {
         let deps = self.implicit_deps(s);
         let mut st = ev.state.lock();
         if st.future.is_none() {
-            let mut q = s.queue.lock();
+            let mut t = s.tail.lock();
             let rs = Arc::new(RecordState::new(
                 StreamPoint {
                     stream: s.clone(),
@@ -195,15 +195,15 @@ impl DeviceContext {
                 ev.id,
                 !ev.timing_disabled(),
             ));
-            if deps.is_empty() && !trace::on() && s.record_now_locked(&mut q) {
+            if deps.is_empty() && !trace::on() && s.record_now_locked(&mut t) {
                 // Nothing enqueued before it is unfinished: the record is reached now.
                 rs.mark(|| self.exec.now_ns());
-                drop(q);
+                drop(t);
                 st.latest = Some(rs);
                 return Ok(());
             }
-            let (_, kick) = s.push_locked(&mut q, OpWork::Record(rs.clone()), deps);
-            drop(q);
+            let (_, kick) = s.push_locked(&mut t, OpWork::Record(rs.clone()), deps);
+            drop(t);
             st.latest = Some(rs);
             drop(st);
             if kick {
@@ -224,7 +224,9 @@ impl DeviceContext {
             drop(st);
             return self.record(ev, s);
         };
-        let mut q = s.queue.lock();
+        // The whole stream in view (consumer's end, then the tail) while we search and push.
+        let q = s.queue.lock();
+        let mut t = s.tail.lock();
         let seq = s.enqueued() + 1;
         let mut starts: Vec<StreamPoint> = deps
             .iter()
@@ -238,7 +240,7 @@ impl DeviceContext {
             seq: seq - 1,
         });
         let waits: Vec<(u64, u64)> = future.waits().iter().map(|(w, n)| (w.id, *n)).collect();
-        if let Some(found) = deadlock::search(&starts, Some((s, &q)), Goal::Waits(&waits)) {
+        if let Some(found) = deadlock::search(&starts, Some((s, &q, &t)), Goal::Waits(&waits)) {
             let chain = if found.hops.is_empty() {
                 String::new()
             } else {
@@ -267,7 +269,8 @@ impl DeviceContext {
             ev.id,
             !ev.timing_disabled(),
         ));
-        let (_, kick) = s.push_locked(&mut q, OpWork::Record(rs.clone()), deps);
+        let (_, kick) = s.push_locked(&mut t, OpWork::Record(rs.clone()), deps);
+        drop(t);
         drop(q);
         st.latest = Some(rs.clone());
         st.future = None;
@@ -313,9 +316,9 @@ impl DeviceContext {
         };
         let mut deps = vec![Dep::Future(future.clone())];
         deps.extend(self.implicit_deps(s));
-        let mut q = s.queue.lock();
+        let mut t = s.tail.lock();
         let (seq, kick) = s.push_locked(
-            &mut q,
+            &mut t,
             OpWork::Wait {
                 event: ev.id,
                 on: WaitOn::Future(future.clone()),
@@ -323,7 +326,7 @@ impl DeviceContext {
             deps,
         );
         future.add_wait(s, seq);
-        drop(q);
+        drop(t);
         drop(st);
         if kick {
             s.kick();

@@ -7,7 +7,7 @@ use crate::runtime::diagnostics::trace::{self, Track};
 use crate::runtime::diagnostics::{self, validator};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::scheduler::{Policy, Scheduler};
-use crate::runtime::exec::work::{Point, Started, Ticket, Work};
+use crate::runtime::exec::work::{Padded, Point, Started, Ticket, Work};
 use crate::runtime::memory::{Allocation, MemoryTable};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
@@ -32,7 +32,10 @@ pub struct Executor {
     units: ComputeUnits,
     epoch: AtomicU64,
     sticky: AtomicI32,
-    outstanding: AtomicU64,
+    /// Ops enqueued and ops finished (completed, withdrawn or dropped) on the device, on lines of
+    /// their own: enqueuing hosts write the first, the device's threads the second.
+    ops_in: Padded<AtomicU64>,
+    ops_out: Padded<AtomicU64>,
     deferred: Mutex<Vec<DeferredFree>>,
     has_deferred: AtomicBool,
     /// Futures (waits on never-recorded events) not yet resolved.
@@ -113,7 +116,8 @@ impl Executor {
             units,
             epoch: AtomicU64::new(1),
             sticky: AtomicI32::new(0),
-            outstanding: AtomicU64::new(0),
+            ops_in: Padded(AtomicU64::new(0)),
+            ops_out: Padded(AtomicU64::new(0)),
             deferred: Mutex::new(Vec::new()),
             has_deferred: AtomicBool::new(false),
             pending_futures: AtomicUsize::new(0),
@@ -151,11 +155,11 @@ impl Executor {
     }
 
     pub fn op_enqueued(&self) {
-        self.outstanding.fetch_add(1, Ordering::SeqCst);
+        self.ops_in.fetch_add(1, Ordering::SeqCst);
     }
 
     pub fn op_completed(&self) {
-        self.outstanding.fetch_sub(1, Ordering::SeqCst);
+        self.ops_out.fetch_add(1, Ordering::SeqCst);
         if self.has_deferred.load(Ordering::Acquire) {
             self.reclaim();
         }
@@ -163,7 +167,10 @@ impl Executor {
 
     /// True when no enqueued work is unfinished on the device.
     pub fn is_idle(&self) -> bool {
-        self.outstanding.load(Ordering::SeqCst) == 0
+        // Finished first: if it equals the enqueued count read after it, nothing was pending
+        // at the moment of the first read (an op is counted in before it can be counted out).
+        let out = self.ops_out.load(Ordering::SeqCst);
+        self.ops_in.load(Ordering::SeqCst) == out
     }
 
     /// Hands ready work to whatever runs it; `ticket` is finished when it ends (not when it is
@@ -401,7 +408,7 @@ impl Executor {
 
     /// Ops dropped unfinished (reset): no longer pending.
     pub fn ops_dropped(&self, n: u64) {
-        self.outstanding.fetch_sub(n, Ordering::SeqCst);
+        self.ops_out.fetch_add(n, Ordering::SeqCst);
     }
 
     pub fn end_reset(&self) {

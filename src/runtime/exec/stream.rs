@@ -9,10 +9,10 @@ use crate::runtime::diagnostics::trace::{self, Track};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::executor::Executor;
 use crate::runtime::exec::notifier::Notifier;
-use crate::runtime::exec::work::{Completion, Point, Progress, Started, Ticket, Work};
+use crate::runtime::exec::work::{Completion, Padded, Point, Progress, Started, Ticket, Work};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 
 /// What an op does when it starts.
@@ -178,6 +178,18 @@ pub struct Op {
     pub deps: Vec<Dep>,
 }
 
+/// The enqueuers' end of a stream: ops pushed and not yet taken over by the stream's consumer.
+/// Host threads take this lock to enqueue; the consumer takes it only when its own queue has run
+/// dry (it then takes the whole batch at once), so a host that enqueues ahead of the device and
+/// the compute unit that runs the stream's ops do not share a lock or a cache line per op.
+pub(crate) struct StreamTail {
+    ops: VecDeque<Op>,
+    /// The consumer found nothing to do and stopped: the next push must start it (`kick`).
+    idle: bool,
+}
+
+/// The consumer's end of a stream: the ops it has taken over, head first, and the running one.
+/// Locked by whoever advances or completes the stream (compute units, engines, a kicking host).
 pub(crate) struct StreamQueue {
     pub ops: VecDeque<Op>,
     pub running: bool,
@@ -198,10 +210,15 @@ pub struct StreamCore {
     pub caller: usize,
     /// This stream (it registers itself as a waiter, and hands itself out as a completion).
     me: Weak<StreamCore>,
-    pub(crate) queue: Mutex<StreamQueue>,
-    completed: AtomicU64,
-    enqueued: AtomicU64,
+    /// The enqueuers' end, and `enqueued`, on their own cache lines.
+    pub(crate) tail: Padded<Mutex<StreamTail>>,
+    enqueued: Padded<AtomicU64>,
+    /// The consumer's end, and `completed`.
+    pub(crate) queue: Padded<Mutex<StreamQueue>>,
+    completed: Padded<AtomicU64>,
     point_waiters: Mutex<Vec<(u64, Arc<StreamCore>)>>,
+    /// `point_waiters.len()`, read without the lock by completions.
+    point_waiter_count: AtomicUsize,
     pub notifier: Notifier,
     dead: AtomicBool,
     destroyed: AtomicBool,
@@ -228,15 +245,20 @@ impl StreamCore {
             is_default,
             exec,
             caller,
-            queue: Mutex::new(StreamQueue {
+            tail: Padded(Mutex::new(StreamTail {
+                ops: VecDeque::new(),
+                idle: true,
+            })),
+            enqueued: Padded(AtomicU64::new(0)),
+            queue: Padded(Mutex::new(StreamQueue {
                 ops: VecDeque::new(),
                 running: false,
                 blocked_since: 0,
                 span: None,
-            }),
-            completed: AtomicU64::new(0),
-            enqueued: AtomicU64::new(0),
+            })),
+            completed: Padded(AtomicU64::new(0)),
             point_waiters: Mutex::new(Vec::new()),
+            point_waiter_count: AtomicUsize::new(0),
             notifier: Notifier::new(),
             dead: AtomicBool::new(false),
             destroyed: AtomicBool::new(false),
@@ -290,24 +312,26 @@ impl StreamCore {
         })
     }
 
-    /// Appends an op to an already locked queue; returns (seq, must_advance).
+    /// Appends an op to the locked tail; returns (seq, must_kick): the consumer had stopped, so
+    /// the caller must `kick` the stream once it has dropped the lock.
     pub(crate) fn push_locked(
         &self,
-        q: &mut StreamQueue,
+        t: &mut StreamTail,
         work: OpWork,
         deps: Vec<Dep>,
     ) -> (u64, bool) {
         let seq = self.enqueued.load(Ordering::Relaxed) + 1;
-        q.ops.push_back(Op { seq, work, deps });
+        t.ops.push_back(Op { seq, work, deps });
         self.enqueued.store(seq, Ordering::SeqCst);
         self.exec.op_enqueued();
-        (seq, !q.running && q.ops.len() == 1)
+        (seq, std::mem::take(&mut t.idle))
     }
 
     /// If the stream is idle, takes the next sequence number as an op that is complete already
-    /// (an event record with nothing to wait for) and returns true.
-    pub(crate) fn record_now_locked(&self, q: &mut StreamQueue) -> bool {
-        if q.running || !q.ops.is_empty() || !self.is_idle() || self.exec.is_resetting() {
+    /// (an event record with nothing to wait for) and returns true. (Every op enqueued so far
+    /// has completed, so the consumer holds none and runs none.)
+    pub(crate) fn record_now_locked(&self, t: &mut StreamTail) -> bool {
+        if !t.ops.is_empty() || !self.is_idle() || self.exec.is_resetting() {
             return false;
         }
         let seq = self.enqueued.load(Ordering::Relaxed) + 1;
@@ -324,7 +348,36 @@ impl StreamCore {
     }
 
     fn add_point_waiter(&self, seq: u64, waiter: Arc<StreamCore>) {
-        self.point_waiters.lock().push((seq, waiter));
+        let mut w = self.point_waiters.lock();
+        w.push((seq, waiter));
+        // Before the caller's re-check of the point (SeqCst), paired with `after_progress`.
+        self.point_waiter_count.store(w.len(), Ordering::SeqCst);
+    }
+
+    /// Takes the tail's ops over when the consumer's own queue is empty; with nothing there
+    /// either, marks the stream stopped (if `stop`) so that the next push kicks it. Returns
+    /// the number every op up to which has completed once the running op (if any) completes,
+    /// i.e. the next pending op's seq - 1, or `enqueued` with none.
+    fn refill(&self, q: &mut StreamQueue, stop: bool) -> u64 {
+        if let Some(op) = q.ops.front() {
+            return op.seq - 1;
+        }
+        let mut t = self.tail.lock();
+        if t.ops.is_empty() {
+            if stop {
+                t.idle = true;
+            }
+            return self.enqueued.load(Ordering::SeqCst);
+        }
+        // Our empty deque (with its capacity) goes back to the tail.
+        std::mem::swap(&mut q.ops, &mut t.ops);
+        q.ops.front().map_or(0, |o| o.seq - 1)
+    }
+
+    /// Moves every op of the tail to the consumer's queue (for a full view of the stream).
+    pub(crate) fn gather(&self, q: &mut StreamQueue) {
+        let mut t = self.tail.lock();
+        q.ops.append(&mut t.ops);
     }
 
     /// Starts as many head ops as possible; streams to wake go to `wake`.
@@ -333,6 +386,9 @@ impl StreamCore {
             let mut q = self.queue.lock();
             if q.running || self.is_dead() || self.exec.is_resetting() {
                 return;
+            }
+            if q.ops.is_empty() {
+                self.refill(&mut q, true);
             }
             let Some(op) = q.ops.front_mut() else { return };
             while let Some(d) = op.deps.last_mut() {
@@ -419,7 +475,8 @@ impl StreamCore {
             }
             q.ops.pop_front();
             q.running = false;
-            self.mark_completed(&q);
+            let done = self.refill(&mut q, false);
+            self.completed.fetch_max(done, Ordering::SeqCst);
             if let Some((name, start, args)) = q.span.take() {
                 trace::span(self.track(), name, start, args);
             }
@@ -430,8 +487,8 @@ impl StreamCore {
 
     /// Everything before the next pending op is complete (sequence numbers may have gaps where
     /// an op was withdrawn).
-    fn mark_completed(&self, q: &StreamQueue) {
-        let done = q.ops.front().map_or(self.enqueued(), |o| o.seq - 1);
+    fn mark_completed(&self, q: &mut StreamQueue) {
+        let done = self.refill(q, false);
         self.completed.fetch_max(done, Ordering::SeqCst);
     }
 
@@ -439,7 +496,7 @@ impl StreamCore {
     fn after_progress(&self, wake: &mut Vec<Arc<StreamCore>>) {
         self.notifier.notify();
         let done = self.completed();
-        {
+        if self.point_waiter_count.load(Ordering::SeqCst) != 0 {
             let mut w = self.point_waiters.lock();
             let mut i = 0;
             while i < w.len() {
@@ -449,6 +506,7 @@ impl StreamCore {
                     i += 1;
                 }
             }
+            self.point_waiter_count.store(w.len(), Ordering::SeqCst);
         }
     }
 
@@ -514,6 +572,7 @@ impl StreamCore {
         let mut wake = Vec::new();
         {
             let mut q = self.queue.lock();
+            self.gather(&mut q);
             let Some(i) = q.ops.iter().position(|o| o.seq == seq) else {
                 return false; // completed already, or dropped by a reset
             };
@@ -522,7 +581,7 @@ impl StreamCore {
             }
             let op = q.ops.remove(i);
             if i == 0 {
-                self.mark_completed(&q);
+                self.mark_completed(&mut q);
             }
             drop(q);
             drop(op);
@@ -552,6 +611,7 @@ impl StreamCore {
     pub fn drain(&self) {
         let ops: Vec<Op> = {
             let mut q = self.queue.lock();
+            self.gather(&mut q);
             q.running = false;
             self.completed.fetch_max(self.enqueued(), Ordering::SeqCst);
             q.ops.drain(..).collect()
@@ -560,16 +620,26 @@ impl StreamCore {
         self.exec.ops_dropped(ops.len() as u64);
         // Streams parked on our points: they are all reached now (drained or dead); wake them,
         // or a stream that took a dependency on us just before the reset would wait forever.
-        let waiters: Vec<Arc<StreamCore>> =
-            self.point_waiters.lock().drain(..).map(|w| w.1).collect();
+        let waiters: Vec<Arc<StreamCore>> = {
+            let mut w = self.point_waiters.lock();
+            self.point_waiter_count.store(0, Ordering::SeqCst);
+            w.drain(..).map(|w| w.1).collect()
+        };
         self.notifier.notify();
         drop(ops);
         run_wakeups(waiters);
     }
 
-    /// Runs `f` over the deps of the ops in `(completed, upto]` (for the wait-for graph).
-    pub(crate) fn scan_ops(q: &StreamQueue, from: u64, upto: u64, mut f: impl FnMut(&Op)) {
-        for op in q.ops.iter() {
+    /// Runs `f` over the deps of the ops in `(completed, upto]` (for the wait-for graph): those
+    /// of the consumer's queue, then those still in the tail.
+    pub(crate) fn scan_ops(
+        q: &StreamQueue,
+        t: &StreamTail,
+        from: u64,
+        upto: u64,
+        mut f: impl FnMut(&Op),
+    ) {
+        for op in q.ops.iter().chain(t.ops.iter()) {
             if op.seq > from && op.seq <= upto {
                 f(op);
             }

@@ -86,3 +86,15 @@ pub enum Started {
     /// Handed to a compute unit or an engine, which will finish its ticket.
     Running,
 }
+
+/// A value on cache lines of its own (two, against the adjacent-line prefetcher), so that
+/// threads writing its neighbours do not take its line away.
+#[repr(align(128))]
+pub struct Padded<T>(pub T);
+
+impl<T> std::ops::Deref for Padded<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
