@@ -141,18 +141,27 @@ impl Arena {
         self.give_back(0, used);
     }
 
+    /// Returns the whole pages inside `[off, off + len)` to the OS. Only whole pages: the
+    /// kernel zeroes every page madvise touches, and a partial page at either end is shared
+    /// with a neighbouring allocation that may be live.
     fn give_back(&self, off: usize, len: usize) {
-        if len > 0 {
-            // SAFETY: the range lies in our mapping and holds no live allocation.
-            unsafe {
-                libc::madvise(
-                    (self.base + off) as *mut libc::c_void,
-                    len,
-                    libc::MADV_DONTNEED,
-                )
-            };
+        let page = page_size();
+        let start = (self.base + off).next_multiple_of(page);
+        let end = (self.base + off + len) / page * page;
+        if end > start {
+            // SAFETY: whole pages inside the freed range, in our mapping: no live allocation.
+            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED) };
         }
     }
+}
+
+fn page_size() -> usize {
+    static PAGE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    // SAFETY: sysconf has no preconditions.
+    *PAGE.get_or_init(|| match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
+        n if n > 0 => n as usize,
+        _ => 4096,
+    })
 }
 
 impl Drop for Arena {
@@ -181,6 +190,23 @@ mod tests {
         a.free(big2, 64 * 1024);
         assert_eq!(a.alloc(128 * 1024), Some(big1), "neighbours coalesce");
         unsafe { std::ptr::write_bytes(big1 as *mut u8, 7, 128 * 1024) };
+    }
+
+    #[test]
+    fn freeing_a_large_block_keeps_its_neighbours_bytes() {
+        // A large block whose end is not page-aligned shares its last page with the next block.
+        let a = Arena::new(1 << 26).unwrap();
+        let size = (RETURN_MIN + 3 * GRANULE).next_multiple_of(GRANULE);
+        let big = a.alloc(size).unwrap();
+        let next = a.alloc(GRANULE).unwrap();
+        assert_eq!(next, big + size);
+        unsafe { std::ptr::write_bytes(next as *mut u8, 0x5a, GRANULE) };
+        a.free(big, size);
+        let bytes = unsafe { std::slice::from_raw_parts(next as *const u8, GRANULE) };
+        assert!(
+            bytes.iter().all(|&b| b == 0x5a),
+            "the live neighbour was zeroed"
+        );
     }
 
     #[test]
