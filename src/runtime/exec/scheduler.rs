@@ -14,6 +14,7 @@ use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::launch::Launch;
 use crate::runtime::exec::work::Ticket;
 use parking_lot::{Condvar, Mutex};
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
@@ -43,6 +44,8 @@ pub struct KernelRun {
     total: u64,
     next: AtomicU64,
     finished: AtomicU64,
+    /// Set once `failure` holds something (the common end reads no lock).
+    failed: AtomicBool,
     failure: Mutex<Option<(ErrorCode, String)>>,
     pub launch: Launch,
     ticket: Ticket,
@@ -118,10 +121,25 @@ pub type KernelDone = Box<dyn Fn(&KernelRun, Option<(ErrorCode, String)>) + Send
 /// How long an idle compute unit spins for new work before it parks.
 const UNIT_SPIN: Duration = Duration::from_micros(50);
 
+/// What the thread that runs a compute unit remembers between a block's end and its next look
+/// for work (one thread-local, read once per use).
+struct UnitLocal {
+    /// Set between the end of a block and the unit's next look for work: the first kernel it
+    /// submits meanwhile (a stream moving on) needs no other unit woken for it.
+    will_look: Cell<bool>,
+    /// That kernel, when it went to the front of the ready list (the one the unit would pick),
+    /// with the scheduler version of that moment: the unit takes it without the lock while the
+    /// version holds. So a stream's kernels follow each other on the unit that completes them.
+    handoff: Cell<Option<(Arc<KernelRun>, u64)>>,
+}
+
 thread_local! {
-    /// Set on a compute unit between the end of a block and its next look for work: the first
-    /// kernel it submits meanwhile (a stream moving on) needs no other unit woken for it.
-    static UNIT_WILL_LOOK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static UNIT: UnitLocal = const {
+        UnitLocal {
+            will_look: Cell::new(false),
+            handoff: Cell::new(None),
+        }
+    };
 }
 
 /// A compute unit's view: the kernel it is working on.
@@ -201,6 +219,10 @@ impl Scheduler {
 
     /// Queues a kernel for its blocks to be dispatched.
     pub fn submit(&self, launch: Launch, priority: i32, ticket: Ticket) {
+        UNIT.with(|u| self.submit_from(u, launch, priority, ticket))
+    }
+
+    fn submit_from(&self, unit: &UnitLocal, launch: Launch, priority: i32, ticket: Ticket) {
         let grid = launch.grid();
         let k = Arc::new(KernelRun {
             total: grid.grid.volume(),
@@ -209,6 +231,7 @@ impl Scheduler {
             order: self.order.fetch_add(1, Ordering::Relaxed),
             next: AtomicU64::new(0),
             finished: AtomicU64::new(0),
+            failed: AtomicBool::new(false),
             failure: Mutex::new(None),
             launch,
             ticket,
@@ -222,19 +245,29 @@ impl Scheduler {
         // Units that will find the work at once by themselves: the spinning one, and the caller
         // if it is a unit submitting from its completion path (it looks for work right after).
         // Units busy running a block do not count: the work must not wait for their block.
-        let finders = self.spinner.load(Ordering::Acquire) as usize
-            + UNIT_WILL_LOOK.with(|c| c.replace(false)) as usize;
+        let own = unit.will_look.replace(false);
+        let finders = self.spinner.load(Ordering::Acquire) as usize + own as usize;
         let demand = (k.total.min(usize::MAX as u64) as usize).saturating_add(q.ready.0.len());
         let wake = q.idle.min(demand.saturating_sub(finders));
         // Units cache the kernel they work on; make them look again only if this one should
         // preempt it (strictly more urgent than the best waiting kernel).
-        let preempts = self.policy() == Policy::Preemptive
-            && q.ready.best().is_some_and(|b| k.priority < b.priority);
+        let preemptive = self.policy() == Policy::Preemptive;
+        let preempts = preemptive && q.ready.best().is_some_and(|b| k.priority < b.priority);
+        let single = k.total == 1;
+        let handoff = own && preemptive && q.ready.best().is_none_or(|b| k.priority < b.priority);
+        let mine = handoff.then(|| k.clone());
         q.ready.insert(k);
         if preempts {
             self.version.fetch_add(1, Ordering::AcqRel);
         }
-        self.submitted.fetch_add(1, Ordering::Release);
+        if let Some(k) = mine {
+            unit.handoff.set(Some((k, self.version.load(Ordering::Acquire))));
+        }
+        // The spinning unit watches this count; a one-block kernel that the submitting unit
+        // takes itself is not news for it (it would only race that unit for the block).
+        if !(own && single) {
+            self.submitted.fetch_add(1, Ordering::Release);
+        }
         drop(q);
         for _ in 0..wake {
             self.work.notify_one();
@@ -272,7 +305,12 @@ impl Scheduler {
             return;
         }
         if k.finished.fetch_add(n, Ordering::AcqRel) + n == k.total {
-            let failure = k.failure.lock().take();
+            // AcqRel above: the last finisher sees every failure recorded before its block ended.
+            let failure = if k.failed.load(Ordering::Acquire) {
+                k.failure.lock().take()
+            } else {
+                None
+            };
             (self.on_done)(k, failure);
         }
     }
@@ -327,7 +365,17 @@ impl BlockSource for Scheduler {
     }
 
     fn next_block(&self, st: &mut UnitState) -> Option<(Arc<KernelRun>, u64)> {
-        UNIT_WILL_LOOK.with(|c| c.set(false));
+        let handoff = UNIT.with(|u| {
+            u.will_look.set(false);
+            u.handoff.take()
+        });
+        if let Some((k, v)) = handoff {
+            // Still what a pick would choose while no more urgent kernel came (version).
+            if self.version.load(Ordering::Acquire) == v {
+                st.current = Some(k);
+                st.version = v;
+            }
+        }
         loop {
             if let Some(k) = &st.current {
                 if self.version.load(Ordering::Acquire) == st.version {
@@ -384,7 +432,7 @@ impl BlockSource for Scheduler {
     }
 
     fn block_done(&self, k: Arc<KernelRun>, _block: u64, outcome: BlockOutcome) {
-        UNIT_WILL_LOOK.with(|c| c.set(true));
+        UNIT.with(|u| u.will_look.set(true));
         if outcome != BlockOutcome::Completed {
             let msg = match outcome {
                 BlockOutcome::Trapped { thread } => format!(
@@ -403,6 +451,7 @@ impl BlockSource for Scheduler {
             k.failure
                 .lock()
                 .get_or_insert((ErrorCode::LaunchFailure, msg));
+            k.failed.store(true, Ordering::Release);
             self.cancel(&k);
         }
         self.finish_blocks(&k, 1);
