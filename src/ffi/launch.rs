@@ -37,7 +37,7 @@ fn launch(
         );
         return Err(e);
     }
-    let s = rt.stream(handle(stream))?;
+    let s = rt.stream_ref(handle(stream))?;
     let d = device_of(rt, s.device)?;
     // Arguments may point into device memory that a reset during this call frees.
     let epoch = d.exec.epoch();
