@@ -363,7 +363,7 @@ impl DeviceContext {
                         );
                         return Err(ErrorCode::Deadlock);
                     }
-                    if p.stream.notifier.wait_until(|| p.reached(), Some(d)) {
+                    if p.stream.notifier.wait_until(p.seq, || p.reached(), Some(d)) {
                         return Ok(());
                     }
                     continue;
@@ -373,6 +373,7 @@ impl DeviceContext {
             // Not blocked on a future: the work will finish. Re-check now and then, in case a
             // future appears upstream (it cannot for enqueued work, but waits are cheap).
             if p.stream.notifier.wait_until(
+                p.seq,
                 || p.reached(),
                 Some(Instant::now() + Duration::from_millis(50)),
             ) {

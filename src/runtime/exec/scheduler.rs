@@ -261,7 +261,8 @@ impl Scheduler {
             self.version.fetch_add(1, Ordering::AcqRel);
         }
         if let Some(k) = mine {
-            unit.handoff.set(Some((k, self.version.load(Ordering::Acquire))));
+            unit.handoff
+                .set(Some((k, self.version.load(Ordering::Acquire))));
         }
         // The spinning unit watches this count; a one-block kernel that the submitting unit
         // takes itself is not news for it (it would only race that unit for the block).

@@ -494,8 +494,8 @@ impl StreamCore {
 
     /// Wakes host waiters and the streams waiting for points now reached.
     fn after_progress(&self, wake: &mut Vec<Arc<StreamCore>>) {
-        self.notifier.notify();
         let done = self.completed();
+        self.notifier.notify_reached(done);
         if self.point_waiter_count.load(Ordering::SeqCst) != 0 {
             let mut w = self.point_waiters.lock();
             let mut i = 0;
