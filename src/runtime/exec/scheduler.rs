@@ -131,6 +131,9 @@ struct UnitLocal {
     /// with the scheduler version of that moment: the unit takes it without the lock while the
     /// version holds. So a stream's kernels follow each other on the unit that completes them.
     handoff: Cell<Option<(Arc<KernelRun>, u64)>>,
+    /// A finished kernel's allocation that nobody else holds any more: the unit's next submit
+    /// reuses it (a stream's kernels chained on one unit allocate nothing per launch).
+    spare: Cell<Option<Arc<KernelRun>>>,
 }
 
 thread_local! {
@@ -138,6 +141,7 @@ thread_local! {
         UnitLocal {
             will_look: Cell::new(false),
             handoff: Cell::new(None),
+            spare: Cell::new(None),
         }
     };
 }
@@ -224,7 +228,7 @@ impl Scheduler {
 
     fn submit_from(&self, unit: &UnitLocal, launch: Launch, priority: i32, ticket: Ticket) {
         let grid = launch.grid();
-        let k = Arc::new(KernelRun {
+        let run = KernelRun {
             total: grid.grid.volume(),
             grid,
             priority,
@@ -235,7 +239,17 @@ impl Scheduler {
             failure: Mutex::new(None),
             launch,
             ticket,
-        });
+        };
+        let k = match unit.spare.take() {
+            Some(mut spare) => match Arc::get_mut(&mut spare) {
+                Some(slot) => {
+                    *slot = run;
+                    spare
+                }
+                None => Arc::new(run),
+            },
+            None => Arc::new(run),
+        };
         let mut q = self.queues.lock();
         // Kernels whose blocks are all handed out leave the list lazily: drop them from the
         // front first, so that they do not count as work waiting.
@@ -366,14 +380,56 @@ impl BlockSource for Scheduler {
     }
 
     fn next_block(&self, st: &mut UnitState) -> Option<(Arc<KernelRun>, u64)> {
-        let handoff = UNIT.with(|u| {
-            u.will_look.set(false);
-            u.handoff.take()
-        });
-        if let Some((k, v)) = handoff {
+        UNIT.with(|u| self.next_block_on(u, st))
+    }
+
+    fn grid(k: &Arc<KernelRun>) -> &Grid {
+        &k.grid
+    }
+
+    fn block_done(&self, k: Arc<KernelRun>, _block: u64, outcome: BlockOutcome) {
+        UNIT.with(|u| u.will_look.set(true));
+        if outcome != BlockOutcome::Completed {
+            let msg = match outcome {
+                BlockOutcome::Trapped { thread } => format!(
+                    "kernel '{}' trapped (birenTrap) in thread ({},{},{})",
+                    k.launch.name(),
+                    thread.x,
+                    thread.y,
+                    thread.z
+                ),
+                BlockOutcome::DivergentBarrier { waiting, threads } => format!(
+                    "kernel '{}': {waiting} of {threads} threads of a block wait at birenSyncThreads while the others have returned",
+                    k.launch.name()
+                ),
+                BlockOutcome::Completed => unreachable!(),
+            };
+            k.failure
+                .lock()
+                .get_or_insert((ErrorCode::LaunchFailure, msg));
+            k.failed.store(true, Ordering::Release);
+            self.cancel(&k);
+        }
+        self.finish_blocks(&k, 1);
+    }
+}
+
+impl Scheduler {
+    /// Keeps a kernel the unit lets go of as its spare if nobody else holds it.
+    fn recycle(unit: &UnitLocal, k: Option<Arc<KernelRun>>) {
+        if let Some(k) = k {
+            if Arc::strong_count(&k) == 1 {
+                unit.spare.set(Some(k));
+            }
+        }
+    }
+
+    fn next_block_on(&self, u: &UnitLocal, st: &mut UnitState) -> Option<(Arc<KernelRun>, u64)> {
+        u.will_look.set(false);
+        if let Some((k, v)) = u.handoff.take() {
             // Still what a pick would choose while no more urgent kernel came (version).
             if self.version.load(Ordering::Acquire) == v {
-                st.current = Some(k);
+                Self::recycle(u, st.current.replace(k));
                 st.version = v;
             }
         }
@@ -390,7 +446,7 @@ impl BlockSource for Scheduler {
                     }
                 }
                 st.busy.store(false, Ordering::Release);
-                st.current = None;
+                Self::recycle(u, st.current.take());
             }
             let mut q = self.queues.lock();
             let mut spun = false;
@@ -426,35 +482,5 @@ impl BlockSource for Scheduler {
                 spun = false;
             }
         }
-    }
-
-    fn grid(k: &Arc<KernelRun>) -> &Grid {
-        &k.grid
-    }
-
-    fn block_done(&self, k: Arc<KernelRun>, _block: u64, outcome: BlockOutcome) {
-        UNIT.with(|u| u.will_look.set(true));
-        if outcome != BlockOutcome::Completed {
-            let msg = match outcome {
-                BlockOutcome::Trapped { thread } => format!(
-                    "kernel '{}' trapped (birenTrap) in thread ({},{},{})",
-                    k.launch.name(),
-                    thread.x,
-                    thread.y,
-                    thread.z
-                ),
-                BlockOutcome::DivergentBarrier { waiting, threads } => format!(
-                    "kernel '{}': {waiting} of {threads} threads of a block wait at birenSyncThreads while the others have returned",
-                    k.launch.name()
-                ),
-                BlockOutcome::Completed => unreachable!(),
-            };
-            k.failure
-                .lock()
-                .get_or_insert((ErrorCode::LaunchFailure, msg));
-            k.failed.store(true, Ordering::Release);
-            self.cancel(&k);
-        }
-        self.finish_blocks(&k, 1);
     }
 }
