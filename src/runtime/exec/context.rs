@@ -151,11 +151,14 @@ impl DeviceContext {
         epoch: u64,
     ) -> Result<u64> {
         self.check_enqueue(s)?;
-        let implicit = self.implicit_deps(s);
-        if s.is_default && !implicit.is_empty() && diagnostics::validator_on() {
-            crate::runtime::diagnostics::advice::default_stream_serialized(implicit.len());
+        // Non-blocking streams have no implicit dependencies (and skip building none).
+        if s.is_default || s.is_blocking() {
+            let implicit = self.implicit_deps(s);
+            if s.is_default && !implicit.is_empty() && diagnostics::validator_on() {
+                crate::runtime::diagnostics::advice::default_stream_serialized(implicit.len());
+            }
+            deps.extend(implicit);
         }
-        deps.extend(implicit);
         let mut t = s.tail.lock();
         if self.exec.epoch() != epoch {
             return Err(ErrorCode::InvalidDevicePointer);
