@@ -332,8 +332,9 @@ impl Executor {
     }
 
     /// Releases `a` once every point in `until` is reached (now, if they all are).
-    pub fn free_after(&self, a: Allocation, until: Vec<Point>) {
-        if until.iter().all(|p| p.reached()) {
+    pub fn free_after(&self, a: Allocation, mut until: Vec<Point>) {
+        until.retain(|p| !p.reached());
+        if until.is_empty() {
             self.release(a);
             return;
         }
@@ -351,7 +352,10 @@ impl Executor {
         let mut any = false;
         let mut i = 0;
         while i < d.len() {
-            if d[i].until.iter().all(|p| p.reached()) {
+            // Points once reached stay reached: drop them, so that the next scan (one per
+            // completed op) only looks at the points still pending.
+            d[i].until.retain(|p| !p.reached());
+            if d[i].until.is_empty() {
                 self.release(d.swap_remove(i).alloc);
                 any = true;
             } else {
