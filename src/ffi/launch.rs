@@ -6,7 +6,7 @@ use super::types::*;
 use crate::device::{self, kernel_ctx};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::launch::{check_config, KernelArgs, Launch, MAX_ARG_SIZE, MAX_KERNEL_ARGS};
-use crate::runtime::exec::stream::Work;
+use crate::runtime::exec::work::Work;
 use crate::runtime::{self, diagnostics};
 use std::collections::HashSet;
 use std::ffi::{c_char, c_uint, c_void, CStr};
@@ -37,7 +37,7 @@ fn launch(
         );
         return Err(e);
     }
-    let s = rt.stream(handle(stream))?;
+    let s = rt.stream_ref(handle(stream))?;
     let d = device_of(rt, s.device)?;
     // Arguments may point into device memory that a reset during this call frees.
     let epoch = d.exec.epoch();

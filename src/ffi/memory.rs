@@ -5,7 +5,7 @@ use super::types::*;
 use super::{current_device, device_of};
 use crate::runtime::diagnostics::{self, caller};
 use crate::runtime::error::ErrorCode;
-use crate::runtime::exec::stream::Work;
+use crate::runtime::exec::work::Work;
 use crate::runtime::memory::ALIGN;
 use crate::runtime::{self, exec::context::sync_forbidden_here};
 use std::ffi::{c_int, c_void};

@@ -48,6 +48,37 @@ static FORKED_AFTER_INIT: std::sync::atomic::AtomicBool = std::sync::atomic::Ato
 
 thread_local! {
     static CURRENT_DEVICE: Cell<usize> = const { Cell::new(0) };
+    /// The stream this host thread last launched on, with its handle (see `stream_ref`).
+    static LAST_STREAM: Cell<Option<(u64, Arc<StreamCore>)>> = const { Cell::new(None) };
+}
+
+/// A stream borrowed for one call (`Runtime::stream_ref`): the current device's default stream,
+/// or a stream by handle that goes back to the thread's one-entry cache when dropped.
+pub enum StreamRef {
+    Default(&'static Arc<StreamCore>),
+    /// Always `Some` until dropped.
+    Handle(u64, Option<Arc<StreamCore>>),
+}
+
+impl std::ops::Deref for StreamRef {
+    type Target = Arc<StreamCore>;
+    fn deref(&self) -> &Arc<StreamCore> {
+        match self {
+            StreamRef::Default(s) => s,
+            StreamRef::Handle(_, s) => s.as_ref().expect("present until dropped"),
+        }
+    }
+}
+
+impl Drop for StreamRef {
+    fn drop(&mut self) {
+        if let StreamRef::Handle(h, s) = self {
+            if let Some(s) = s.take() {
+                let old = LAST_STREAM.with(|c| c.replace(Some((*h, s))));
+                drop(old);
+            }
+        }
+    }
 }
 
 /// Starts the runtime (idempotent, thread-safe). A malformed configuration fails with
@@ -191,6 +222,27 @@ impl Runtime {
             return Ok(self.current()?.default_stream.clone());
         }
         self.streams.get(handle).ok_or(ErrorCode::InvalidHandle)
+    }
+
+    /// Like `stream`, for the hot calls (kernel launches): the answer is the same, but a thread
+    /// that launches on the same stream again reuses the reference it kept from the last call
+    /// instead of looking the handle up, so it touches neither the registry nor the stream's
+    /// reference count (which the device's threads touch as they run the stream's work). The
+    /// kept reference is valid while its stream is neither destroyed nor killed by a reset;
+    /// then the registry decides (and refuses the handle). It keeps a destroyed stream's memory
+    /// until the thread launches elsewhere or exits.
+    #[inline]
+    pub fn stream_ref(&'static self, handle: u64) -> Result<StreamRef> {
+        if handle == 0 {
+            return Ok(StreamRef::Default(&self.current()?.default_stream));
+        }
+        if let Some((h, s)) = LAST_STREAM.with(|c| c.take()) {
+            if h == handle && !s.is_destroyed() && !s.is_dead() {
+                return Ok(StreamRef::Handle(h, Some(s)));
+            }
+        }
+        let s = self.streams.get(handle).ok_or(ErrorCode::InvalidHandle)?;
+        Ok(StreamRef::Handle(handle, Some(s)))
     }
 
     pub fn event(&self, handle: u64) -> Result<Arc<EventCore>> {

@@ -7,11 +7,14 @@ use crate::runtime::diagnostics;
 use crate::runtime::diagnostics::trace::{self, Track};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::deadlock::{self, Goal};
-use crate::runtime::exec::event::{EventCore, FutureRecord, Futures, RecordState};
+use crate::runtime::exec::event::{EventCore, Futures};
 use crate::runtime::exec::executor::Executor;
 use crate::runtime::exec::scheduler::Policy;
-use crate::runtime::exec::stream::{run_wakeups, Dep, StreamCore, StreamPoint, WaitOn, Work};
+use crate::runtime::exec::stream::{
+    run_wakeups, Dep, FutureRecord, OpWork, RecordState, StreamCore, StreamPoint, WaitOn,
+};
 use crate::runtime::exec::stream_set::StreamSet;
+use crate::runtime::exec::work::Point;
 use parking_lot::{Mutex, RwLock};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -64,7 +67,7 @@ impl DeviceContext {
         futures: Arc<Futures>,
     ) -> DeviceContext {
         let exec = Executor::start(index, compute_units, capacity, policy, clock);
-        let default_stream = Arc::new(StreamCore::new(
+        let default_stream = StreamCore::new(
             deadlock::default_stream_id(index),
             index,
             0,
@@ -72,7 +75,7 @@ impl DeviceContext {
             true,
             exec.clone(),
             0,
-        ));
+        );
         DeviceContext {
             index,
             exec,
@@ -137,7 +140,12 @@ impl DeviceContext {
     }
 
     /// Enqueues `work` on `s` after `deps` (and the default-stream rules); returns its seq.
-    pub fn enqueue(&self, s: &Arc<StreamCore>, work: Work, deps: Vec<Dep>) -> Result<u64> {
+    pub fn enqueue(
+        &self,
+        s: &Arc<StreamCore>,
+        work: impl Into<OpWork>,
+        deps: Vec<Dep>,
+    ) -> Result<u64> {
         self.enqueue_since(s, work, deps, self.exec.epoch())
     }
 
@@ -148,22 +156,25 @@ impl DeviceContext {
     pub fn enqueue_since(
         &self,
         s: &Arc<StreamCore>,
-        work: Work,
+        work: impl Into<OpWork>,
         mut deps: Vec<Dep>,
         epoch: u64,
     ) -> Result<u64> {
         self.check_enqueue(s)?;
-        let implicit = self.implicit_deps(s);
-        if s.is_default && !implicit.is_empty() && diagnostics::validator_on() {
-            crate::runtime::diagnostics::advice::default_stream_serialized(implicit.len());
+        // Non-blocking streams have no implicit dependencies (and skip building none).
+        if s.is_default || s.is_blocking() {
+            let implicit = self.implicit_deps(s);
+            if s.is_default && !implicit.is_empty() && diagnostics::validator_on() {
+                crate::runtime::diagnostics::advice::default_stream_serialized(implicit.len());
+            }
+            deps.extend(implicit);
         }
-        deps.extend(implicit);
-        let mut q = s.queue.lock();
+        let mut t = s.tail.lock();
         if self.exec.epoch() != epoch {
             return Err(ErrorCode::InvalidDevicePointer);
         }
-        let (seq, kick) = s.push_locked(&mut q, work, deps);
-        drop(q);
+        let (seq, kick) = s.push_locked(&mut t, work.into(), deps);
+        drop(t);
         if kick {
             s.kick();
         }
@@ -188,7 +199,7 @@ impl DeviceContext {
         let deps = self.implicit_deps(s);
         let mut st = ev.state.lock();
         if st.future.is_none() {
-            let mut q = s.queue.lock();
+            let mut t = s.tail.lock();
             let rs = Arc::new(RecordState::new(
                 StreamPoint {
                     stream: s.clone(),
@@ -197,15 +208,15 @@ impl DeviceContext {
                 ev.id,
                 !ev.timing_disabled(),
             ));
-            if deps.is_empty() && !trace::on() && s.record_now_locked(&mut q) {
+            if deps.is_empty() && !trace::on() && s.record_now_locked(&mut t) {
                 // Nothing enqueued before it is unfinished: the record is reached now.
                 rs.mark(|| self.exec.now_ns());
-                drop(q);
+                drop(t);
                 st.latest = Some(rs);
                 return Ok(());
             }
-            let (_, kick) = s.push_locked(&mut q, Work::Record(rs.clone()), deps);
-            drop(q);
+            let (_, kick) = s.push_locked(&mut t, OpWork::Record(rs.clone()), deps);
+            drop(t);
             st.latest = Some(rs);
             drop(st);
             if kick {
@@ -226,7 +237,9 @@ impl DeviceContext {
             drop(st);
             return self.record(ev, s);
         };
-        let mut q = s.queue.lock();
+        // The whole stream in view (consumer's end, then the tail) while we search and push.
+        let q = s.queue.lock();
+        let mut t = s.tail.lock();
         let seq = s.enqueued() + 1;
         let mut starts: Vec<StreamPoint> = deps
             .iter()
@@ -240,7 +253,7 @@ impl DeviceContext {
             seq: seq - 1,
         });
         let waits: Vec<(u64, u64)> = future.waits().iter().map(|(w, n)| (w.id, *n)).collect();
-        if let Some(found) = deadlock::search(&starts, Some((s, &q)), Goal::Waits(&waits)) {
+        if let Some(found) = deadlock::search(&starts, Some((s, &q, &t)), Goal::Waits(&waits)) {
             let chain = if found.hops.is_empty() {
                 String::new()
             } else {
@@ -269,7 +282,8 @@ impl DeviceContext {
             ev.id,
             !ev.timing_disabled(),
         ));
-        let (_, kick) = s.push_locked(&mut q, Work::Record(rs.clone()), deps);
+        let (_, kick) = s.push_locked(&mut t, OpWork::Record(rs.clone()), deps);
+        drop(t);
         drop(q);
         st.latest = Some(rs.clone());
         st.future = None;
@@ -289,7 +303,7 @@ impl DeviceContext {
         self.check_enqueue(s)?;
         let wait_for = |rs: Arc<RecordState>| {
             let deps = vec![Dep::Point(rs.point.clone())];
-            let work = Work::Wait {
+            let work = OpWork::Wait {
                 event: ev.id,
                 on: WaitOn::Record(rs),
             };
@@ -315,17 +329,17 @@ impl DeviceContext {
         };
         let mut deps = vec![Dep::Future(future.clone())];
         deps.extend(self.implicit_deps(s));
-        let mut q = s.queue.lock();
+        let mut t = s.tail.lock();
         let (seq, kick) = s.push_locked(
-            &mut q,
-            Work::Wait {
+            &mut t,
+            OpWork::Wait {
                 event: ev.id,
                 on: WaitOn::Future(future.clone()),
             },
             deps,
         );
         future.add_wait(s, seq);
-        drop(q);
+        drop(t);
         drop(st);
         if kick {
             s.kick();
@@ -377,7 +391,7 @@ impl DeviceContext {
                         );
                         return Err(ErrorCode::Deadlock);
                     }
-                    if p.stream.notifier.wait_until(|| p.reached(), Some(d)) {
+                    if p.stream.notifier.wait_until(p.seq, || p.reached(), Some(d)) {
                         return Ok(());
                     }
                     continue;
@@ -387,6 +401,7 @@ impl DeviceContext {
             // Not blocked on a future: the work will finish. Re-check now and then, in case a
             // future appears upstream (it cannot for enqueued work, but waits are cheap).
             if p.stream.notifier.wait_until(
+                p.seq,
                 || p.reached(),
                 Some(Instant::now() + Duration::from_millis(50)),
             ) {
@@ -507,7 +522,7 @@ impl DeviceContext {
             let until = self
                 .all_streams()
                 .iter()
-                .filter_map(|s| s.pending_tail())
+                .filter_map(|s| s.pending_tail().map(|p| p.point()))
                 .collect();
             self.exec.free_after(a, until);
         }
@@ -547,14 +562,21 @@ impl DeviceContext {
                 }
                 for p in points {
                     // Work that can never finish holds its memory for good: out of memory.
-                    self.wait_point(&p, "birenMalloc")
-                        .map_err(|_| ErrorCode::OutOfMemory)?;
+                    self.wait_deferred(&p).map_err(|_| ErrorCode::OutOfMemory)?;
                 }
                 self.exec.reclaim();
                 self.exec.memory.allocate(size, guard, caller)
             }
             r => r,
         }
+    }
+
+    /// Waits for a point a deferred free waits for (the executor names the stream by id only).
+    fn wait_deferred(&self, p: &Point) -> Result<()> {
+        let Some(stream) = self.all_streams().into_iter().find(|s| s.id == p.of.id()) else {
+            return Ok(()); // gone (reset): its work is dropped, its points reached
+        };
+        self.wait_point(&StreamPoint { stream, seq: p.seq }, "birenMalloc")
     }
 
     /// Drops queued work, waits for running work, destroys all streams (returned, for handle
