@@ -37,6 +37,47 @@
 #define BIREN_STREAM_PRIORITY_GREATEST -5
 
 /*
+ Device flag: host synchronization chooses how to wait (here: a short spin, then sleep).
+ */
+#define birenDeviceScheduleAuto 0
+
+/*
+ Device flag: spin while waiting (accepted; waits here always spin briefly, then sleep).
+ */
+#define birenDeviceScheduleSpin 1
+
+/*
+ Device flag: yield while waiting (accepted; as birenDeviceScheduleSpin).
+ */
+#define birenDeviceScheduleYield 2
+
+/*
+ Device flag: block on a synchronization primitive while waiting (what waits here do after
+ a short spin).
+ */
+#define birenDeviceScheduleBlockingSync 4
+
+/*
+ Mask of the scheduling flags (at most one of them may be set).
+ */
+#define birenDeviceScheduleMask 7
+
+/*
+ Device flag: page-locked host memory may be mapped for kernels (always true here).
+ */
+#define birenDeviceMapHost 8
+
+/*
+ Device flag: keep local memory after a launch (accepted; fiber stacks are always kept).
+ */
+#define birenDeviceLmemResizeToMax 16
+
+/*
+ Mask of every device flag.
+ */
+#define birenDeviceMask 31
+
+/*
  Stream flag: the stream follows the default-stream rules (waits for and is waited by the default stream).
  */
 #define birenStreamDefault 0
@@ -62,6 +103,102 @@
 #define birenEventDisableTiming 2
 
 /*
+ Threads of a warp.
+ */
+#define WARP_SIZE 32
+
+/*
+ Resident threads per compute unit (multiprocessor) in the occupancy model.
+ */
+#define MAX_THREADS_PER_MP 2048
+
+/*
+ Resident blocks per compute unit in the occupancy model.
+ */
+#define MAX_BLOCKS_PER_MP 32
+
+/*
+ Shared memory per compute unit in the occupancy model.
+ */
+#define SHARED_MEM_PER_MP (64 * 1024)
+
+/*
+ Largest dynamic shared memory a kernel may opt in to (birenFuncSetAttribute).
+ */
+#define SHARED_MEM_PER_BLOCK_OPTIN SHARED_MEM_PER_BLOCK
+
+/*
+ Registers per block and per multiprocessor (reported; kernels are C functions whose register
+ use is unknown, so the occupancy model counts none).
+ */
+#define REGS_PER_BLOCK 65536
+
+#define REGS_PER_MP 65536
+
+/*
+ Constant memory (reported; symbols declared with BIREN_DEVICE_SYMBOL have no such limit).
+ */
+#define TOTAL_CONST_MEM (64 * 1024)
+
+/*
+ Largest pitch birenMallocPitch returns, and the largest a 2D copy accepts.
+ */
+#define MAX_PITCH (size_t)INT32_MAX
+
+/*
+ Pitch alignment of birenMallocPitch and birenMalloc3D (CUDA's texture pitch alignment).
+ */
+#define PITCH_ALIGNMENT 512
+
+/*
+ Nominal clocks (kHz) and bus: a simulated device has none; these are fixed, plausible values.
+ */
+#define CLOCK_RATE_KHZ 1000000
+
+#define MEMORY_CLOCK_RATE_KHZ 1000000
+
+#define MEMORY_BUS_WIDTH 256
+
+#define L2_CACHE_SIZE (4 << 20)
+
+/*
+ Bounds of birenDeviceSetLimit(birenLimitStackSize).
+ */
+#define MIN_STACK_SIZE (16 * 1024)
+
+#define MAX_STACK_SIZE (16 << 20)
+
+#define DEFAULT_PRINTF_FIFO (1 << 20)
+
+#define DEFAULT_MALLOC_HEAP (8 << 20)
+
+#define DEFAULT_L2_FETCH 64
+
+/*
+ `birenLimit` values (CUDA's cudaLimit).
+ */
+#define LIMIT_STACK_SIZE 0
+
+#define LIMIT_PRINTF_FIFO_SIZE 1
+
+#define LIMIT_MALLOC_HEAP_SIZE 2
+
+#define LIMIT_DEV_RUNTIME_SYNC_DEPTH 3
+
+#define LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT 4
+
+#define LIMIT_MAX_L2_FETCH_GRANULARITY 5
+
+#define LIMIT_PERSISTING_L2_CACHE_SIZE 6
+
+/*
+ Device flags (CUDA's cudaDeviceScheduleAuto .. cudaDeviceLmemResizeToMax).
+ */
+#define DEVICE_FLAGS_MASK 31
+
+#define DEVICE_SCHEDULE_MASK 7
+
+/*
  Every call returns one of these. Values are stable and never reused.
  */
 typedef enum birenError_t {
@@ -81,6 +218,12 @@ typedef enum birenError_t {
   BIREN_ERROR_ILLEGAL_ADDRESS = 13,
   BIREN_ERROR_NOT_PERMITTED = 14,
   BIREN_ERROR_NOT_SUPPORTED = 15,
+  BIREN_ERROR_UNSUPPORTED_LIMIT = 16,
+  BIREN_ERROR_INVALID_PITCH_VALUE = 17,
+  BIREN_ERROR_INVALID_SYMBOL = 18,
+  BIREN_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 19,
+  BIREN_ERROR_HOST_MEMORY_NOT_REGISTERED = 20,
+  BIREN_ERROR_INVALID_DEVICE_FUNCTION = 21,
   BIREN_ERROR_UNKNOWN = 999,
 } birenError_t;
 
@@ -128,6 +271,107 @@ typedef enum birenMemcpyKind {
 } birenMemcpyKind;
 
 /*
+ Device attributes for birenDeviceGetAttribute, with CUDA's values (cudaDevAttr*). Values not
+ listed (textures, surfaces, and the like) give BIREN_ERROR_INVALID_VALUE.
+ */
+typedef enum birenDeviceAttr {
+  birenDevAttrMaxThreadsPerBlock = 1,
+  birenDevAttrMaxBlockDimX = 2,
+  birenDevAttrMaxBlockDimY = 3,
+  birenDevAttrMaxBlockDimZ = 4,
+  birenDevAttrMaxGridDimX = 5,
+  birenDevAttrMaxGridDimY = 6,
+  birenDevAttrMaxGridDimZ = 7,
+  birenDevAttrMaxSharedMemoryPerBlock = 8,
+  birenDevAttrTotalConstantMemory = 9,
+  birenDevAttrWarpSize = 10,
+  birenDevAttrMaxPitch = 11,
+  birenDevAttrMaxRegistersPerBlock = 12,
+  birenDevAttrClockRate = 13,
+  birenDevAttrGpuOverlap = 15,
+  birenDevAttrMultiProcessorCount = 16,
+  birenDevAttrKernelExecTimeout = 17,
+  birenDevAttrIntegrated = 18,
+  birenDevAttrCanMapHostMemory = 19,
+  birenDevAttrComputeMode = 20,
+  birenDevAttrConcurrentKernels = 31,
+  birenDevAttrEccEnabled = 32,
+  birenDevAttrPciBusId = 33,
+  birenDevAttrPciDeviceId = 34,
+  birenDevAttrMemoryClockRate = 36,
+  birenDevAttrGlobalMemoryBusWidth = 37,
+  birenDevAttrL2CacheSize = 38,
+  birenDevAttrMaxThreadsPerMultiProcessor = 39,
+  birenDevAttrAsyncEngineCount = 40,
+  birenDevAttrUnifiedAddressing = 41,
+  birenDevAttrPciDomainId = 50,
+  birenDevAttrComputeCapabilityMajor = 75,
+  birenDevAttrComputeCapabilityMinor = 76,
+  birenDevAttrStreamPrioritiesSupported = 78,
+  birenDevAttrGlobalL1CacheSupported = 79,
+  birenDevAttrLocalL1CacheSupported = 80,
+  birenDevAttrMaxSharedMemoryPerMultiprocessor = 81,
+  birenDevAttrMaxRegistersPerMultiprocessor = 82,
+  birenDevAttrManagedMemory = 83,
+  birenDevAttrIsMultiGpuBoard = 84,
+  birenDevAttrMultiGpuBoardGroupID = 85,
+  birenDevAttrHostNativeAtomicSupported = 86,
+  birenDevAttrSingleToDoublePrecisionPerfRatio = 87,
+  birenDevAttrPageableMemoryAccess = 88,
+  birenDevAttrConcurrentManagedAccess = 89,
+  birenDevAttrComputePreemptionSupported = 90,
+  birenDevAttrCanUseHostPointerForRegisteredMem = 91,
+  birenDevAttrCooperativeLaunch = 95,
+  birenDevAttrCooperativeMultiDeviceLaunch = 96,
+  birenDevAttrMaxSharedMemoryPerBlockOptin = 97,
+  birenDevAttrCanFlushRemoteWrites = 98,
+  birenDevAttrHostRegisterSupported = 99,
+  birenDevAttrPageableMemoryAccessUsesHostPageTables = 100,
+  birenDevAttrDirectManagedMemAccessFromHost = 101,
+  birenDevAttrMaxBlocksPerMultiprocessor = 106,
+  birenDevAttrMaxPersistingL2CacheSize = 108,
+  birenDevAttrMaxAccessPolicyWindowSize = 109,
+  birenDevAttrReservedSharedMemoryPerBlock = 111,
+  birenDevAttrMemoryPoolsSupported = 115,
+} birenDeviceAttr;
+
+/*
+ Resource limits for birenDeviceSetLimit / birenDeviceGetLimit, with CUDA's values.
+ */
+typedef enum birenLimit {
+  /*
+   Stack of each simulated thread, in bytes (default 256 KiB): really the size of the fiber
+   stacks the threads of later launches run on.
+   */
+  birenLimitStackSize = 0,
+  /*
+   Accepted and reported; device printf here is the C library's, with no FIFO to size.
+   */
+  birenLimitPrintfFifoSize = 1,
+  /*
+   Accepted and reported; kernels calling malloc use the C library's heap, which has no
+   fixed size.
+   */
+  birenLimitMallocHeapSize = 2,
+  /*
+   No device-side launches: BIREN_ERROR_UNSUPPORTED_LIMIT.
+   */
+  birenLimitDevRuntimeSyncDepth = 3,
+  /*
+   No device-side launches: BIREN_ERROR_UNSUPPORTED_LIMIT.
+   */
+  birenLimitDevRuntimePendingLaunchCount = 4,
+  /*
+   A hint, 0 to 128 bytes; accepted and reported.
+   */
+  birenLimitMaxL2FetchGranularity = 5,
+  /*
+   Compute capability 6.0 has no persisting L2: BIREN_ERROR_UNSUPPORTED_LIMIT.
+   */
+  birenLimitPersistingL2CacheSize = 6,
+} birenLimit;
+
+/*
  Opaque event object; only ever handled through birenEvent_t.
  */
 typedef struct birenEvent_st birenEvent_st;
@@ -138,7 +382,15 @@ typedef struct birenEvent_st birenEvent_st;
 typedef struct birenStream_st birenStream_st;
 
 /*
- Properties of a device (birenGetDeviceProperties).
+ Properties of a device (birenGetDeviceProperties, birenGetDeviceProperties_v2).
+
+ ABI: the fields up to streamPrioritiesSupported are the struct of version 1.0 of this header,
+ which the exported symbol birenGetDeviceProperties fills (and nothing past it), so programs
+ compiled against that header keep working. The fields from warpSize on were added later;
+ birenGetDeviceProperties_v2 fills the whole struct, and this header maps the name
+ birenGetDeviceProperties to it (as CUDA 12 maps cudaGetDeviceProperties to
+ cudaGetDeviceProperties_v2), so programs compiled now get every field. `reserved` is zero and
+ leaves room for fields to come.
  */
 typedef struct birenDeviceProp {
   /*
@@ -172,6 +424,122 @@ typedef struct birenDeviceProp {
    1: stream priorities are honoured by the scheduler.
    */
   int streamPrioritiesSupported;
+  /*
+   Threads per warp: 32. (Fields from here on: birenGetDeviceProperties_v2 only.)
+   */
+  int warpSize;
+  /*
+   Compute capability: 6.0 (see birenDeviceGetAttribute for what it promises).
+   */
+  int major;
+  int minor;
+  /*
+   Registers per block (nominal: C kernels' register use is not known).
+   */
+  int regsPerBlock;
+  /*
+   Largest pitch of birenMallocPitch / 2D copies, in bytes.
+   */
+  size_t memPitch;
+  /*
+   Constant memory in bytes (nominal).
+   */
+  size_t totalConstMem;
+  /*
+   Nominal clock in kHz.
+   */
+  int clockRate;
+  /*
+   1: copies overlap kernels (asyncEngineCount > 0).
+   */
+  int deviceOverlap;
+  /*
+   0: no run-time limit on kernels.
+   */
+  int kernelExecTimeoutEnabled;
+  /*
+   0: device memory is separate from host memory (copies are needed).
+   */
+  int integrated;
+  /*
+   1: kernels may use page-locked host memory (birenHostAlloc with birenHostAllocMapped).
+   */
+  int canMapHostMemory;
+  /*
+   0: default compute mode (any number of host threads may use the device).
+   */
+  int computeMode;
+  /*
+   Nominal memory clock (kHz) and bus width (bits).
+   */
+  int memoryClockRate;
+  int memoryBusWidth;
+  /*
+   Nominal L2 size in bytes.
+   */
+  int l2CacheSize;
+  /*
+   Resident threads per compute unit in the occupancy model: 2048.
+   */
+  int maxThreadsPerMultiProcessor;
+  /*
+   1: one address space for host and device memory (birenMemcpyDefault works).
+   */
+  int unifiedAddressing;
+  /*
+   1 when birenMallocManaged is available.
+   */
+  int managedMemory;
+  int concurrentManagedAccess;
+  /*
+   1 when birenLaunchCooperativeKernel is available.
+   */
+  int cooperativeLaunch;
+  /*
+   Shared memory per compute unit (occupancy model) and the largest per-block opt-in.
+   */
+  size_t sharedMemPerMultiprocessor;
+  size_t sharedMemPerBlockOptin;
+  int regsPerMultiprocessor;
+  /*
+   Resident blocks per compute unit in the occupancy model: 32.
+   */
+  int maxBlocksPerMultiProcessor;
+  /*
+   PCI location: the device index as bus id, 0 elsewhere.
+   */
+  int pciBusID;
+  int pciDeviceID;
+  int pciDomainID;
+  int ECCEnabled;
+  int isMultiGpuBoard;
+  /*
+   1: kernels run on host threads, so atomics on host memory are native.
+   */
+  int hostNativeAtomicSupported;
+  /*
+   1: kernels can read and write any host memory at its own address.
+   */
+  int pageableMemoryAccess;
+  int pageableMemoryAccessUsesHostPageTables;
+  /*
+   1: birenHostRegister is available.
+   */
+  int hostRegisterSupported;
+  /*
+   1: registered host memory is usable by kernels at its host address.
+   */
+  int canUseHostPointerForRegisteredMem;
+  int globalL1CacheSupported;
+  int localL1CacheSupported;
+  /*
+   1 when stream-ordered allocation (birenMallocAsync, pools) is available.
+   */
+  int memoryPoolsSupported;
+  /*
+   Zero; room for fields to come.
+   */
+  int reserved[32];
 } birenDeviceProp;
 
 /*
@@ -316,7 +684,10 @@ enum birenError_t birenSetDevice(int device);
 enum birenError_t birenGetDevice(int *device);
 
 /*
- Fills *prop with the properties of `device`.
+ Fills the fields of *prop that version 1.0 of this header had (name .. streamPrioritiesSupported)
+ and writes nothing past them: programs compiled against that header pass that smaller
+ struct. Programs compiled against this header reach birenGetDeviceProperties_v2 under this
+ name (see the #define below), which fills every field.
  BIREN_ERROR_INVALID_VALUE if prop is NULL; BIREN_ERROR_INVALID_DEVICE if there is no such device.
  */
 enum birenError_t birenGetDeviceProperties(struct birenDeviceProp *prop, int device);
@@ -387,6 +758,78 @@ enum birenError_t birenSetDeviceValidator(int enable);
 enum birenError_t birenSetValidatorCallback(birenValidatorCallback_t callback, void *userData);
 
 /*
+ Fills the whole *prop (every field of birenDeviceProp) with the properties of `device`.
+ The header maps birenGetDeviceProperties to this call, so a program compiled against this
+ header calls it under either name. Returns BIREN_ERROR_INVALID_VALUE if prop is NULL,
+ BIREN_ERROR_INVALID_DEVICE if there is no such device; nothing is written on error.
+ Thread-safe.
+ */
+enum birenError_t birenGetDeviceProperties_v2(struct birenDeviceProp *prop, int device);
+
+/*
+ Writes the value of attribute `attr` of `device` to *value (CUDA's cudaDeviceGetAttribute).
+
+ The simulated device has compute capability 6.0: programs may rely on its limits — warp size
+ 32, 1024 threads per block, block (1024,1024,64), grid (2^31-1,65535,65535), 48 KiB of shared
+ memory per block (no opt-in beyond), 64 KiB per compute unit, 2048 resident threads and 32
+ resident blocks per compute unit (the occupancy model of birenOccupancy*), concurrent kernels,
+ two copy engines, unified addressing, mapped and registered host memory usable by kernels at
+ its host address. Device-side facilities are those this header declares (not every intrinsic
+ of a real 6.0 device). Clocks, bus width and L2 size are nominal values. Attributes that
+ describe missing features (managed memory, cooperative launch, memory pools) report 0.
+
+ Returns BIREN_ERROR_INVALID_VALUE if value is NULL or `attr` is not a birenDeviceAttr value
+ listed in this header; BIREN_ERROR_INVALID_DEVICE if there is no such device. Nothing is
+ written on error. Thread-safe.
+ */
+enum birenError_t birenDeviceGetAttribute(int *value, birenDeviceAttr attr, int device);
+
+/*
+ Writes the driver version to *driverVersion: the runtime is its own driver, so this is the
+ runtime version (1000*major + 10*minor). Works before birenInit.
+ BIREN_ERROR_INVALID_VALUE if NULL. Thread-safe.
+ */
+enum birenError_t birenDriverGetVersion(int *driverVersion);
+
+/*
+ Sets the current device's flags: at most one of birenDeviceScheduleSpin, ...Yield,
+ ...BlockingSync (or birenDeviceScheduleAuto, 0), optionally with birenDeviceMapHost and
+ birenDeviceLmemResizeToMax. They are recorded and reported by birenGetDeviceFlags; host waits
+ here always spin for about 20 µs and then sleep whatever the scheduling flag, page-locked host
+ memory is always mappable and fiber stacks are always kept. The flags survive
+ birenDeviceReset (as the flags of CUDA's primary context do). Unlike old CUDA versions,
+ setting them on a device already in use is allowed.
+ Returns BIREN_ERROR_INVALID_VALUE for bits outside birenDeviceMask or two scheduling flags.
+ Thread-safe.
+ */
+enum birenError_t birenSetDeviceFlags(unsigned int flags);
+
+/*
+ Writes the current device's flags (as set by birenSetDeviceFlags, 0 by default) to *flags.
+ BIREN_ERROR_INVALID_VALUE if NULL. Thread-safe.
+ */
+enum birenError_t birenGetDeviceFlags(unsigned int *flags);
+
+/*
+ Sets a limit of the current device (see birenLimit). birenLimitStackSize is rounded up to a
+ multiple of 4 KiB, at least 16 KiB; it applies to kernels launched after the call (a launch
+ keeps the stack size it was made with), and a kernel whose threads need more stack than that
+ crashes the process as a stack overflow would. Limits go back to their defaults at
+ birenDeviceReset. birenDeviceGetLimit reports the value kept.
+ Returns BIREN_ERROR_UNSUPPORTED_LIMIT for the device-runtime and persisting-L2 limits and for
+ values that are not birenLimit values; BIREN_ERROR_INVALID_VALUE for a stack size over
+ 16 MiB or an L2 fetch granularity over 128. Nothing changes on error. Thread-safe.
+ */
+enum birenError_t birenDeviceSetLimit(birenLimit limit, size_t value);
+
+/*
+ Writes the current value of `limit` on the current device to *pValue.
+ Returns BIREN_ERROR_INVALID_VALUE if pValue is NULL; BIREN_ERROR_UNSUPPORTED_LIMIT for a limit
+ the device does not support or an unknown value. Thread-safe.
+ */
+enum birenError_t birenDeviceGetLimit(size_t *pValue, birenLimit limit);
+
+/*
  Creates an event on the current device and writes it to *event. Every birenEventCreate needs
  a birenEventDestroy. BIREN_ERROR_INVALID_VALUE if event is NULL. Thread-safe.
  */
@@ -450,7 +893,8 @@ enum birenError_t birenEventDestroy(birenEvent_t event);
 
  Returns BIREN_ERROR_INVALID_VALUE for a NULL kernel; BIREN_ERROR_INVALID_CONFIGURATION for a
  zero dimension, a block over (1024,1024,64) or 1024 threads, a grid over
- (2^31-1,65535,65535), or sharedMem over sharedMemPerBlock; BIREN_ERROR_INVALID_HANDLE for a
+ (2^31-1,65535,65535), or sharedMem over sharedMemPerBlock or over the kernel's
+ birenFuncAttributeMaxDynamicSharedMemorySize; BIREN_ERROR_INVALID_HANDLE for a
  destroyed stream, or for a launch that overlaps a birenDeviceReset of its device (its
  arguments may point to memory the reset freed). Nothing is enqueued on error. Thread-safe.
  */
@@ -804,5 +1248,12 @@ static inline dim3 birenDim3(unsigned int x, unsigned int y, unsigned int z) {
                         (const size_t[]){BIREN_PP_CAT(BIREN_PP_S, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)}, \
                         BIREN_PP_NARGS(__VA_ARGS__), (sharedMem), (stream))
 #endif
+
+/* ---- Device properties -------------------------------------------------------------------
+ * birenDeviceProp grew (warpSize, major, minor, ...). The exported birenGetDeviceProperties
+ * fills only the fields of header version 1.0, so programs built against that header keep
+ * working; programs built against this one call birenGetDeviceProperties_v2 under the old name.
+ */
+#define birenGetDeviceProperties birenGetDeviceProperties_v2
 
 #endif /* BIREN_RUNTIME_INLINE_H */

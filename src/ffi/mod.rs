@@ -7,6 +7,7 @@
 
 pub mod boundary;
 pub mod control;
+pub mod device;
 pub mod event;
 pub mod launch;
 pub mod memory;

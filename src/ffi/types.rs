@@ -23,6 +23,12 @@ pub enum birenError_t {
     BIREN_ERROR_ILLEGAL_ADDRESS = 13,
     BIREN_ERROR_NOT_PERMITTED = 14,
     BIREN_ERROR_NOT_SUPPORTED = 15,
+    BIREN_ERROR_UNSUPPORTED_LIMIT = 16,
+    BIREN_ERROR_INVALID_PITCH_VALUE = 17,
+    BIREN_ERROR_INVALID_SYMBOL = 18,
+    BIREN_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 19,
+    BIREN_ERROR_HOST_MEMORY_NOT_REGISTERED = 20,
+    BIREN_ERROR_INVALID_DEVICE_FUNCTION = 21,
     BIREN_ERROR_UNKNOWN = 999,
 }
 
@@ -47,6 +53,12 @@ impl birenError_t {
             13 => BIREN_ERROR_ILLEGAL_ADDRESS,
             14 => BIREN_ERROR_NOT_PERMITTED,
             15 => BIREN_ERROR_NOT_SUPPORTED,
+            16 => BIREN_ERROR_UNSUPPORTED_LIMIT,
+            17 => BIREN_ERROR_INVALID_PITCH_VALUE,
+            18 => BIREN_ERROR_INVALID_SYMBOL,
+            19 => BIREN_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
+            20 => BIREN_ERROR_HOST_MEMORY_NOT_REGISTERED,
+            21 => BIREN_ERROR_INVALID_DEVICE_FUNCTION,
             _ => BIREN_ERROR_UNKNOWN,
         }
     }
@@ -105,7 +117,15 @@ pub const birenEventBlockingSync: c_uint = 1;
 /// Event flag: the event records no time; birenEventElapsedTime refuses it. Recording is cheaper.
 pub const birenEventDisableTiming: c_uint = 2;
 
-/// Properties of a device (birenGetDeviceProperties).
+/// Properties of a device (birenGetDeviceProperties, birenGetDeviceProperties_v2).
+///
+/// ABI: the fields up to streamPrioritiesSupported are the struct of version 1.0 of this header,
+/// which the exported symbol birenGetDeviceProperties fills (and nothing past it), so programs
+/// compiled against that header keep working. The fields from warpSize on were added later;
+/// birenGetDeviceProperties_v2 fills the whole struct, and this header maps the name
+/// birenGetDeviceProperties to it (as CUDA 12 maps cudaGetDeviceProperties to
+/// cudaGetDeviceProperties_v2), so programs compiled now get every field. `reserved` is zero and
+/// leaves room for fields to come.
 #[repr(C)]
 pub struct birenDeviceProp {
     /// NUL-terminated device name.
@@ -125,6 +145,70 @@ pub struct birenDeviceProp {
     pub concurrentKernels: c_int,
     /// 1: stream priorities are honoured by the scheduler.
     pub streamPrioritiesSupported: c_int,
+    /// Threads per warp: 32. (Fields from here on: birenGetDeviceProperties_v2 only.)
+    pub warpSize: c_int,
+    /// Compute capability: 6.0 (see birenDeviceGetAttribute for what it promises).
+    pub major: c_int,
+    pub minor: c_int,
+    /// Registers per block (nominal: C kernels' register use is not known).
+    pub regsPerBlock: c_int,
+    /// Largest pitch of birenMallocPitch / 2D copies, in bytes.
+    pub memPitch: usize,
+    /// Constant memory in bytes (nominal).
+    pub totalConstMem: usize,
+    /// Nominal clock in kHz.
+    pub clockRate: c_int,
+    /// 1: copies overlap kernels (asyncEngineCount > 0).
+    pub deviceOverlap: c_int,
+    /// 0: no run-time limit on kernels.
+    pub kernelExecTimeoutEnabled: c_int,
+    /// 0: device memory is separate from host memory (copies are needed).
+    pub integrated: c_int,
+    /// 1: kernels may use page-locked host memory (birenHostAlloc with birenHostAllocMapped).
+    pub canMapHostMemory: c_int,
+    /// 0: default compute mode (any number of host threads may use the device).
+    pub computeMode: c_int,
+    /// Nominal memory clock (kHz) and bus width (bits).
+    pub memoryClockRate: c_int,
+    pub memoryBusWidth: c_int,
+    /// Nominal L2 size in bytes.
+    pub l2CacheSize: c_int,
+    /// Resident threads per compute unit in the occupancy model: 2048.
+    pub maxThreadsPerMultiProcessor: c_int,
+    /// 1: one address space for host and device memory (birenMemcpyDefault works).
+    pub unifiedAddressing: c_int,
+    /// 1 when birenMallocManaged is available.
+    pub managedMemory: c_int,
+    pub concurrentManagedAccess: c_int,
+    /// 1 when birenLaunchCooperativeKernel is available.
+    pub cooperativeLaunch: c_int,
+    /// Shared memory per compute unit (occupancy model) and the largest per-block opt-in.
+    pub sharedMemPerMultiprocessor: usize,
+    pub sharedMemPerBlockOptin: usize,
+    pub regsPerMultiprocessor: c_int,
+    /// Resident blocks per compute unit in the occupancy model: 32.
+    pub maxBlocksPerMultiProcessor: c_int,
+    /// PCI location: the device index as bus id, 0 elsewhere.
+    pub pciBusID: c_int,
+    pub pciDeviceID: c_int,
+    pub pciDomainID: c_int,
+    pub ECCEnabled: c_int,
+    pub isMultiGpuBoard: c_int,
+    /// 1: kernels run on host threads, so atomics on host memory are native.
+    pub hostNativeAtomicSupported: c_int,
+    /// 1: kernels can read and write any host memory at its own address.
+    pub pageableMemoryAccess: c_int,
+    pub pageableMemoryAccessUsesHostPageTables: c_int,
+    /// 1: birenHostRegister is available.
+    pub hostRegisterSupported: c_int,
+    /// 1: registered host memory is usable by kernels at its host address.
+    pub canUseHostPointerForRegisteredMem: c_int,
+    pub globalL1CacheSupported: c_int,
+    pub localL1CacheSupported: c_int,
+    /// 1 when stream-ordered allocation (birenMallocAsync, pools) is available.
+    pub memoryPoolsSupported: c_int,
+    /// Zero; room for fields to come.
+    pub reserved: [c_int; 32],
 }
 
 /// What birenPointerGetAttributes reports about a pointer.

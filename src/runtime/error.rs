@@ -18,6 +18,12 @@ pub enum ErrorCode {
     IllegalAddress = 13,
     NotPermitted = 14,
     NotSupported = 15,
+    UnsupportedLimit = 16,
+    InvalidPitchValue = 17,
+    InvalidSymbol = 18,
+    HostMemoryAlreadyRegistered = 19,
+    HostMemoryNotRegistered = 20,
+    InvalidDeviceFunction = 21,
     Unknown = 999,
 }
 
@@ -99,6 +105,36 @@ pub(crate) const ERROR_TABLE: &[(i32, &str, &str)] = &[
         "the operation is not supported",
     ),
     (
+        16,
+        "BIREN_ERROR_UNSUPPORTED_LIMIT",
+        "the limit is not supported by the device",
+    ),
+    (
+        17,
+        "BIREN_ERROR_INVALID_PITCH_VALUE",
+        "a pitch, width or height of a 2D/3D copy or fill is invalid",
+    ),
+    (
+        18,
+        "BIREN_ERROR_INVALID_SYMBOL",
+        "the symbol is not a declared device symbol",
+    ),
+    (
+        19,
+        "BIREN_ERROR_HOST_MEMORY_ALREADY_REGISTERED",
+        "part of the host range is already registered",
+    ),
+    (
+        20,
+        "BIREN_ERROR_HOST_MEMORY_NOT_REGISTERED",
+        "the host pointer is not the start of a registered range",
+    ),
+    (
+        21,
+        "BIREN_ERROR_INVALID_DEVICE_FUNCTION",
+        "the kernel function is NULL or invalid",
+    ),
+    (
         999,
         "BIREN_ERROR_UNKNOWN",
         "an unknown internal error occurred",
@@ -107,7 +143,7 @@ pub(crate) const ERROR_TABLE: &[(i32, &str, &str)] = &[
 
 impl ErrorCode {
     /// Every error code, in table order.
-    pub const ALL: [ErrorCode; 16] = [
+    pub const ALL: [ErrorCode; 22] = [
         ErrorCode::InvalidValue,
         ErrorCode::OutOfMemory,
         ErrorCode::NotInitialized,
@@ -123,6 +159,12 @@ impl ErrorCode {
         ErrorCode::IllegalAddress,
         ErrorCode::NotPermitted,
         ErrorCode::NotSupported,
+        ErrorCode::UnsupportedLimit,
+        ErrorCode::InvalidPitchValue,
+        ErrorCode::InvalidSymbol,
+        ErrorCode::HostMemoryAlreadyRegistered,
+        ErrorCode::HostMemoryNotRegistered,
+        ErrorCode::InvalidDeviceFunction,
         ErrorCode::Unknown,
     ];
 
@@ -188,6 +230,6 @@ mod tests {
         assert_eq!(error_name(12345), "BIREN_ERROR_UNRECOGNIZED");
         assert_eq!(error_text(-1), "unrecognized error code");
         assert_eq!(error_name(0), "BIREN_SUCCESS");
-        assert!(ErrorCode::from_code(16).is_none());
+        assert!(ErrorCode::from_code(22).is_none());
     }
 }

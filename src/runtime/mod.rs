@@ -2,12 +2,14 @@
 //! on `Runtime` and maps the results back.
 
 // Three groups, with imports that run one way: `exec` -> `diagnostics` -> `memory`.
+pub mod caps;
 pub mod config;
 pub mod diagnostics;
 pub mod error;
 pub mod exec;
 pub mod memory;
 pub mod registry;
+pub mod settings;
 
 use config::Config;
 use error::{ErrorCode, Result};
@@ -34,6 +36,10 @@ pub struct Runtime {
     pub kernels: KernelTable,
     /// Page-locked host memory from `birenMallocHost`.
     pub host_memory: MemoryTable,
+    /// Per device: flags and limits (birenSetDeviceFlags, birenDeviceSetLimit).
+    pub settings: Vec<settings::DeviceSettings>,
+    /// Kernels' attributes (birenFuncSetAttribute).
+    pub func_attrs: settings::FuncAttrTable,
     pub clock: Instant,
     ids: AtomicU64,
 }
@@ -73,6 +79,9 @@ pub fn init() -> Result<&'static Runtime> {
             ))
         })
         .collect();
+    let settings = (0..config.device_count)
+        .map(|_| settings::DeviceSettings::default())
+        .collect();
     let rt = Runtime {
         config,
         devices,
@@ -80,6 +89,8 @@ pub fn init() -> Result<&'static Runtime> {
         events: Registry::new(),
         kernels: KernelTable::default(),
         host_memory: MemoryTable::new(u64::MAX),
+        settings,
+        func_attrs: settings::FuncAttrTable::default(),
         clock,
         ids: AtomicU64::new(0),
     };
@@ -173,6 +184,7 @@ impl Runtime {
         let streams = self.streams.remove_where(|s| s.device == i);
         let events = self.events.remove_where(|e| e.device == i);
         let allocations = d.reset();
+        self.settings[i].reset_limits();
         diagnostics::leaks::Leaks {
             streams: streams.iter().map(|(_, s)| (s.id, s.caller)).collect(),
             events: events.iter().map(|(_, e)| (e.id, e.caller)).collect(),
