@@ -78,6 +78,16 @@
 #define birenDeviceMask 31
 
 /*
+ Occupancy flag: default behaviour.
+ */
+#define birenOccupancyDefault 0
+
+/*
+ Occupancy flag: ignore the global caching override (no effect here).
+ */
+#define birenOccupancyDisableCachingOverride 1
+
+/*
  Stream flag: the stream follows the default-stream rules (waits for and is waited by the default stream).
  */
 #define birenStreamDefault 0
@@ -372,6 +382,31 @@ typedef enum birenLimit {
 } birenLimit;
 
 /*
+ Attributes settable with birenFuncSetAttribute (CUDA's values).
+ */
+typedef enum birenFuncAttribute {
+  /*
+   Largest dynamic shared memory of a launch, 0 .. sharedMemPerBlockOptin (49152).
+   */
+  birenFuncAttributeMaxDynamicSharedMemorySize = 8,
+  /*
+   Preferred carveout, -1 (none) or 0 .. 100 percent: recorded and reported only (the
+   simulated device has no L1 to split).
+   */
+  birenFuncAttributePreferredSharedMemoryCarveout = 9,
+} birenFuncAttribute;
+
+/*
+ Cache preference of a kernel (CUDA's cudaFuncCache): recorded, no effect (no L1 to split).
+ */
+typedef enum birenFuncCache {
+  birenFuncCachePreferNone = 0,
+  birenFuncCachePreferShared = 1,
+  birenFuncCachePreferL1 = 2,
+  birenFuncCachePreferEqual = 3,
+} birenFuncCache;
+
+/*
  Opaque event object; only ever handled through birenEvent_t.
  */
 typedef struct birenEvent_st birenEvent_st;
@@ -597,6 +632,55 @@ typedef struct birenPointerAttributes {
    */
   size_t size;
 } birenPointerAttributes;
+
+/*
+ What birenFuncGetAttributes reports about a kernel (CUDA's cudaFuncAttributes).
+ */
+typedef struct birenFuncAttributes {
+  /*
+   Static shared memory: 0 (arrays declared with BIREN_SHARED are not counted).
+   */
+  size_t sharedSizeBytes;
+  /*
+   Constant memory: 0.
+   */
+  size_t constSizeBytes;
+  /*
+   Local memory per thread: 0 (a C kernel's stack use is not known; see birenLimitStackSize).
+   */
+  size_t localSizeBytes;
+  /*
+   Largest block the kernel can be launched with: 1024.
+   */
+  int maxThreadsPerBlock;
+  /*
+   Registers per thread: 0 (not known for a C function).
+   */
+  int numRegs;
+  /*
+   The compute capability the kernel is "compiled" for, 10*major + minor: 60.
+   */
+  int ptxVersion;
+  int binaryVersion;
+  /*
+   0: no -dlcm=ca.
+   */
+  int cacheModeCA;
+  /*
+   Largest dynamic shared memory a launch of the kernel may ask for (birenFuncSetAttribute).
+   */
+  int maxDynamicSharedSizeBytes;
+  /*
+   Preferred shared-memory carveout in percent, -1 for no preference (birenFuncSetAttribute).
+   */
+  int preferredShmemCarveout;
+} birenFuncAttributes;
+
+/*
+ Dynamic shared memory a launch of `blockSize` threads needs (for
+ birenOccupancyMaxPotentialBlockSizeVariableSMem).
+ */
+typedef size_t (*birenBlockSizeToDynamicSMemSize_t)(int blockSize);
 
 /*
  A host function run in stream order by birenLaunchHostFunc.
@@ -1015,6 +1099,69 @@ enum birenError_t birenMemGetInfo(size_t *free, size_t *total);
  BIREN_ERROR_INVALID_VALUE if attributes is NULL.
  */
 enum birenError_t birenPointerGetAttributes(struct birenPointerAttributes *attributes, const void *ptr);
+
+/*
+ Writes the attributes of kernel `func` to *attr.
+ Returns BIREN_ERROR_INVALID_VALUE if attr is NULL, BIREN_ERROR_INVALID_DEVICE_FUNCTION if func
+ is NULL; nothing is written on error. Any non-NULL C function is a kernel. Thread-safe.
+ */
+enum birenError_t birenFuncGetAttributes(struct birenFuncAttributes *attr, birenKernel_t func);
+
+/*
+ Sets an attribute of kernel `func` for its later launches.
+ birenFuncAttributeMaxDynamicSharedMemorySize (0 .. 49152) bounds the sharedMem of its
+ launches: a launch asking for more fails with BIREN_ERROR_INVALID_CONFIGURATION, and the
+ occupancy calls count 0 blocks for it. birenFuncAttributePreferredSharedMemoryCarveout (-1 or
+ 0 .. 100) is recorded and reported by birenFuncGetAttributes.
+ Returns BIREN_ERROR_INVALID_DEVICE_FUNCTION if func is NULL; BIREN_ERROR_INVALID_VALUE for an
+ unknown attribute or a value out of its range (nothing changes then). Thread-safe.
+ */
+enum birenError_t birenFuncSetAttribute(birenKernel_t func, birenFuncAttribute attr, int value);
+
+/*
+ Records the cache preference of kernel `func` (a hint without effect: the simulated device
+ has no L1 to split). Returns BIREN_ERROR_INVALID_DEVICE_FUNCTION if func is NULL,
+ BIREN_ERROR_INVALID_VALUE for a value that is not a birenFuncCache. Thread-safe.
+ */
+enum birenError_t birenFuncSetCacheConfig(birenKernel_t func, birenFuncCache cacheConfig);
+
+/*
+ Writes to *numBlocks how many blocks of `blockSize` threads, each with `dynamicSMemSize` bytes
+ of dynamic shared memory, are resident at once on one compute unit in the compute capability
+ 6.0 model: the least of 2048 / (blockSize rounded up to whole warps of 32), 32, and
+ 65536 / dynamicSMemSize. 0 when such a block cannot be launched at all (over 1024 threads,
+ or more shared memory than the kernel's birenFuncAttributeMaxDynamicSharedMemorySize): the
+ launch would fail with BIREN_ERROR_INVALID_CONFIGURATION. (The simulator's compute units run
+ one block at a time; the number is the one a CUDA program sizes its grids with.)
+ Returns BIREN_ERROR_INVALID_VALUE if numBlocks is NULL or blockSize <= 0,
+ BIREN_ERROR_INVALID_DEVICE_FUNCTION if func is NULL; nothing is written on error. Thread-safe.
+ */
+enum birenError_t birenOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, birenKernel_t func, int blockSize, size_t dynamicSMemSize);
+
+/*
+ As birenOccupancyMaxActiveBlocksPerMultiprocessor, with `flags` birenOccupancyDefault or
+ birenOccupancyDisableCachingOverride (no effect); other flags give BIREN_ERROR_INVALID_VALUE.
+ */
+enum birenError_t birenOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, birenKernel_t func, int blockSize, size_t dynamicSMemSize, unsigned int flags);
+
+/*
+ Writes the block size that maximizes occupancy for kernel `func` with `dynamicSMemSize` bytes
+ of dynamic shared memory per block (at most `blockSizeLimit` threads; 0 = no limit) to
+ *blockSize, and the smallest grid that fills the current device at that occupancy
+ (resident blocks per compute unit times compute units) to *minGridSize. Both 0 when no
+ block size fits (the shared memory is over the kernel's limit). Ties go to the larger block.
+ A C function here; in CUDA a C++ template of the same name and parameters.
+ Returns BIREN_ERROR_INVALID_VALUE if minGridSize or blockSize is NULL or blockSizeLimit < 0,
+ BIREN_ERROR_INVALID_DEVICE_FUNCTION if func is NULL; nothing is written on error. Thread-safe.
+ */
+enum birenError_t birenOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, birenKernel_t func, size_t dynamicSMemSize, int blockSizeLimit);
+
+/*
+ As birenOccupancyMaxPotentialBlockSize, with the dynamic shared memory of each candidate block
+ size given by `blockSizeToDynamicSMemSize(blockSize)` (called on the calling thread).
+ BIREN_ERROR_INVALID_VALUE also if that function is NULL.
+ */
+enum birenError_t birenOccupancyMaxPotentialBlockSizeVariableSMem(int *minGridSize, int *blockSize, birenKernel_t func, birenBlockSizeToDynamicSMemSize_t blockSizeToDynamicSMemSize, int blockSizeLimit);
 
 /*
  Creates a blocking stream of the lowest priority on the current device and writes it to

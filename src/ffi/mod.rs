@@ -11,6 +11,7 @@ pub mod device;
 pub mod event;
 pub mod launch;
 pub mod memory;
+pub mod occupancy;
 pub mod stream;
 pub mod types;
 
