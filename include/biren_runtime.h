@@ -78,6 +78,51 @@
 #define birenDeviceMask 31
 
 /*
+ birenHostAlloc flag: default page-locked memory.
+ */
+#define birenHostAllocDefault 0
+
+/*
+ birenHostAlloc flag: usable from every device (always true here).
+ */
+#define birenHostAllocPortable 1
+
+/*
+ birenHostAlloc flag: mapped for kernels (birenHostGetDevicePointer); always true here.
+ */
+#define birenHostAllocMapped 2
+
+/*
+ birenHostAlloc flag: write-combined (recorded; ordinary cached memory here).
+ */
+#define birenHostAllocWriteCombined 4
+
+/*
+ birenHostRegister flag: default.
+ */
+#define birenHostRegisterDefault 0
+
+/*
+ birenHostRegister flag: usable from every device (always true here).
+ */
+#define birenHostRegisterPortable 1
+
+/*
+ birenHostRegister flag: mapped for kernels (always true here).
+ */
+#define birenHostRegisterMapped 2
+
+/*
+ birenHostRegister flag: the range is I/O memory: BIREN_ERROR_NOT_SUPPORTED.
+ */
+#define birenHostRegisterIoMemory 4
+
+/*
+ birenHostRegister flag: kernels only read the range (recorded, not enforced).
+ */
+#define birenHostRegisterReadOnly 8
+
+/*
  Occupancy flag: default behaviour.
  */
 #define birenOccupancyDefault 0
@@ -967,6 +1012,61 @@ enum birenError_t birenEventElapsedTime(float *ms, birenEvent_t start, birenEven
 enum birenError_t birenEventDestroy(birenEvent_t event);
 
 /*
+ Allocates `size` bytes of page-locked host memory with `flags` (birenHostAllocDefault, or an
+ OR of birenHostAllocPortable, birenHostAllocMapped, birenHostAllocWriteCombined) and writes it
+ to *pHost. As birenMallocHost otherwise: known to the runtime (copies running past its end are
+ refused, birenMemcpyDefault and birenPointerGetAttributes recognize it), freed with
+ birenFreeHost, size 0 gives *pHost = NULL. Every page-locked buffer is usable by kernels at
+ its host address (unified addressing), whatever the flags; birenHostGetFlags reports them.
+ Returns BIREN_ERROR_INVALID_VALUE if pHost is NULL or flags has other bits,
+ BIREN_ERROR_OUT_OF_MEMORY if the host refuses; *pHost is written only on success. Thread-safe.
+ */
+enum birenError_t birenHostAlloc(void **pHost, size_t size, unsigned int flags);
+
+/*
+ Writes to *pDevice the device address of mapped host memory `pHost` (anywhere inside a
+ page-locked allocation or a registered range). With unified addressing that is `pHost`
+ itself: kernels read and write the host memory through it. Copies naming it should use the
+ host kinds or birenMemcpyDefault (it is not device memory).
+ Returns BIREN_ERROR_INVALID_VALUE if pDevice is NULL, flags is not 0, or pHost is not in
+ page-locked or registered host memory; nothing is written on error. Thread-safe.
+ */
+enum birenError_t birenHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags);
+
+/*
+ Writes to *pFlags the flags `pHost`'s allocation was made with (birenHostAlloc's flags, 0 for
+ birenMallocHost, birenHostRegister's flags for a registered range). `pHost` may point anywhere
+ inside it. Returns BIREN_ERROR_INVALID_VALUE if pFlags is NULL or pHost is not in page-locked
+ or registered host memory; nothing is written on error. Thread-safe.
+ */
+enum birenError_t birenHostGetFlags(unsigned int *pFlags, void *pHost);
+
+/*
+ Registers `size` bytes at `ptr`, host memory the program allocated itself, as page-locked:
+ from now on the runtime knows the range like a birenHostAlloc buffer — a copy that starts in
+ it and runs past its end is refused with BIREN_ERROR_OUT_OF_BOUNDS, birenPointerGetAttributes
+ reports it as host memory, birenHostGetDevicePointer and birenHostGetFlags accept it. The
+ memory is not copied, moved or locked into RAM, and stays the program's: unregister it with
+ birenHostUnregister before freeing it. `flags`: birenHostRegisterDefault or an OR of
+ birenHostRegisterPortable, birenHostRegisterMapped, birenHostRegisterReadOnly (recorded, not
+ enforced).
+ Returns BIREN_ERROR_INVALID_VALUE for NULL ptr, size 0, a range that wraps around, or unknown
+ flags; BIREN_ERROR_NOT_SUPPORTED for birenHostRegisterIoMemory;
+ BIREN_ERROR_HOST_MEMORY_ALREADY_REGISTERED if the range overlaps a registered range or a
+ page-locked allocation. Nothing is registered on error. Thread-safe.
+ */
+enum birenError_t birenHostRegister(void *ptr, size_t size, unsigned int flags);
+
+/*
+ Forgets a range registered with birenHostRegister; `ptr` must be its start. The memory is
+ untouched. Copies already enqueued that use it still run (it is the program's memory: keep it
+ valid until they complete). Returns BIREN_ERROR_HOST_MEMORY_NOT_REGISTERED if ptr is not the
+ start of a registered range (a birenHostAlloc buffer included: free those with
+ birenFreeHost), BIREN_ERROR_INVALID_VALUE if ptr is NULL. Thread-safe.
+ */
+enum birenError_t birenHostUnregister(void *ptr);
+
+/*
  Enqueues `kernel` on `stream` (NULL: the default stream) as a grid of `grid` blocks of `block`
  threads, with `sharedMem` bytes of per-block shared memory (birenSharedMemory).
 
@@ -1042,8 +1142,9 @@ enum birenError_t birenFree(void *devPtr);
 enum birenError_t birenMallocHost(void **ptr, size_t size);
 
 /*
- Frees memory from birenMallocHost. NULL succeeds. BIREN_ERROR_INVALID_VALUE if ptr is not the
- start of a live birenMallocHost allocation.
+ Frees memory from birenMallocHost or birenHostAlloc. NULL succeeds. BIREN_ERROR_INVALID_VALUE
+ if ptr is not the start of a live birenMallocHost/birenHostAlloc allocation (a range from
+ birenHostRegister included: birenHostUnregister forgets those).
  */
 enum birenError_t birenFreeHost(void *ptr);
 
@@ -1055,8 +1156,10 @@ enum birenError_t birenFreeHost(void *ptr);
  BIREN_ERROR_INVALID_MEMCPY_DIRECTION; count 0 succeeds at once; NULL dst or src gives
  BIREN_ERROR_INVALID_VALUE; a side that `kind` says is device memory but lies in no live device
  allocation gives BIREN_ERROR_INVALID_DEVICE_POINTER; a device range that runs past the end of
- its allocation gives BIREN_ERROR_OUT_OF_BOUNDS; a host range that wraps around the address
- space gives BIREN_ERROR_INVALID_VALUE. On any error nothing is written.
+ its allocation gives BIREN_ERROR_OUT_OF_BOUNDS, and so does a host range that starts in
+ page-locked memory (birenMallocHost, birenHostAlloc) or a birenHostRegister range and runs
+ past its end; a host range that wraps around the address space gives
+ BIREN_ERROR_INVALID_VALUE. On any error nothing is written.
  birenMemcpyDefault treats a pointer inside a live device allocation as device memory and any
  other pointer as host memory. Overlapping ranges are copied as by memmove.
  BIREN_ERROR_NOT_PERMITTED inside a kernel or a host function.

@@ -76,8 +76,9 @@ pub extern "C" fn birenMallocHost(ptr: *mut *mut c_void, size: usize) -> birenEr
     })
 }
 
-/// Frees memory from birenMallocHost. NULL succeeds. BIREN_ERROR_INVALID_VALUE if ptr is not the
-/// start of a live birenMallocHost allocation.
+/// Frees memory from birenMallocHost or birenHostAlloc. NULL succeeds. BIREN_ERROR_INVALID_VALUE
+/// if ptr is not the start of a live birenMallocHost/birenHostAlloc allocation (a range from
+/// birenHostRegister included: birenHostUnregister forgets those).
 #[no_mangle]
 pub extern "C" fn birenFreeHost(ptr: *mut c_void) -> birenError_t {
     ffi_call!("birenFreeHost"(ptr) {
@@ -85,7 +86,9 @@ pub extern "C" fn birenFreeHost(ptr: *mut c_void) -> birenError_t {
         if ptr.is_null() {
             return Ok(());
         }
-        let a = rt.host_memory.unregister(ptr as usize).map_err(|_| ErrorCode::InvalidValue)?;
+        // Registered ranges are the caller's memory: birenHostUnregister, not this, forgets them.
+        let a = rt.host_memory.unregister_if(ptr as usize, |a| !a.is_foreign()).map_err(|_| ErrorCode::InvalidValue)?;
+        rt.host_flags.remove(a.base);
         rt.host_memory.release(a);
         Ok(())
     })
@@ -159,8 +162,10 @@ fn memcpy_on(
 /// BIREN_ERROR_INVALID_MEMCPY_DIRECTION; count 0 succeeds at once; NULL dst or src gives
 /// BIREN_ERROR_INVALID_VALUE; a side that `kind` says is device memory but lies in no live device
 /// allocation gives BIREN_ERROR_INVALID_DEVICE_POINTER; a device range that runs past the end of
-/// its allocation gives BIREN_ERROR_OUT_OF_BOUNDS; a host range that wraps around the address
-/// space gives BIREN_ERROR_INVALID_VALUE. On any error nothing is written.
+/// its allocation gives BIREN_ERROR_OUT_OF_BOUNDS, and so does a host range that starts in
+/// page-locked memory (birenMallocHost, birenHostAlloc) or a birenHostRegister range and runs
+/// past its end; a host range that wraps around the address space gives
+/// BIREN_ERROR_INVALID_VALUE. On any error nothing is written.
 /// birenMemcpyDefault treats a pointer inside a live device allocation as device memory and any
 /// other pointer as host memory. Overlapping ranges are copied as by memmove.
 /// BIREN_ERROR_NOT_PERMITTED inside a kernel or a host function.

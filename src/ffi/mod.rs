@@ -9,6 +9,7 @@ pub mod boundary;
 pub mod control;
 pub mod device;
 pub mod event;
+pub mod hostmem;
 pub mod launch;
 pub mod memory;
 pub mod occupancy;

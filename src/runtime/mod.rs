@@ -36,6 +36,8 @@ pub struct Runtime {
     pub kernels: KernelTable,
     /// Page-locked host memory from `birenMallocHost`.
     pub host_memory: MemoryTable,
+    /// Flags of page-locked allocations and registered ranges (birenHostAlloc, birenHostRegister).
+    pub host_flags: memory::host::HostFlags,
     /// Per device: flags and limits (birenSetDeviceFlags, birenDeviceSetLimit).
     pub settings: Vec<settings::DeviceSettings>,
     /// Kernels' attributes (birenFuncSetAttribute).
@@ -89,6 +91,7 @@ pub fn init() -> Result<&'static Runtime> {
         events: Registry::new(),
         kernels: KernelTable::default(),
         host_memory: MemoryTable::new(u64::MAX),
+        host_flags: Default::default(),
         settings,
         func_attrs: settings::FuncAttrTable::default(),
         clock,

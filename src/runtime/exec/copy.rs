@@ -22,14 +22,31 @@ pub struct CopyPlan {
     pub src_device: bool,
 }
 
-fn host_range(p: usize, len: usize) -> Result<()> {
-    if p == 0 || p.checked_add(len).is_none() {
-        return Err(ErrorCode::InvalidValue);
-    }
-    Ok(())
-}
-
 impl Runtime {
+    /// A host range: not NULL, no wrap-around, and inside the page-locked allocation or
+    /// registered range it starts in, if it starts in one (`OutOfBounds` otherwise).
+    fn host_range(&self, p: usize, len: usize, call: &str, arg: &str) -> Result<()> {
+        if p == 0 || p.checked_add(len).is_none() {
+            return Err(ErrorCode::InvalidValue);
+        }
+        if let Some(r) = self.host_memory.find(p) {
+            if p + len > r.base + r.size {
+                crate::runtime::diagnostics::finding(
+                    call,
+                    &format!(
+                        "{arg}={p:#x}: {len} bytes from offset {} run {} bytes past the end of the {}-byte page-locked or registered host buffer at {:#x}",
+                        p - r.base,
+                        p - r.base + len - r.size,
+                        r.size,
+                        r.base
+                    ),
+                );
+                return Err(ErrorCode::OutOfBounds);
+            }
+        }
+        Ok(())
+    }
+
     fn device_range(&self, p: usize, len: usize, call: &str, arg: &str) -> Result<()> {
         let r = self.check_device_range(p, len);
         if let Err(e) = r {
@@ -96,12 +113,12 @@ impl Runtime {
         if dst_device {
             self.device_range(dst, len, call, "dst")?;
         } else {
-            host_range(dst, len)?;
+            self.host_range(dst, len, call, "dst")?;
         }
         if src_device {
             self.device_range(src, len, call, "src")?;
         } else {
-            host_range(src, len)?;
+            self.host_range(src, len, call, "src")?;
         }
         let engine = if src_device {
             ENGINE_FROM_DEVICE
