@@ -679,6 +679,51 @@ typedef struct birenPointerAttributes {
 } birenPointerAttributes;
 
 /*
+ A pitched allocation or view (CUDA's cudaPitchedPtr): `ptr`, the bytes between rows
+ (`pitch`), the row width in bytes (`xsize`) and the rows per slice (`ysize`).
+ */
+typedef struct birenPitchedPtr {
+  void *ptr;
+  size_t pitch;
+  size_t xsize;
+  size_t ysize;
+} birenPitchedPtr;
+
+/*
+ The size of a box (CUDA's cudaExtent): `width` in bytes (for linear memory), `height` rows,
+ `depth` slices.
+ */
+typedef struct birenExtent {
+  size_t width;
+  size_t height;
+  size_t depth;
+} birenExtent;
+
+/*
+ A position in a box (CUDA's cudaPos): `x` in bytes, `y` in rows, `z` in slices.
+ */
+typedef struct birenPos {
+  size_t x;
+  size_t y;
+  size_t z;
+} birenPos;
+
+/*
+ The parameters of birenMemcpy3D (CUDA's cudaMemcpy3DParms). There are no CUDA arrays here:
+ srcArray and dstArray must be NULL (zero-initialize the struct, as CUDA programs do).
+ */
+typedef struct birenMemcpy3DParms {
+  void *srcArray;
+  struct birenPos srcPos;
+  struct birenPitchedPtr srcPtr;
+  void *dstArray;
+  struct birenPos dstPos;
+  struct birenPitchedPtr dstPtr;
+  struct birenExtent extent;
+  birenMemcpyKind kind;
+} birenMemcpy3DParms;
+
+/*
  What birenFuncGetAttributes reports about a kernel (CUDA's cudaFuncAttributes).
  */
 typedef struct birenFuncAttributes {
@@ -1204,6 +1249,105 @@ enum birenError_t birenMemGetInfo(size_t *free, size_t *total);
 enum birenError_t birenPointerGetAttributes(struct birenPointerAttributes *attributes, const void *ptr);
 
 /*
+ Allocates `pitch * height` bytes of device memory for `height` rows of `width` bytes, with
+ the pitch (bytes between rows) rounded up to a multiple of 512, and writes the address to
+ *devPtr and the pitch to *pitch. A zero width or height allocates nothing (*devPtr = NULL,
+ *pitch = the rounded width). Address element (x, y) of type T as
+ (T *)((char *)devPtr + y * pitch) + x.
+ Returns BIREN_ERROR_INVALID_VALUE if devPtr or pitch is NULL or width is over memPitch
+ (2^31-1); BIREN_ERROR_OUT_OF_MEMORY past the device's capacity. Nothing is written on error.
+ Thread-safe.
+ */
+enum birenError_t birenMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height);
+
+/*
+ Allocates device memory for a box of `extent` (width in bytes, height rows, depth slices)
+ with rows padded to a pitch that is a multiple of 512, and writes it to *pitchedDevPtr:
+ ptr, pitch, xsize = extent.width, ysize = extent.height. A zero extent allocates nothing
+ (ptr NULL). Free it with birenFree(ptr).
+ Returns BIREN_ERROR_INVALID_VALUE if pitchedDevPtr is NULL or the width is over memPitch;
+ BIREN_ERROR_OUT_OF_MEMORY past the capacity (or if the size overflows). Nothing is written on
+ error. Thread-safe.
+ */
+enum birenError_t birenMalloc3D(struct birenPitchedPtr *pitchedDevPtr, struct birenExtent extent);
+
+/*
+ Copies `height` rows of `width` bytes from src (rows `spitch` bytes apart) to dst (rows
+ `dpitch` bytes apart) and returns when done; ordered like work on the default stream.
+ A zero width or height succeeds at once.
+
+ Checked before anything is written: an unknown kind gives
+ BIREN_ERROR_INVALID_MEMCPY_DIRECTION; width over dpitch or spitch, or a pitch over memPitch,
+ BIREN_ERROR_INVALID_PITCH_VALUE; NULL dst or src BIREN_ERROR_INVALID_VALUE; then every row of
+ both sides: device rows outside any live allocation give BIREN_ERROR_INVALID_DEVICE_POINTER,
+ rows running past the end of their device allocation, page-locked or registered host buffer
+ BIREN_ERROR_OUT_OF_BOUNDS. On any error nothing is written. Each row is copied as by memmove.
+ BIREN_ERROR_NOT_PERMITTED inside a kernel or a host function. Thread-safe.
+ */
+enum birenError_t birenMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, birenMemcpyKind kind);
+
+/*
+ Enqueues birenMemcpy2D's copy on `stream` (NULL: the default stream), run by a copy engine;
+ checked at enqueue exactly as birenMemcpy2D, nothing enqueued on error.
+ BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream. Thread-safe.
+ */
+enum birenError_t birenMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, birenMemcpyKind kind, birenStream_t stream);
+
+/*
+ Sets `height` rows of `width` bytes of device memory, rows `pitch` bytes apart, to the byte
+ `value` (its low 8 bits) and returns when done; ordered like work on the default stream.
+ A zero width or height succeeds at once. Returns BIREN_ERROR_INVALID_VALUE for NULL devPtr or
+ width over pitch; BIREN_ERROR_INVALID_DEVICE_POINTER for rows outside any live device
+ allocation; BIREN_ERROR_OUT_OF_BOUNDS for rows past its end. Nothing is written on error.
+ BIREN_ERROR_NOT_PERMITTED inside a kernel or a host function. Thread-safe.
+ */
+enum birenError_t birenMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height);
+
+/*
+ Enqueues birenMemset2D's fill on `stream`; checked at enqueue as birenMemset2D.
+ BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream. Thread-safe.
+ */
+enum birenError_t birenMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, birenStream_t stream);
+
+/*
+ Sets a box of `extent` (width bytes, height rows, depth slices) of the pitched device memory
+ `pitchedDevPtr` (slices pitch * ysize bytes apart) to the byte `value`, and returns when
+ done. A zero extent succeeds at once. Returns BIREN_ERROR_INVALID_VALUE for a NULL ptr, a
+ width over the pitch, or (depth > 1) a height over ysize; BIREN_ERROR_INVALID_DEVICE_POINTER
+ or BIREN_ERROR_OUT_OF_BOUNDS when a row lies outside its allocation. Nothing is written on
+ error. Thread-safe.
+ */
+enum birenError_t birenMemset3D(struct birenPitchedPtr pitchedDevPtr, int value, struct birenExtent extent);
+
+/*
+ Enqueues birenMemset3D's fill on `stream`; checked at enqueue as birenMemset3D.
+ BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream. Thread-safe.
+ */
+enum birenError_t birenMemset3DAsync(struct birenPitchedPtr pitchedDevPtr, int value, struct birenExtent extent, birenStream_t stream);
+
+/*
+ Copies the box p->extent (width in bytes, height rows, depth slices) from p->srcPtr at
+ p->srcPos to p->dstPtr at p->dstPos (positions: x in bytes, y in rows, z in slices; a
+ pitched pointer's slices are pitch * ysize bytes apart) in direction p->kind, and returns
+ when done; ordered like work on the default stream. A zero extent succeeds at once.
+
+ Checked before anything is written: BIREN_ERROR_INVALID_VALUE for a NULL p, a non-NULL
+ srcArray or dstArray (no CUDA arrays here), NULL pointers, or (depth > 1) rows that would run
+ into the next slice (pos.y + height > ysize); BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an
+ unknown kind; BIREN_ERROR_INVALID_PITCH_VALUE when pos.x + width is over a pitch; then every
+ row as birenMemcpy2D (BIREN_ERROR_INVALID_DEVICE_POINTER, BIREN_ERROR_OUT_OF_BOUNDS).
+ Nothing is written on error. Thread-safe.
+ */
+enum birenError_t birenMemcpy3D(const struct birenMemcpy3DParms *p);
+
+/*
+ Enqueues birenMemcpy3D's copy on `stream`; checked at enqueue as birenMemcpy3D (the struct
+ is read during the call and may be reused at once). BIREN_ERROR_INVALID_HANDLE for a
+ destroyed or unknown stream. Thread-safe.
+ */
+enum birenError_t birenMemcpy3DAsync(const struct birenMemcpy3DParms *p, birenStream_t stream);
+
+/*
  Writes the attributes of kernel `func` to *attr.
  Returns BIREN_ERROR_INVALID_VALUE if attr is NULL, BIREN_ERROR_INVALID_DEVICE_FUNCTION if func
  is NULL; nothing is written on error. Any non-NULL C function is a kernel. Thread-safe.
@@ -1505,5 +1649,32 @@ static inline dim3 birenDim3(unsigned int x, unsigned int y, unsigned int z) {
  * working; programs built against this one call birenGetDeviceProperties_v2 under the old name.
  */
 #define birenGetDeviceProperties birenGetDeviceProperties_v2
+
+/* ---- Pitched memory helpers (CUDA's make_cudaPitchedPtr, make_cudaExtent, make_cudaPos) --- */
+/** A birenPitchedPtr: pointer, pitch (bytes between rows), row width in bytes, rows per slice. */
+static inline birenPitchedPtr make_birenPitchedPtr(void *d, size_t p, size_t xsz, size_t ysz) {
+  birenPitchedPtr r;
+  r.ptr = d;
+  r.pitch = p;
+  r.xsize = xsz;
+  r.ysize = ysz;
+  return r;
+}
+/** A birenExtent: width (bytes for linear memory), height (rows), depth (slices). */
+static inline birenExtent make_birenExtent(size_t w, size_t h, size_t d) {
+  birenExtent r;
+  r.width = w;
+  r.height = h;
+  r.depth = d;
+  return r;
+}
+/** A birenPos: x (bytes), y (rows), z (slices). */
+static inline birenPos make_birenPos(size_t x, size_t y, size_t z) {
+  birenPos r;
+  r.x = x;
+  r.y = y;
+  r.z = z;
+  return r;
+}
 
 #endif /* BIREN_RUNTIME_INLINE_H */

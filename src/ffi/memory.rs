@@ -97,7 +97,7 @@ pub extern "C" fn birenFreeHost(ptr: *mut c_void) -> birenError_t {
 /// Resolves `stream`, refuses synchronous calls where they would wait for themselves, and lets
 /// `plan` check the arguments (None: nothing to do). Then enqueues the work (or, synchronous on an
 /// idle device, lets `inline` do it at once) and, if `sync`, waits for it.
-fn copy_or_fill(
+pub(crate) fn copy_or_fill(
     stream: birenStream_t,
     sync: bool,
     call: &str,

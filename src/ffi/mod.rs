@@ -12,6 +12,7 @@ pub mod event;
 pub mod hostmem;
 pub mod launch;
 pub mod memory;
+pub mod memory2d;
 pub mod occupancy;
 pub mod stream;
 pub mod types;

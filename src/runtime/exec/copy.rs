@@ -25,6 +25,26 @@ pub struct CopyPlan {
 impl Runtime {
     /// A host range: not NULL, no wrap-around, and inside the page-locked allocation or
     /// registered range it starts in, if it starts in one (`OutOfBounds` otherwise).
+    pub(crate) fn check_host_span(
+        &self,
+        p: usize,
+        len: usize,
+        call: &str,
+        arg: &str,
+    ) -> Result<()> {
+        self.host_range(p, len, call, arg)
+    }
+
+    pub(crate) fn check_device_span(
+        &self,
+        p: usize,
+        len: usize,
+        call: &str,
+        arg: &str,
+    ) -> Result<()> {
+        self.device_range(p, len, call, arg)
+    }
+
     fn host_range(&self, p: usize, len: usize, call: &str, arg: &str) -> Result<()> {
         if p == 0 || p.checked_add(len).is_none() {
             return Err(ErrorCode::InvalidValue);

@@ -224,6 +224,25 @@ impl Executor {
                 }));
                 Started::Running
             }
+            Work::Strided(t) => {
+                let s = stream.clone();
+                let device = self.device;
+                self.copy[t.engine].submit(Box::new(move || {
+                    let t0 = trace::now();
+                    // SAFETY: every row was validated at enqueue; the memory is kept alive until
+                    // this op completes (deferred free).
+                    unsafe { t.run() };
+                    let engine = t.engine;
+                    trace::span(
+                        Track::CopyEngine { device, engine },
+                        t.describe(),
+                        t0,
+                        format!("\"bytes\":{}", t.bytes()),
+                    );
+                    s.finish_op(seq, epoch, Ok(()));
+                }));
+                Started::Running
+            }
             Work::Host(h) => {
                 let s = stream.clone();
                 let device = self.device;

@@ -11,3 +11,4 @@ pub mod launch;
 pub mod notifier;
 pub mod scheduler;
 pub mod stream;
+pub mod strided;

@@ -39,6 +39,8 @@ pub enum Work {
         len: usize,
     },
     Host(HostCall),
+    /// A 2D/3D copy or fill (birenMemcpy2D, birenMemset3D, ...).
+    Strided(crate::runtime::exec::strided::Strided),
     Record(Arc<RecordState>),
     /// Only dependencies (`birenStreamWaitEvent` on event `event`).
     Wait {
@@ -393,6 +395,7 @@ impl StreamCore {
                 format!("\"bytes\":{len},\"value\":{value}"),
             ),
             Work::Host(_) => ("host function".to_string(), String::new()),
+            Work::Strided(t) => (t.describe(), format!("\"bytes\":{}", t.bytes())),
             Work::Record(r) => {
                 trace::instant(
                     self.track(),
