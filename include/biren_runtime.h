@@ -1482,6 +1482,64 @@ enum birenError_t birenStreamWaitEvent(birenStream_t stream, birenEvent_t event)
  */
 enum birenError_t birenLaunchHostFunc(birenStream_t stream, birenHostFn_t fn, void *userData);
 
+/*
+ Records a device symbol: `size` bytes at `symbol`, shown as `name` (may be NULL) in messages.
+ BIREN_DEVICE_SYMBOL and BIREN_DEVICE_ARRAY call it from a constructor, before main; call it
+ yourself only for globals declared otherwise. Works before birenInit. Registering the same
+ address again replaces the record. Returns BIREN_ERROR_INVALID_VALUE for a NULL symbol, size
+ 0, or a range overlapping another symbol. Thread-safe.
+ */
+enum birenError_t birenRegisterSymbol(const void *symbol, size_t size, const char *name);
+
+/*
+ Writes the address of device symbol `symbol` to *devPtr: the variable itself (kernels and
+ the host share one address space). The address is accepted by copies as device memory,
+ bounded by the symbol's size. Symbols are shared by all devices (one copy per process).
+ Returns BIREN_ERROR_INVALID_VALUE if devPtr is NULL, BIREN_ERROR_INVALID_SYMBOL if `symbol`
+ is not the start of a declared symbol. Nothing is written on error. Thread-safe.
+ */
+enum birenError_t birenGetSymbolAddress(void **devPtr, const void *symbol);
+
+/*
+ Writes the size in bytes of device symbol `symbol` to *size.
+ Returns BIREN_ERROR_INVALID_VALUE if size is NULL, BIREN_ERROR_INVALID_SYMBOL if `symbol` is
+ not the start of a declared symbol. Nothing is written on error. Thread-safe.
+ */
+enum birenError_t birenGetSymbolSize(size_t *size, const void *symbol);
+
+/*
+ Copies `count` bytes from src to device symbol `symbol` at byte `offset`, and returns when
+ done; ordered like work on the default stream (a kernel launched after it sees the bytes).
+ `symbol` is the variable's address (`&name`, or `name` for an array). `kind`:
+ birenMemcpyHostToDevice, birenMemcpyDeviceToDevice or birenMemcpyDefault.
+ Returns BIREN_ERROR_INVALID_SYMBOL if symbol is not a declared symbol;
+ BIREN_ERROR_INVALID_VALUE if offset + count runs past its size or src is NULL (count > 0);
+ BIREN_ERROR_INVALID_MEMCPY_DIRECTION for another kind; src range errors as birenMemcpy
+ (BIREN_ERROR_INVALID_DEVICE_POINTER, BIREN_ERROR_OUT_OF_BOUNDS). Nothing is written on
+ error. BIREN_ERROR_NOT_PERMITTED inside a kernel or a host function. Thread-safe.
+ */
+enum birenError_t birenMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset, birenMemcpyKind kind);
+
+/*
+ Copies `count` bytes from device symbol `symbol` at byte `offset` to dst, and returns when
+ done; ordered like work on the default stream. `kind`: birenMemcpyDeviceToHost,
+ birenMemcpyDeviceToDevice or birenMemcpyDefault. Errors as birenMemcpyToSymbol (with dst).
+ Thread-safe.
+ */
+enum birenError_t birenMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset, birenMemcpyKind kind);
+
+/*
+ Enqueues birenMemcpyToSymbol's copy on `stream`; checked at enqueue, nothing enqueued on
+ error. BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream. Thread-safe.
+ */
+enum birenError_t birenMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count, size_t offset, birenMemcpyKind kind, birenStream_t stream);
+
+/*
+ Enqueues birenMemcpyFromSymbol's copy on `stream`; checked at enqueue, nothing enqueued on
+ error. BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream. Thread-safe.
+ */
+enum birenError_t birenMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset, birenMemcpyKind kind, birenStream_t stream);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -1676,5 +1734,25 @@ static inline birenPos make_birenPos(size_t x, size_t y, size_t z) {
   r.z = z;
   return r;
 }
+
+/* ---- Device symbols (CUDA's __device__ and __constant__ variables) -----------------------
+ * BIREN_DEVICE_SYMBOL(type, name) and BIREN_DEVICE_ARRAY(type, name, n) declare a global that
+ * kernels use by name and the host reaches with birenMemcpyToSymbol / birenMemcpyFromSymbol
+ * (passing &name, or name for an array), birenGetSymbolAddress and birenGetSymbolSize. A
+ * constructor records its address and size before main. An initializer may follow:
+ *     BIREN_DEVICE_ARRAY(float, coeffs, 4) = {1, 2, 3, 4};
+ *     BIREN_DEVICE_SYMBOL(int, counter);
+ * BIREN_CONSTANT_SYMBOL / BIREN_CONSTANT_ARRAY are the same (__constant__: kernels should only
+ * read them; not enforced). Use at file scope, once per name. One copy per process, shared by
+ * all devices. Needs GCC or Clang (constructor attribute); elsewhere declare the global yourself
+ * and call birenRegisterSymbol(&name, sizeof name, "name") before using it.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define BIREN_SYMBOL_REGISTRAR_(name)                                                           static void biren_register_symbol_##name(void) __attribute__((constructor));               static void biren_register_symbol_##name(void) {                                            (void)birenRegisterSymbol((const void *)&name, sizeof(name), #name);                       }
+#define BIREN_DEVICE_SYMBOL(type, name) extern type name; BIREN_SYMBOL_REGISTRAR_(name) type name
+#define BIREN_DEVICE_ARRAY(type, name, n) extern type name[n]; BIREN_SYMBOL_REGISTRAR_(name) type name[n]
+#define BIREN_CONSTANT_SYMBOL(type, name) BIREN_DEVICE_SYMBOL(type, name)
+#define BIREN_CONSTANT_ARRAY(type, name, n) BIREN_DEVICE_ARRAY(type, name, n)
+#endif
 
 #endif /* BIREN_RUNTIME_INLINE_H */

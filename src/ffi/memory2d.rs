@@ -66,7 +66,10 @@ impl super::boundary::LogArg for birenExtent {
 
 impl super::boundary::LogArg for birenPitchedPtr {
     fn show(&self) -> String {
-        format!("{{{:p}, {}, {}, {}}}", self.ptr, self.pitch, self.xsize, self.ysize)
+        format!(
+            "{{{:p}, {}, {}, {}}}",
+            self.ptr, self.pitch, self.xsize, self.ysize
+        )
     }
 }
 

@@ -15,6 +15,7 @@ pub mod memory;
 pub mod memory2d;
 pub mod occupancy;
 pub mod stream;
+pub mod symbols;
 pub mod types;
 
 use crate::runtime::{self, error::Result, exec::context::DeviceContext, Runtime};

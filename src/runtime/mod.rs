@@ -10,6 +10,7 @@ pub mod exec;
 pub mod memory;
 pub mod registry;
 pub mod settings;
+pub mod symbols;
 
 use config::Config;
 use error::{ErrorCode, Result};
@@ -162,9 +163,16 @@ impl Runtime {
             .find_map(|(i, d)| d.exec.memory.find(p).map(|r| (i, r)))
     }
 
-    /// `[p, p+len)` lies inside one live device allocation (on any device).
+    /// `[p, p+len)` lies inside one live device allocation (on any device) or one device
+    /// symbol (BIREN_DEVICE_SYMBOL).
     pub fn check_device_range(&self, p: usize, len: usize) -> Result<()> {
         let mut first = Err(ErrorCode::InvalidDevicePointer);
+        if let Some(r) = symbols::find(p) {
+            first = Err(ErrorCode::OutOfBounds);
+            if p.checked_add(len).is_some_and(|end| end <= r.base + r.size) {
+                return Ok(());
+            }
+        }
         for d in &self.devices {
             match d.exec.memory.check_range(p, len) {
                 Ok(_) => return Ok(()),

@@ -72,7 +72,10 @@ impl Runtime {
         if let Err(e) = r {
             let why = match e {
                 ErrorCode::OutOfBounds => {
-                    let reg = self.device_region(p).map(|(_, r)| r);
+                    let reg = self
+                        .device_region(p)
+                        .map(|(_, r)| r)
+                        .or_else(|| crate::runtime::symbols::find(p));
                     match reg {
                         Some(r) => format!(
                             "{arg}={p:#x}: {len} bytes from offset {} run {} bytes past the end of the {}-byte allocation at {:#x}",
