@@ -34,7 +34,7 @@ header:
 check-header:
 	$(CARGO) build --release
 
-$(BUILD)/c-tests/%: c-tests/%.c $(wildcard c-tests/*.h) include/biren_runtime.h lib
+$(BUILD)/c-tests/%: c-tests/%.c $(wildcard c-tests/*.h) include/biren_runtime.h include/biren_vector_types.h lib
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_STRICT) -o $@ $< $(LDLIBS)
 
@@ -103,6 +103,7 @@ install: $(LIBDIR)/libbiren_runtime.so $(LIBDIR)/libbiren_runtime.a
 	ln -sf $(SONAME) $(DESTDIR)$(libdir)/libbiren_runtime.so
 	install -m 644 $(LIBDIR)/libbiren_runtime.a $(DESTDIR)$(libdir)/libbiren_runtime.a
 	install -m 644 include/biren_runtime.h $(DESTDIR)$(includedir)/biren_runtime.h
+	install -m 644 include/biren_vector_types.h $(DESTDIR)$(includedir)/biren_vector_types.h
 	printf '%s\n' \
 	  'prefix=$(PREFIX)' \
 	  'libdir=$(call pc_rel,$(libdir))' \
@@ -120,7 +121,8 @@ install: $(LIBDIR)/libbiren_runtime.so $(LIBDIR)/libbiren_runtime.a
 uninstall:
 	rm -f $(DESTDIR)$(libdir)/libbiren_runtime.so.$(VERSION) $(DESTDIR)$(libdir)/$(SONAME) \
 	      $(DESTDIR)$(libdir)/libbiren_runtime.so $(DESTDIR)$(libdir)/libbiren_runtime.a \
-	      $(DESTDIR)$(includedir)/biren_runtime.h $(DESTDIR)$(pkgconfigdir)/biren_runtime.pc
+	      $(DESTDIR)$(includedir)/biren_runtime.h $(DESTDIR)$(includedir)/biren_vector_types.h \
+	      $(DESTDIR)$(pkgconfigdir)/biren_runtime.pc
 
 clean:
 	$(CARGO) clean

@@ -123,6 +123,17 @@
 #define birenHostRegisterReadOnly 8
 
 /*
+ birenEventRecordWithFlags flag: an ordinary record.
+ */
+#define birenEventRecordDefault 0
+
+/*
+ birenEventRecordWithFlags flag: an external event node when capturing a graph; outside a
+ capture an ordinary record.
+ */
+#define birenEventRecordExternal 1
+
+/*
  Occupancy flag: default behaviour.
  */
 #define birenOccupancyDefault 0
@@ -722,6 +733,12 @@ typedef struct birenMemcpy3DParms {
   struct birenExtent extent;
   birenMemcpyKind kind;
 } birenMemcpy3DParms;
+
+/*
+ A stream callback (CUDA's cudaStreamCallback_t): the stream it was added to, the status of
+ the stream's work before it, and the user's data.
+ */
+typedef void (*birenStreamCallback_t)(birenStream_t stream, enum birenError_t status, void *userData);
 
 /*
  What birenFuncGetAttributes reports about a kernel (CUDA's cudaFuncAttributes).
@@ -1348,6 +1365,60 @@ enum birenError_t birenMemcpy3D(const struct birenMemcpy3DParms *p);
 enum birenError_t birenMemcpy3DAsync(const struct birenMemcpy3DParms *p, birenStream_t stream);
 
 /*
+ Enqueues `callback(stream, status, userData)` on `stream` (NULL: the default stream): it runs
+ on a runtime thread once the work enqueued before it has completed, and later work in the
+ stream waits for it to return. `status` is the device's error at that point — BIREN_SUCCESS
+ in practice, since a device with a sticky error skips the rest of its queued work, callbacks
+ included (CUDA would run the callback with the error). The callback must not call
+ synchronizing runtime calls (they return BIREN_ERROR_NOT_PERMITTED there). `flags` must be 0.
+ Returns BIREN_ERROR_INVALID_VALUE for a NULL callback or flags != 0,
+ BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream; nothing is enqueued on error.
+ (A callback dropped by birenDeviceReset before it ran is not called.) Thread-safe.
+ */
+enum birenError_t birenStreamAddCallback(birenStream_t stream, birenStreamCallback_t callback, void *userData, unsigned int flags);
+
+/*
+ Writes the device `stream` belongs to (NULL: the current device's default stream) to
+ *device. Returns BIREN_ERROR_INVALID_VALUE if device is NULL, BIREN_ERROR_INVALID_HANDLE for
+ a destroyed or unknown stream. Nothing is written on error. Thread-safe.
+ */
+enum birenError_t birenStreamGetDevice(birenStream_t stream, int *device);
+
+/*
+ birenEventRecord with `flags`: birenEventRecordDefault or birenEventRecordExternal (an
+ ordinary record outside a graph capture). Returns BIREN_ERROR_INVALID_VALUE for other flags,
+ otherwise exactly what birenEventRecord returns. Thread-safe.
+ */
+enum birenError_t birenEventRecordWithFlags(birenEvent_t event, birenStream_t stream, unsigned int flags);
+
+/*
+ Resumes recording the trace (BIREN_TRACE) after birenProfilerStop. Without BIREN_TRACE there
+ is nothing to record and it does nothing. Always BIREN_SUCCESS after birenInit. Thread-safe.
+ */
+enum birenError_t birenProfilerStart(void);
+
+/*
+ Pauses recording the trace (BIREN_TRACE) until birenProfilerStart: work that runs meanwhile
+ is not drawn (the file is still written at reset and exit). Without BIREN_TRACE it does
+ nothing. Always BIREN_SUCCESS after birenInit. Thread-safe.
+ */
+enum birenError_t birenProfilerStop(void);
+
+/*
+ Opens a named range on the calling host thread (NVTX's nvtxRangePushA): with BIREN_TRACE it
+ is drawn on the thread's track, from this call to the matching birenRangePop. Ranges nest;
+ each host thread has its own stack (at most 1024 deep). Works before birenInit.
+ Returns BIREN_ERROR_INVALID_VALUE for a NULL name or a stack 1024 deep. Thread-safe.
+ */
+enum birenError_t birenRangePush(const char *name);
+
+/*
+ Closes the calling host thread's innermost range (NVTX's nvtxRangePop), drawing it in the
+ trace. Returns BIREN_ERROR_INVALID_VALUE when no range is open on this thread. Thread-safe.
+ */
+enum birenError_t birenRangePop(void);
+
+/*
  Writes the attributes of kernel `func` to *attr.
  Returns BIREN_ERROR_INVALID_VALUE if attr is NULL, BIREN_ERROR_INVALID_DEVICE_FUNCTION if func
  is NULL; nothing is written on error. Any non-NULL C function is a kernel. Thread-safe.
@@ -1645,30 +1716,45 @@ static inline dim3 birenDim3(unsigned int x, unsigned int y, unsigned int z) {
 
 /* ---- BIREN_LAUNCH: one-line, safe launches ------------------------------------------------
  * BIREN_LAUNCH(kernel, grid, block, sharedMem, stream, a, b, ...) launches `kernel` with the
- * arguments a, b, ... (1 to 16 lvalues: variables, not literals), copying their values
- * (sizeof each) at launch, so they may change right after. It evaluates to the birenError_t of
+ * arguments a, b, ... (1 to 16), copying their values (sizeof each) at launch, so they may
+ * change right after. Arguments may be any expressions (n * 2, d + 1, 3.0f) with GCC, Clang,
+ * C23 and C++ (typeof / templates); a strict C99 compiler without typeof needs lvalues
+ * (variables). An argument's type is the expression's type: pass 3.0f, not 3.0, to a float
+ * parameter, and (unsigned)n to an unsigned one, as the kernel reads it. It evaluates to the birenError_t of
  * birenLaunchKernelArgs. For a kernel without arguments use birenLaunchKernel(k, g, b, NULL, 0, s).
  */
 #define BIREN_PP_CAT_(a, b) a##b
 #define BIREN_PP_CAT(a, b) BIREN_PP_CAT_(a, b)
 #define BIREN_PP_NARGS_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, N, ...) N
 #define BIREN_PP_NARGS(...) BIREN_PP_NARGS_(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
-#define BIREN_PP_A1(a) (void *)&(a)
-#define BIREN_PP_A2(a, ...) (void *)&(a), BIREN_PP_A1(__VA_ARGS__)
-#define BIREN_PP_A3(a, ...) (void *)&(a), BIREN_PP_A2(__VA_ARGS__)
-#define BIREN_PP_A4(a, ...) (void *)&(a), BIREN_PP_A3(__VA_ARGS__)
-#define BIREN_PP_A5(a, ...) (void *)&(a), BIREN_PP_A4(__VA_ARGS__)
-#define BIREN_PP_A6(a, ...) (void *)&(a), BIREN_PP_A5(__VA_ARGS__)
-#define BIREN_PP_A7(a, ...) (void *)&(a), BIREN_PP_A6(__VA_ARGS__)
-#define BIREN_PP_A8(a, ...) (void *)&(a), BIREN_PP_A7(__VA_ARGS__)
-#define BIREN_PP_A9(a, ...) (void *)&(a), BIREN_PP_A8(__VA_ARGS__)
-#define BIREN_PP_A10(a, ...) (void *)&(a), BIREN_PP_A9(__VA_ARGS__)
-#define BIREN_PP_A11(a, ...) (void *)&(a), BIREN_PP_A10(__VA_ARGS__)
-#define BIREN_PP_A12(a, ...) (void *)&(a), BIREN_PP_A11(__VA_ARGS__)
-#define BIREN_PP_A13(a, ...) (void *)&(a), BIREN_PP_A12(__VA_ARGS__)
-#define BIREN_PP_A14(a, ...) (void *)&(a), BIREN_PP_A13(__VA_ARGS__)
-#define BIREN_PP_A15(a, ...) (void *)&(a), BIREN_PP_A14(__VA_ARGS__)
-#define BIREN_PP_A16(a, ...) (void *)&(a), BIREN_PP_A15(__VA_ARGS__)
+/* Where the compiler has typeof (GCC, Clang, C23), each argument is copied into a compound
+ * literal (a one-element array of its own type, so structs work too), so any expression works:
+ * BIREN_LAUNCH(k, g, b, 0, s, n * 2, d + 1). The literal lives until the end of the enclosing
+ * block, past the launch call, which copies the values. Arrays cannot be arguments (as in CUDA:
+ * pass a pointer). Elsewhere (strict C99 without GNU extensions) arguments must be lvalues. */
+#if defined(__GNUC__) || defined(__clang__)
+#define BIREN_PP_ARG(a) (void *)(__typeof__(a)[1]){a}
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 202311L
+#define BIREN_PP_ARG(a) (void *)(typeof(a)[1]){a}
+#else
+#define BIREN_PP_ARG(a) (void *)&(a)
+#endif
+#define BIREN_PP_A1(a) BIREN_PP_ARG(a)
+#define BIREN_PP_A2(a, ...) BIREN_PP_ARG(a), BIREN_PP_A1(__VA_ARGS__)
+#define BIREN_PP_A3(a, ...) BIREN_PP_ARG(a), BIREN_PP_A2(__VA_ARGS__)
+#define BIREN_PP_A4(a, ...) BIREN_PP_ARG(a), BIREN_PP_A3(__VA_ARGS__)
+#define BIREN_PP_A5(a, ...) BIREN_PP_ARG(a), BIREN_PP_A4(__VA_ARGS__)
+#define BIREN_PP_A6(a, ...) BIREN_PP_ARG(a), BIREN_PP_A5(__VA_ARGS__)
+#define BIREN_PP_A7(a, ...) BIREN_PP_ARG(a), BIREN_PP_A6(__VA_ARGS__)
+#define BIREN_PP_A8(a, ...) BIREN_PP_ARG(a), BIREN_PP_A7(__VA_ARGS__)
+#define BIREN_PP_A9(a, ...) BIREN_PP_ARG(a), BIREN_PP_A8(__VA_ARGS__)
+#define BIREN_PP_A10(a, ...) BIREN_PP_ARG(a), BIREN_PP_A9(__VA_ARGS__)
+#define BIREN_PP_A11(a, ...) BIREN_PP_ARG(a), BIREN_PP_A10(__VA_ARGS__)
+#define BIREN_PP_A12(a, ...) BIREN_PP_ARG(a), BIREN_PP_A11(__VA_ARGS__)
+#define BIREN_PP_A13(a, ...) BIREN_PP_ARG(a), BIREN_PP_A12(__VA_ARGS__)
+#define BIREN_PP_A14(a, ...) BIREN_PP_ARG(a), BIREN_PP_A13(__VA_ARGS__)
+#define BIREN_PP_A15(a, ...) BIREN_PP_ARG(a), BIREN_PP_A14(__VA_ARGS__)
+#define BIREN_PP_A16(a, ...) BIREN_PP_ARG(a), BIREN_PP_A15(__VA_ARGS__)
 #define BIREN_PP_S1(a) sizeof(a)
 #define BIREN_PP_S2(a, ...) sizeof(a), BIREN_PP_S1(__VA_ARGS__)
 #define BIREN_PP_S3(a, ...) sizeof(a), BIREN_PP_S2(__VA_ARGS__)
@@ -1686,13 +1772,16 @@ static inline dim3 birenDim3(unsigned int x, unsigned int y, unsigned int z) {
 #define BIREN_PP_S15(a, ...) sizeof(a), BIREN_PP_S14(__VA_ARGS__)
 #define BIREN_PP_S16(a, ...) sizeof(a), BIREN_PP_S15(__VA_ARGS__)
 #ifdef __cplusplus
-#define BIREN_LAUNCH(kernel, grid, block, sharedMem, stream, ...)                                 \
-  ([&]() -> birenError_t {                                                                      \
-    void *biren_launch_args_[] = {BIREN_PP_CAT(BIREN_PP_A, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)}; \
-    const size_t biren_launch_sizes_[] = {BIREN_PP_CAT(BIREN_PP_S, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)}; \
-    return birenLaunchKernelArgs((kernel), (grid), (block), biren_launch_args_, biren_launch_sizes_, \
-                                 BIREN_PP_NARGS(__VA_ARGS__), (sharedMem), (stream));           \
-  }())
+/* C++: a variadic template takes the arguments by reference, so expressions work too: their
+ * temporaries live until the launch call returns, and the values are copied at launch. */
+template <typename... BirenArgs>
+static inline birenError_t birenLaunchArgs_(birenKernel_t kernel, dim3 grid, dim3 block, size_t sharedMem,
+                                            birenStream_t stream, const BirenArgs &...args) {
+  void *ptrs[] = {(void *)&args...};
+  const size_t sizes[] = {sizeof(BirenArgs)...};
+  return birenLaunchKernelArgs(kernel, grid, block, ptrs, sizes, (unsigned)sizeof...(BirenArgs), sharedMem, stream);
+}
+#define BIREN_LAUNCH(kernel, grid, block, sharedMem, stream, ...)                                 birenLaunchArgs_((kernel), (grid), (block), (sharedMem), (stream), __VA_ARGS__)
 #else
 #define BIREN_LAUNCH(kernel, grid, block, sharedMem, stream, ...)                                 \
   birenLaunchKernelArgs((kernel), (grid), (block),                                              \
@@ -1753,6 +1842,28 @@ static inline birenPos make_birenPos(size_t x, size_t y, size_t z) {
 #define BIREN_DEVICE_ARRAY(type, name, n) extern type name[n]; BIREN_SYMBOL_REGISTRAR_(name) type name[n]
 #define BIREN_CONSTANT_SYMBOL(type, name) BIREN_DEVICE_SYMBOL(type, name)
 #define BIREN_CONSTANT_ARRAY(type, name, n) BIREN_DEVICE_ARRAY(type, name, n)
+#endif
+
+/* ---- Static shared memory (CUDA's __shared__ arrays) ----------------------------------------
+ * Inside a kernel, `BIREN_SHARED float tile[16][16];` declares an array shared by the threads of
+ * a block, like CUDA's `__shared__ float tile[16][16];`: a compute unit runs one block at a time,
+ * all its threads on that unit's OS thread, so a thread-local static is exactly per block. As in
+ * CUDA, its contents are undefined when a block starts (they are what the unit's previous block
+ * left) and an initializer is not re-applied per block; write it, birenSyncThreads(), then read.
+ * It is not counted in sharedMemPerBlock. Needs C11 (_Thread_local), C++11 (thread_local) or
+ * GCC/Clang (__thread).
+ */
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define BIREN_SHARED static thread_local
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define BIREN_SHARED static _Thread_local
+#elif defined(__GNUC__) || defined(__clang__)
+#define BIREN_SHARED static __thread
+#endif
+
+/* ---- Vector types (float2 .. double4, make_float4, ...) ----------------------------------- */
+#ifndef BIREN_NO_VECTOR_TYPES
+#include "biren_vector_types.h"
 #endif
 
 #endif /* BIREN_RUNTIME_INLINE_H */

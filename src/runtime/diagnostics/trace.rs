@@ -95,8 +95,17 @@ pub fn start(path: String, clock: Instant) {
     });
 }
 
+/// Recording paused by `birenProfilerStop` (until `birenProfilerStart`).
+static PAUSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 #[inline]
 pub fn on() -> bool {
+    TRACER.get().is_some() && !PAUSED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Pauses (`false`) or resumes (`true`) recording; whether a trace is being written at all.
+pub fn set_recording(on: bool) -> bool {
+    PAUSED.store(!on, std::sync::atomic::Ordering::Relaxed);
     TRACER.get().is_some()
 }
 
