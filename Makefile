@@ -18,8 +18,9 @@ LDLIBS   := -L$(LIBDIR) -Wl,-rpath,$(CURDIR)/$(LIBDIR) -lbiren_runtime -lm -pthr
 
 C_TESTS  := $(patsubst c-tests/%.c,$(BUILD)/c-tests/%,$(wildcard c-tests/*.c))
 EXAMPLES := $(patsubst examples-c/%.c,$(BUILD)/examples/%,$(sort $(wildcard examples-c/*.c)))
+SAMPLES  := $(patsubst samples/%.c,$(BUILD)/samples/%,$(sort $(wildcard samples/*.c)))
 
-.PHONY: all lib header check-header test test-rust test-c test-examples demo bench stress valgrind install uninstall clean
+.PHONY: all lib header check-header test test-rust test-c test-examples test-samples demo bench stress valgrind install uninstall clean
 
 all: lib
 
@@ -38,11 +39,22 @@ $(BUILD)/c-tests/%: c-tests/%.c $(wildcard c-tests/*.h) include/biren_runtime.h 
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_STRICT) -o $@ $< $(LDLIBS)
 
+# Ported CUDA samples (samples/README.md): each keeps its own result check and exits non-zero
+# when it fails; sizes are cut for `make test` (BIREN_SAMPLES_FULL=1 restores the originals).
+$(BUILD)/samples/%: samples/%.c samples/biren_helpers.h include/biren_runtime.h include/biren_vector_types.h lib
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_STRICT) -o $@ $< $(LDLIBS)
+
+test-samples: lib $(SAMPLES)
+	@set -e; for s in $(SAMPLES); do echo "== $$s"; \
+	  if ! BIREN_DEVICE_COUNT=2 timeout 120 $$s > $$s.log 2>&1; then cat $$s.log; echo "sample $$s FAILED"; exit 1; fi; \
+	  tail -n 1 $$s.log; done; echo "samples: all passed their own checks"
+
 $(BUILD)/examples/%: examples-c/%.c include/biren_runtime.h lib
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_STRICT) -o $@ $< $(LDLIBS)
 
-test: test-rust test-c test-examples test-python test-install
+test: test-rust test-c test-examples test-samples test-python test-install
 
 # The dlopen test loads the built .so: build it first.
 test-rust: lib
