@@ -123,6 +123,26 @@
 #define birenHostRegisterReadOnly 8
 
 /*
+ birenMemLocation.type: no location.
+ */
+#define birenMemLocationTypeInvalid 0
+
+/*
+ birenMemLocation.type: device memory of device `id`.
+ */
+#define birenMemLocationTypeDevice 1
+
+/*
+ birenMemPoolProps.allocType: page-locked (non-migratable) device memory.
+ */
+#define birenMemAllocationTypePinned 1
+
+/*
+ birenMemPoolProps.handleTypes: no export handles (the only kind supported).
+ */
+#define birenMemHandleTypeNone 0
+
+/*
  birenEventRecordWithFlags flag: an ordinary record.
  */
 #define birenEventRecordDefault 0
@@ -463,9 +483,52 @@ typedef enum birenFuncCache {
 } birenFuncCache;
 
 /*
+ Pool attributes (CUDA's cudaMemPoolAttr values).
+ */
+typedef enum birenMemPoolAttr {
+  /*
+   int, 0 or 1: recorded (the pool keeps no freed memory to reuse).
+   */
+  birenMemPoolReuseFollowEventDependencies = 1,
+  /*
+   int, 0 or 1: recorded.
+   */
+  birenMemPoolReuseAllowOpportunistic = 2,
+  /*
+   int, 0 or 1: recorded.
+   */
+  birenMemPoolReuseAllowInternalDependencies = 3,
+  /*
+   uint64_t: bytes the pool may keep reserved; recorded (it keeps none).
+   */
+  birenMemPoolAttrReleaseThreshold = 4,
+  /*
+   uint64_t, read-only: bytes reserved (= in use: nothing is kept in reserve).
+   */
+  birenMemPoolAttrReservedMemCurrent = 5,
+  /*
+   uint64_t: high-water mark of the reserved bytes; only 0 may be set (resets it).
+   */
+  birenMemPoolAttrReservedMemHigh = 6,
+  /*
+   uint64_t, read-only: bytes of the pool's live allocations.
+   */
+  birenMemPoolAttrUsedMemCurrent = 7,
+  /*
+   uint64_t: high-water mark of the used bytes; only 0 may be set (resets it).
+   */
+  birenMemPoolAttrUsedMemHigh = 8,
+} birenMemPoolAttr;
+
+/*
  Opaque event object; only ever handled through birenEvent_t.
  */
 typedef struct birenEvent_st birenEvent_st;
+
+/*
+ Opaque memory pool object; only ever handled through birenMemPool_t.
+ */
+typedef struct birenMemPool_st birenMemPool_st;
 
 /*
  Opaque stream object; only ever handled through birenStream_t.
@@ -624,7 +687,7 @@ typedef struct birenDeviceProp {
   int globalL1CacheSupported;
   int localL1CacheSupported;
   /*
-   1 when stream-ordered allocation (birenMallocAsync, pools) is available.
+   1: stream-ordered allocation (birenMallocAsync) and memory pools are available.
    */
   int memoryPoolsSupported;
   /*
@@ -733,6 +796,56 @@ typedef struct birenMemcpy3DParms {
   struct birenExtent extent;
   birenMemcpyKind kind;
 } birenMemcpy3DParms;
+
+/*
+ A memory pool handle (birenDeviceGetDefaultMemPool, birenMemPoolCreate).
+ */
+typedef struct birenMemPool_st *birenMemPool_t;
+
+/*
+ Where a pool's memory is (CUDA's cudaMemLocation).
+ */
+typedef struct birenMemLocation {
+  /*
+   birenMemLocationTypeDevice (1).
+   */
+  int type;
+  /*
+   The device.
+   */
+  int id;
+} birenMemLocation;
+
+/*
+ Properties of a new pool (CUDA's cudaMemPoolProps).
+ */
+typedef struct birenMemPoolProps {
+  /*
+   birenMemAllocationTypePinned.
+   */
+  int allocType;
+  /*
+   birenMemHandleTypeNone (exporting pools is not supported).
+   */
+  int handleTypes;
+  /*
+   The device whose memory the pool hands out.
+   */
+  struct birenMemLocation location;
+  /*
+   Ignored (Windows only).
+   */
+  void *win32SecurityAttributes;
+  /*
+   Largest total of the pool's live allocations in bytes; 0: the device's capacity.
+   */
+  size_t maxSize;
+  /*
+   Ignored.
+   */
+  unsigned short usage;
+  unsigned char reserved[54];
+} birenMemPoolProps;
 
 /*
  A stream callback (CUDA's cudaStreamCallback_t): the stream it was added to, the status of
@@ -967,7 +1080,8 @@ enum birenError_t birenGetDeviceProperties_v2(struct birenDeviceProp *prop, int 
  two copy engines, unified addressing, mapped and registered host memory usable by kernels at
  its host address. Device-side facilities are those this header declares (not every intrinsic
  of a real 6.0 device). Clocks, bus width and L2 size are nominal values. Attributes that
- describe missing features (managed memory, cooperative launch, memory pools) report 0.
+ describe missing features (managed memory, cooperative launch) report 0; memory pools
+ (birenMallocAsync, birenMemPoolCreate) are supported.
 
  Returns BIREN_ERROR_INVALID_VALUE if value is NULL or `attr` is not a birenDeviceAttr value
  listed in this header; BIREN_ERROR_INVALID_DEVICE if there is no such device. Nothing is
@@ -1363,6 +1477,96 @@ enum birenError_t birenMemcpy3D(const struct birenMemcpy3DParms *p);
  destroyed or unknown stream. Thread-safe.
  */
 enum birenError_t birenMemcpy3DAsync(const struct birenMemcpy3DParms *p, birenStream_t stream);
+
+/*
+ Allocates `size` bytes of device memory from the current pool (birenDeviceGetMemPool) of
+ `hStream`'s device and writes the address to *devPtr. The memory exists from this call on;
+ in stream order it may be used by work ordered after the call, and it is given back by
+ birenFreeAsync (or birenFree). Size 0 gives *devPtr = NULL.
+ Returns BIREN_ERROR_INVALID_VALUE if devPtr is NULL, BIREN_ERROR_INVALID_HANDLE for a
+ destroyed or unknown stream, BIREN_ERROR_OUT_OF_MEMORY past the device's capacity or the
+ pool's maxSize. Nothing is written on error. Thread-safe.
+ */
+enum birenError_t birenMallocAsync(void **devPtr, size_t size, birenStream_t hStream);
+
+/*
+ As birenMallocAsync, from `memPool` (whose device's memory it is).
+ BIREN_ERROR_INVALID_VALUE also for an unknown or destroyed pool. Thread-safe.
+ */
+enum birenError_t birenMallocFromPoolAsync(void **ptr, size_t size, birenMemPool_t memPool, birenStream_t stream);
+
+/*
+ Frees `devPtr` in stream order: the allocation is gone for every call made from now on (a
+ later copy or fill naming it fails with BIREN_ERROR_INVALID_DEVICE_POINTER, and with the
+ validator on its message names the free), and its memory goes back when `hStream` reaches
+ this point (the work enqueued before it in the stream — and, for a blocking stream, in the
+ default stream — still uses it safely). Work of other streams that is not ordered before the
+ free must not use it; with the validator on, a kernel writing it after it went back is
+ reported as a use after free. Any device allocation may be freed this way. NULL succeeds.
+ Returns BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream,
+ BIREN_ERROR_INVALID_DEVICE_POINTER if devPtr is not the start of a live device allocation.
+ Nothing changes on error. Thread-safe.
+ */
+enum birenError_t birenFreeAsync(void *devPtr, birenStream_t hStream);
+
+/*
+ Writes the default memory pool of `device` to *memPool. Returns BIREN_ERROR_INVALID_VALUE if
+ memPool is NULL, BIREN_ERROR_INVALID_DEVICE if there is no such device. Thread-safe.
+ */
+enum birenError_t birenDeviceGetDefaultMemPool(birenMemPool_t *memPool, int device);
+
+/*
+ Writes the pool birenMallocAsync uses on `device` (its default pool unless
+ birenDeviceSetMemPool chose another) to *memPool. Errors as birenDeviceGetDefaultMemPool.
+ */
+enum birenError_t birenDeviceGetMemPool(birenMemPool_t *memPool, int device);
+
+/*
+ Makes `memPool` the pool birenMallocAsync uses on `device`. Returns
+ BIREN_ERROR_INVALID_DEVICE if there is no such device, BIREN_ERROR_INVALID_VALUE if memPool
+ is not a live pool of that device. Thread-safe.
+ */
+enum birenError_t birenDeviceSetMemPool(int device, birenMemPool_t memPool);
+
+/*
+ Creates a pool of device memory described by *poolProps (allocType
+ birenMemAllocationTypePinned, location {birenMemLocationTypeDevice, device}, handleTypes
+ birenMemHandleTypeNone, maxSize 0 or a byte limit) and writes it to *memPool. Destroy it with
+ birenMemPoolDestroy. Returns BIREN_ERROR_INVALID_VALUE for NULL arguments, another allocType
+ or location type; BIREN_ERROR_INVALID_DEVICE for a location id that is no device;
+ BIREN_ERROR_NOT_SUPPORTED for export handle types. Nothing is created on error. Thread-safe.
+ */
+enum birenError_t birenMemPoolCreate(birenMemPool_t *memPool, const struct birenMemPoolProps *poolProps);
+
+/*
+ Destroys a pool made by birenMemPoolCreate. Its live allocations stay valid until freed. A
+ device whose current pool it was goes back to its default pool. Returns
+ BIREN_ERROR_INVALID_VALUE for an unknown or destroyed pool or a default pool. Thread-safe.
+ */
+enum birenError_t birenMemPoolDestroy(birenMemPool_t memPool);
+
+/*
+ Sets a pool attribute from *value (an int for the reuse flags, a uint64_t otherwise).
+ Returns BIREN_ERROR_INVALID_VALUE for an unknown pool, a NULL value, an unknown or read-only
+ attribute, a reuse flag other than 0 or 1, or a high-water mark other than 0. Thread-safe.
+ */
+enum birenError_t birenMemPoolSetAttribute(birenMemPool_t memPool, birenMemPoolAttr attr, void *value);
+
+/*
+ Writes a pool attribute to *value (an int for the reuse flags, a uint64_t otherwise).
+ Reserved bytes equal used bytes (the pool keeps nothing in reserve). Returns
+ BIREN_ERROR_INVALID_VALUE for an unknown pool, a NULL value or an unknown attribute; nothing
+ is written on error. Thread-safe.
+ */
+enum birenError_t birenMemPoolGetAttribute(birenMemPool_t memPool, birenMemPoolAttr attr, void *value);
+
+/*
+ Releases reserved memory of the pool beyond `minBytesToKeep`. The pool keeps no memory in
+ reserve (freed blocks go back to the device when the free is reached), so there is nothing to
+ release; the call checks the pool. Returns BIREN_ERROR_INVALID_VALUE for an unknown pool.
+ Thread-safe.
+ */
+enum birenError_t birenMemPoolTrimTo(birenMemPool_t memPool, size_t minBytesToKeep);
 
 /*
  Enqueues `callback(stream, status, userData)` on `stream` (NULL: the default stream): it runs

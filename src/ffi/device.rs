@@ -180,7 +180,7 @@ pub(crate) fn attribute(index: usize, attr: i64) -> Result<Option<i64>> {
         101 => 0,
         106 => caps::MAX_BLOCKS_PER_MP as i64,
         108 | 109 | 111 => 0,
-        115 => 0,
+        115 => 1,
         _ => return Ok(None),
     };
     Ok(Some(v))
@@ -304,7 +304,8 @@ pub extern "C" fn birenGetDeviceProperties_v2(
 /// two copy engines, unified addressing, mapped and registered host memory usable by kernels at
 /// its host address. Device-side facilities are those this header declares (not every intrinsic
 /// of a real 6.0 device). Clocks, bus width and L2 size are nominal values. Attributes that
-/// describe missing features (managed memory, cooperative launch, memory pools) report 0.
+/// describe missing features (managed memory, cooperative launch) report 0; memory pools
+/// (birenMallocAsync, birenMemPoolCreate) are supported.
 ///
 /// Returns BIREN_ERROR_INVALID_VALUE if value is NULL or `attr` is not a birenDeviceAttr value
 /// listed in this header; BIREN_ERROR_INVALID_DEVICE if there is no such device. Nothing is

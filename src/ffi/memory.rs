@@ -52,6 +52,7 @@ pub extern "C" fn birenFree(devPtr: *mut c_void) -> birenError_t {
         if diagnostics::validator_on() {
             crate::runtime::diagnostics::validator::check_on_free(&d.exec.memory, p);
         }
+        rt.pools.forget(p);
         d.free(p).inspect_err(|_| {
             diagnostics::finding("birenFree", &format!("devPtr={p:#x} points inside an allocation, not at its start"));
         })

@@ -13,6 +13,7 @@ pub mod hostmem;
 pub mod launch;
 pub mod memory;
 pub mod memory2d;
+pub mod mempool;
 pub mod misc;
 pub mod occupancy;
 pub mod stream;

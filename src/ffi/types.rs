@@ -205,7 +205,7 @@ pub struct birenDeviceProp {
     pub canUseHostPointerForRegisteredMem: c_int,
     pub globalL1CacheSupported: c_int,
     pub localL1CacheSupported: c_int,
-    /// 1 when stream-ordered allocation (birenMallocAsync, pools) is available.
+    /// 1: stream-ordered allocation (birenMallocAsync) and memory pools are available.
     pub memoryPoolsSupported: c_int,
     /// Zero; room for fields to come.
     pub reserved: [c_int; 32],

@@ -8,6 +8,7 @@ pub mod diagnostics;
 pub mod error;
 pub mod exec;
 pub mod memory;
+pub mod mempool;
 pub mod registry;
 pub mod settings;
 pub mod symbols;
@@ -43,6 +44,8 @@ pub struct Runtime {
     pub settings: Vec<settings::DeviceSettings>,
     /// Kernels' attributes (birenFuncSetAttribute).
     pub func_attrs: settings::FuncAttrTable,
+    /// Memory pools and stream-ordered allocations (birenMallocAsync).
+    pub pools: mempool::Pools,
     pub clock: Instant,
     ids: AtomicU64,
 }
@@ -82,6 +85,7 @@ pub fn init() -> Result<&'static Runtime> {
             ))
         })
         .collect();
+    let device_count = config.device_count;
     let settings = (0..config.device_count)
         .map(|_| settings::DeviceSettings::default())
         .collect();
@@ -95,6 +99,7 @@ pub fn init() -> Result<&'static Runtime> {
         host_flags: Default::default(),
         settings,
         func_attrs: settings::FuncAttrTable::default(),
+        pools: mempool::Pools::new(device_count),
         clock,
         ids: AtomicU64::new(0),
     };
@@ -196,6 +201,7 @@ impl Runtime {
         let events = self.events.remove_where(|e| e.device == i);
         let allocations = d.reset();
         self.settings[i].reset_limits();
+        self.pools.on_reset(i);
         diagnostics::leaks::Leaks {
             streams: streams.iter().map(|(_, s)| (s.id, s.caller)).collect(),
             events: events.iter().map(|(_, e)| (e.id, e.caller)).collect(),

@@ -87,7 +87,14 @@ impl Runtime {
                         None => format!("{arg}={p:#x}: range of {len} bytes overflows"),
                     }
                 }
-                _ => format!("{arg}={p:#x} is not inside any live device allocation (host pointer, freed, or never allocated)"),
+                _ => match self.pools.freed_range(p) {
+                    Some((base, f)) => format!(
+                        "{arg}={p:#x} lies in the {}-byte allocation at {base:#x} that birenFreeAsync freed in {}: a use after the free in stream order",
+                        f.size,
+                        crate::runtime::exec::deadlock::stream_name(f.stream)
+                    ),
+                    None => format!("{arg}={p:#x} is not inside any live device allocation (host pointer, freed, or never allocated)"),
+                },
             };
             crate::runtime::diagnostics::finding(call, &why);
         }
