@@ -47,11 +47,13 @@ static const struct {
     {BIREN_ERROR_HOST_MEMORY_ALREADY_REGISTERED, 19, "BIREN_ERROR_HOST_MEMORY_ALREADY_REGISTERED"},
     {BIREN_ERROR_HOST_MEMORY_NOT_REGISTERED, 20, "BIREN_ERROR_HOST_MEMORY_NOT_REGISTERED"},
     {BIREN_ERROR_INVALID_DEVICE_FUNCTION, 21, "BIREN_ERROR_INVALID_DEVICE_FUNCTION"},
+    {BIREN_ERROR_PEER_ACCESS_ALREADY_ENABLED, 22, "BIREN_ERROR_PEER_ACCESS_ALREADY_ENABLED"},
+    {BIREN_ERROR_PEER_ACCESS_NOT_ENABLED, 23, "BIREN_ERROR_PEER_ACCESS_NOT_ENABLED"},
     {BIREN_ERROR_UNKNOWN, 999, "BIREN_ERROR_UNKNOWN"},
 };
 #define N_KNOWN (sizeof known_codes / sizeof known_codes[0])
 
-static const int unknown_values[] = {22, 23, 100, 998, 1000, -1, -999, INT_MAX, INT_MIN};
+static const int unknown_values[] = {24, 25, 100, 998, 1000, -1, -999, INT_MAX, INT_MIN};
 #define N_UNKNOWN (sizeof unknown_values / sizeof unknown_values[0])
 
 /* ---- before birenInit ------------------------------------------------------------------- */

@@ -123,6 +123,26 @@
 #define birenHostRegisterReadOnly 8
 
 /*
+ birenMallocManaged / birenStreamAttachMemAsync flag: any stream of any device may use it.
+ */
+#define birenMemAttachGlobal 1
+
+/*
+ Flag: only the host (and streams it is attached to) may use it (recorded; not enforced).
+ */
+#define birenMemAttachHost 2
+
+/*
+ birenStreamAttachMemAsync flag: only the given stream may use it (recorded; not enforced).
+ */
+#define birenMemAttachSingle 4
+
+/*
+ The host as a device number (birenMemPrefetchAsync, birenMemAdvise).
+ */
+#define birenCpuDeviceId -1
+
+/*
  birenMemLocation.type: no location.
  */
 #define birenMemLocationTypeInvalid 0
@@ -310,6 +330,8 @@ typedef enum birenError_t {
   BIREN_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 19,
   BIREN_ERROR_HOST_MEMORY_NOT_REGISTERED = 20,
   BIREN_ERROR_INVALID_DEVICE_FUNCTION = 21,
+  BIREN_ERROR_PEER_ACCESS_ALREADY_ENABLED = 22,
+  BIREN_ERROR_PEER_ACCESS_NOT_ENABLED = 23,
   BIREN_ERROR_UNKNOWN = 999,
 } birenError_t;
 
@@ -343,6 +365,10 @@ typedef enum birenMemoryType {
    Device memory from birenMalloc.
    */
   birenMemoryTypeDevice = 2,
+  /*
+   Managed memory from birenMallocManaged: usable by host and device at one address.
+   */
+  birenMemoryTypeManaged = 3,
 } birenMemoryType;
 
 /*
@@ -521,6 +547,40 @@ typedef enum birenMemPoolAttr {
 } birenMemPoolAttr;
 
 /*
+ Advice for birenMemAdvise (CUDA's cudaMemoryAdvise values).
+ */
+typedef enum birenMemoryAdvise {
+  birenMemAdviseSetReadMostly = 1,
+  birenMemAdviseUnsetReadMostly = 2,
+  birenMemAdviseSetPreferredLocation = 3,
+  birenMemAdviseUnsetPreferredLocation = 4,
+  birenMemAdviseSetAccessedBy = 5,
+  birenMemAdviseUnsetAccessedBy = 6,
+} birenMemoryAdvise;
+
+/*
+ Attributes of a device pair (CUDA's cudaDeviceP2PAttr values).
+ */
+typedef enum birenDeviceP2PAttr {
+  /*
+   Relative performance of the link: 0 (all pairs alike).
+   */
+  birenDevP2PAttrPerformanceRank = 1,
+  /*
+   1: peer access is supported.
+   */
+  birenDevP2PAttrAccessSupported = 2,
+  /*
+   1: atomics over the link are native (one process, one memory).
+   */
+  birenDevP2PAttrNativeAtomicSupported = 3,
+  /*
+   0: no CUDA arrays.
+   */
+  birenDevP2PAttrCudaArrayAccessSupported = 4,
+} birenDeviceP2PAttr;
+
+/*
  Opaque event object; only ever handled through birenEvent_t.
  */
 typedef struct birenEvent_st birenEvent_st;
@@ -641,7 +701,7 @@ typedef struct birenDeviceProp {
    */
   int unifiedAddressing;
   /*
-   1 when birenMallocManaged is available.
+   1: birenMallocManaged is available (and concurrently accessible by host and kernels).
    */
   int managedMemory;
   int concurrentManagedAccess;
@@ -1080,8 +1140,8 @@ enum birenError_t birenGetDeviceProperties_v2(struct birenDeviceProp *prop, int 
  two copy engines, unified addressing, mapped and registered host memory usable by kernels at
  its host address. Device-side facilities are those this header declares (not every intrinsic
  of a real 6.0 device). Clocks, bus width and L2 size are nominal values. Attributes that
- describe missing features (managed memory, cooperative launch) report 0; memory pools
- (birenMallocAsync, birenMemPoolCreate) are supported.
+ describe missing features (cooperative launch) report 0; managed memory (coherent, host
+ and device at once) and memory pools are supported.
 
  Returns BIREN_ERROR_INVALID_VALUE if value is NULL or `attr` is not a birenDeviceAttr value
  listed in this header; BIREN_ERROR_INVALID_DEVICE if there is no such device. Nothing is
@@ -1294,6 +1354,47 @@ void birenSyncThreads(void);
 void birenTrap(void);
 
 /*
+ Allocates `size` bytes of managed memory on the current device and writes its address to
+ *devPtr: usable by kernels of every device and by the host, at that address, at any time
+ (concurrent access is coherent, as on devices with concurrentManagedAccess). birenPointerGetAttributes
+ reports it as birenMemoryTypeManaged. Free it with birenFree (or birenFreeAsync). It counts
+ against the device's memory. `flags`: birenMemAttachGlobal or birenMemAttachHost.
+ Returns BIREN_ERROR_INVALID_VALUE if devPtr is NULL, size is 0 or flags is another value;
+ BIREN_ERROR_OUT_OF_MEMORY past the capacity. Nothing is written on error. Thread-safe.
+ */
+enum birenError_t birenMallocManaged(void **devPtr, size_t size, unsigned int flags);
+
+/*
+ Prefetches `count` bytes of managed memory at devPtr to `dstDevice` (or birenCpuDeviceId) in
+ stream order. Managed memory is already usable everywhere here, so there is nothing to move:
+ the call checks its arguments and enqueues nothing.
+ Returns BIREN_ERROR_INVALID_VALUE if the range is not inside one managed allocation,
+ BIREN_ERROR_INVALID_DEVICE for another dstDevice, BIREN_ERROR_INVALID_HANDLE for a destroyed
+ or unknown stream. Thread-safe.
+ */
+enum birenError_t birenMemPrefetchAsync(const void *devPtr, size_t count, int dstDevice, birenStream_t stream);
+
+/*
+ Advises how `count` bytes of managed memory at devPtr will be used (`advice`, with `device`
+ for the location advice). Recorded for the allocation; it changes nothing here (no
+ migration). Returns BIREN_ERROR_INVALID_VALUE if the range is not inside one managed
+ allocation or advice is not a birenMemoryAdvise value, BIREN_ERROR_INVALID_DEVICE for a device
+ that is neither a device nor birenCpuDeviceId (the read-mostly advice ignores it).
+ Thread-safe.
+ */
+enum birenError_t birenMemAdvise(const void *devPtr, size_t count, birenMemoryAdvise advice, int device);
+
+/*
+ Attaches managed memory at devPtr to `stream` with `flags` (birenMemAttachGlobal,
+ birenMemAttachHost or birenMemAttachSingle). Host and kernels may always use managed memory
+ here, so the attachment is recorded and restricts nothing. `length` must be 0 or the whole
+ allocation. Returns BIREN_ERROR_INVALID_VALUE if devPtr is not the start of a managed
+ allocation, for another length or flags; BIREN_ERROR_INVALID_HANDLE for a destroyed or
+ unknown stream. Thread-safe.
+ */
+enum birenError_t birenStreamAttachMemAsync(birenStream_t stream, void *devPtr, size_t length, unsigned int flags);
+
+/*
  Allocates `size` bytes of device memory on the current device, 256-byte aligned, and writes
  its address to *devPtr. The memory is not initialized. Size 0 succeeds with *devPtr = NULL.
  Returns BIREN_ERROR_INVALID_VALUE if devPtr is NULL, BIREN_ERROR_OUT_OF_MEMORY past the
@@ -1372,8 +1473,8 @@ enum birenError_t birenMemsetAsync(void *devPtr, int value, size_t count, birenS
 enum birenError_t birenMemGetInfo(size_t *free, size_t *total);
 
 /*
- Describes the memory `ptr` points into: its type (device, registered host, or
- unregistered), its device, and the base and size of the allocation it lies in. An unknown
+ Describes the memory `ptr` points into: its type (device, managed — with both pointers set —,
+ registered host, or unregistered), its device, and the base and size of the allocation it lies in. An unknown
  pointer (including NULL) is not an error: it is reported as birenMemoryTypeUnregistered.
  BIREN_ERROR_INVALID_VALUE if attributes is NULL.
  */
@@ -1684,6 +1785,54 @@ enum birenError_t birenOccupancyMaxPotentialBlockSize(int *minGridSize, int *blo
  BIREN_ERROR_INVALID_VALUE also if that function is NULL.
  */
 enum birenError_t birenOccupancyMaxPotentialBlockSizeVariableSMem(int *minGridSize, int *blockSize, birenKernel_t func, birenBlockSizeToDynamicSMemSize_t blockSizeToDynamicSMemSize, int blockSizeLimit);
+
+/*
+ Writes 1 to *canAccessPeer if kernels of `device` can use memory of `peerDevice` (every
+ other device here), 0 for the device itself. Returns BIREN_ERROR_INVALID_VALUE if
+ canAccessPeer is NULL, BIREN_ERROR_INVALID_DEVICE for a device that does not exist.
+ Thread-safe.
+ */
+enum birenError_t birenDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice);
+
+/*
+ Enables the current device's access to `peerDevice`'s memory (recorded: it is always
+ possible here, kernels may use peer memory either way). `flags` must be 0.
+ Returns BIREN_ERROR_INVALID_DEVICE for a device that does not exist or the current device
+ itself, BIREN_ERROR_INVALID_VALUE for flags != 0, BIREN_ERROR_PEER_ACCESS_ALREADY_ENABLED if it
+ is enabled already. Reset by birenDeviceReset of the current device. Thread-safe.
+ */
+enum birenError_t birenDeviceEnablePeerAccess(int peerDevice, unsigned int flags);
+
+/*
+ Disables the current device's access to `peerDevice` enabled by birenDeviceEnablePeerAccess.
+ Returns BIREN_ERROR_INVALID_DEVICE for a device that does not exist,
+ BIREN_ERROR_PEER_ACCESS_NOT_ENABLED if it was not enabled. Thread-safe.
+ */
+enum birenError_t birenDeviceDisablePeerAccess(int peerDevice);
+
+/*
+ Writes attribute `attr` of the link from `srcDevice` to `dstDevice` to *value.
+ Returns BIREN_ERROR_INVALID_VALUE if value is NULL, attr is unknown, or the two devices are
+ the same; BIREN_ERROR_INVALID_DEVICE for a device that does not exist. Thread-safe.
+ */
+enum birenError_t birenDeviceGetP2PAttribute(int *value, birenDeviceP2PAttr attr, int srcDevice, int dstDevice);
+
+/*
+ Copies `count` bytes from device memory src on `srcDevice` to device memory dst on
+ `dstDevice` and returns when done; ordered like work on the current device's default stream.
+ Peer access need not be enabled. Returns BIREN_ERROR_INVALID_DEVICE for a device that does
+ not exist; BIREN_ERROR_INVALID_DEVICE_POINTER if a side is not in a live allocation of its
+ device; BIREN_ERROR_OUT_OF_BOUNDS if a range runs past its allocation. Count 0 succeeds.
+ Nothing is written on error. BIREN_ERROR_NOT_PERMITTED inside a kernel or a host function.
+ Thread-safe.
+ */
+enum birenError_t birenMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count);
+
+/*
+ Enqueues birenMemcpyPeer's copy on `stream`; checked at enqueue, nothing enqueued on error.
+ BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream. Thread-safe.
+ */
+enum birenError_t birenMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, birenStream_t stream);
 
 /*
  Creates a blocking stream of the lowest priority on the current device and writes it to

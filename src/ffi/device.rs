@@ -164,12 +164,12 @@ pub(crate) fn attribute(index: usize, attr: i64) -> Result<Option<i64>> {
         79 | 80 => 1,
         81 => caps::SHARED_MEM_PER_MP as i64,
         82 => caps::REGS_PER_MP as i64,
-        83 => 0,
+        83 => 1,
         84 | 85 => 0,
         86 => 1,
         87 => 2,
         88 => 1,
-        89 => 0,
+        89 => 1,
         90 => 0,
         91 => 1,
         95 | 96 => 0,
@@ -177,7 +177,7 @@ pub(crate) fn attribute(index: usize, attr: i64) -> Result<Option<i64>> {
         98 => 0,
         99 => 1,
         100 => 1,
-        101 => 0,
+        101 => 1,
         106 => caps::MAX_BLOCKS_PER_MP as i64,
         108 | 109 | 111 => 0,
         115 => 1,
@@ -304,8 +304,8 @@ pub extern "C" fn birenGetDeviceProperties_v2(
 /// two copy engines, unified addressing, mapped and registered host memory usable by kernels at
 /// its host address. Device-side facilities are those this header declares (not every intrinsic
 /// of a real 6.0 device). Clocks, bus width and L2 size are nominal values. Attributes that
-/// describe missing features (managed memory, cooperative launch) report 0; memory pools
-/// (birenMallocAsync, birenMemPoolCreate) are supported.
+/// describe missing features (cooperative launch) report 0; managed memory (coherent, host
+/// and device at once) and memory pools are supported.
 ///
 /// Returns BIREN_ERROR_INVALID_VALUE if value is NULL or `attr` is not a birenDeviceAttr value
 /// listed in this header; BIREN_ERROR_INVALID_DEVICE if there is no such device. Nothing is

@@ -53,6 +53,7 @@ pub extern "C" fn birenFree(devPtr: *mut c_void) -> birenError_t {
             crate::runtime::diagnostics::validator::check_on_free(&d.exec.memory, p);
         }
         rt.pools.forget(p);
+        rt.managed.remove(p);
         d.free(p).inspect_err(|_| {
             diagnostics::finding("birenFree", &format!("devPtr={p:#x} points inside an allocation, not at its start"));
         })
@@ -261,8 +262,8 @@ pub extern "C" fn birenMemGetInfo(free: *mut usize, total: *mut usize) -> birenE
     })
 }
 
-/// Describes the memory `ptr` points into: its type (device, registered host, or
-/// unregistered), its device, and the base and size of the allocation it lies in. An unknown
+/// Describes the memory `ptr` points into: its type (device, managed — with both pointers set —,
+/// registered host, or unregistered), its device, and the base and size of the allocation it lies in. An unknown
 /// pointer (including NULL) is not an error: it is reported as birenMemoryTypeUnregistered.
 /// BIREN_ERROR_INVALID_VALUE if attributes is NULL.
 #[no_mangle]
@@ -275,7 +276,16 @@ pub extern "C" fn birenPointerGetAttributes(
         let o = out(attributes)?;
         let p = ptr as usize;
         let null = std::ptr::null_mut();
-        *o = if let Some((dev, r)) = rt.device_region(p) {
+        *o = if let Some((dev, r)) = rt.device_region(p).filter(|(_, r)| rt.managed.get(r.base).is_some()) {
+            birenPointerAttributes {
+                type_: birenMemoryType::birenMemoryTypeManaged,
+                device: dev as c_int,
+                devicePointer: ptr as *mut c_void,
+                hostPointer: ptr as *mut c_void,
+                basePointer: r.base as *mut c_void,
+                size: r.size,
+            }
+        } else if let Some((dev, r)) = rt.device_region(p) {
             birenPointerAttributes {
                 type_: birenMemoryType::birenMemoryTypeDevice,
                 device: dev as c_int,

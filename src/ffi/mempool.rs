@@ -226,6 +226,7 @@ pub extern "C" fn birenFreeAsync(devPtr: *mut c_void, hStream: birenStream_t) ->
         let a = d.exec.memory.unregister(p)?;
         let until = free_points(sd, &s);
         rt.pools.freed(p, r.size, s.id);
+        rt.managed.remove(p);
         d.exec.free_after(a, until);
         Ok(())
     })

@@ -29,6 +29,8 @@ pub enum birenError_t {
     BIREN_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 19,
     BIREN_ERROR_HOST_MEMORY_NOT_REGISTERED = 20,
     BIREN_ERROR_INVALID_DEVICE_FUNCTION = 21,
+    BIREN_ERROR_PEER_ACCESS_ALREADY_ENABLED = 22,
+    BIREN_ERROR_PEER_ACCESS_NOT_ENABLED = 23,
     BIREN_ERROR_UNKNOWN = 999,
 }
 
@@ -59,6 +61,8 @@ impl birenError_t {
             19 => BIREN_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
             20 => BIREN_ERROR_HOST_MEMORY_NOT_REGISTERED,
             21 => BIREN_ERROR_INVALID_DEVICE_FUNCTION,
+            22 => BIREN_ERROR_PEER_ACCESS_ALREADY_ENABLED,
+            23 => BIREN_ERROR_PEER_ACCESS_NOT_ENABLED,
             _ => BIREN_ERROR_UNKNOWN,
         }
     }
@@ -104,6 +108,8 @@ pub enum birenMemoryType {
     birenMemoryTypeHost = 1,
     /// Device memory from birenMalloc.
     birenMemoryTypeDevice = 2,
+    /// Managed memory from birenMallocManaged: usable by host and device at one address.
+    birenMemoryTypeManaged = 3,
 }
 
 /// Stream flag: the stream follows the default-stream rules (waits for and is waited by the default stream).
@@ -177,7 +183,7 @@ pub struct birenDeviceProp {
     pub maxThreadsPerMultiProcessor: c_int,
     /// 1: one address space for host and device memory (birenMemcpyDefault works).
     pub unifiedAddressing: c_int,
-    /// 1 when birenMallocManaged is available.
+    /// 1: birenMallocManaged is available (and concurrently accessible by host and kernels).
     pub managedMemory: c_int,
     pub concurrentManagedAccess: c_int,
     /// 1 when birenLaunchCooperativeKernel is available.

@@ -24,6 +24,8 @@ pub enum ErrorCode {
     HostMemoryAlreadyRegistered = 19,
     HostMemoryNotRegistered = 20,
     InvalidDeviceFunction = 21,
+    PeerAccessAlreadyEnabled = 22,
+    PeerAccessNotEnabled = 23,
     Unknown = 999,
 }
 
@@ -135,6 +137,16 @@ pub(crate) const ERROR_TABLE: &[(i32, &str, &str)] = &[
         "the kernel function is NULL or invalid",
     ),
     (
+        22,
+        "BIREN_ERROR_PEER_ACCESS_ALREADY_ENABLED",
+        "peer access to that device is enabled already",
+    ),
+    (
+        23,
+        "BIREN_ERROR_PEER_ACCESS_NOT_ENABLED",
+        "peer access to that device is not enabled",
+    ),
+    (
         999,
         "BIREN_ERROR_UNKNOWN",
         "an unknown internal error occurred",
@@ -143,7 +155,7 @@ pub(crate) const ERROR_TABLE: &[(i32, &str, &str)] = &[
 
 impl ErrorCode {
     /// Every error code, in table order.
-    pub const ALL: [ErrorCode; 22] = [
+    pub const ALL: [ErrorCode; 24] = [
         ErrorCode::InvalidValue,
         ErrorCode::OutOfMemory,
         ErrorCode::NotInitialized,
@@ -165,6 +177,8 @@ impl ErrorCode {
         ErrorCode::HostMemoryAlreadyRegistered,
         ErrorCode::HostMemoryNotRegistered,
         ErrorCode::InvalidDeviceFunction,
+        ErrorCode::PeerAccessAlreadyEnabled,
+        ErrorCode::PeerAccessNotEnabled,
         ErrorCode::Unknown,
     ];
 
@@ -230,6 +244,6 @@ mod tests {
         assert_eq!(error_name(12345), "BIREN_ERROR_UNRECOGNIZED");
         assert_eq!(error_text(-1), "unrecognized error code");
         assert_eq!(error_name(0), "BIREN_SUCCESS");
-        assert!(ErrorCode::from_code(22).is_none());
+        assert!(ErrorCode::from_code(24).is_none());
     }
 }

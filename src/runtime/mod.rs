@@ -46,6 +46,10 @@ pub struct Runtime {
     pub func_attrs: settings::FuncAttrTable,
     /// Memory pools and stream-ordered allocations (birenMallocAsync).
     pub pools: mempool::Pools,
+    /// Managed allocations (birenMallocManaged).
+    pub managed: memory::managed::ManagedSet,
+    /// Peer access enabled: (device, peer) pairs (birenDeviceEnablePeerAccess).
+    pub peers: parking_lot::Mutex<std::collections::HashSet<(usize, usize)>>,
     pub clock: Instant,
     ids: AtomicU64,
 }
@@ -100,6 +104,8 @@ pub fn init() -> Result<&'static Runtime> {
         settings,
         func_attrs: settings::FuncAttrTable::default(),
         pools: mempool::Pools::new(device_count),
+        managed: Default::default(),
+        peers: Default::default(),
         clock,
         ids: AtomicU64::new(0),
     };
@@ -202,6 +208,8 @@ impl Runtime {
         let allocations = d.reset();
         self.settings[i].reset_limits();
         self.pools.on_reset(i);
+        self.managed.on_reset(i);
+        self.peers.lock().retain(|&(d, _)| d != i);
         diagnostics::leaks::Leaks {
             streams: streams.iter().map(|(_, s)| (s.id, s.caller)).collect(),
             events: events.iter().map(|(_, e)| (e.id, e.caller)).collect(),

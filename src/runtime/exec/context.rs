@@ -323,6 +323,17 @@ impl DeviceContext {
         Ok(())
     }
 
+    /// Whether a future wait is unresolved on this device or any other: the awaited work may
+    /// depend, through an event, on a stream of another device that waits for a future.
+    fn futures_pending(&self) -> bool {
+        self.exec.pending_futures.load(Ordering::SeqCst) > 0
+            || crate::runtime::try_get().is_some_and(|rt| {
+                rt.devices
+                    .iter()
+                    .any(|d| d.exec.pending_futures.load(Ordering::SeqCst) > 0)
+            })
+    }
+
     /// Waits on the host until `p` is reached. `DEADLOCK` if the work is blocked on a wait that
     /// no enqueued record can satisfy for longer than the deadlock timeout.
     pub fn wait_point(&self, p: &StreamPoint, call: &str) -> Result<()> {
@@ -331,7 +342,7 @@ impl DeviceContext {
         }
         let mut deadline: Option<Instant> = None;
         loop {
-            if self.exec.pending_futures.load(Ordering::SeqCst) > 0 {
+            if self.futures_pending() {
                 if let Some(found) =
                     deadlock::search(std::slice::from_ref(p), None, Goal::UnresolvedFuture)
                 {

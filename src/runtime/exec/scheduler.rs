@@ -121,8 +121,9 @@ const UNIT_SPIN: Duration = Duration::from_micros(50);
 
 thread_local! {
     /// Set on a compute unit between the end of a block and its next look for work: the first
-    /// kernel it submits meanwhile (a stream moving on) needs no other unit woken for it.
-    static UNIT_WILL_LOOK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// kernel it submits meanwhile (a stream moving on) needs no other unit woken for it — if
+    /// it goes to this unit's own scheduler (the address held here), not another device's.
+    static UNIT_WILL_LOOK: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// A compute unit's view: the kernel it is working on.
@@ -233,7 +234,7 @@ impl Scheduler {
         // if it is a unit submitting from its completion path (it looks for work right after).
         // Units busy running a block do not count: the work must not wait for their block.
         let finders = self.spinner.load(Ordering::Acquire) as usize
-            + UNIT_WILL_LOOK.with(|c| c.replace(false)) as usize;
+            + (UNIT_WILL_LOOK.with(|c| c.replace(0)) == self as *const Self as usize) as usize;
         let demand = (k.total.min(usize::MAX as u64) as usize).saturating_add(q.ready.0.len());
         let wake = q.idle.min(demand.saturating_sub(finders));
         // Units cache the kernel they work on; make them look again only if this one should
@@ -337,7 +338,7 @@ impl BlockSource for Scheduler {
     }
 
     fn next_block(&self, st: &mut UnitState) -> Option<(Arc<KernelRun>, u64)> {
-        UNIT_WILL_LOOK.with(|c| c.set(false));
+        UNIT_WILL_LOOK.with(|c| c.set(0));
         loop {
             if let Some(k) = &st.current {
                 if self.version.load(Ordering::Acquire) == st.version {
@@ -394,7 +395,7 @@ impl BlockSource for Scheduler {
     }
 
     fn block_done(&self, k: Arc<KernelRun>, _block: u64, outcome: BlockOutcome) {
-        UNIT_WILL_LOOK.with(|c| c.set(true));
+        UNIT_WILL_LOOK.with(|c| c.set(self as *const Self as usize));
         if outcome != BlockOutcome::Completed {
             let msg = match outcome {
                 BlockOutcome::Trapped { thread } => format!(

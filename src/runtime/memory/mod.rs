@@ -3,6 +3,7 @@
 
 pub mod arena;
 pub mod host;
+pub mod managed;
 
 use crate::runtime::error::{ErrorCode, Result};
 use arena::Arena;
