@@ -202,7 +202,51 @@ static int reset_clears_pool_usage(void) {
   return 0;
 }
 
+static int pool_access(void) {
+  birenMemPool_t p0 = NULL;
+  OK(birenDeviceGetDefaultMemPool(&p0, 0));
+  birenMemLocation loc;
+  loc.type = birenMemLocationTypeDevice;
+  loc.id = 1;
+  int f = -1;
+  OK(birenMemPoolGetAccess(&f, p0, &loc));
+  EXPECT(f == birenMemAccessFlagsProtNone);
+  birenMemAccessDesc d[2];
+  d[0].location = loc;
+  d[0].flags = birenMemAccessFlagsProtReadWrite;
+  d[1].location.type = birenMemLocationTypeDevice;
+  d[1].location.id = 0;
+  d[1].flags = birenMemAccessFlagsProtReadWrite;
+  OK(birenMemPoolSetAccess(p0, d, 2));
+  OK(birenMemPoolGetAccess(&f, p0, &loc));
+  EXPECT(f == birenMemAccessFlagsProtReadWrite);
+  loc.id = 0;
+  OK(birenMemPoolGetAccess(&f, p0, &loc));
+  EXPECT(f == birenMemAccessFlagsProtReadWrite);
+  /* Errors: checked as a whole before any is applied. */
+  d[0].flags = birenMemAccessFlagsProtRead;
+  d[1].flags = birenMemAccessFlagsProtNone; /* the owner cannot lose access */
+  EXPECT_FAIL(birenMemPoolSetAccess(p0, d, 2), BIREN_ERROR_INVALID_VALUE);
+  loc.id = 1;
+  OK(birenMemPoolGetAccess(&f, p0, &loc));
+  EXPECT(f == birenMemAccessFlagsProtReadWrite);
+  d[0].flags = 2;
+  EXPECT_FAIL(birenMemPoolSetAccess(p0, d, 1), BIREN_ERROR_INVALID_VALUE);
+  d[0].flags = 1;
+  d[0].location.id = 4;
+  EXPECT_FAIL(birenMemPoolSetAccess(p0, d, 1), BIREN_ERROR_INVALID_DEVICE);
+  EXPECT_FAIL(birenMemPoolSetAccess(p0, NULL, 1), BIREN_ERROR_INVALID_VALUE);
+  EXPECT_FAIL(birenMemPoolSetAccess(NULL, d, 1), BIREN_ERROR_INVALID_VALUE);
+  loc.type = 0;
+  f = 9;
+  EXPECT_FAIL(birenMemPoolGetAccess(&f, p0, &loc), BIREN_ERROR_INVALID_VALUE);
+  EXPECT_FAIL(birenMemPoolGetAccess(NULL, p0, &loc), BIREN_ERROR_INVALID_VALUE);
+  EXPECT(f == 9);
+  return 0;
+}
+
 static const test_case tests[] = {
+    TEST(pool_access),
     TEST(free_async_returns_memory_when_the_stream_reaches_it),
     TEST(malloc_async_errors_write_nothing),
     TEST(pools_count_and_limit),

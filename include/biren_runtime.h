@@ -163,6 +163,21 @@
 #define birenMemHandleTypeNone 0
 
 /*
+ birenMemAccessDesc.flags: no access.
+ */
+#define birenMemAccessFlagsProtNone 0
+
+/*
+ birenMemAccessDesc.flags: read access.
+ */
+#define birenMemAccessFlagsProtRead 1
+
+/*
+ birenMemAccessDesc.flags: read and write access.
+ */
+#define birenMemAccessFlagsProtReadWrite 3
+
+/*
  birenEventRecordWithFlags flag: an ordinary record.
  */
 #define birenEventRecordDefault 0
@@ -906,6 +921,20 @@ typedef struct birenMemPoolProps {
   unsigned short usage;
   unsigned char reserved[54];
 } birenMemPoolProps;
+
+/*
+ Access of one location to a pool (CUDA's cudaMemAccessDesc).
+ */
+typedef struct birenMemAccessDesc {
+  /*
+   A device (birenMemLocationTypeDevice).
+   */
+  struct birenMemLocation location;
+  /*
+   birenMemAccessFlagsProtNone, ...ProtRead or ...ProtReadWrite.
+   */
+  int flags;
+} birenMemAccessDesc;
 
 /*
  A stream callback (CUDA's cudaStreamCallback_t): the stream it was added to, the status of
@@ -1668,6 +1697,25 @@ enum birenError_t birenMemPoolGetAttribute(birenMemPool_t memPool, birenMemPoolA
  Thread-safe.
  */
 enum birenError_t birenMemPoolTrimTo(birenMemPool_t memPool, size_t minBytesToKeep);
+
+/*
+ Grants devices access to the memory of `memPool` (`count` descriptors). The pool's own
+ device always has read-write access. Every device here can reach every pool's memory (one
+ address space), so the access is recorded and reported by birenMemPoolGetAccess, not
+ enforced. Returns BIREN_ERROR_INVALID_VALUE for an unknown pool, NULL descList with count > 0,
+ a location that is not a device, unknown flags, or less than read-write for the pool's own
+ device; BIREN_ERROR_INVALID_DEVICE for a device that does not exist. All descriptors are
+ checked before any is applied. Thread-safe.
+ */
+enum birenError_t birenMemPoolSetAccess(birenMemPool_t memPool, const struct birenMemAccessDesc *descList, size_t count);
+
+/*
+ Writes the access *location has to `memPool`'s memory to *flags: read-write for the pool's
+ own device, what birenMemPoolSetAccess granted (none by default) for others.
+ Returns BIREN_ERROR_INVALID_VALUE for an unknown pool, NULL arguments or a location that is
+ not a device; BIREN_ERROR_INVALID_DEVICE for a device that does not exist. Thread-safe.
+ */
+enum birenError_t birenMemPoolGetAccess(int *flags, birenMemPool_t memPool, struct birenMemLocation *location);
 
 /*
  Enqueues `callback(stream, status, userData)` on `stream` (NULL: the default stream): it runs

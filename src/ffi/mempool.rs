@@ -422,3 +422,93 @@ pub extern "C" fn birenMemPoolTrimTo(
         Ok(())
     })
 }
+
+/// birenMemAccessDesc.flags: no access.
+pub const birenMemAccessFlagsProtNone: c_int = 0;
+/// birenMemAccessDesc.flags: read access.
+pub const birenMemAccessFlagsProtRead: c_int = 1;
+/// birenMemAccessDesc.flags: read and write access.
+pub const birenMemAccessFlagsProtReadWrite: c_int = 3;
+
+/// Access of one location to a pool (CUDA's cudaMemAccessDesc).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct birenMemAccessDesc {
+    /// A device (birenMemLocationTypeDevice).
+    pub location: birenMemLocation,
+    /// birenMemAccessFlagsProtNone, ...ProtRead or ...ProtReadWrite.
+    pub flags: c_int,
+}
+
+/// Grants devices access to the memory of `memPool` (`count` descriptors). The pool's own
+/// device always has read-write access. Every device here can reach every pool's memory (one
+/// address space), so the access is recorded and reported by birenMemPoolGetAccess, not
+/// enforced. Returns BIREN_ERROR_INVALID_VALUE for an unknown pool, NULL descList with count > 0,
+/// a location that is not a device, unknown flags, or less than read-write for the pool's own
+/// device; BIREN_ERROR_INVALID_DEVICE for a device that does not exist. All descriptors are
+/// checked before any is applied. Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenMemPoolSetAccess(
+    memPool: birenMemPool_t,
+    descList: *const birenMemAccessDesc,
+    count: usize,
+) -> birenError_t {
+    ffi_call!("birenMemPoolSetAccess"(memPool, descList, count) {
+        let rt = runtime::get()?;
+        let pool = pool_of(rt, memPool, "birenMemPoolSetAccess")?;
+        if count == 0 {
+            return Ok(());
+        }
+        if descList.is_null() || count > 1 << 20 {
+            return Err(ErrorCode::InvalidValue);
+        }
+        // SAFETY: the caller promises `count` descriptors at descList.
+        let descs = unsafe { std::slice::from_raw_parts(descList, count) };
+        let mut plan = Vec::with_capacity(count);
+        for d in descs {
+            if d.location.type_ != birenMemLocationTypeDevice || ![0, 1, 3].contains(&d.flags) {
+                diagnostics::finding("birenMemPoolSetAccess", &format!("location.type={} flags={}: needs a device location and flags None (0), Read (1) or ReadWrite (3)", d.location.type_, d.flags));
+                return Err(ErrorCode::InvalidValue);
+            }
+            let dev = device_index(rt, d.location.id)?;
+            if dev == pool.device && d.flags != birenMemAccessFlagsProtReadWrite {
+                diagnostics::finding("birenMemPoolSetAccess", "the pool's own device keeps read-write access");
+                return Err(ErrorCode::InvalidValue);
+            }
+            plan.push((dev, d.flags));
+        }
+        let mut a = pool.access.lock();
+        for (dev, f) in plan {
+            a.insert(dev, f);
+        }
+        Ok(())
+    })
+}
+
+/// Writes the access *location has to `memPool`'s memory to *flags: read-write for the pool's
+/// own device, what birenMemPoolSetAccess granted (none by default) for others.
+/// Returns BIREN_ERROR_INVALID_VALUE for an unknown pool, NULL arguments or a location that is
+/// not a device; BIREN_ERROR_INVALID_DEVICE for a device that does not exist. Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenMemPoolGetAccess(
+    flags: *mut c_int,
+    memPool: birenMemPool_t,
+    location: *mut birenMemLocation,
+) -> birenError_t {
+    ffi_call!("birenMemPoolGetAccess"(flags, memPool, location) {
+        let rt = runtime::get()?;
+        let o = out(flags)?;
+        let pool = pool_of(rt, memPool, "birenMemPoolGetAccess")?;
+        let loc = *out(location)?;
+        if loc.type_ != birenMemLocationTypeDevice {
+            return Err(ErrorCode::InvalidValue);
+        }
+        let dev = device_index(rt, loc.id)?;
+        *o = if dev == pool.device {
+            birenMemAccessFlagsProtReadWrite
+        } else {
+            pool.access.lock().get(&dev).copied().unwrap_or(birenMemAccessFlagsProtNone)
+        };
+        Ok(())
+    })
+}

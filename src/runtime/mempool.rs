@@ -24,6 +24,8 @@ pub struct PoolCore {
     pub release_threshold: AtomicU64,
     /// ReuseFollowEventDependencies, ReuseAllowOpportunistic, ReuseAllowInternalDependencies.
     pub reuse: [AtomicI32; 3],
+    /// Access granted to other devices (birenMemPoolSetAccess): device -> flags.
+    pub access: Mutex<HashMap<usize, i32>>,
 }
 
 impl PoolCore {
@@ -36,6 +38,7 @@ impl PoolCore {
             used_high: AtomicU64::new(0),
             release_threshold: AtomicU64::new(0),
             reuse: [AtomicI32::new(1), AtomicI32::new(1), AtomicI32::new(1)],
+            access: Mutex::new(HashMap::new()),
         }
     }
 
