@@ -22,8 +22,9 @@ LDLIBS   := -L$(LIBDIR) -Wl,-rpath,$(CURDIR)/$(LIBDIR) -lbiren_runtime -lm -pthr
 
 C_TESTS  := $(patsubst c-tests/%.c,$(BUILD)/c-tests/%,$(wildcard c-tests/*.c))
 EXAMPLES := $(patsubst examples-c/%.c,$(BUILD)/examples/%,$(sort $(wildcard examples-c/*.c)))
+SAMPLES  := $(patsubst samples/%.c,$(BUILD)/samples/%,$(sort $(wildcard samples/*.c)))
 
-.PHONY: all lib prof header check-header system-tools venv test test-rust test-c test-examples test-prof test-python test-wheel demo bench stress valgrind install uninstall clean docs
+.PHONY: all lib prof header check-header system-tools venv test test-rust test-c test-examples test-samples test-prof test-python test-wheel demo bench stress valgrind install uninstall clean docs
 
 all: lib prof
 
@@ -47,15 +48,26 @@ header:
 check-header:
 	$(CARGO) build --release
 
-$(BUILD)/c-tests/%: c-tests/%.c $(wildcard c-tests/*.h) include/biren_runtime.h lib
+$(BUILD)/c-tests/%: c-tests/%.c $(wildcard c-tests/*.h) include/biren_runtime.h include/biren_vector_types.h lib
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_STRICT) -o $@ $< $(LDLIBS)
+
+# Ported CUDA samples (samples/README.md): each keeps its own result check and exits non-zero
+# when it fails; sizes are cut for `make test` (BIREN_SAMPLES_FULL=1 restores the originals).
+$(BUILD)/samples/%: samples/%.c samples/biren_helpers.h include/biren_runtime.h include/biren_vector_types.h lib
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_STRICT) -o $@ $< $(LDLIBS)
+
+test-samples: lib $(SAMPLES)
+	@set -e; for s in $(SAMPLES); do echo "== $$s"; \
+	  if ! BIREN_DEVICE_COUNT=2 timeout 120 $$s > $$s.log 2>&1; then cat $$s.log; echo "sample $$s FAILED"; exit 1; fi; \
+	  tail -n 1 $$s.log; done; echo "samples: all passed their own checks"
 
 $(BUILD)/examples/%: examples-c/%.c include/biren_runtime.h lib
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_STRICT) -o $@ $< $(LDLIBS)
 
-test: test-rust test-c test-examples test-prof test-python test-wheel test-install docs
+test: test-rust test-c test-examples test-samples test-prof test-python test-wheel test-install docs
 
 # The runtime's tests, and the Rust binding's (bindings/rust: unit tests, tests, doctests), which
 # load the built .so through BIREN_LIBRARY: build it first.
@@ -203,6 +215,7 @@ install: $(LIBDIR)/libbiren_runtime.so $(LIBDIR)/libbiren_runtime.a $(LIBDIR)/bi
 	ln -sf $(SONAME) $(DESTDIR)$(libdir)/libbiren_runtime.so
 	install -m 644 $(LIBDIR)/libbiren_runtime.a $(DESTDIR)$(libdir)/libbiren_runtime.a
 	install -m 644 include/biren_runtime.h $(DESTDIR)$(includedir)/biren_runtime.h
+	install -m 644 include/biren_vector_types.h $(DESTDIR)$(includedir)/biren_vector_types.h
 	printf '%s\n' \
 	  'prefix=$(PREFIX)' \
 	  'libdir=$(call pc_rel,$(libdir))' \
@@ -223,7 +236,8 @@ install: $(LIBDIR)/libbiren_runtime.so $(LIBDIR)/libbiren_runtime.a $(LIBDIR)/bi
 uninstall:
 	rm -f $(DESTDIR)$(libdir)/libbiren_runtime.so.$(VERSION) $(DESTDIR)$(libdir)/$(SONAME) \
 	      $(DESTDIR)$(libdir)/libbiren_runtime.so $(DESTDIR)$(libdir)/libbiren_runtime.a \
-	      $(DESTDIR)$(includedir)/biren_runtime.h $(DESTDIR)$(pkgconfigdir)/biren_runtime.pc \
+	      $(DESTDIR)$(includedir)/biren_runtime.h $(DESTDIR)$(includedir)/biren_vector_types.h \
+	      $(DESTDIR)$(pkgconfigdir)/biren_runtime.pc \
 	      $(DESTDIR)$(cmakedir)/biren_runtimeConfig.cmake $(DESTDIR)$(cmakedir)/biren_runtimeConfigVersion.cmake \
 	      $(DESTDIR)$(bindir)/biren-prof
 	-rmdir $(DESTDIR)$(cmakedir) 2>/dev/null

@@ -219,7 +219,7 @@ check "make install" "$MAKE" -s -C "$ROOT" install DESTDIR="$S" PREFIX=/usr/loca
 staged() {
   local f
   for f in lib/libbiren_runtime.so.$VERSION lib/$SONAME lib/libbiren_runtime.so lib/libbiren_runtime.a \
-           include/biren_runtime.h lib/pkgconfig/biren_runtime.pc bin/biren-prof \
+           include/biren_runtime.h include/biren_vector_types.h lib/pkgconfig/biren_runtime.pc bin/biren-prof \
            lib/cmake/biren_runtime/biren_runtimeConfig.cmake lib/cmake/biren_runtime/biren_runtimeConfigVersion.cmake; do
     test -e "$S/usr/local/$f" || { echo "missing $S/usr/local/$f"; return 1; }
   done

@@ -52,6 +52,8 @@ pub extern "C" fn birenFree(devPtr: *mut c_void) -> birenError_t {
         if diagnostics::validator_on() {
             crate::runtime::diagnostics::validator::check_on_free(&d.exec.memory, p);
         }
+        rt.pools.forget(p);
+        rt.managed.remove(p);
         d.free(p).inspect_err(|_| {
             diagnostics::finding("birenFree", &format!("devPtr={p:#x} points inside an allocation, not at its start"));
         })
@@ -76,8 +78,9 @@ pub extern "C" fn birenMallocHost(ptr: *mut *mut c_void, size: usize) -> birenEr
     })
 }
 
-/// Frees memory from birenMallocHost. NULL succeeds. BIREN_ERROR_INVALID_VALUE if ptr is not the
-/// start of a live birenMallocHost allocation.
+/// Frees memory from birenMallocHost or birenHostAlloc. NULL succeeds. BIREN_ERROR_INVALID_VALUE
+/// if ptr is not the start of a live birenMallocHost/birenHostAlloc allocation (a range from
+/// birenHostRegister included: birenHostUnregister forgets those).
 #[no_mangle]
 pub extern "C" fn birenFreeHost(ptr: *mut c_void) -> birenError_t {
     ffi_call!("birenFreeHost"(ptr) {
@@ -85,7 +88,9 @@ pub extern "C" fn birenFreeHost(ptr: *mut c_void) -> birenError_t {
         if ptr.is_null() {
             return Ok(());
         }
-        let a = rt.host_memory.unregister(ptr as usize).map_err(|_| ErrorCode::InvalidValue)?;
+        // Registered ranges are the caller's memory: birenHostUnregister, not this, forgets them.
+        let a = rt.host_memory.unregister_if(ptr as usize, |a| !a.is_foreign()).map_err(|_| ErrorCode::InvalidValue)?;
+        rt.host_flags.remove(a.base);
         rt.host_memory.release(a);
         Ok(())
     })
@@ -94,7 +99,7 @@ pub extern "C" fn birenFreeHost(ptr: *mut c_void) -> birenError_t {
 /// Resolves `stream`, refuses synchronous calls where they would wait for themselves, and lets
 /// `plan` check the arguments (None: nothing to do). Then enqueues the work (or, synchronous on an
 /// idle device, lets `inline` do it at once) and, if `sync`, waits for it.
-fn copy_or_fill(
+pub(crate) fn copy_or_fill(
     stream: birenStream_t,
     sync: bool,
     call: &str,
@@ -163,8 +168,9 @@ fn memcpy_on(
 /// allocation gives BIREN_ERROR_INVALID_DEVICE_POINTER; a device range that runs past the end of
 /// its allocation gives BIREN_ERROR_OUT_OF_BOUNDS; a host range that wraps around the address
 /// space gives BIREN_ERROR_INVALID_VALUE. A side that `kind` says is host memory but that touches
-/// a live device allocation or page-locked host allocation (birenMallocHost) is bounds-checked
-/// all the same: running past its end, or into it from outside, gives BIREN_ERROR_OUT_OF_BOUNDS.
+/// a live device allocation, page-locked memory (birenMallocHost, birenHostAlloc) or a
+/// birenHostRegister range is bounds-checked all the same: running past its end, or into it from
+/// outside, gives BIREN_ERROR_OUT_OF_BOUNDS.
 /// BIREN_ERROR_DEADLOCK if the copy can never run: it is ordered after a blocking stream that
 /// waits for the first record of an event nobody records (reported once the stall has lasted
 /// BIREN_DEADLOCK_TIMEOUT_MS; the copy is withdrawn). On any error nothing is written.
@@ -262,8 +268,8 @@ pub extern "C" fn birenMemGetInfo(free: *mut usize, total: *mut usize) -> birenE
     })
 }
 
-/// Describes the memory `ptr` points into: its type (device, registered host, or
-/// unregistered), its device, and the base and size of the allocation it lies in. An unknown
+/// Describes the memory `ptr` points into: its type (device, managed — with both pointers set —,
+/// registered host, or unregistered), its device, and the base and size of the allocation it lies in. An unknown
 /// pointer (including NULL) is not an error: it is reported as birenMemoryTypeUnregistered.
 /// BIREN_ERROR_INVALID_VALUE if attributes is NULL.
 #[no_mangle]
@@ -276,7 +282,16 @@ pub extern "C" fn birenPointerGetAttributes(
         let o = out(attributes)?;
         let p = ptr as usize;
         let null = std::ptr::null_mut();
-        *o = if let Some((dev, r)) = rt.device_region(p) {
+        *o = if let Some((dev, r)) = rt.device_region(p).filter(|(_, r)| rt.managed.get(r.base).is_some()) {
+            birenPointerAttributes {
+                type_: birenMemoryType::birenMemoryTypeManaged,
+                device: dev as c_int,
+                devicePointer: ptr as *mut c_void,
+                hostPointer: ptr as *mut c_void,
+                basePointer: r.base as *mut c_void,
+                size: r.size,
+            }
+        } else if let Some((dev, r)) = rt.device_region(p) {
             birenPointerAttributes {
                 type_: birenMemoryType::birenMemoryTypeDevice,
                 device: dev as c_int,

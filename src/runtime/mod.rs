@@ -2,12 +2,16 @@
 //! on `Runtime` and maps the results back.
 
 // Three groups, with imports that run one way: `exec` -> `diagnostics` -> `memory`.
+pub mod caps;
 pub mod config;
 pub mod diagnostics;
 pub mod error;
 pub mod exec;
 pub mod memory;
+pub mod mempool;
 pub mod registry;
+pub mod settings;
+pub mod symbols;
 
 use config::Config;
 use error::{ErrorCode, Result};
@@ -34,6 +38,18 @@ pub struct Runtime {
     pub kernels: KernelTable,
     /// Page-locked host memory from `birenMallocHost`.
     pub host_memory: MemoryTable,
+    /// Flags of page-locked allocations and registered ranges (birenHostAlloc, birenHostRegister).
+    pub host_flags: memory::host::HostFlags,
+    /// Per device: flags and limits (birenSetDeviceFlags, birenDeviceSetLimit).
+    pub settings: Vec<settings::DeviceSettings>,
+    /// Kernels' attributes (birenFuncSetAttribute).
+    pub func_attrs: settings::FuncAttrTable,
+    /// Memory pools and stream-ordered allocations (birenMallocAsync).
+    pub pools: mempool::Pools,
+    /// Managed allocations (birenMallocManaged).
+    pub managed: memory::managed::ManagedSet,
+    /// Peer access enabled: (device, peer) pairs (birenDeviceEnablePeerAccess).
+    pub peers: parking_lot::Mutex<std::collections::HashSet<(usize, usize)>>,
     pub clock: Instant,
     ids: AtomicU64,
 }
@@ -122,6 +138,10 @@ pub fn init() -> Result<&'static Runtime> {
             ))
         })
         .collect();
+    let device_count = config.device_count;
+    let settings = (0..config.device_count)
+        .map(|_| settings::DeviceSettings::default())
+        .collect();
     let rt = Runtime {
         config,
         devices,
@@ -129,6 +149,12 @@ pub fn init() -> Result<&'static Runtime> {
         events: Registry::new(HandleKind::Event),
         kernels: KernelTable::default(),
         host_memory: MemoryTable::new(u64::MAX),
+        host_flags: Default::default(),
+        settings,
+        func_attrs: settings::FuncAttrTable::default(),
+        pools: mempool::Pools::new(device_count),
+        managed: Default::default(),
+        peers: Default::default(),
         clock,
         ids: AtomicU64::new(0),
     };
@@ -257,9 +283,16 @@ impl Runtime {
             .find_map(|(i, d)| d.exec.memory.find(p).map(|r| (i, r)))
     }
 
-    /// `[p, p+len)` lies inside one live device allocation (on any device).
+    /// `[p, p+len)` lies inside one live device allocation (on any device) or one device
+    /// symbol (BIREN_DEVICE_SYMBOL).
     pub fn check_device_range(&self, p: usize, len: usize) -> Result<()> {
         let mut first = Err(ErrorCode::InvalidDevicePointer);
+        if let Some(r) = symbols::find(p) {
+            first = Err(ErrorCode::OutOfBounds);
+            if p.checked_add(len).is_some_and(|end| end <= r.base + r.size) {
+                return Ok(());
+            }
+        }
         for d in &self.devices {
             match d.exec.memory.check_range(p, len) {
                 Ok(_) => return Ok(()),
@@ -282,6 +315,10 @@ impl Runtime {
         let streams = self.streams.remove_where(|s| s.device == i);
         let events = self.events.remove_where(|e| e.device == i);
         let allocations = d.reset();
+        self.settings[i].reset_limits();
+        self.pools.on_reset(i);
+        self.managed.on_reset(i);
+        self.peers.lock().retain(|&(d, _)| d != i);
         // After the reset dropped the queued work: streams of other devices that wait for these
         // events' first records stop waiting.
         for (_, e) in &events {

@@ -80,6 +80,8 @@ pub const WAIT: &str = "wait";
 pub const SYNC: &str = "sync";
 pub const ERROR: &str = "error";
 pub const EVENT: &str = "event";
+/// A named range of the program (birenRangePush/birenRangePop).
+pub const RANGE: &str = "range";
 
 enum Phase {
     Span { dur_ns: u64 },
@@ -134,8 +136,17 @@ pub fn start(path: String, clock: Instant, compute_units: usize) {
     });
 }
 
+/// Recording paused by `birenProfilerStop` (until `birenProfilerStart`).
+static PAUSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 #[inline]
 pub fn on() -> bool {
+    tracer().is_some() && !PAUSED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Pauses (`false`) or resumes (`true`) recording; whether a trace is being written at all.
+pub fn set_recording(on: bool) -> bool {
+    PAUSED.store(!on, std::sync::atomic::Ordering::Relaxed);
     tracer().is_some()
 }
 

@@ -227,6 +227,25 @@ impl Executor {
                 }));
                 Started::Running
             }
+            Work::Strided(t) => {
+                let device = self.device;
+                self.copy[t.engine].submit(Box::new(move || {
+                    let t0 = trace::now();
+                    // SAFETY: every row was validated at enqueue; the memory is kept alive until
+                    // this op completes (deferred free).
+                    unsafe { t.run() };
+                    let engine = t.engine;
+                    trace::span(
+                        Track::CopyEngine { device, engine },
+                        trace::MEMCPY,
+                        t.describe(),
+                        t0,
+                        format!("\"bytes\":{}", t.bytes()),
+                    );
+                    ticket.finish(Ok(()));
+                }));
+                Started::Running
+            }
             Work::Host(h) => {
                 let device = self.device;
                 self.host.submit(Box::new(move || {

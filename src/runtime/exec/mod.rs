@@ -42,3 +42,4 @@ pub mod scheduler;
 pub mod stream;
 pub mod stream_set;
 pub mod work;
+pub mod strided;

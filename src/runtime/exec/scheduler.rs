@@ -124,9 +124,11 @@ const UNIT_SPIN: Duration = Duration::from_micros(50);
 /// What the thread that runs a compute unit remembers between a block's end and its next look
 /// for work (one thread-local, read once per use).
 struct UnitLocal {
-    /// Set between the end of a block and the unit's next look for work: the first kernel it
-    /// submits meanwhile (a stream moving on) needs no other unit woken for it.
-    will_look: Cell<bool>,
+    /// Set between the end of a block and the unit's next look for work, to the address of the
+    /// unit's own scheduler: the first kernel it submits meanwhile to that scheduler (a stream
+    /// moving on) needs no other unit woken for it, and may be handed to it. A kernel for another
+    /// device's scheduler (a stream released through an event) gets neither.
+    will_look: Cell<usize>,
     /// That kernel, when it went to the front of the ready list (the one the unit would pick),
     /// with the scheduler version of that moment: the unit takes it without the lock while the
     /// version holds. So a stream's kernels follow each other on the unit that completes them.
@@ -139,7 +141,7 @@ struct UnitLocal {
 thread_local! {
     static UNIT: UnitLocal = const {
         UnitLocal {
-            will_look: Cell::new(false),
+            will_look: Cell::new(0),
             handoff: Cell::new(None),
             spare: Cell::new(None),
         }
@@ -260,7 +262,7 @@ impl Scheduler {
         // Units that will find the work at once by themselves: the spinning one, and the caller
         // if it is a unit submitting from its completion path (it looks for work right after).
         // Units busy running a block do not count: the work must not wait for their block.
-        let own = unit.will_look.replace(false);
+        let own = unit.will_look.replace(0) == self as *const Self as usize;
         let finders = self.spinner.load(Ordering::Acquire) as usize + own as usize;
         let demand = (k.total.min(usize::MAX as u64) as usize).saturating_add(q.ready.0.len());
         let wake = q.idle.min(demand.saturating_sub(finders));
@@ -393,7 +395,7 @@ impl BlockSource for Scheduler {
     }
 
     fn block_done(&self, st: &mut UnitState, k: Arc<KernelRun>, block: u64, outcome: BlockOutcome) {
-        UNIT.with(|u| u.will_look.set(true));
+        UNIT.with(|u| u.will_look.set(self as *const Self as usize));
         // Tracing: no block of `k` is left for this unit: end its span before the kernel's
         // completion can let the host go on (and exit, writing the trace without it).
         if trace::on() && k.next.load(Ordering::Acquire) >= k.total {
@@ -475,7 +477,7 @@ impl Scheduler {
     }
 
     fn next_block_on(&self, u: &UnitLocal, st: &mut UnitState) -> Option<(Arc<KernelRun>, u64)> {
-        u.will_look.set(false);
+        u.will_look.set(0);
         if let Some((k, v)) = u.handoff.take() {
             // Still what a pick would choose while no more urgent kernel came (version).
             if self.version.load(Ordering::Acquire) == v {

@@ -587,6 +587,11 @@ impl StreamCore {
                 "host function".to_string(),
                 String::new(),
             ),
+            OpWork::Run(Work::Strided(t)) => (
+                trace::MEMCPY,
+                t.describe(),
+                format!("\"bytes\":{}", t.bytes()),
+            ),
             OpWork::Record(r) => {
                 trace::instant(
                     self.track(),

@@ -37,6 +37,8 @@ pub enum Work {
         len: usize,
     },
     Host(HostCall),
+    /// A 2D/3D copy or fill (birenMemcpy2D, birenMemset3D, ...).
+    Strided(crate::runtime::exec::strided::Strided),
 }
 
 /// Whoever is told when a piece of work has ended (a stream, for its op).
