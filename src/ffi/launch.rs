@@ -59,6 +59,7 @@ fn launch(
         shared: sharedMem,
         args,
         info,
+        node: None,
     };
     match d.enqueue_since(&s, Work::Kernel(l), Vec::new(), epoch) {
         // The device was reset during the call: the launch goes the way of the reset's streams.
@@ -245,6 +246,7 @@ pub(crate) fn install_exit_hook() {
             if let Some(rt) = runtime::try_get() {
                 if diagnostics::validator_on() {
                     rt.live_objects().report("process exit");
+                    super::graph::report_at_exit();
                 }
                 runtime::diagnostics::trace::flush();
             }

@@ -6,9 +6,13 @@
 #![allow(clippy::not_unsafe_ptr_arg_deref, clippy::too_many_arguments)]
 
 pub mod boundary;
+pub mod capture;
 pub mod control;
 pub mod event;
+pub mod graph;
+pub mod graph_types;
 pub mod launch;
+pub mod memcpy3d_types;
 pub mod memory;
 pub mod stream;
 pub mod types;

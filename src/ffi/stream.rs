@@ -6,6 +6,7 @@ use super::{current_device, device_of};
 use crate::runtime;
 use crate::runtime::diagnostics::{self, caller};
 use crate::runtime::error::{ErrorCode, Result};
+use crate::runtime::exec::graph::capture;
 use crate::runtime::exec::stream::{HostCall, StreamCore, Work, STREAM_NON_BLOCKING};
 use std::ffi::{c_int, c_uint, c_void};
 use std::sync::Arc;
@@ -94,6 +95,7 @@ pub extern "C" fn birenStreamDestroy(stream: birenStream_t) -> birenError_t {
         let s = rt.streams.get(handle(stream)).ok_or(ErrorCode::InvalidHandle)?;
         device_of(rt, s.device)?;
         let s = rt.streams.remove(handle(stream)).ok_or(ErrorCode::InvalidHandle)?;
+        capture::stream_gone(&s);
         rt.device(s.device)?.retire_stream(&s);
         Ok(())
     })
@@ -108,7 +110,9 @@ pub extern "C" fn birenStreamDestroy(stream: birenStream_t) -> birenError_t {
 pub extern "C" fn birenStreamSynchronize(stream: birenStream_t) -> birenError_t {
     ffi_call!("birenStreamSynchronize"(stream) {
         let (rt, s) = stream_of(stream)?;
-        device_of(rt, s.device)?.sync_stream(&s, "birenStreamSynchronize")
+        let d = device_of(rt, s.device)?;
+        capture::check_sync(&s, "birenStreamSynchronize")?;
+        d.sync_stream(&s, "birenStreamSynchronize")
     })
 }
 
@@ -120,6 +124,7 @@ pub extern "C" fn birenStreamQuery(stream: birenStream_t) -> birenError_t {
     ffi_call!("birenStreamQuery"(stream) {
         let (rt, s) = stream_of(stream)?;
         device_of(rt, s.device)?;
+        capture::check_sync(&s, "birenStreamQuery")?;
         if s.is_idle() { Ok(()) } else { Err(ErrorCode::NotReady) }
     })
 }
@@ -158,7 +163,13 @@ pub extern "C" fn birenStreamWaitEvent(stream: birenStream_t, event: birenEvent_
     ffi_call!("birenStreamWaitEvent"(stream, event) {
         let (rt, s) = stream_of(stream)?;
         let e = rt.event(handle(event))?;
-        device_of(rt, s.device)?.wait_event(&s, &e)
+        let d = device_of(rt, s.device)?;
+        if capture::active() {
+            if let Some(r) = capture::wait(&s, &e) {
+                return r;
+            }
+        }
+        d.wait_event(&s, &e)
     })
 }
 

@@ -173,6 +173,7 @@ impl Runtime {
         let streams = self.streams.remove_where(|s| s.device == i);
         let events = self.events.remove_where(|e| e.device == i);
         let allocations = d.reset();
+        exec::graph::capture::forget_device(i);
         diagnostics::leaks::Leaks {
             streams: streams.iter().map(|(_, s)| (s.id, s.caller)).collect(),
             events: events.iter().map(|(_, e)| (e.id, e.caller)).collect(),

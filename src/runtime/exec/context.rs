@@ -9,6 +9,7 @@ use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::deadlock::{self, Goal};
 use crate::runtime::exec::event::{EventCore, FutureRecord, RecordState};
 use crate::runtime::exec::executor::Executor;
+use crate::runtime::exec::graph::capture;
 use crate::runtime::exec::scheduler::Policy;
 use crate::runtime::exec::stream::{run_wakeups, Dep, StreamCore, StreamPoint, WaitOn, Work};
 use parking_lot::{Mutex, RwLock};
@@ -143,6 +144,15 @@ impl DeviceContext {
         epoch: u64,
     ) -> Result<u64> {
         self.check_enqueue(s)?;
+        // Stream capture: work for a capturing stream becomes a graph node instead.
+        let work = if capture::active() {
+            match capture::divert(s, work) {
+                Ok(r) => return r,
+                Err(w) => w,
+            }
+        } else {
+            work
+        };
         let implicit = self.implicit_deps(s);
         if s.is_default && !implicit.is_empty() && diagnostics::validator_on() {
             crate::runtime::diagnostics::advice::default_stream_serialized(implicit.len());

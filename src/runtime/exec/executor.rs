@@ -86,7 +86,10 @@ impl Executor {
                             result = ex.check_memory(&format!("kernel '{}'", k.launch.name()));
                         }
                     }
-                    k.stream().finish_op(k.seq(), k.epoch(), result);
+                    match &k.launch.node {
+                        Some(n) => n.finish(result),
+                        None => k.stream().finish_op(k.seq(), k.epoch(), result),
+                    }
                 }),
             ));
             let units = ComputeUnits::start(device, compute_units, scheduler.clone());
@@ -176,6 +179,7 @@ impl Executor {
             Work::Wait { .. } | Work::Taken => Started::Done(Ok(())),
             // A device with a sticky error runs nothing more until it is reset.
             _ if self.sticky.load(Ordering::Acquire) != 0 => Started::Done(Ok(())),
+            Work::Graph(g) => crate::runtime::exec::graph::run::start(stream, seq, epoch, g),
             Work::Kernel(launch) => {
                 self.scheduler
                     .submit(launch, stream.priority, stream.clone(), seq, epoch);
@@ -241,6 +245,16 @@ impl Executor {
                 Started::Running
             }
         }
+    }
+
+    /// Runs `job` on copy engine `engine` (graph nodes; the job completes what it belongs to).
+    pub(crate) fn submit_engine(&self, engine: usize, job: crate::device::engine::Job) {
+        self.copy[engine].submit(job);
+    }
+
+    /// Runs `job` on the host-function thread.
+    pub(crate) fn submit_host(&self, job: crate::device::engine::Job) {
+        self.host.submit(job);
     }
 
     /// Returns a freed allocation's memory; with the validator on, keeps it poisoned in

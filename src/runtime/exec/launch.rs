@@ -155,6 +155,8 @@ pub struct Launch {
     pub shared: usize,
     pub args: KernelArgs,
     pub info: Option<Arc<KernelInfo>>,
+    /// Set for a kernel node of a graph launch: told when the kernel ends (instead of its stream).
+    pub node: Option<crate::runtime::exec::graph::run::NodeDone>,
 }
 
 impl Launch {

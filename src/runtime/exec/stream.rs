@@ -40,6 +40,8 @@ pub enum Work {
     },
     Host(HostCall),
     Record(Arc<RecordState>),
+    /// A launch of an executable graph (birenGraphLaunch): its nodes run inside this one op.
+    Graph(Arc<crate::runtime::exec::graph::exec::ExecGraph>),
     /// Only dependencies (`birenStreamWaitEvent` on event `event`).
     Wait {
         event: u64,
@@ -393,6 +395,10 @@ impl StreamCore {
                 format!("\"bytes\":{len},\"value\":{value}"),
             ),
             Work::Host(_) => ("host function".to_string(), String::new()),
+            Work::Graph(g) => (
+                format!("graph exec #{}", g.exec_id),
+                format!("\"nodes\":{}", g.nodes.len()),
+            ),
             Work::Record(r) => {
                 trace::instant(
                     self.track(),

@@ -1,0 +1,315 @@
+//! Executable graphs: a graph flattened (child graphs inlined) into nodes with, for each, the
+//! number of dependencies and the list of dependents, computed once at instantiation so that a
+//! launch only copies the counts.
+
+use super::{GraphBody, KernelNode, NodeKind};
+use crate::runtime::error::{ErrorCode, Result};
+use crate::runtime::exec::event::EventCore;
+use crate::runtime::exec::launch::KernelInfo;
+use crate::runtime::exec::stream::{HostCall, StreamPoint};
+use parking_lot::Mutex;
+use std::sync::Arc;
+
+/// What an executable node does.
+#[derive(Clone)]
+pub enum ExecWork {
+    Kernel(Arc<KernelNode>),
+    Copy(super::CopyNode),
+    Fill(super::FillNode),
+    Host(HostCall),
+    /// Empty nodes, child-graph entries and exits, event nodes (handled around the launch).
+    Nothing,
+}
+
+#[derive(Clone)]
+pub struct ExecNode {
+    pub work: ExecWork,
+    pub succ: Box<[u32]>,
+    pub ndeps: u32,
+    /// Index path in the source graph ("3" or "3.1" inside a child graph), for names.
+    pub path: String,
+    /// What the node does, in words (trace, messages).
+    pub what: String,
+    /// A kernel node's name as the scheduler, traces and messages show it.
+    pub info: Option<Arc<KernelInfo>>,
+}
+
+impl ExecNode {
+    pub fn label(&self) -> &str {
+        &self.what
+    }
+}
+
+/// The name a kernel node runs under: "graph exec #E node P: kernel".
+fn node_info(exec_id: u64, path: &str, k: &KernelNode) -> Arc<KernelInfo> {
+    let name = match &k.info {
+        Some(i) => i.name.clone(),
+        None => crate::runtime::diagnostics::caller::symbol_or_address(k.kernel as usize),
+    };
+    Arc::new(KernelInfo {
+        name: format!("graph exec #{exec_id} node {path}: {name}"),
+        arg_sizes: k
+            .info
+            .as_ref()
+            .map(|i| i.arg_sizes.clone())
+            .unwrap_or_default(),
+    })
+}
+
+/// One immutable version of an executable graph; updates make a new one, so that launches in
+/// flight keep the version they started with.
+pub struct ExecGraph {
+    pub exec_id: u64,
+    pub graph_id: u64,
+    pub nodes: Box<[ExecNode]>,
+    pub roots: Box<[u32]>,
+    /// Top-level node index of the source graph -> executable node index.
+    pub map: Box<[u32]>,
+    /// Event wait nodes (waited for before the launch) and event record nodes (recorded after).
+    pub waits: Vec<Arc<EventCore>>,
+    pub records: Vec<Arc<EventCore>>,
+    /// Executable nodes that touch memory the runtime knows (checked at every launch).
+    pub memory_nodes: Box<[u32]>,
+    /// The source graph, for a launch captured into another graph and for updates.
+    pub source: Arc<GraphBody>,
+}
+
+/// The shape update compares: per node its type and dependents, child graphs recursively.
+fn same_shape(a: &GraphBody, b: &GraphBody) -> std::result::Result<(), (i32, u32)> {
+    if a.nodes.len() != b.nodes.len() {
+        return Err((UPDATE_TOPOLOGY_CHANGED, 0));
+    }
+    for (i, (x, y)) in a.nodes.iter().zip(&b.nodes).enumerate() {
+        if x.kind.type_code() != y.kind.type_code() {
+            return Err((UPDATE_NODE_TYPE_CHANGED, i as u32));
+        }
+        if x.succ != y.succ || x.deps != y.deps {
+            return Err((UPDATE_TOPOLOGY_CHANGED, i as u32));
+        }
+        if let (NodeKind::Child(c), NodeKind::Child(d)) = (&x.kind, &y.kind) {
+            same_shape(c, d).map_err(|(r, _)| (r, i as u32))?;
+        }
+        if let (NodeKind::Memcpy(c), NodeKind::Memcpy(d)) = (&x.kind, &y.kind) {
+            // CUDA refuses a change of the memory's kind (host <-> device) in an update.
+            if c.dst_device != d.dst_device || c.src_device != d.src_device {
+                return Err((UPDATE_PARAMETERS_CHANGED, i as u32));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `birenGraphExecUpdateResult` values (CUDA's).
+pub const UPDATE_SUCCESS: i32 = 0;
+pub const UPDATE_TOPOLOGY_CHANGED: i32 = 2;
+pub const UPDATE_NODE_TYPE_CHANGED: i32 = 3;
+pub const UPDATE_PARAMETERS_CHANGED: i32 = 5;
+
+struct Flattener {
+    exec_id: u64,
+    nodes: Vec<ExecNode>,
+    waits: Vec<Arc<EventCore>>,
+    records: Vec<Arc<EventCore>>,
+}
+
+impl Flattener {
+    fn push(&mut self, work: ExecWork, path: String, what: String) -> u32 {
+        let info = match &work {
+            ExecWork::Kernel(k) => Some(node_info(self.exec_id, &path, k)),
+            _ => None,
+        };
+        self.nodes.push(ExecNode {
+            work,
+            succ: Box::new([]),
+            ndeps: 0,
+            path,
+            what,
+            info,
+        });
+        self.nodes.len() as u32 - 1
+    }
+
+    fn edge(&mut self, from: u32, to: u32) {
+        let n = &mut self.nodes[from as usize];
+        let mut v = std::mem::take(&mut n.succ).into_vec();
+        v.push(to);
+        n.succ = v.into_boxed_slice();
+        self.nodes[to as usize].ndeps += 1;
+    }
+
+    /// Adds `body`'s nodes; returns for each node its (entry, exit) executable nodes.
+    fn add(&mut self, body: &GraphBody, prefix: &str) -> Vec<(u32, u32)> {
+        let mut ends = Vec::with_capacity(body.nodes.len());
+        for (i, n) in body.nodes.iter().enumerate() {
+            let path = if prefix.is_empty() {
+                i.to_string()
+            } else {
+                format!("{prefix}.{i}")
+            };
+            let what = n.kind.label();
+            let e = match &n.kind {
+                NodeKind::Kernel(k) => {
+                    let x = self.push(ExecWork::Kernel(k.clone()), path, what);
+                    (x, x)
+                }
+                NodeKind::Memcpy(c) => {
+                    let x = self.push(ExecWork::Copy(*c), path, what);
+                    (x, x)
+                }
+                NodeKind::Memset(f) => {
+                    let x = self.push(ExecWork::Fill(*f), path, what);
+                    (x, x)
+                }
+                NodeKind::Host(h) => {
+                    let x = self.push(ExecWork::Host(*h), path, what);
+                    (x, x)
+                }
+                NodeKind::Empty => {
+                    let x = self.push(ExecWork::Nothing, path, what);
+                    (x, x)
+                }
+                NodeKind::EventWait(e) => {
+                    self.waits.push(e.clone());
+                    let x = self.push(ExecWork::Nothing, path, what);
+                    (x, x)
+                }
+                NodeKind::EventRecord(e) => {
+                    self.records.push(e.clone());
+                    let x = self.push(ExecWork::Nothing, path, what);
+                    (x, x)
+                }
+                NodeKind::Child(c) => {
+                    let entry = self.push(ExecWork::Nothing, format!("{path} (entry)"), what);
+                    let inner = self.add(c, &path);
+                    let exit = self.push(
+                        ExecWork::Nothing,
+                        format!("{path} (exit)"),
+                        "child graph end".into(),
+                    );
+                    for (j, cn) in c.nodes.iter().enumerate() {
+                        if cn.deps.is_empty() {
+                            self.edge(entry, inner[j].0);
+                        }
+                        if cn.succ.is_empty() {
+                            self.edge(inner[j].1, exit);
+                        }
+                    }
+                    if c.nodes.is_empty() {
+                        self.edge(entry, exit);
+                    }
+                    (entry, exit)
+                }
+            };
+            ends.push(e);
+        }
+        for (i, n) in body.nodes.iter().enumerate() {
+            for &s in &n.succ {
+                self.edge(ends[i].1, ends[s as usize].0);
+            }
+        }
+        ends
+    }
+}
+
+impl ExecGraph {
+    pub fn build(exec_id: u64, graph_id: u64, body: Arc<GraphBody>) -> ExecGraph {
+        let mut f = Flattener {
+            exec_id,
+            nodes: Vec::new(),
+            waits: Vec::new(),
+            records: Vec::new(),
+        };
+        let ends = f.add(&body, "");
+        let roots = (0..f.nodes.len() as u32)
+            .filter(|&i| f.nodes[i as usize].ndeps == 0)
+            .collect();
+        let memory_nodes = (0..f.nodes.len() as u32)
+            .filter(|&i| {
+                matches!(
+                    f.nodes[i as usize].work,
+                    ExecWork::Copy(_) | ExecWork::Fill(_)
+                )
+            })
+            .collect();
+        ExecGraph {
+            exec_id,
+            graph_id,
+            nodes: f.nodes.into_boxed_slice(),
+            roots,
+            map: ends.iter().map(|e| e.0).collect(),
+            waits: f.waits,
+            records: f.records,
+            memory_nodes,
+            source: body,
+        }
+    }
+}
+
+/// An executable graph handle's object.
+pub struct GraphExec {
+    pub id: u64,
+    pub device: usize,
+    pub current: Mutex<Arc<ExecGraph>>,
+    /// The point after its latest launch: launches of one exec run one after another, also
+    /// across streams.
+    pub last: Mutex<Option<StreamPoint>>,
+    pub caller: usize,
+}
+
+impl GraphExec {
+    pub fn new(id: u64, device: usize, graph_id: u64, body: GraphBody, caller: usize) -> GraphExec {
+        GraphExec {
+            id,
+            device,
+            current: Mutex::new(Arc::new(ExecGraph::build(id, graph_id, Arc::new(body)))),
+            last: Mutex::new(None),
+            caller,
+        }
+    }
+
+    pub fn snapshot(&self) -> Arc<ExecGraph> {
+        self.current.lock().clone()
+    }
+
+    /// Replaces the kernel of top-level node `index` (which must be a kernel node of the graph
+    /// this exec was instantiated from) for later launches.
+    pub fn set_kernel(&self, graph_id: u64, index: u32, k: KernelNode) -> Result<()> {
+        let mut cur = self.current.lock();
+        if cur.graph_id != graph_id || index as usize >= cur.source.nodes.len() {
+            return Err(ErrorCode::InvalidValue);
+        }
+        if !matches!(cur.source.nodes[index as usize].kind, NodeKind::Kernel(_)) {
+            return Err(ErrorCode::InvalidValue);
+        }
+        let k = Arc::new(k);
+        let mut source = (*cur.source).clone();
+        source.nodes[index as usize].kind = NodeKind::Kernel(k.clone());
+        let mut nodes = cur.nodes.to_vec();
+        let n = &mut nodes[cur.map[index as usize] as usize];
+        n.info = Some(node_info(cur.exec_id, &n.path, &k));
+        n.what = NodeKind::Kernel(k.clone()).label();
+        n.work = ExecWork::Kernel(k);
+        *cur = Arc::new(ExecGraph {
+            exec_id: cur.exec_id,
+            graph_id: cur.graph_id,
+            nodes: nodes.into_boxed_slice(),
+            roots: cur.roots.clone(),
+            map: cur.map.clone(),
+            waits: cur.waits.clone(),
+            records: cur.records.clone(),
+            memory_nodes: cur.memory_nodes.clone(),
+            source: Arc::new(source),
+        });
+        Ok(())
+    }
+
+    /// `birenGraphExecUpdate`: takes `body`'s parameters if its shape is the exec's. On failure
+    /// returns (result code, index of the offending top-level node).
+    pub fn update(&self, body: &GraphBody) -> std::result::Result<(), (i32, u32)> {
+        let mut cur = self.current.lock();
+        same_shape(&cur.source, body)?;
+        let next = ExecGraph::build(cur.exec_id, cur.graph_id, Arc::new(body.detached()));
+        *cur = Arc::new(next);
+        Ok(())
+    }
+}

@@ -1,0 +1,209 @@
+//! One launch of an executable graph, running: each node starts when its last dependency
+//! finishes, on whatever runs its kind of work (compute units through the scheduler, the copy
+//! engines, the host-function thread), independent nodes in parallel. Progress is
+//! completion-driven, as in streams: the thread that finishes a node starts the nodes it made
+//! ready; nothing blocks on a dependency. The last node to finish completes the launch's op in
+//! its stream. A failed node (trap, divergent barrier) fails the launch (sticky LAUNCH_FAILURE);
+//! the nodes not yet started are then skipped.
+
+use super::exec::{ExecGraph, ExecWork};
+use crate::runtime::diagnostics::trace::{self, Track};
+use crate::runtime::error::{ErrorCode, Result};
+use crate::runtime::exec::executor::{Executor, ENGINE_FROM_DEVICE};
+use crate::runtime::exec::launch::{KernelArgs, Launch};
+use crate::runtime::exec::stream::{Started, StreamCore};
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+pub struct GraphRun {
+    graph: Arc<ExecGraph>,
+    /// Per node: dependencies not yet finished.
+    pending: Box<[AtomicU32]>,
+    /// Nodes not yet finished.
+    left: AtomicUsize,
+    /// First failure's code (0: none).
+    failure: AtomicI32,
+    stream: Arc<StreamCore>,
+    seq: u64,
+    epoch: u64,
+}
+
+/// Handed to the scheduler with a kernel node's launch: called when its last block ends.
+pub struct NodeDone {
+    run: Arc<GraphRun>,
+    node: u32,
+}
+
+impl NodeDone {
+    pub fn finish(&self, r: Result<()>) {
+        GraphRun::node_done(&self.run, self.node, r);
+    }
+}
+
+/// Starts a launch of `graph` as op `seq` of `stream` (called by the executor).
+pub fn start(stream: &Arc<StreamCore>, seq: u64, epoch: u64, graph: Arc<ExecGraph>) -> Started {
+    if graph.nodes.is_empty() {
+        return Started::Done(Ok(()));
+    }
+    let run = Arc::new(GraphRun {
+        pending: graph
+            .nodes
+            .iter()
+            .map(|n| AtomicU32::new(n.ndeps))
+            .collect(),
+        left: AtomicUsize::new(graph.nodes.len()),
+        failure: AtomicI32::new(0),
+        stream: stream.clone(),
+        seq,
+        epoch,
+        graph,
+    });
+    let roots = run.graph.roots.to_vec();
+    GraphRun::run_nodes(&run, roots);
+    Started::Running
+}
+
+impl GraphRun {
+    fn exec(&self) -> &Arc<Executor> {
+        &self.stream.exec
+    }
+
+    /// Starts the ready nodes; nodes that finish at once (empty, skipped) make their dependents
+    /// ready in turn (a worklist, no recursion).
+    fn run_nodes(run: &Arc<GraphRun>, mut ready: Vec<u32>) {
+        let exec = run.exec().clone();
+        // Between deciding to start and handing over, a reset waits for us (as for stream ops).
+        if !exec.enter_start() {
+            return;
+        }
+        if exec.epoch() != run.epoch {
+            exec.leave_start();
+            return; // the device was reset: this launch no longer exists
+        }
+        while let Some(i) = ready.pop() {
+            let node = &run.graph.nodes[i as usize];
+            let skip = run.failure.load(Ordering::Acquire) != 0 || exec.sticky().is_err();
+            match &node.work {
+                _ if skip => ready.extend(run.finish_node(i, Ok(()))),
+                ExecWork::Nothing => ready.extend(run.finish_node(i, Ok(()))),
+                ExecWork::Kernel(k) => {
+                    let launch = Launch {
+                        kernel: k.kernel,
+                        grid: k.grid,
+                        block: k.block,
+                        shared: k.shared,
+                        // The node owns the argument values; the run keeps the node alive.
+                        args: KernelArgs::ByReference(k.args.as_ptr()),
+                        info: node.info.clone(),
+                        node: Some(NodeDone {
+                            run: run.clone(),
+                            node: i,
+                        }),
+                    };
+                    exec.scheduler.submit(
+                        launch,
+                        run.stream.priority,
+                        run.stream.clone(),
+                        run.seq,
+                        run.epoch,
+                    );
+                }
+                ExecWork::Copy(c) => {
+                    let (r, c, engine) = (run.clone(), *c, c.engine);
+                    let device = exec.device;
+                    exec.submit_engine(
+                        engine,
+                        Box::new(move || {
+                            let t0 = trace::now();
+                            // SAFETY: checked when the node was made and at this launch; the
+                            // memory is kept until the launch completes (deferred frees).
+                            unsafe { c.run() };
+                            r.trace_node(Track::CopyEngine { device, engine }, i, t0);
+                            GraphRun::node_done(&r, i, Ok(()));
+                        }),
+                    );
+                }
+                ExecWork::Fill(f) => {
+                    let (r, f) = (run.clone(), *f);
+                    let device = exec.device;
+                    exec.submit_engine(
+                        ENGINE_FROM_DEVICE,
+                        Box::new(move || {
+                            let t0 = trace::now();
+                            // SAFETY: as for copies.
+                            unsafe { f.run() };
+                            let track = Track::CopyEngine {
+                                device,
+                                engine: ENGINE_FROM_DEVICE,
+                            };
+                            r.trace_node(track, i, t0);
+                            GraphRun::node_done(&r, i, Ok(()));
+                        }),
+                    );
+                }
+                ExecWork::Host(h) => {
+                    let (r, h) = (run.clone(), *h);
+                    let device = exec.device;
+                    exec.submit_host(Box::new(move || {
+                        let t0 = trace::now();
+                        unsafe { (h.func)(h.data as *mut std::ffi::c_void) };
+                        r.trace_node(Track::HostFunctions { device }, i, t0);
+                        GraphRun::node_done(&r, i, Ok(()));
+                    }));
+                }
+            }
+        }
+        exec.leave_start();
+    }
+
+    /// A node ran elsewhere and finished: start what it made ready.
+    fn node_done(run: &Arc<GraphRun>, node: u32, r: Result<()>) {
+        let ready = run.finish_node(node, r);
+        if !ready.is_empty() {
+            GraphRun::run_nodes(run, ready);
+        }
+    }
+
+    /// Counts node `i` finished; returns the dependents it made ready. The last node completes
+    /// the launch's op in its stream.
+    fn finish_node(&self, i: u32, r: Result<()>) -> Vec<u32> {
+        if let Err(e) = r {
+            let _ = self
+                .failure
+                .compare_exchange(0, e.code(), Ordering::AcqRel, Ordering::Acquire);
+        }
+        let node = &self.graph.nodes[i as usize];
+        let mut ready = Vec::new();
+        for &s in node.succ.iter() {
+            if self.pending[s as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
+                ready.push(s);
+            }
+        }
+        if self.left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let result = match self.failure.load(Ordering::Acquire) {
+                0 => Ok(()),
+                c => Err(ErrorCode::from_code(c).unwrap_or(ErrorCode::LaunchFailure)),
+            };
+            self.stream.finish_op(self.seq, self.epoch, result);
+        }
+        ready
+    }
+
+    /// Tracing: a span for node `i` that ran on `track` since `t0`.
+    fn trace_node(&self, track: Track, i: u32, t0: u64) {
+        if trace::on() {
+            let n = &self.graph.nodes[i as usize];
+            trace::span(
+                track,
+                format!(
+                    "graph exec #{} node {}: {}",
+                    self.graph.exec_id,
+                    n.path,
+                    n.label()
+                ),
+                t0,
+                String::new(),
+            );
+        }
+    }
+}
