@@ -307,12 +307,17 @@ pub fn wait(s: &Arc<StreamCore>, ev: &EventCore) -> Option<Result<()>> {
                 if c.invalidated {
                     return Some(Err(ErrorCode::StreamCaptureInvalidated));
                 }
+                let body = c.graph.body.lock();
                 let tail = &mut c.tails.get_mut(&s.id).expect("member").1;
                 for n in nodes {
                     if !tail.contains(&n) {
                         tail.push(n);
                     }
                 }
+                // A node that another dependency already follows adds nothing: drop it (the
+                // captured graph then has no redundant edges).
+                let all = tail.clone();
+                tail.retain(|&x| !all.iter().any(|&y| y != x && body.reaches(x, y)));
                 Some(Ok(()))
             }
             (Some(_), Some(cid)) => {
