@@ -3,6 +3,7 @@
 //! launch only copies the counts.
 
 use super::{GraphBody, KernelNode, NodeKind};
+use crate::device::KernelFn;
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::event::EventCore;
 use crate::runtime::exec::launch::KernelInfo;
@@ -17,6 +18,8 @@ pub enum ExecWork {
     Copy(super::CopyNode),
     Fill(super::FillNode),
     Host(HostCall),
+    /// A chain of single-thread kernels run back to back as one dispatch (see `fuse`).
+    Fused(Arc<FusedChain>),
     /// Empty nodes, child-graph entries and exits, event nodes (handled around the launch).
     Nothing,
 }
@@ -63,8 +66,6 @@ pub struct ExecGraph {
     pub graph_id: u64,
     pub nodes: Box<[ExecNode]>,
     pub roots: Box<[u32]>,
-    /// Top-level node index of the source graph -> executable node index.
-    pub map: Box<[u32]>,
     /// Event wait nodes (waited for before the launch) and event record nodes (recorded after).
     pub waits: Vec<Arc<EventCore>>,
     pub records: Vec<Arc<EventCore>>,
@@ -219,7 +220,9 @@ impl ExecGraph {
             waits: Vec::new(),
             records: Vec::new(),
         };
-        let ends = f.add(&body, "");
+        f.add(&body, "");
+        let nodes = fuse(exec_id, f.nodes);
+        f.nodes = nodes;
         let roots = (0..f.nodes.len() as u32)
             .filter(|&i| f.nodes[i as usize].ndeps == 0)
             .collect();
@@ -236,7 +239,6 @@ impl ExecGraph {
             graph_id,
             nodes: f.nodes.into_boxed_slice(),
             roots,
-            map: ends.iter().map(|e| e.0).collect(),
             waits: f.waits,
             records: f.records,
             memory_nodes,
@@ -272,7 +274,8 @@ impl GraphExec {
     }
 
     /// Replaces the kernel of top-level node `index` (which must be a kernel node of the graph
-    /// this exec was instantiated from) for later launches.
+    /// this exec was instantiated from) for later launches. The executable form is rebuilt
+    /// (O(nodes)), so that chain fusion stays right for the new configuration.
     pub fn set_kernel(&self, graph_id: u64, index: u32, k: KernelNode) -> Result<()> {
         let mut cur = self.current.lock();
         if cur.graph_id != graph_id || index as usize >= cur.source.nodes.len() {
@@ -281,25 +284,13 @@ impl GraphExec {
         if !matches!(cur.source.nodes[index as usize].kind, NodeKind::Kernel(_)) {
             return Err(ErrorCode::InvalidValue);
         }
-        let k = Arc::new(k);
         let mut source = (*cur.source).clone();
-        source.nodes[index as usize].kind = NodeKind::Kernel(k.clone());
-        let mut nodes = cur.nodes.to_vec();
-        let n = &mut nodes[cur.map[index as usize] as usize];
-        n.info = Some(node_info(cur.exec_id, &n.path, &k));
-        n.what = NodeKind::Kernel(k.clone()).label();
-        n.work = ExecWork::Kernel(k);
-        *cur = Arc::new(ExecGraph {
-            exec_id: cur.exec_id,
-            graph_id: cur.graph_id,
-            nodes: nodes.into_boxed_slice(),
-            roots: cur.roots.clone(),
-            map: cur.map.clone(),
-            waits: cur.waits.clone(),
-            records: cur.records.clone(),
-            memory_nodes: cur.memory_nodes.clone(),
-            source: Arc::new(source),
-        });
+        source.nodes[index as usize].kind = NodeKind::Kernel(Arc::new(k));
+        *cur = Arc::new(ExecGraph::build(
+            cur.exec_id,
+            cur.graph_id,
+            Arc::new(source),
+        ));
         Ok(())
     }
 
@@ -312,4 +303,135 @@ impl GraphExec {
         *cur = Arc::new(next);
         Ok(())
     }
+}
+
+/// A chain of kernels of one block of one thread, run as one dispatch: a trampoline kernel
+/// calls them one after another on one compute unit, in the context they would each see
+/// (block 0 of 1, thread 0 of 1). Each still starts only after the previous one has returned,
+/// so the chain's order is kept; what goes is a scheduler round trip per node.
+pub struct FusedChain {
+    pub calls: Box<[(KernelFn, *mut *mut std::ffi::c_void)]>,
+    /// Keeps the argument values `calls` points to alive.
+    _nodes: Box<[Arc<KernelNode>]>,
+    pub shared: usize,
+}
+
+// The pointers are argument arrays owned by `_nodes` (or the user's, for unregistered kernels),
+// only read by the trampoline.
+unsafe impl Send for FusedChain {}
+unsafe impl Sync for FusedChain {}
+
+/// The trampoline: `args` is the FusedChain itself.
+///
+/// # Safety
+/// `args` must point to a live FusedChain.
+pub unsafe extern "C" fn run_fused(args: *mut *mut std::ffi::c_void) {
+    let chain = &*(args as *const FusedChain);
+    for &(k, a) in chain.calls.iter() {
+        k(a);
+    }
+}
+
+fn single_thread(w: &ExecWork) -> Option<&Arc<KernelNode>> {
+    match w {
+        ExecWork::Kernel(k) if k.grid.volume() == 1 && k.block.volume() == 1 => Some(k),
+        _ => None,
+    }
+}
+
+/// Fuses every maximal chain (each link: the only dependent of a node that is the only
+/// dependency of the next) of two or more single-thread kernels into one `Fused` node; returns
+/// the nodes renumbered.
+fn fuse(exec_id: u64, nodes: Vec<ExecNode>) -> Vec<ExecNode> {
+    let n = nodes.len();
+    let link = |i: usize| -> Option<usize> {
+        let a = &nodes[i];
+        if single_thread(&a.work).is_none() || a.succ.len() != 1 {
+            return None;
+        }
+        let j = a.succ[0] as usize;
+        (nodes[j].ndeps == 1 && single_thread(&nodes[j].work).is_some()).then_some(j)
+    };
+    let mut linked_to = vec![false; n];
+    for i in 0..n {
+        if let Some(j) = link(i) {
+            linked_to[j] = true;
+        }
+    }
+    // chain head -> its members, in order
+    let mut member_of = vec![usize::MAX; n];
+    let mut chains: Vec<Vec<usize>> = Vec::new();
+    for (i, &linked) in linked_to.iter().enumerate() {
+        if linked || link(i).is_none() {
+            continue;
+        }
+        let mut c = vec![i];
+        let mut at = i;
+        while let Some(j) = link(at) {
+            c.push(j);
+            at = j;
+        }
+        for &m in &c {
+            member_of[m] = chains.len();
+        }
+        chains.push(c);
+    }
+    if chains.is_empty() {
+        return nodes;
+    }
+    // New index of every old node (members of a chain map to the chain's node).
+    let mut new_index = vec![0u32; n];
+    let mut next = 0u32;
+    for i in 0..n {
+        let c = member_of[i];
+        if c == usize::MAX {
+            new_index[i] = next;
+            next += 1;
+        } else if chains[c][0] == i {
+            for &m in &chains[c] {
+                new_index[m] = next;
+            }
+            next += 1;
+        }
+    }
+    let mut out = Vec::with_capacity(next as usize);
+    for i in 0..n {
+        let c = member_of[i];
+        if c != usize::MAX && chains[c][0] != i {
+            continue;
+        }
+        let renumber =
+            |succ: &[u32]| -> Box<[u32]> { succ.iter().map(|&s| new_index[s as usize]).collect() };
+        if c == usize::MAX {
+            let mut node = nodes[i].clone();
+            node.succ = renumber(&node.succ);
+            out.push(node);
+            continue;
+        }
+        let members = &chains[c];
+        let last = &nodes[*members.last().expect("chain")];
+        let ks: Box<[Arc<KernelNode>]> = members
+            .iter()
+            .map(|&m| single_thread(&nodes[m].work).expect("fusible").clone())
+            .collect();
+        let chain = FusedChain {
+            calls: ks.iter().map(|k| (k.kernel, k.args.as_ptr())).collect(),
+            shared: ks.iter().map(|k| k.shared).max().unwrap_or(0),
+            _nodes: ks,
+        };
+        let path = format!("{}..{}", nodes[members[0]].path, last.path);
+        let what = format!("{} single-thread kernels run back to back", members.len());
+        out.push(ExecNode {
+            info: Some(Arc::new(KernelInfo {
+                name: format!("graph exec #{exec_id} nodes {path}: {what}"),
+                arg_sizes: Vec::new(),
+            })),
+            work: ExecWork::Fused(Arc::new(chain)),
+            succ: renumber(&last.succ),
+            ndeps: nodes[members[0]].ndeps,
+            path,
+            what,
+        });
+    }
+    out
 }

@@ -108,6 +108,29 @@ impl GraphRun {
                         run.epoch,
                     );
                 }
+                ExecWork::Fused(c) => {
+                    let one = crate::device::Dim3::new(1, 1, 1);
+                    let launch = Launch {
+                        kernel: super::exec::run_fused,
+                        grid: one,
+                        block: one,
+                        shared: c.shared,
+                        // The trampoline's argument is the chain (kept alive by the run).
+                        args: KernelArgs::ByReference(Arc::as_ptr(c) as *mut *mut std::ffi::c_void),
+                        info: node.info.clone(),
+                        node: Some(NodeDone {
+                            run: run.clone(),
+                            node: i,
+                        }),
+                    };
+                    exec.scheduler.submit(
+                        launch,
+                        run.stream.priority,
+                        run.stream.clone(),
+                        run.seq,
+                        run.epoch,
+                    );
+                }
                 ExecWork::Copy(c) => {
                     let (r, c, engine) = (run.clone(), *c, c.engine);
                     let device = exec.device;
