@@ -649,6 +649,59 @@ static int trapping_node_fails_the_launch_sticky(void) {
   return 0;
 }
 
+
+/* Chains of single-thread kernels run back to back as one dispatch: order kept, a trap in the
+ * middle stops the rest, a parameter update of a chain member takes effect. */
+static int fused_chain_keeps_order_trap_and_updates(void) {
+  int *log, *next, h[8];
+  birenGraph_t g;
+  birenGraphExec_t e;
+  birenGraphNode_t n[6];
+  OK(birenMalloc((void **)&log, sizeof h));
+  OK(birenMalloc((void **)&next, sizeof(int)));
+  OK(birenMemset(log, 0, sizeof h));
+  OK(birenMemset(next, 0, sizeof(int)));
+  OK(birenGraphCreate(&g, 0));
+  for (int i = 0; i < 6; i++) OK(add_log(&n[i], g, i ? &n[i - 1] : NULL, i ? 1 : 0, log, next, 10 + i));
+  OK(birenGraphInstantiate(&e, g, 0));
+  OK(birenGraphLaunch(e, NULL));
+  OK(birenMemcpy(h, log, sizeof h, birenMemcpyDeviceToHost));
+  for (int i = 0; i < 6; i++) EXPECT(h[i] == 10 + i);
+  /* Update node 2 of the chain: it logs 99 now. */
+  int zero = 0, tag = 99;
+  void *args[3] = {&log, &next, &tag};
+  birenKernelNodeParams kp = kparams(log_tag, 1, 1, args);
+  OK(birenGraphExecKernelNodeSetParams(e, n[2], &kp));
+  OK(birenMemcpy(next, &zero, sizeof zero, birenMemcpyHostToDevice));
+  OK(birenGraphLaunch(e, NULL));
+  OK(birenMemcpy(h, log, sizeof h, birenMemcpyDeviceToHost));
+  EXPECT(h[1] == 11 && h[2] == 99 && h[3] == 13);
+  OK(birenGraphExecDestroy(e));
+  /* A trap in the middle of a chain: the nodes after it do not run. */
+  birenGraph_t g2;
+  birenGraphNode_t a, t, b;
+  OK(birenMemcpy(next, &zero, sizeof zero, birenMemcpyHostToDevice));
+  OK(birenMemset(log, 0, sizeof h));
+  OK(birenGraphCreate(&g2, 0));
+  OK(add_log(&a, g2, NULL, 0, log, next, 1));
+  birenKernelNodeParams tp = kparams(trapper, 1, 1, NULL);
+  OK(birenGraphAddKernelNode(&t, g2, &a, 1, &tp));
+  OK(add_log(&b, g2, &t, 1, log, next, 2));
+  int ran = 0;
+  birenHostNodeParams hp = {host_count, &ran};
+  birenGraphNode_t hn;
+  OK(birenGraphAddHostNode(&hn, g2, &b, 1, &hp));
+  OK(birenGraphInstantiate(&e, g2, 0));
+  OK(birenGraphLaunch(e, NULL));
+  EXPECT_CODE(birenStreamSynchronize(NULL), BIREN_ERROR_LAUNCH_FAILURE);
+  EXPECT(load_int(&ran) == 0);
+  OK(birenDeviceReset());
+  OK(birenGraphExecDestroy(e));
+  OK(birenGraphDestroy(g));
+  OK(birenGraphDestroy(g2));
+  return 0;
+}
+
 /* A copy node whose device memory was freed: the launch is refused, nothing runs. */
 static int launch_with_freed_memory_is_refused(void) {
   int *d, h = 0;
@@ -829,6 +882,7 @@ static const test_case tests[] = {
     TEST(clone_is_independent_and_equal),
     TEST(event_nodes_order_the_launch),
     TEST(trapping_node_fails_the_launch_sticky),
+    TEST(fused_chain_keeps_order_trap_and_updates),
     TEST(launch_with_freed_memory_is_refused),
     TEST(destroy_while_running),
     TEST(reset_drops_queued_launch),
