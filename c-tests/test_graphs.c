@@ -866,6 +866,61 @@ static int threads_build_and_launch_concurrently(void) {
   return 0;
 }
 
+
+/* ---- Validator ------------------------------------------------------------------------------ */
+
+static char g_lines[16][1024];
+static int g_nlines;
+static void collect(const char *msg, void *user) {
+  (void)user;
+  if (g_nlines < 16) snprintf(g_lines[g_nlines++], sizeof g_lines[0], "%s", msg);
+}
+static int saw(const char *needle) {
+  for (int i = 0; i < g_nlines; i++)
+    if (strstr(g_lines[i], needle)) return 1;
+  return 0;
+}
+
+/* The same small kernels launched in the same order again and again: the validator suggests a
+ * graph (once); destroying an exec while its launch runs is reported. */
+static int validator_advises_graphs_and_reports_misuse(void) {
+  int *d;
+  OK(birenMalloc((void **)&d, 16));
+  g_nlines = 0;
+  OK(birenSetValidatorCallback(collect, NULL));
+  OK(birenSetDeviceValidator(1));
+  for (int i = 0; i < 60; i++) {
+    int zero = 0, one = 1, v = i;
+    OK(BIREN_LAUNCH(put, birenDim3(1, 1, 1), birenDim3(1, 1, 1), 0, NULL, d, zero, v));
+    OK(BIREN_LAUNCH(add_one, birenDim3(1, 1, 1), birenDim3(1, 1, 1), 0, NULL, d, one));
+  }
+  OK(birenDeviceSynchronize());
+  int advised = saw("birenGraphLaunch") && saw("put, add_one");
+  /* Exec destroyed while its launch is pending. */
+  interval iv;
+  birenGraph_t g;
+  birenGraphExec_t e;
+  birenGraphNode_t n;
+  OK(birenGraphCreate(&g, 0));
+  interval *p = &iv;
+  double ms = 50;
+  void *args[2] = {&p, &ms};
+  birenKernelNodeParams kp = kparams(timed_spin, 1, 1, args);
+  OK(birenGraphAddKernelNode(&n, g, NULL, 0, &kp));
+  OK(birenGraphInstantiate(&e, g, 0));
+  OK(birenGraphLaunch(e, NULL));
+  OK(birenGraphExecDestroy(e));
+  int reported = saw("destroyed while its launch");
+  OK(birenDeviceSynchronize());
+  OK(birenSetDeviceValidator(0));
+  OK(birenSetValidatorCallback(NULL, NULL));
+  OK(birenGraphDestroy(g));
+  OK(birenFree(d));
+  EXPECT(advised);
+  EXPECT(reported);
+  return 0;
+}
+
 static const test_case tests[] = {
     TEST(create_destroy_and_flags),
     TEST(every_node_kind_and_its_type),
@@ -889,6 +944,7 @@ static const test_case tests[] = {
     TEST(empty_graphs_complete),
     TEST(dot_print_writes_a_graphviz_file),
     TEST(threads_build_and_launch_concurrently),
+    TEST(validator_advises_graphs_and_reports_misuse),
 };
 
 int main(void) {
