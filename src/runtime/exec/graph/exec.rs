@@ -66,6 +66,8 @@ pub struct ExecGraph {
     pub graph_id: u64,
     pub nodes: Box<[ExecNode]>,
     pub roots: Box<[u32]>,
+    /// Per node, its dependencies (trace arrows).
+    pub preds: Box<[Box<[u32]>]>,
     /// Event wait nodes (waited for before the launch) and event record nodes (recorded after).
     pub waits: Vec<Arc<EventCore>>,
     pub records: Vec<Arc<EventCore>>,
@@ -234,11 +236,18 @@ impl ExecGraph {
                 )
             })
             .collect();
+        let mut preds = vec![Vec::new(); f.nodes.len()];
+        for (i, n) in f.nodes.iter().enumerate() {
+            for &s in n.succ.iter() {
+                preds[s as usize].push(i as u32);
+            }
+        }
         ExecGraph {
             exec_id,
             graph_id,
             nodes: f.nodes.into_boxed_slice(),
             roots,
+            preds: preds.into_iter().map(Vec::into_boxed_slice).collect(),
             waits: f.waits,
             records: f.records,
             memory_nodes,

@@ -12,7 +12,7 @@ use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::executor::{Executor, ENGINE_FROM_DEVICE};
 use crate::runtime::exec::launch::{KernelArgs, Launch};
 use crate::runtime::exec::stream::{Started, StreamCore};
-use std::sync::atomic::{AtomicI32, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 pub struct GraphRun {
@@ -26,7 +26,12 @@ pub struct GraphRun {
     stream: Arc<StreamCore>,
     seq: u64,
     epoch: u64,
+    /// Tracing only: when each node started (empty when tracing is off), and this run's id.
+    started: Box<[AtomicU64]>,
+    trace_id: u64,
 }
+
+static TRACE_RUNS: AtomicU64 = AtomicU64::new(1);
 
 /// Handed to the scheduler with a kernel node's launch: called when its last block ends.
 pub struct NodeDone {
@@ -56,6 +61,16 @@ pub fn start(stream: &Arc<StreamCore>, seq: u64, epoch: u64, graph: Arc<ExecGrap
         stream: stream.clone(),
         seq,
         epoch,
+        started: if trace::on() {
+            graph.nodes.iter().map(|_| AtomicU64::new(0)).collect()
+        } else {
+            Box::new([])
+        },
+        trace_id: if trace::on() {
+            TRACE_RUNS.fetch_add(1, Ordering::Relaxed)
+        } else {
+            0
+        },
         graph,
     });
     let roots = run.graph.roots.to_vec();
@@ -83,6 +98,9 @@ impl GraphRun {
         while let Some(i) = ready.pop() {
             let node = &run.graph.nodes[i as usize];
             let skip = run.failure.load(Ordering::Acquire) != 0 || exec.sticky().is_err();
+            if let Some(t) = run.started.get(i as usize) {
+                t.store(trace::now(), Ordering::Relaxed);
+            }
             match &node.work {
                 _ if skip => ready.extend(run.finish_node(i, Ok(()))),
                 ExecWork::Nothing => ready.extend(run.finish_node(i, Ok(()))),
@@ -196,6 +214,9 @@ impl GraphRun {
                 .compare_exchange(0, e.code(), Ordering::AcqRel, Ordering::Acquire);
         }
         let node = &self.graph.nodes[i as usize];
+        if !self.started.is_empty() {
+            self.trace_edges(i);
+        }
         let mut ready = Vec::new();
         for &s in node.succ.iter() {
             if self.pending[s as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
@@ -210,6 +231,38 @@ impl GraphRun {
             self.stream.finish_op(self.seq, self.epoch, result);
         }
         ready
+    }
+
+    /// Tracing: node `i` as a span on its own row ("graph exec #E node i") from its start to
+    /// now, with an arrow from its end to each dependent (drawn when the dependent starts, whose
+    /// own span the arrow then points into).
+    fn trace_edges(&self, i: u32) {
+        let device = self.stream.device;
+        let exec = self.graph.exec_id;
+        let row = |node: u32| Track::GraphNode { device, exec, node };
+        let n = &self.graph.nodes[i as usize];
+        let start = self.started[i as usize].load(Ordering::Relaxed);
+        trace::span(
+            row(i),
+            format!("node {}: {}", n.path, n.label()),
+            start,
+            format!("\"graph exec\":{exec},\"stream\":{}", self.stream.id),
+        );
+        let end = trace::now();
+        let id = |from: u32, to: u32| {
+            1 << 62
+                | (self.trace_id & 0xf_ffff) << 40
+                | (from as u64 & 0xf_ffff) << 20
+                | to as u64 & 0xf_ffff
+        };
+        // Arrows from the dependencies' ends (drawn at their ends) into this span, and from this
+        // span's end to the dependents (drawn when they end, into their spans).
+        for &p in self.graph.preds[i as usize].iter() {
+            trace::flow_at(row(i), id(p, i), (start + 1).min(end), false);
+        }
+        for &s in n.succ.iter() {
+            trace::flow_at(row(i), id(i, s), end.saturating_sub(1).max(start), true);
+        }
     }
 
     /// Tracing: a span for node `i` that ran on `track` since `t0`.
