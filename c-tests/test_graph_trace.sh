@@ -3,6 +3,7 @@
 # its own row ("graph exec #E node N"), named with its node id and what it does; kernels run on
 # the compute units under the graph's and node's names; every edge is an arrow from one node's
 # span to the next's.
+# Also: the validator's exit report names a stream capture left open.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
@@ -40,3 +41,13 @@ check(all(track(edge_s[i]) != track(edge_f[i]) for i in both), "arrows go from o
 check(all(edge_s[i]["ts"] <= edge_f[i]["ts"] for i in both), "arrows go forward in time")
 sys.exit(1 if failures else 0)
 PY
+
+# The validator's exit report names a capture that was never ended.
+cc -std=c99 -Wall -Wextra -Wpedantic -Werror -Iinclude c-tests/progs/capture_left_open.c \
+   -Ltarget/release -Wl,-rpath,"$PWD/target/release" -lbiren_runtime -o "$tmp/open"
+BIREN_VALIDATOR=1 "$tmp/open" 2> "$tmp/stderr"
+if grep -q "stream capture begun in stream #[0-9]* was never ended (1 node(s) captured" "$tmp/stderr"; then
+  echo "ok   a capture left open at exit is reported"
+else
+  echo "FAIL a capture left open at exit is reported"; cat "$tmp/stderr"; exit 1
+fi

@@ -702,6 +702,40 @@ static int fused_chain_keeps_order_trap_and_updates(void) {
   return 0;
 }
 
+
+/* A wait node on an event never recorded: the launch waits for its next record (BIREN
+ * extension); a synchronize whose work can never finish returns DEADLOCK; a record releases it. */
+static int wait_node_on_unrecorded_event_deadlock_then_release(void) {
+  int *d, h = 0;
+  birenStream_t s, other;
+  birenEvent_t ev;
+  birenGraph_t g;
+  birenGraphExec_t e;
+  birenGraphNode_t w, k;
+  OK(birenStreamCreateWithFlags(&s, birenStreamNonBlocking));
+  OK(birenStreamCreateWithFlags(&other, birenStreamNonBlocking));
+  OK(birenEventCreate(&ev));
+  OK(birenMalloc((void **)&d, sizeof(int)));
+  OK(birenMemset(d, 0, sizeof(int)));
+  OK(birenGraphCreate(&g, 0));
+  OK(birenGraphAddEventWaitNode(&w, g, NULL, 0, ev));
+  OK(add_put(&k, g, &w, 1, d, 0, 7));
+  OK(birenGraphInstantiate(&e, g, 0));
+  OK(birenGraphLaunch(e, s));
+  EXPECT_CODE(birenStreamSynchronize(s), BIREN_ERROR_DEADLOCK);
+  OK(birenEventRecord(ev, other));
+  OK(birenStreamSynchronize(s));
+  OK(birenMemcpy(&h, d, sizeof h, birenMemcpyDeviceToHost));
+  EXPECT(h == 7);
+  OK(birenGraphExecDestroy(e));
+  OK(birenGraphDestroy(g));
+  OK(birenEventDestroy(ev));
+  OK(birenStreamDestroy(s));
+  OK(birenStreamDestroy(other));
+  OK(birenFree(d));
+  return 0;
+}
+
 /* A copy node whose device memory was freed: the launch is refused, nothing runs. */
 static int launch_with_freed_memory_is_refused(void) {
   int *d, h = 0;
@@ -938,6 +972,7 @@ static const test_case tests[] = {
     TEST(event_nodes_order_the_launch),
     TEST(trapping_node_fails_the_launch_sticky),
     TEST(fused_chain_keeps_order_trap_and_updates),
+    TEST(wait_node_on_unrecorded_event_deadlock_then_release),
     TEST(launch_with_freed_memory_is_refused),
     TEST(destroy_while_running),
     TEST(reset_drops_queued_launch),
