@@ -910,7 +910,12 @@ enum birenError_t birenGraphInstantiateWithFlags(birenGraphExec_t *pGraphExec, b
  launch is captured as a child graph node.
  Returns BIREN_ERROR_INVALID_HANDLE for a destroyed exec or stream; BIREN_ERROR_INVALID_VALUE
  for a stream of another device than the exec's; BIREN_ERROR_INVALID_DEVICE_POINTER if a copy
- or memset node's device memory has been freed (nothing is enqueued then). Thread-safe.
+ or memset node's device memory has been freed (nothing is enqueued then). The waits of event
+ wait nodes are enqueued before the launch and the records of event record nodes after it, with
+ the codes of birenStreamWaitEvent and birenEventRecord: a record refused with
+ BIREN_ERROR_DEADLOCK (it would close a cycle of waits) is returned as such, but the launch
+ itself is then already enqueued (the one exception to "a failed call enqueues nothing").
+ Thread-safe.
  */
 enum birenError_t birenGraphLaunch(birenGraphExec_t graphExec, birenStream_t stream);
 

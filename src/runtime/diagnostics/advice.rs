@@ -186,7 +186,7 @@ mod tests {
         }
         let (round, seq) = found.expect("noticed");
         assert!(
-            round >= REPEATS_FOR_GRAPH - 1 && round <= REPEATS_FOR_GRAPH,
+            (REPEATS_FOR_GRAPH - 1..=REPEATS_FOR_GRAPH).contains(&round),
             "{round}"
         );
         let mut rotated = seq.clone();

@@ -444,3 +444,78 @@ fn fuse(exec_id: u64, nodes: Vec<ExecNode>) -> Vec<ExecNode> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::Dim3;
+    use crate::runtime::exec::launch::KernelArgs;
+
+    unsafe extern "C" fn nop(_: *mut *mut std::ffi::c_void) {}
+
+    fn kernel(threads: u32) -> NodeKind {
+        NodeKind::Kernel(Arc::new(KernelNode {
+            kernel: nop,
+            grid: Dim3::new(1, 1, 1),
+            block: Dim3::new(threads, 1, 1),
+            shared: 0,
+            args: KernelArgs::ByReference(std::ptr::null_mut()),
+            info: None,
+        }))
+    }
+
+    fn chain(kinds: Vec<NodeKind>) -> GraphBody {
+        let mut b = GraphBody::default();
+        for (i, k) in kinds.into_iter().enumerate() {
+            let deps: Vec<u32> = if i == 0 { vec![] } else { vec![i as u32 - 1] };
+            b.add(k, &deps).unwrap();
+        }
+        b
+    }
+
+    #[test]
+    fn chains_of_single_thread_kernels_fuse_and_wider_ones_break_them() {
+        // 1 1 1 | 2 | 1 1 : the first three fuse, the 2-thread kernel stays, the last two fuse.
+        let b = chain(vec![
+            kernel(1),
+            kernel(1),
+            kernel(1),
+            kernel(2),
+            kernel(1),
+            kernel(1),
+        ]);
+        let g = ExecGraph::build(1, 1, Arc::new(b));
+        assert_eq!(g.nodes.len(), 3);
+        assert!(matches!(&g.nodes[0].work, ExecWork::Fused(c) if c.calls.len() == 3));
+        assert!(matches!(g.nodes[1].work, ExecWork::Kernel(_)));
+        assert!(matches!(&g.nodes[2].work, ExecWork::Fused(c) if c.calls.len() == 2));
+        assert_eq!(&*g.roots, &[0]);
+        assert_eq!(&*g.nodes[0].succ, &[1]);
+        assert_eq!(&*g.nodes[1].succ, &[2]);
+        assert_eq!(g.nodes[2].ndeps, 1);
+        assert_eq!(g.nodes[0].path, "0..2");
+    }
+
+    #[test]
+    fn a_fork_is_not_fused_and_children_are_inlined() {
+        // a -> (b, c): a has two dependents, nothing fuses.
+        let mut b = GraphBody::default();
+        b.add(kernel(1), &[]).unwrap();
+        b.add(kernel(1), &[0]).unwrap();
+        b.add(kernel(1), &[0]).unwrap();
+        let g = ExecGraph::build(1, 1, Arc::new(b.clone()));
+        assert_eq!(g.nodes.len(), 3);
+        assert_eq!(g.nodes[0].succ.len(), 2);
+        // A child graph between two empty nodes: entry, its 3 nodes, exit.
+        let mut outer = GraphBody::default();
+        outer.add(NodeKind::Empty, &[]).unwrap();
+        outer.add(NodeKind::Child(Arc::new(b)), &[0]).unwrap();
+        outer.add(NodeKind::Empty, &[1]).unwrap();
+        let g = ExecGraph::build(1, 1, Arc::new(outer));
+        assert_eq!(g.nodes.len(), 1 + 1 + 3 + 1 + 1);
+        assert_eq!(&*g.roots, &[0]);
+        let exit = g.nodes.iter().position(|n| n.path == "1 (exit)").unwrap();
+        assert_eq!(g.nodes[exit].ndeps, 2, "the child's two leaves");
+        assert_eq!(g.preds[exit].len(), 2);
+    }
+}
