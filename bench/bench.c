@@ -898,8 +898,9 @@ static void print_machine(void) {
 /* ------------------------------------------------------------------------------------------ */
 /* G1-G4. Graphs                                                                               */
 
-/* A graph of n empty 1x1 kernel nodes; chain: each after the previous one, else independent. */
-static birenGraphExec_t make_graph(int n, int chain, birenKernel_t k, void **args) {
+/* A graph of n 1-block kernel nodes of `threads` threads; chain: each after the previous one,
+ * else independent. */
+static birenGraphExec_t make_graph(int n, int chain, birenKernel_t k, void **args, unsigned threads) {
   birenGraph_t g;
   birenGraphExec_t e;
   BIREN_CHECK(birenGraphCreate(&g, 0));
@@ -909,7 +910,7 @@ static birenGraphExec_t make_graph(int n, int chain, birenKernel_t k, void **arg
     memset(&p, 0, sizeof p);
     p.func = k;
     p.gridDim = birenDim3(1, 1, 1);
-    p.blockDim = birenDim3(1, 1, 1);
+    p.blockDim = birenDim3(threads, 1, 1);
     p.kernelParams = args;
     birenGraphNode_t node;
     BIREN_CHECK(birenGraphAddKernelNode(&node, g, chain && prev ? &prev : NULL, chain && prev ? 1 : 0, &p));
@@ -933,7 +934,7 @@ static void bench_graph(void) {
   int launches = g_quick ? 200 : 2000;
   g_current = "graph: 100-node chain vs 100 stream launches";
   progress("%s: %d x %d launches", g_current, g_reps, launches);
-  birenGraphExec_t chain = make_graph(NODES, 1, k_empty, NULL);
+  birenGraphExec_t chain = make_graph(NODES, 1, k_empty, NULL, 1);
   dim3 one = birenDim3(1, 1, 1);
   double per_node[MAX_REPS], stream_per[MAX_REPS], ratio[MAX_REPS], one_at_a_time[MAX_REPS];
   for (int w = 0; w < 20; w++) BIREN_CHECK(birenGraphLaunch(chain, g_stream)); /* warm-up */
@@ -969,24 +970,7 @@ static void bench_graph(void) {
   row = add_row("G1b", "same, one launch + stream synchronize at a time, per node");
   set_value(row, sg, 1e9, "%.0f", "ns");
   /* Unfused: a chain of 2-thread kernels runs node by node through the scheduler. */
-  birenGraphExec_t chain2;
-  {
-    birenGraph_t g;
-    BIREN_CHECK(birenGraphCreate(&g, 0));
-    birenGraphNode_t prev = NULL;
-    for (int i = 0; i < NODES; i++) {
-      birenKernelNodeParams p;
-      memset(&p, 0, sizeof p);
-      p.func = k_empty;
-      p.gridDim = birenDim3(1, 1, 1);
-      p.blockDim = birenDim3(2, 1, 1);
-      birenGraphNode_t node;
-      BIREN_CHECK(birenGraphAddKernelNode(&node, g, prev ? &prev : NULL, prev ? 1 : 0, &p));
-      prev = node;
-    }
-    BIREN_CHECK(birenGraphInstantiate(&chain2, g, 0));
-    BIREN_CHECK(birenGraphDestroy(g));
-  }
+  birenGraphExec_t chain2 = make_graph(NODES, 1, k_empty, NULL, 2);
   double unf[MAX_REPS];
   for (int r = 0; r < g_reps; r++) {
     double t0 = now_s();
@@ -1005,7 +989,7 @@ static void bench_graph(void) {
 
   /* G3: enqueue cost of a launch on the host, 1-node and 100-node graphs (launches queue up). */
   g_current = "graph: launch enqueue cost";
-  birenGraphExec_t single = make_graph(1, 1, k_empty, NULL);
+  birenGraphExec_t single = make_graph(1, 1, k_empty, NULL, 1);
   double enq1[MAX_REPS], enq100[MAX_REPS];
   for (int r = 0; r < g_reps; r++) {
     double t0 = now_s();
@@ -1028,7 +1012,7 @@ static void bench_graph(void) {
   g_current = "graph: wide graph of 1 ms nodes";
   double ms = 1.0;
   void *args[1] = {&ms};
-  birenGraphExec_t wide = make_graph(NODES, 0, k_spin, args);
+  birenGraphExec_t wide = make_graph(NODES, 0, k_spin, args, 1);
   int reps = reps_within(0.05 * 100.0 / g_cus, 10);
   double wt[MAX_REPS];
   BIREN_CHECK(birenGraphLaunch(wide, g_stream));

@@ -76,6 +76,18 @@ static birenError_t add_log(birenGraphNode_t *n, birenGraph_t g, const birenGrap
   return birenGraphAddKernelNode(n, g, deps, nd, &kp);
 }
 
+
+/* A graph of one timed_spin node (ms milliseconds, recording into *iv), instantiated. */
+static birenError_t spin_graph(birenGraph_t *g, birenGraphExec_t *e, interval *iv, double ms) {
+  birenGraphNode_t n;
+  void *args[2] = {&iv, &ms};
+  birenKernelNodeParams kp = kparams(timed_spin, 1, 1, args);
+  birenError_t r = birenGraphCreate(g, 0);
+  if (r == BIREN_SUCCESS) r = birenGraphAddKernelNode(&n, *g, NULL, 0, &kp);
+  if (r == BIREN_SUCCESS) r = birenGraphInstantiate(e, *g, 0);
+  return r;
+}
+
 /* ---- Building ------------------------------------------------------------------------------- */
 
 static int create_destroy_and_flags(void) {
@@ -283,7 +295,7 @@ static int diamond_runs_in_dependency_order(void) {
 }
 
 /* Independent nodes run in parallel on the compute units: 4 nodes of 100 ms on 2 units take
- * about 200 ms, not 400. */
+ * about 200 ms, not 400 (the bound is loose: the machine may be loaded). */
 static int independent_nodes_run_in_parallel(void) {
   NEED_TWO_COMPUTE_UNITS();
   interval iv[4];
@@ -304,7 +316,7 @@ static int independent_nodes_run_in_parallel(void) {
   OK(birenDeviceSynchronize());
   double took = now_s() - t0;
   EXPECT(overlap(iv[0], iv[1]) || overlap(iv[0], iv[2]) || overlap(iv[0], iv[3]));
-  EXPECT(took < 0.36);
+  if (!getenv("BIREN_UNDER_VALGRIND")) EXPECT(took < 0.39); /* serial: >= 0.4 s; valgrind runs one thread at a time */
   OK(birenGraphExecDestroy(e));
   OK(birenGraphDestroy(g));
   return 0;
@@ -317,14 +329,7 @@ static int launch_is_ordered_in_its_stream(void) {
   birenGraph_t g;
   birenGraphExec_t e;
   OK(birenStreamCreate(&s));
-  OK(birenGraphCreate(&g, 0));
-  interval *p = &node_iv;
-  double ms = 30;
-  void *args[2] = {&p, &ms};
-  birenKernelNodeParams kp = kparams(timed_spin, 1, 1, args);
-  birenGraphNode_t n;
-  OK(birenGraphAddKernelNode(&n, g, NULL, 0, &kp));
-  OK(birenGraphInstantiate(&e, g, 0));
+  OK(spin_graph(&g, &e, &node_iv, 30));
   OK(launch_timed_spin(&before_iv, 30, s));
   OK(birenGraphLaunch(e, s));
   OK(launch_timed_spin(&after_iv, 1, s));
@@ -378,14 +383,7 @@ static int launches_of_one_exec_never_overlap(void) {
   birenGraphExec_t e;
   OK(birenStreamCreate(&s1));
   OK(birenStreamCreate(&s2));
-  OK(birenGraphCreate(&g, 0));
-  interval *p = &iv;
-  double ms = 60;
-  void *args[2] = {&p, &ms};
-  birenKernelNodeParams kp = kparams(timed_spin, 1, 1, args);
-  birenGraphNode_t n;
-  OK(birenGraphAddKernelNode(&n, g, NULL, 0, &kp));
-  OK(birenGraphInstantiate(&e, g, 0));
+  OK(spin_graph(&g, &e, &iv, 60));
   double t0 = now_s();
   OK(birenGraphLaunch(e, s1));
   OK(birenGraphLaunch(e, s2));
@@ -760,14 +758,7 @@ static int destroy_while_running(void) {
   interval iv = {0, 0};
   birenGraph_t g;
   birenGraphExec_t e;
-  OK(birenGraphCreate(&g, 0));
-  interval *p = &iv;
-  double ms = 40;
-  void *args[2] = {&p, &ms};
-  birenKernelNodeParams kp = kparams(timed_spin, 1, 1, args);
-  birenGraphNode_t n;
-  OK(birenGraphAddKernelNode(&n, g, NULL, 0, &kp));
-  OK(birenGraphInstantiate(&e, g, 0));
+  OK(spin_graph(&g, &e, &iv, 40));
   OK(birenGraphDestroy(g));
   OK(birenGraphLaunch(e, NULL));
   OK(birenGraphExecDestroy(e));
@@ -934,14 +925,7 @@ static int validator_advises_graphs_and_reports_misuse(void) {
   interval iv;
   birenGraph_t g;
   birenGraphExec_t e;
-  birenGraphNode_t n;
-  OK(birenGraphCreate(&g, 0));
-  interval *p = &iv;
-  double ms = 50;
-  void *args[2] = {&p, &ms};
-  birenKernelNodeParams kp = kparams(timed_spin, 1, 1, args);
-  OK(birenGraphAddKernelNode(&n, g, NULL, 0, &kp));
-  OK(birenGraphInstantiate(&e, g, 0));
+  OK(spin_graph(&g, &e, &iv, 50));
   OK(birenGraphLaunch(e, NULL));
   OK(birenGraphExecDestroy(e));
   int reported = saw("destroyed while its launch");

@@ -12,6 +12,7 @@ use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::executor::{Executor, ENGINE_FROM_DEVICE};
 use crate::runtime::exec::launch::{KernelArgs, Launch};
 use crate::runtime::exec::stream::{Started, StreamCore};
+use std::ffi::c_void;
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -105,82 +106,26 @@ impl GraphRun {
                 _ if skip => ready.extend(run.finish_node(i, Ok(()))),
                 ExecWork::Nothing => ready.extend(run.finish_node(i, Ok(()))),
                 ExecWork::Kernel(k) => {
-                    let launch = Launch {
-                        kernel: k.kernel,
-                        grid: k.grid,
-                        block: k.block,
-                        shared: k.shared,
-                        // The node owns the argument values; the run keeps the node alive.
-                        args: KernelArgs::ByReference(k.args.as_ptr()),
-                        info: node.info.clone(),
-                        node: Some(NodeDone {
-                            run: run.clone(),
-                            node: i,
-                        }),
-                    };
-                    exec.scheduler.submit(
-                        launch,
-                        run.stream.priority,
-                        run.stream.clone(),
-                        run.seq,
-                        run.epoch,
-                    );
+                    // The node owns the argument values; the run keeps the node alive.
+                    let args = KernelArgs::ByReference(k.args.as_ptr());
+                    run.submit_kernel(i, k.kernel, k.grid, k.block, k.shared, args);
                 }
                 ExecWork::Fused(c) => {
                     let one = crate::device::Dim3::new(1, 1, 1);
-                    let launch = Launch {
-                        kernel: super::exec::run_fused,
-                        grid: one,
-                        block: one,
-                        shared: c.shared,
-                        // The trampoline's argument is the chain (kept alive by the run).
-                        args: KernelArgs::ByReference(Arc::as_ptr(c) as *mut *mut std::ffi::c_void),
-                        info: node.info.clone(),
-                        node: Some(NodeDone {
-                            run: run.clone(),
-                            node: i,
-                        }),
-                    };
-                    exec.scheduler.submit(
-                        launch,
-                        run.stream.priority,
-                        run.stream.clone(),
-                        run.seq,
-                        run.epoch,
-                    );
+                    // The trampoline's argument is the chain (kept alive by the run).
+                    let args = KernelArgs::ByReference(Arc::as_ptr(c) as *mut *mut c_void);
+                    run.submit_kernel(i, super::exec::run_fused, one, one, c.shared, args);
                 }
                 ExecWork::Copy(c) => {
-                    let (r, c, engine) = (run.clone(), *c, c.engine);
-                    let device = exec.device;
-                    exec.submit_engine(
-                        engine,
-                        Box::new(move || {
-                            let t0 = trace::now();
-                            // SAFETY: checked when the node was made and at this launch; the
-                            // memory is kept until the launch completes (deferred frees).
-                            unsafe { c.run() };
-                            r.trace_node(Track::CopyEngine { device, engine }, i, t0);
-                            GraphRun::node_done(&r, i, Ok(()));
-                        }),
-                    );
+                    let c = *c;
+                    // SAFETY: checked when the node was made and at this launch; the memory is
+                    // kept until the launch completes (deferred frees).
+                    run.submit_engine(i, c.engine, move || unsafe { c.run() });
                 }
                 ExecWork::Fill(f) => {
-                    let (r, f) = (run.clone(), *f);
-                    let device = exec.device;
-                    exec.submit_engine(
-                        ENGINE_FROM_DEVICE,
-                        Box::new(move || {
-                            let t0 = trace::now();
-                            // SAFETY: as for copies.
-                            unsafe { f.run() };
-                            let track = Track::CopyEngine {
-                                device,
-                                engine: ENGINE_FROM_DEVICE,
-                            };
-                            r.trace_node(track, i, t0);
-                            GraphRun::node_done(&r, i, Ok(()));
-                        }),
-                    );
+                    let f = *f;
+                    // SAFETY: as for copies.
+                    run.submit_engine(i, ENGINE_FROM_DEVICE, move || unsafe { f.run() });
                 }
                 ExecWork::Host(h) => {
                     let (r, h) = (run.clone(), *h);
@@ -195,6 +140,57 @@ impl GraphRun {
             }
         }
         exec.leave_start();
+    }
+
+    /// Hands kernel node `i` to the scheduler; its last block reports back through `NodeDone`.
+    fn submit_kernel(
+        self: &Arc<Self>,
+        i: u32,
+        kernel: crate::device::KernelFn,
+        grid: crate::device::Dim3,
+        block: crate::device::Dim3,
+        shared: usize,
+        args: KernelArgs,
+    ) {
+        let launch = Launch {
+            kernel,
+            grid,
+            block,
+            shared,
+            args,
+            info: self.graph.nodes[i as usize].info.clone(),
+            node: Some(NodeDone {
+                run: self.clone(),
+                node: i,
+            }),
+        };
+        self.exec().scheduler.submit(
+            launch,
+            self.stream.priority,
+            self.stream.clone(),
+            self.seq,
+            self.epoch,
+        );
+    }
+
+    /// Runs `work` (copy or memset node `i`) on copy engine `engine`.
+    fn submit_engine(
+        self: &Arc<Self>,
+        i: u32,
+        engine: usize,
+        work: impl FnOnce() + Send + 'static,
+    ) {
+        let r = self.clone();
+        let device = self.exec().device;
+        self.exec().submit_engine(
+            engine,
+            Box::new(move || {
+                let t0 = trace::now();
+                work();
+                r.trace_node(Track::CopyEngine { device, engine }, i, t0);
+                GraphRun::node_done(&r, i, Ok(()));
+            }),
+        );
     }
 
     /// A node ran elsewhere and finished: start what it made ready.
