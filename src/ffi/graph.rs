@@ -128,11 +128,16 @@ fn kernel_node(rt: &Runtime, p: &birenKernelNodeParams, call: &str) -> Result<Ke
     let args = match &info {
         Some(i) => unsafe { KernelArgs::copy(p.kernelParams, &i.arg_sizes)? },
         None => {
-            diagnostics::advice(&format!(
+            static ADVISED: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
+            let mut seen = ADVISED.lock().unwrap_or_else(|e| e.into_inner());
+            if diagnostics::validator_on() && !seen.contains(&(k as usize)) {
+                seen.push(k as usize);
+                diagnostics::advice(&format!(
                 "{} is not registered: the graph node reads its kernelParams by reference at every launch, so they must stay valid \
                  while the graph exists. Register it (birenKernelRegister) to have the values copied when the node is made.",
                 diagnostics::caller::symbol_or_address(k as usize)
-            ));
+                ));
+            }
             KernelArgs::ByReference(p.kernelParams)
         }
     };
