@@ -558,6 +558,7 @@ enum birenError_t birenStreamEndCapture(birenStream_t stream, birenGraph_t *pGra
  Writes whether `stream` is capturing to *pCaptureStatus (None, Active, or Invalidated).
  BIREN_ERROR_STREAM_CAPTURE_IMPLICIT for the default stream while a blocking stream of its
  device captures; BIREN_ERROR_INVALID_VALUE if pCaptureStatus is NULL.
+ Thread-safe.
  */
 enum birenError_t birenStreamIsCapturing(birenStream_t stream, enum birenStreamCaptureStatus *pCaptureStatus);
 
@@ -568,6 +569,7 @@ enum birenError_t birenStreamIsCapturing(birenStream_t stream, enum birenStreamC
  depend on (*dependencies_out points to runtime memory valid until the next call of this
  function for the same capture or the end of the capture). When not capturing, the optional
  outputs are left alone. Errors as birenStreamIsCapturing.
+ Thread-safe.
  */
 enum birenError_t birenStreamGetCaptureInfo(birenStream_t stream, enum birenStreamCaptureStatus *captureStatus_out, unsigned long long *id_out, birenGraph_t *graph_out, const birenGraphNode_t **dependencies_out, size_t *numDependencies_out);
 
@@ -783,6 +785,7 @@ enum birenError_t birenGraphAddKernelNode(birenGraphNode_t *pGraphNode, birenGra
  its pitch or a slice taller than its ysize; BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an
  unknown kind; BIREN_ERROR_INVALID_DEVICE_POINTER / BIREN_ERROR_OUT_OF_BOUNDS for device ranges
  not inside one live allocation; the dependency errors of birenGraphAddKernelNode.
+ Thread-safe.
  */
 enum birenError_t birenGraphAddMemcpyNode(birenGraphNode_t *pGraphNode, birenGraph_t graph, const birenGraphNode_t *pDependencies, size_t numDependencies, const struct birenMemcpy3DParms *pCopyParams);
 
@@ -790,6 +793,7 @@ enum birenError_t birenGraphAddMemcpyNode(birenGraphNode_t *pGraphNode, birenGra
  Adds a node that copies `count` bytes from src to dst (as birenMemcpyAsync would), after the
  dependencies. Checked now exactly as birenMemcpy (same codes) and again at every launch;
  count 0 gives BIREN_ERROR_INVALID_VALUE (a node must do something; use an empty node).
+ Thread-safe.
  */
 enum birenError_t birenGraphAddMemcpyNode1D(birenGraphNode_t *pGraphNode, birenGraph_t graph, const birenGraphNode_t *pDependencies, size_t numDependencies, void *dst, const void *src, size_t count, birenMemcpyKind kind);
 
@@ -799,6 +803,7 @@ enum birenError_t birenGraphAddMemcpyNode1D(birenGraphNode_t *pGraphNode, birenG
  BIREN_ERROR_INVALID_VALUE for NULL pointers, an elementSize other than 1, 2 or 4, a zero
  width or height, a pitch smaller than a row when height > 1; BIREN_ERROR_INVALID_DEVICE_POINTER
  / BIREN_ERROR_OUT_OF_BOUNDS for memory not inside one live device allocation.
+ Thread-safe.
  */
 enum birenError_t birenGraphAddMemsetNode(birenGraphNode_t *pGraphNode, birenGraph_t graph, const birenGraphNode_t *pDependencies, size_t numDependencies, const struct birenMemsetParams *pMemsetParams);
 
@@ -813,6 +818,7 @@ enum birenError_t birenGraphAddHostNode(birenGraphNode_t *pGraphNode, birenGraph
  Adds a node that records `event`. Difference from CUDA: the record is made in the launch's
  stream right after the whole graph launch (so the event is reached when the launch
  completes: later than CUDA's, never earlier). BIREN_ERROR_INVALID_HANDLE for a destroyed event.
+ Thread-safe.
  */
 enum birenError_t birenGraphAddEventRecordNode(birenGraphNode_t *pGraphNode, birenGraph_t graph, const birenGraphNode_t *pDependencies, size_t numDependencies, birenEvent_t event);
 
@@ -821,6 +827,7 @@ enum birenError_t birenGraphAddEventRecordNode(birenGraphNode_t *pGraphNode, bir
  stream just before the graph launch (so the whole launch waits for the event's latest record
  at the time of birenGraphLaunch, or — BIREN extension — for its next record if it was never
  recorded). BIREN_ERROR_INVALID_HANDLE for a destroyed event.
+ Thread-safe.
  */
 enum birenError_t birenGraphAddEventWaitNode(birenGraphNode_t *pGraphNode, birenGraph_t graph, const birenGraphNode_t *pDependencies, size_t numDependencies, birenEvent_t event);
 
@@ -828,11 +835,13 @@ enum birenError_t birenGraphAddEventWaitNode(birenGraphNode_t *pGraphNode, biren
  Adds a node that runs a copy of `childGraph` (taken now: later changes to childGraph do not
  affect the node). BIREN_ERROR_INVALID_HANDLE for a destroyed child graph;
  BIREN_ERROR_INVALID_VALUE if childGraph is graph itself.
+ Thread-safe.
  */
 enum birenError_t birenGraphAddChildGraphNode(birenGraphNode_t *pGraphNode, birenGraph_t graph, const birenGraphNode_t *pDependencies, size_t numDependencies, birenGraph_t childGraph);
 
 /*
  Adds a node that does nothing (a join point for dependencies).
+ Thread-safe.
  */
 enum birenError_t birenGraphAddEmptyNode(birenGraphNode_t *pGraphNode, birenGraph_t graph, const birenGraphNode_t *pDependencies, size_t numDependencies);
 
@@ -841,12 +850,14 @@ enum birenError_t birenGraphAddEmptyNode(birenGraphNode_t *pGraphNode, birenGrap
  BIREN_ERROR_INVALID_VALUE for NULL arrays with numDependencies > 0, nodes of another graph, a
  node depending on itself, an edge already present, or an edge that would close a cycle
  (nothing is added then); BIREN_ERROR_INVALID_HANDLE for a destroyed graph or node.
+ Thread-safe.
  */
 enum birenError_t birenGraphAddDependencies(birenGraph_t graph, const birenGraphNode_t *from, const birenGraphNode_t *to, size_t numDependencies);
 
 /*
  Removes the edges from[i] -> to[i], all or none. BIREN_ERROR_INVALID_VALUE if one of them is
  not present (nothing is removed then), and as birenGraphAddDependencies.
+ Thread-safe.
  */
 enum birenError_t birenGraphRemoveDependencies(birenGraph_t graph, const birenGraphNode_t *from, const birenGraphNode_t *to, size_t numDependencies);
 
@@ -856,11 +867,13 @@ enum birenError_t birenGraphRemoveDependencies(birenGraph_t graph, const birenGr
  rest of the array, if the graph has fewer, is set to NULL) and *numNodes becomes the graph's
  node count. BIREN_ERROR_INVALID_VALUE if numNodes is NULL; BIREN_ERROR_INVALID_HANDLE for a
  destroyed graph.
+ Thread-safe.
  */
 enum birenError_t birenGraphGetNodes(birenGraph_t graph, birenGraphNode_t *nodes, size_t *numNodes);
 
 /*
  As birenGraphGetNodes, for the nodes without dependencies.
+ Thread-safe.
  */
 enum birenError_t birenGraphGetRootNodes(birenGraph_t graph, birenGraphNode_t *pRootNodes, size_t *pNumRootNodes);
 
@@ -869,12 +882,14 @@ enum birenError_t birenGraphGetRootNodes(birenGraph_t graph, birenGraphNode_t *p
  and to both NULL only the number. Otherwise at most *numEdges pairs are written (entries past
  the total set to NULL). BIREN_ERROR_INVALID_VALUE if numEdges is NULL or only one of from and
  to is NULL.
+ Thread-safe.
  */
 enum birenError_t birenGraphGetEdges(birenGraph_t graph, birenGraphNode_t *from, birenGraphNode_t *to, size_t *numEdges);
 
 /*
  Writes the node's type to *pType. BIREN_ERROR_INVALID_VALUE if pType is NULL;
  BIREN_ERROR_INVALID_HANDLE for a destroyed or forged node.
+ Thread-safe.
  */
 enum birenError_t birenGraphNodeGetType(birenGraphNode_t node, enum birenGraphNodeType *pType);
 
@@ -882,6 +897,7 @@ enum birenError_t birenGraphNodeGetType(birenGraphNode_t node, enum birenGraphNo
  Creates a copy of `originalGraph` (same nodes, parameters and edges; new node handles) and
  writes it to *pGraphClone. BIREN_ERROR_INVALID_VALUE if pGraphClone is NULL;
  BIREN_ERROR_INVALID_HANDLE for a destroyed graph.
+ Thread-safe.
  */
 enum birenError_t birenGraphClone(birenGraph_t *pGraphClone, birenGraph_t originalGraph);
 
@@ -892,11 +908,13 @@ enum birenError_t birenGraphClone(birenGraph_t *pGraphClone, birenGraph_t origin
  birenGraphInstantiateFlagAutoFreeOnLaunch, birenGraphInstantiateFlagUpload.
  BIREN_ERROR_INVALID_VALUE for NULL pGraphExec or other flags; BIREN_ERROR_INVALID_HANDLE for a
  destroyed graph. Pair with birenGraphExecDestroy.
+ Thread-safe.
  */
 enum birenError_t birenGraphInstantiate(birenGraphExec_t *pGraphExec, birenGraph_t graph, unsigned long long flags);
 
 /*
  Same as birenGraphInstantiate.
+ Thread-safe.
  */
 enum birenError_t birenGraphInstantiateWithFlags(birenGraphExec_t *pGraphExec, birenGraph_t graph, unsigned long long flags);
 
@@ -925,6 +943,7 @@ enum birenError_t birenGraphLaunch(birenGraphExec_t graphExec, birenStream_t str
  are captured as by birenGraphAddKernelNode. BIREN_ERROR_INVALID_VALUE for NULL pNodeParams,
  a node of another graph or not a kernel node, and the parameter errors of
  birenGraphAddKernelNode; BIREN_ERROR_INVALID_HANDLE for a destroyed exec or node.
+ Thread-safe.
  */
 enum birenError_t birenGraphExecKernelNodeSetParams(birenGraphExec_t hGraphExec, birenGraphNode_t node, const struct birenKernelNodeParams *pNodeParams);
 
@@ -937,6 +956,7 @@ enum birenError_t birenGraphExecKernelNodeSetParams(birenGraphExec_t hGraphExec,
  BIREN_ERROR_GRAPH_EXEC_UPDATE_FAILURE when the update was refused (the exec is unchanged);
  BIREN_ERROR_INVALID_VALUE if resultInfo is NULL; BIREN_ERROR_INVALID_HANDLE for a destroyed
  exec or graph.
+ Thread-safe.
  */
 enum birenError_t birenGraphExecUpdate(birenGraphExec_t hGraphExec, birenGraph_t hGraph, struct birenGraphExecUpdateResultInfo *resultInfo);
 
@@ -944,6 +964,7 @@ enum birenError_t birenGraphExecUpdate(birenGraphExec_t hGraphExec, birenGraph_t
  Destroys a graph and its nodes (their handles then give BIREN_ERROR_INVALID_HANDLE). Execs
  instantiated from it are not affected. BIREN_ERROR_INVALID_HANDLE for a destroyed or forged
  graph.
+ Thread-safe.
  */
 enum birenError_t birenGraphDestroy(birenGraph_t graph);
 
@@ -951,6 +972,7 @@ enum birenError_t birenGraphDestroy(birenGraph_t graph);
  Destroys an executable graph. Launches already enqueued still complete (the validator warns
  when one is pending: destroying an exec that runs is a bug in CUDA programs).
  BIREN_ERROR_INVALID_HANDLE for a destroyed or forged exec.
+ Thread-safe.
  */
 enum birenError_t birenGraphExecDestroy(birenGraphExec_t graphExec);
 
@@ -960,6 +982,7 @@ enum birenError_t birenGraphExecDestroy(birenGraphExec_t graphExec);
  nested clusters. `flags` nonzero (birenGraphDebugDotFlagsVerbose) adds each node's
  parameters. BIREN_ERROR_INVALID_VALUE for a NULL path; BIREN_ERROR_OPERATING_SYSTEM if the
  file cannot be written; BIREN_ERROR_INVALID_HANDLE for a destroyed graph.
+ Thread-safe.
  */
 enum birenError_t birenGraphDebugDotPrint(birenGraph_t graph, const char *path, unsigned int flags);
 

@@ -73,6 +73,7 @@ fn status_of(code: i32) -> birenStreamCaptureStatus {
 /// Writes whether `stream` is capturing to *pCaptureStatus (None, Active, or Invalidated).
 /// BIREN_ERROR_STREAM_CAPTURE_IMPLICIT for the default stream while a blocking stream of its
 /// device captures; BIREN_ERROR_INVALID_VALUE if pCaptureStatus is NULL.
+/// Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenStreamIsCapturing(
     stream: birenStream_t,
@@ -93,6 +94,7 @@ pub extern "C" fn birenStreamIsCapturing(
 /// depend on (*dependencies_out points to runtime memory valid until the next call of this
 /// function for the same capture or the end of the capture). When not capturing, the optional
 /// outputs are left alone. Errors as birenStreamIsCapturing.
+/// Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenStreamGetCaptureInfo(
     stream: birenStream_t,

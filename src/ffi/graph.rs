@@ -301,6 +301,7 @@ fn copy_node(rt: &Runtime, p: &birenMemcpy3DParms, call: &str) -> Result<CopyNod
 /// its pitch or a slice taller than its ysize; BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an
 /// unknown kind; BIREN_ERROR_INVALID_DEVICE_POINTER / BIREN_ERROR_OUT_OF_BOUNDS for device ranges
 /// not inside one live allocation; the dependency errors of birenGraphAddKernelNode.
+/// Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGraphAddMemcpyNode(
     pGraphNode: *mut birenGraphNode_t,
@@ -320,6 +321,7 @@ pub extern "C" fn birenGraphAddMemcpyNode(
 /// Adds a node that copies `count` bytes from src to dst (as birenMemcpyAsync would), after the
 /// dependencies. Checked now exactly as birenMemcpy (same codes) and again at every launch;
 /// count 0 gives BIREN_ERROR_INVALID_VALUE (a node must do something; use an empty node).
+/// Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGraphAddMemcpyNode1D(
     pGraphNode: *mut birenGraphNode_t,
@@ -361,6 +363,7 @@ pub extern "C" fn birenGraphAddMemcpyNode1D(
 /// BIREN_ERROR_INVALID_VALUE for NULL pointers, an elementSize other than 1, 2 or 4, a zero
 /// width or height, a pitch smaller than a row when height > 1; BIREN_ERROR_INVALID_DEVICE_POINTER
 /// / BIREN_ERROR_OUT_OF_BOUNDS for memory not inside one live device allocation.
+/// Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGraphAddMemsetNode(
     pGraphNode: *mut birenGraphNode_t,
@@ -415,6 +418,7 @@ pub extern "C" fn birenGraphAddHostNode(
 /// Adds a node that records `event`. Difference from CUDA: the record is made in the launch's
 /// stream right after the whole graph launch (so the event is reached when the launch
 /// completes: later than CUDA's, never earlier). BIREN_ERROR_INVALID_HANDLE for a destroyed event.
+/// Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGraphAddEventRecordNode(
     pGraphNode: *mut birenGraphNode_t,
@@ -434,6 +438,7 @@ pub extern "C" fn birenGraphAddEventRecordNode(
 /// stream just before the graph launch (so the whole launch waits for the event's latest record
 /// at the time of birenGraphLaunch, or — BIREN extension — for its next record if it was never
 /// recorded). BIREN_ERROR_INVALID_HANDLE for a destroyed event.
+/// Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGraphAddEventWaitNode(
     pGraphNode: *mut birenGraphNode_t,
@@ -452,6 +457,7 @@ pub extern "C" fn birenGraphAddEventWaitNode(
 /// Adds a node that runs a copy of `childGraph` (taken now: later changes to childGraph do not
 /// affect the node). BIREN_ERROR_INVALID_HANDLE for a destroyed child graph;
 /// BIREN_ERROR_INVALID_VALUE if childGraph is graph itself.
+/// Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGraphAddChildGraphNode(
     pGraphNode: *mut birenGraphNode_t,
@@ -473,6 +479,7 @@ pub extern "C" fn birenGraphAddChildGraphNode(
 }
 
 /// Adds a node that does nothing (a join point for dependencies).
+/// Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGraphAddEmptyNode(
     pGraphNode: *mut birenGraphNode_t,
@@ -508,6 +515,7 @@ fn edges_of(
 /// BIREN_ERROR_INVALID_VALUE for NULL arrays with numDependencies > 0, nodes of another graph, a
 /// node depending on itself, an edge already present, or an edge that would close a cycle
 /// (nothing is added then); BIREN_ERROR_INVALID_HANDLE for a destroyed graph or node.
+/// Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGraphAddDependencies(
     graph: birenGraph_t,
@@ -526,6 +534,7 @@ pub extern "C" fn birenGraphAddDependencies(
 
 /// Removes the edges from[i] -> to[i], all or none. BIREN_ERROR_INVALID_VALUE if one of them is
 /// not present (nothing is removed then), and as birenGraphAddDependencies.
+/// Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGraphRemoveDependencies(
     graph: birenGraph_t,
@@ -560,6 +569,7 @@ fn write_list(items: &[u64], dst: *mut birenGraphNode_t, count: *mut usize) -> R
 /// rest of the array, if the graph has fewer, is set to NULL) and *numNodes becomes the graph's
 /// node count. BIREN_ERROR_INVALID_VALUE if numNodes is NULL; BIREN_ERROR_INVALID_HANDLE for a
 /// destroyed graph.
+/// Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGraphGetNodes(
     graph: birenGraph_t,
@@ -574,6 +584,7 @@ pub extern "C" fn birenGraphGetNodes(
 }
 
 /// As birenGraphGetNodes, for the nodes without dependencies.
+/// Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGraphGetRootNodes(
     graph: birenGraph_t,
@@ -591,6 +602,7 @@ pub extern "C" fn birenGraphGetRootNodes(
 /// and to both NULL only the number. Otherwise at most *numEdges pairs are written (entries past
 /// the total set to NULL). BIREN_ERROR_INVALID_VALUE if numEdges is NULL or only one of from and
 /// to is NULL.
+/// Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGraphGetEdges(
     graph: birenGraph_t,
@@ -622,6 +634,7 @@ pub extern "C" fn birenGraphGetEdges(
 
 /// Writes the node's type to *pType. BIREN_ERROR_INVALID_VALUE if pType is NULL;
 /// BIREN_ERROR_INVALID_HANDLE for a destroyed or forged node.
+/// Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGraphNodeGetType(
     node: birenGraphNode_t,
@@ -650,6 +663,7 @@ pub extern "C" fn birenGraphNodeGetType(
 /// Creates a copy of `originalGraph` (same nodes, parameters and edges; new node handles) and
 /// writes it to *pGraphClone. BIREN_ERROR_INVALID_VALUE if pGraphClone is NULL;
 /// BIREN_ERROR_INVALID_HANDLE for a destroyed graph.
+/// Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGraphClone(
     pGraphClone: *mut birenGraph_t,
@@ -705,6 +719,7 @@ fn instantiate(
 /// birenGraphInstantiateFlagAutoFreeOnLaunch, birenGraphInstantiateFlagUpload.
 /// BIREN_ERROR_INVALID_VALUE for NULL pGraphExec or other flags; BIREN_ERROR_INVALID_HANDLE for a
 /// destroyed graph. Pair with birenGraphExecDestroy.
+/// Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGraphInstantiate(
     pGraphExec: *mut birenGraphExec_t,
@@ -717,6 +732,7 @@ pub extern "C" fn birenGraphInstantiate(
 }
 
 /// Same as birenGraphInstantiate.
+/// Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGraphInstantiateWithFlags(
     pGraphExec: *mut birenGraphExec_t,
@@ -820,6 +836,7 @@ fn check_memory_nodes(
 /// are captured as by birenGraphAddKernelNode. BIREN_ERROR_INVALID_VALUE for NULL pNodeParams,
 /// a node of another graph or not a kernel node, and the parameter errors of
 /// birenGraphAddKernelNode; BIREN_ERROR_INVALID_HANDLE for a destroyed exec or node.
+/// Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGraphExecKernelNodeSetParams(
     hGraphExec: birenGraphExec_t,
@@ -844,6 +861,7 @@ pub extern "C" fn birenGraphExecKernelNodeSetParams(
 /// BIREN_ERROR_GRAPH_EXEC_UPDATE_FAILURE when the update was refused (the exec is unchanged);
 /// BIREN_ERROR_INVALID_VALUE if resultInfo is NULL; BIREN_ERROR_INVALID_HANDLE for a destroyed
 /// exec or graph.
+/// Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGraphExecUpdate(
     hGraphExec: birenGraphExec_t,
@@ -881,6 +899,7 @@ pub extern "C" fn birenGraphExecUpdate(
 /// Destroys a graph and its nodes (their handles then give BIREN_ERROR_INVALID_HANDLE). Execs
 /// instantiated from it are not affected. BIREN_ERROR_INVALID_HANDLE for a destroyed or forged
 /// graph.
+/// Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGraphDestroy(graph: birenGraph_t) -> birenError_t {
     ffi_call!("birenGraphDestroy"(graph) {
@@ -892,6 +911,7 @@ pub extern "C" fn birenGraphDestroy(graph: birenGraph_t) -> birenError_t {
 /// Destroys an executable graph. Launches already enqueued still complete (the validator warns
 /// when one is pending: destroying an exec that runs is a bug in CUDA programs).
 /// BIREN_ERROR_INVALID_HANDLE for a destroyed or forged exec.
+/// Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGraphExecDestroy(graphExec: birenGraphExec_t) -> birenError_t {
     ffi_call!("birenGraphExecDestroy"(graphExec) {
@@ -914,6 +934,7 @@ pub extern "C" fn birenGraphExecDestroy(graphExec: birenGraphExec_t) -> birenErr
 /// nested clusters. `flags` nonzero (birenGraphDebugDotFlagsVerbose) adds each node's
 /// parameters. BIREN_ERROR_INVALID_VALUE for a NULL path; BIREN_ERROR_OPERATING_SYSTEM if the
 /// file cannot be written; BIREN_ERROR_INVALID_HANDLE for a destroyed graph.
+/// Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGraphDebugDotPrint(
     graph: birenGraph_t,
