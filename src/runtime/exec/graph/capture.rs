@@ -170,14 +170,23 @@ pub fn begin(s: &Arc<StreamCore>, mode: i32, caller: usize) -> Result<()> {
 /// The node a piece of stream work becomes when captured.
 fn node_of(work: Work) -> NodeKind {
     match work {
-        Work::Kernel(l) => NodeKind::Kernel(Arc::new(KernelNode {
-            kernel: l.kernel,
-            grid: l.grid,
-            block: l.block,
-            shared: l.shared,
-            args: l.args,
-            info: l.info,
-        })),
+        Work::Kernel(l) => {
+            if matches!(l.args, crate::runtime::exec::launch::KernelArgs::ByReference(p) if !p.is_null())
+            {
+                diagnostics::advice(&format!(
+                    "{} was captured with its arguments by reference (an unregistered kernel launched with birenLaunchKernel):                      every launch of the graph reads them again, so they must stay valid as long as the graph does. Register                      the kernel (birenKernelRegister) or launch it with BIREN_LAUNCH to have the values captured.",
+                    l.name()
+                ));
+            }
+            NodeKind::Kernel(Arc::new(KernelNode {
+                kernel: l.kernel,
+                grid: l.grid,
+                block: l.block,
+                shared: l.shared,
+                args: l.args,
+                info: l.info,
+            }))
+        }
         Work::Copy {
             dst,
             src,
