@@ -167,14 +167,35 @@ pub fn begin(s: &Arc<StreamCore>, mode: i32, caller: usize) -> Result<()> {
     })
 }
 
+/// True, the first time per kernel and with the validator on, for a launch whose arguments are
+/// read by reference (the advice is given once per kernel).
+fn captured_by_reference(l: &crate::runtime::exec::launch::Launch) -> bool {
+    static ADVISED: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+    let by_reference = matches!(
+        l.args,
+        crate::runtime::exec::launch::KernelArgs::ByReference(p) if !p.is_null()
+    );
+    if !by_reference || !diagnostics::validator_on() {
+        return false;
+    }
+    let mut seen = ADVISED.lock();
+    if seen.contains(&(l.kernel as usize)) {
+        return false;
+    }
+    seen.push(l.kernel as usize);
+    true
+}
+
 /// The node a piece of stream work becomes when captured.
 fn node_of(work: Work) -> NodeKind {
     match work {
         Work::Kernel(l) => {
-            if matches!(l.args, crate::runtime::exec::launch::KernelArgs::ByReference(p) if !p.is_null())
-            {
+            if captured_by_reference(&l) {
                 diagnostics::advice(&format!(
-                    "{} was captured with its arguments by reference (an unregistered kernel launched with birenLaunchKernel):                      every launch of the graph reads them again, so they must stay valid as long as the graph does. Register                      the kernel (birenKernelRegister) or launch it with BIREN_LAUNCH to have the values captured.",
+                    "{} was captured with its arguments by reference (an unregistered kernel launched with \
+                     birenLaunchKernel): every launch of the graph reads them again, so they must stay valid as long \
+                     as the graph does. Register the kernel (birenKernelRegister) or launch it with BIREN_LAUNCH to \
+                     have the values captured.",
                     l.name()
                 ));
             }
