@@ -455,6 +455,38 @@ static int destroy_and_reset_end_captures(void) {
   return 0;
 }
 
+
+/* Status queries: argument errors, outputs of a stream not capturing left alone, forged streams. */
+static int status_query_arguments(void) {
+  birenStream_t s;
+  OK(birenStreamCreate(&s));
+  birenStreamCaptureStatus st = birenStreamCaptureStatusActive;
+  unsigned long long id = 77;
+  birenGraph_t g = (birenGraph_t)(uintptr_t)1;
+  const birenGraphNode_t *deps = (const birenGraphNode_t *)(uintptr_t)2;
+  size_t nd = 5;
+  OK(birenStreamGetCaptureInfo(s, &st, &id, &g, &deps, &nd));
+  EXPECT(st == birenStreamCaptureStatusNone && id == 77 && g == (birenGraph_t)(uintptr_t)1 && nd == 5);
+  EXPECT_CODE(birenStreamGetCaptureInfo(s, NULL, &id, NULL, NULL, NULL), BIREN_ERROR_INVALID_VALUE);
+  EXPECT_CODE(birenStreamIsCapturing(s, NULL), BIREN_ERROR_INVALID_VALUE);
+  birenStream_t forged = (birenStream_t)(uintptr_t)0xabcdef;
+  EXPECT_CODE(birenStreamIsCapturing(forged, &st), BIREN_ERROR_INVALID_HANDLE);
+  EXPECT_CODE(birenStreamBeginCapture(forged, birenStreamCaptureModeGlobal), BIREN_ERROR_INVALID_HANDLE);
+  EXPECT_CODE(birenStreamEndCapture(forged, &g), BIREN_ERROR_INVALID_HANDLE);
+  /* An empty capture gives an empty graph. */
+  OK(birenStreamBeginCapture(s, birenStreamCaptureModeGlobal));
+  OK(birenStreamGetCaptureInfo(s, &st, &id, NULL, &deps, &nd));
+  EXPECT(st == birenStreamCaptureStatusActive && nd == 0);
+  OK(birenStreamEndCapture(s, &g));
+  size_t n = 9;
+  OK(birenGraphGetNodes(g, NULL, &n));
+  EXPECT(n == 0);
+  OK(birenGraphDestroy(g));
+  OK(birenStreamDestroy(s));
+  EXPECT_CODE(birenStreamBeginCapture(s, birenStreamCaptureModeGlobal), BIREN_ERROR_INVALID_HANDLE);
+  return 0;
+}
+
 static const test_case tests[] = {
     TEST(nothing_runs_while_capturing),
     TEST(fork_and_join_across_three_streams),
@@ -467,6 +499,7 @@ static const test_case tests[] = {
     TEST(exchange_mode_round_trip),
     TEST(graph_launch_is_captured_as_child),
     TEST(destroy_and_reset_end_captures),
+    TEST(status_query_arguments),
 };
 
 int main(void) {
