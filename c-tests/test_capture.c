@@ -263,6 +263,10 @@ static int default_stream_during_capture(void) {
   EXPECT_CODE(birenStreamIsCapturing(NULL, &st), BIREN_ERROR_STREAM_CAPTURE_IMPLICIT);
   EXPECT_CODE(put_on(d, 0, 1, NULL), BIREN_ERROR_STREAM_CAPTURE_IMPLICIT);
   EXPECT_CODE(birenStreamEndCapture(s, &g), BIREN_ERROR_STREAM_CAPTURE_INVALIDATED);
+  OK(birenStreamBeginCapture(s, birenStreamCaptureModeRelaxed));
+  EXPECT_CODE(birenStreamSynchronize(NULL), BIREN_ERROR_STREAM_CAPTURE_IMPLICIT);
+  EXPECT_CODE(birenStreamQuery(NULL), BIREN_ERROR_STREAM_CAPTURE_IMPLICIT);
+  EXPECT_CODE(birenStreamEndCapture(s, &g), BIREN_ERROR_STREAM_CAPTURE_INVALIDATED);
   OK(birenStreamBeginCapture(nb, birenStreamCaptureModeRelaxed));
   OK(put_on(d, 0, 1, NULL));
   OK(birenStreamSynchronize(NULL));

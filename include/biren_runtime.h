@@ -1152,14 +1152,18 @@ enum birenError_t birenStreamDestroy(birenStream_t stream);
  asynchronous error if one occurred. BIREN_ERROR_INVALID_HANDLE for an unknown stream (or one
  destroyed by birenDeviceReset while waiting); BIREN_ERROR_DEADLOCK if the work is blocked on a
  wait no enqueued record can satisfy for BIREN_DEADLOCK_TIMEOUT_MS; BIREN_ERROR_NOT_PERMITTED
- inside a kernel or host function. Waits by spinning briefly, then parking.
+ inside a kernel or host function. Waits by spinning briefly, then parking. While capturing:
+ BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED for a capturing stream, and
+ BIREN_ERROR_STREAM_CAPTURE_IMPLICIT for the default stream while a blocking stream of its
+ device captures (both invalidate the capture).
  */
 enum birenError_t birenStreamSynchronize(birenStream_t stream);
 
 /*
  BIREN_SUCCESS if all work enqueued in `stream` has completed, BIREN_ERROR_NOT_READY if some
  is still queued or running (NOT_READY is an answer, not a failure: it does not set the last
- error). BIREN_ERROR_INVALID_HANDLE for an unknown stream.
+ error). BIREN_ERROR_INVALID_HANDLE for an unknown stream. While capturing, the codes of
+ birenStreamSynchronize.
  */
 enum birenError_t birenStreamQuery(birenStream_t stream);
 

@@ -105,7 +105,10 @@ pub extern "C" fn birenStreamDestroy(stream: birenStream_t) -> birenError_t {
 /// asynchronous error if one occurred. BIREN_ERROR_INVALID_HANDLE for an unknown stream (or one
 /// destroyed by birenDeviceReset while waiting); BIREN_ERROR_DEADLOCK if the work is blocked on a
 /// wait no enqueued record can satisfy for BIREN_DEADLOCK_TIMEOUT_MS; BIREN_ERROR_NOT_PERMITTED
-/// inside a kernel or host function. Waits by spinning briefly, then parking.
+/// inside a kernel or host function. Waits by spinning briefly, then parking. While capturing:
+/// BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED for a capturing stream, and
+/// BIREN_ERROR_STREAM_CAPTURE_IMPLICIT for the default stream while a blocking stream of its
+/// device captures (both invalidate the capture).
 #[no_mangle]
 pub extern "C" fn birenStreamSynchronize(stream: birenStream_t) -> birenError_t {
     ffi_call!("birenStreamSynchronize"(stream) {
@@ -118,7 +121,8 @@ pub extern "C" fn birenStreamSynchronize(stream: birenStream_t) -> birenError_t 
 
 /// BIREN_SUCCESS if all work enqueued in `stream` has completed, BIREN_ERROR_NOT_READY if some
 /// is still queued or running (NOT_READY is an answer, not a failure: it does not set the last
-/// error). BIREN_ERROR_INVALID_HANDLE for an unknown stream.
+/// error). BIREN_ERROR_INVALID_HANDLE for an unknown stream. While capturing, the codes of
+/// birenStreamSynchronize.
 #[no_mangle]
 pub extern "C" fn birenStreamQuery(stream: birenStream_t) -> birenError_t {
     ffi_call!("birenStreamQuery"(stream) {

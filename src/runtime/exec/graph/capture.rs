@@ -523,12 +523,26 @@ pub fn check_unsafe(call: &str) -> Result<()> {
 }
 
 /// birenStreamSynchronize / birenStreamQuery of a capturing stream: refused, and the capture is
-/// invalidated (nothing in it has been enqueued to wait for).
+/// invalidated (nothing in it has been enqueued to wait for). Of the default stream while a
+/// blocking stream of its device captures: STREAM_CAPTURE_IMPLICIT, and that capture is
+/// invalidated.
 pub fn check_sync(s: &StreamCore, call: &str) -> Result<()> {
     if !active() {
         return Ok(());
     }
     with(|t| {
+        if s.is_default {
+            // The default stream would wait for the capturing blocking streams' work.
+            let ids = t.with_blocking(s.device);
+            for &id in &ids {
+                t.invalidate(id, &format!("{call} was called on the default stream"));
+            }
+            return if ids.is_empty() {
+                Ok(())
+            } else {
+                Err(ErrorCode::StreamCaptureImplicit)
+            };
+        }
         let Some(cid) = t.by_stream.get(&s.id).copied() else {
             return Ok(());
         };
