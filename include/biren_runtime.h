@@ -261,150 +261,6 @@
 #define birenEventDisableTiming 2
 
 /**
- * Threads of a warp.
- */
-#define WARP_SIZE 32
-
-/**
- * Resident threads per compute unit (multiprocessor) in the occupancy model.
- */
-#define MAX_THREADS_PER_MP 2048
-
-/**
- * Resident blocks per compute unit in the occupancy model.
- */
-#define MAX_BLOCKS_PER_MP 32
-
-/**
- * Shared memory per compute unit in the occupancy model.
- */
-#define SHARED_MEM_PER_MP (64 * 1024)
-
-/**
- * Largest dynamic shared memory a kernel may opt in to (birenFuncSetAttribute).
- */
-#define SHARED_MEM_PER_BLOCK_OPTIN SHARED_MEM_PER_BLOCK
-
-/**
- * Registers per block and per multiprocessor (reported; kernels are C functions whose register
- * use is unknown, so the occupancy model counts none).
- */
-#define REGS_PER_BLOCK 65536
-
-#define REGS_PER_MP 65536
-
-/**
- * Constant memory (reported; symbols declared with BIREN_DEVICE_SYMBOL have no such limit).
- */
-#define TOTAL_CONST_MEM (64 * 1024)
-
-/**
- * Largest pitch birenMallocPitch returns, and the largest a 2D copy accepts.
- */
-#define MAX_PITCH (size_t)INT32_MAX
-
-/**
- * Pitch alignment of birenMallocPitch and birenMalloc3D (CUDA's texture pitch alignment).
- */
-#define PITCH_ALIGNMENT 512
-
-/**
- * Nominal clocks (kHz) and bus: a simulated device has none; these are fixed, plausible values.
- */
-#define CLOCK_RATE_KHZ 1000000
-
-#define MEMORY_CLOCK_RATE_KHZ 1000000
-
-#define MEMORY_BUS_WIDTH 256
-
-#define L2_CACHE_SIZE (4 << 20)
-
-/**
- * `birenGraphNodeType` values (CUDA's).
- */
-#define NODE_KERNEL 0
-
-#define NODE_MEMCPY 1
-
-#define NODE_MEMSET 2
-
-#define NODE_HOST 3
-
-#define NODE_GRAPH 4
-
-#define NODE_EMPTY 5
-
-#define NODE_WAIT_EVENT 6
-
-#define NODE_EVENT_RECORD 7
-
-/**
- * `birenStreamCaptureMode` values (CUDA's).
- */
-#define MODE_GLOBAL 0
-
-#define MODE_THREAD_LOCAL 1
-
-#define MODE_RELAXED 2
-
-/**
- * `birenStreamCaptureStatus` values (CUDA's).
- */
-#define STATUS_NONE 0
-
-#define STATUS_ACTIVE 1
-
-#define STATUS_INVALIDATED 2
-
-/**
- * `birenGraphExecUpdateResult` values (CUDA's).
- */
-#define UPDATE_SUCCESS 0
-
-#define UPDATE_TOPOLOGY_CHANGED 2
-
-#define UPDATE_NODE_TYPE_CHANGED 3
-
-#define UPDATE_PARAMETERS_CHANGED 5
-
-/**
- * Bounds of birenDeviceSetLimit(birenLimitStackSize).
- */
-#define MIN_STACK_SIZE (16 * 1024)
-
-#define MAX_STACK_SIZE (16 << 20)
-
-#define DEFAULT_PRINTF_FIFO (1 << 20)
-
-#define DEFAULT_MALLOC_HEAP (8 << 20)
-
-#define DEFAULT_L2_FETCH 64
-
-/**
- * `birenLimit` values (CUDA's cudaLimit).
- */
-#define LIMIT_STACK_SIZE 0
-
-#define LIMIT_PRINTF_FIFO_SIZE 1
-
-#define LIMIT_MALLOC_HEAP_SIZE 2
-
-#define LIMIT_DEV_RUNTIME_SYNC_DEPTH 3
-
-#define LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT 4
-
-#define LIMIT_MAX_L2_FETCH_GRANULARITY 5
-
-#define LIMIT_PERSISTING_L2_CACHE_SIZE 6
-
-/**
- * Device flags (CUDA's cudaDeviceScheduleAuto .. cudaDeviceLmemResizeToMax).
- */
-#define DEVICE_FLAGS_MASK 31
-
-#define DEVICE_SCHEDULE_MASK 7
-
-/**
  * Every call returns one of these. Values are stable and never reused.
  */
 typedef enum birenError_t {
@@ -952,6 +808,9 @@ typedef struct birenDeviceProp {
    * Compute capability: 6.0 (see birenDeviceGetAttribute for what it promises).
    */
   int major;
+  /**
+   * Compute capability, minor number.
+   */
   int minor;
   /**
    * Registers per block (nominal: C kernels' register use is not known).
@@ -993,6 +852,9 @@ typedef struct birenDeviceProp {
    * Nominal memory clock (kHz) and bus width (bits).
    */
   int memoryClockRate;
+  /**
+   * Global memory bus width in bits (reported).
+   */
   int memoryBusWidth;
   /**
    * Nominal L2 size in bytes.
@@ -1010,6 +872,9 @@ typedef struct birenDeviceProp {
    * 1: birenMallocManaged is available (and concurrently accessible by host and kernels).
    */
   int managedMemory;
+  /**
+   * 1: the host and kernels may access managed memory at the same time.
+   */
   int concurrentManagedAccess;
   /**
    * 1 when birenLaunchCooperativeKernel is available.
@@ -1019,7 +884,13 @@ typedef struct birenDeviceProp {
    * Shared memory per compute unit (occupancy model) and the largest per-block opt-in.
    */
   size_t sharedMemPerMultiprocessor;
+  /**
+   * Shared memory a block may opt in to (bytes).
+   */
   size_t sharedMemPerBlockOptin;
+  /**
+   * Registers per multiprocessor (reported).
+   */
   int regsPerMultiprocessor;
   /**
    * Resident blocks per compute unit in the occupancy model: 32.
@@ -1029,9 +900,21 @@ typedef struct birenDeviceProp {
    * PCI location: the device index as bus id, 0 elsewhere.
    */
   int pciBusID;
+  /**
+   * PCI device id (0: simulated).
+   */
   int pciDeviceID;
+  /**
+   * PCI domain id (0: simulated).
+   */
   int pciDomainID;
+  /**
+   * 1 if ECC is on (0: simulated memory).
+   */
   int ECCEnabled;
+  /**
+   * 1 if the device is on a multi-device board (0).
+   */
   int isMultiGpuBoard;
   /**
    * 1: kernels run on host threads, so atomics on host memory are native.
@@ -1041,6 +924,9 @@ typedef struct birenDeviceProp {
    * 1: kernels can read and write any host memory at its own address.
    */
   int pageableMemoryAccess;
+  /**
+   * 1 if kernels reach pageable host memory through the host's page tables (1: it is the same memory).
+   */
   int pageableMemoryAccessUsesHostPageTables;
   /**
    * 1: birenHostRegister is available.
@@ -1050,7 +936,13 @@ typedef struct birenDeviceProp {
    * 1: registered host memory is usable by kernels at its host address.
    */
   int canUseHostPointerForRegisteredMem;
+  /**
+   * 1 if global memory is cached in L1 (reported).
+   */
   int globalL1CacheSupported;
+  /**
+   * 1 if local memory is cached in L1 (reported).
+   */
   int localL1CacheSupported;
   /**
    * 1: stream-ordered allocation (birenMallocAsync) and memory pools are available.
@@ -1101,11 +993,29 @@ typedef struct dim3 {
  * to the values). `extra` must be NULL.
  */
 typedef struct birenKernelNodeParams {
+  /**
+   * The kernel.
+   */
   birenKernel_t func;
+  /**
+   * Grid dimensions.
+   */
   struct dim3 gridDim;
+  /**
+   * Block dimensions.
+   */
   struct dim3 blockDim;
+  /**
+   * Dynamic shared memory per block in bytes.
+   */
   unsigned int sharedMemBytes;
+  /**
+   * Pointers to the argument values, as for birenLaunchKernel.
+   */
   void **kernelParams;
+  /**
+   * Must be NULL.
+   */
   void **extra;
 } birenKernelNodeParams;
 
@@ -1118,8 +1028,17 @@ typedef struct birenArray_st *birenArray_t;
  * A position in a pitched allocation: `x` in bytes, `y` in rows, `z` in slices.
  */
 typedef struct birenPos {
+  /**
+   * Offset in bytes within a row.
+   */
   size_t x;
+  /**
+   * Row.
+   */
   size_t y;
+  /**
+   * Slice.
+   */
   size_t z;
 } birenPos;
 
@@ -1128,9 +1047,21 @@ typedef struct birenPos {
  * `ysize` rows per slice.
  */
 typedef struct birenPitchedPtr {
+  /**
+   * Start of the allocation.
+   */
   void *ptr;
+  /**
+   * Bytes from one row to the next.
+   */
   size_t pitch;
+  /**
+   * Logical width of a row in bytes.
+   */
   size_t xsize;
+  /**
+   * Logical number of rows per slice.
+   */
   size_t ysize;
 } birenPitchedPtr;
 
@@ -1138,8 +1069,17 @@ typedef struct birenPitchedPtr {
  * The size of a copy: `width` in bytes, `height` in rows, `depth` in slices.
  */
 typedef struct birenExtent {
+  /**
+   * Width in bytes (linear memory).
+   */
   size_t width;
+  /**
+   * Height in rows.
+   */
   size_t height;
+  /**
+   * Depth in slices.
+   */
   size_t depth;
 } birenExtent;
 
@@ -1149,13 +1089,37 @@ typedef struct birenExtent {
  * NULL (no arrays).
  */
 typedef struct birenMemcpy3DParms {
+  /**
+   * Source array (not supported: must be NULL).
+   */
   birenArray_t srcArray;
+  /**
+   * Offset into the source.
+   */
   struct birenPos srcPos;
+  /**
+   * The source pitched pointer.
+   */
   struct birenPitchedPtr srcPtr;
+  /**
+   * Destination array (not supported: must be NULL).
+   */
   birenArray_t dstArray;
+  /**
+   * Offset into the destination.
+   */
   struct birenPos dstPos;
+  /**
+   * The destination pitched pointer.
+   */
   struct birenPitchedPtr dstPtr;
+  /**
+   * Size of the box to copy (width in bytes).
+   */
   struct birenExtent extent;
+  /**
+   * Direction of the copy (birenMemcpyKind).
+   */
   birenMemcpyKind kind;
 } birenMemcpy3DParms;
 
@@ -1164,11 +1128,29 @@ typedef struct birenMemcpy3DParms {
  * `value` (its low elementSize bytes), rows `pitch` bytes apart, from `dst`.
  */
 typedef struct birenMemsetParams {
+  /**
+   * Start of the memory to fill.
+   */
   void *dst;
+  /**
+   * Bytes from one row to the next.
+   */
   size_t pitch;
+  /**
+   * The value to write.
+   */
   unsigned int value;
+  /**
+   * Bytes per element: 1, 2 or 4.
+   */
   unsigned int elementSize;
+  /**
+   * Elements per row.
+   */
   size_t width;
+  /**
+   * Rows.
+   */
   size_t height;
 } birenMemsetParams;
 
@@ -1181,7 +1163,13 @@ typedef void (*birenHostFn_t)(void *userData);
  * A host node: `fn(userData)` run on a runtime thread.
  */
 typedef struct birenHostNodeParams {
+  /**
+   * The host function.
+   */
   birenHostFn_t fn;
+  /**
+   * Its argument.
+   */
   void *userData;
 } birenHostNodeParams;
 
@@ -1195,8 +1183,17 @@ typedef struct birenGraphExec_st *birenGraphExec_t;
  * failure (NULL if none); errorFromNode is always NULL here.
  */
 typedef struct birenGraphExecUpdateResultInfo {
+  /**
+   * A birenGraphExecUpdateResult value.
+   */
   enum birenGraphExecUpdateResult result;
+  /**
+   * The node of the new graph that caused the failure, if any.
+   */
   birenGraphNode_t errorNode;
+  /**
+   * The node of the original graph that caused it, if any.
+   */
   birenGraphNode_t errorFromNode;
 } birenGraphExecUpdateResultInfo;
 
@@ -1277,6 +1274,9 @@ typedef struct birenMemPoolProps {
    * Ignored.
    */
   unsigned short usage;
+  /**
+   * Reserved: must be zero.
+   */
   unsigned char reserved[54];
 } birenMemPoolProps;
 
@@ -1328,6 +1328,9 @@ typedef struct birenFuncAttributes {
    * The compute capability the kernel is "compiled" for, 10*major + minor: 60.
    */
   int ptxVersion;
+  /**
+   * Compute capability the kernel was built for, major*10+minor.
+   */
   int binaryVersion;
   /**
    * 0: no -dlcm=ca.
@@ -1510,7 +1513,7 @@ enum birenError_t birenGetDevice(int *device);
  * Fills the fields of *prop that version 1.0 of this header had (name .. streamPrioritiesSupported)
  * and writes nothing past them: programs compiled against that header pass that smaller
  * struct. Programs compiled against this header reach birenGetDeviceProperties_v2 under this
- * name (see the #define below), which fills every field.
+ * name (see the macro of that name below), which fills every field.
  * BIREN_ERROR_INVALID_VALUE if prop is NULL; BIREN_ERROR_INVALID_DEVICE if there is no such device.
  */
 enum birenError_t birenGetDeviceProperties(struct birenDeviceProp *prop, int device);
@@ -2866,10 +2869,11 @@ static inline birenError_t birenLaunchArgs_(birenKernel_t kernel, dim3 grid, dim
                         BIREN_PP_NARGS(__VA_ARGS__), (sharedMem), (stream))
 #endif
 
-/* ---- Device properties -------------------------------------------------------------------
- * birenDeviceProp grew (warpSize, major, minor, ...). The exported birenGetDeviceProperties
- * fills only the fields of header version 1.0, so programs built against that header keep
- * working; programs built against this one call birenGetDeviceProperties_v2 under the old name.
+/**
+ * Device properties: birenDeviceProp grew (warpSize, major, minor, ...). The exported
+ * birenGetDeviceProperties fills only the fields of header version 1.0, so programs built
+ * against that header keep working; programs built against this one call
+ * birenGetDeviceProperties_v2 under the old name.
  */
 #define birenGetDeviceProperties birenGetDeviceProperties_v2
 

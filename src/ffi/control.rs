@@ -101,7 +101,7 @@ pub extern "C" fn birenGetDevice(device: *mut c_int) -> birenError_t {
 /// Fills the fields of *prop that version 1.0 of this header had (name .. streamPrioritiesSupported)
 /// and writes nothing past them: programs compiled against that header pass that smaller
 /// struct. Programs compiled against this header reach birenGetDeviceProperties_v2 under this
-/// name (see the #define below), which fills every field.
+/// name (see the macro of that name below), which fills every field.
 /// BIREN_ERROR_INVALID_VALUE if prop is NULL; BIREN_ERROR_INVALID_DEVICE if there is no such device.
 #[no_mangle]
 pub extern "C" fn birenGetDeviceProperties(

@@ -44,11 +44,17 @@ pub enum birenGraphNodeType {
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct birenKernelNodeParams {
+    /// The kernel.
     pub func: birenKernel_t,
+    /// Grid dimensions.
     pub gridDim: Dim3,
+    /// Block dimensions.
     pub blockDim: Dim3,
+    /// Dynamic shared memory per block in bytes.
     pub sharedMemBytes: c_uint,
+    /// Pointers to the argument values, as for birenLaunchKernel.
     pub kernelParams: *mut *mut c_void,
+    /// Must be NULL.
     pub extra: *mut *mut c_void,
 }
 
@@ -57,11 +63,17 @@ pub struct birenKernelNodeParams {
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct birenMemsetParams {
+    /// Start of the memory to fill.
     pub dst: *mut c_void,
+    /// Bytes from one row to the next.
     pub pitch: usize,
+    /// The value to write.
     pub value: c_uint,
+    /// Bytes per element: 1, 2 or 4.
     pub elementSize: c_uint,
+    /// Elements per row.
     pub width: usize,
+    /// Rows.
     pub height: usize,
 }
 
@@ -70,7 +82,9 @@ pub struct birenMemsetParams {
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct birenHostNodeParams {
+    /// The host function.
     pub fn_: birenHostFn_t,
+    /// Its argument.
     pub userData: *mut c_void,
 }
 
@@ -117,8 +131,11 @@ pub enum birenGraphExecUpdateResult {
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct birenGraphExecUpdateResultInfo {
+    /// A birenGraphExecUpdateResult value.
     pub result: birenGraphExecUpdateResult,
+    /// The node of the new graph that caused the failure, if any.
     pub errorNode: birenGraphNode_t,
+    /// The node of the original graph that caused it, if any.
     pub errorFromNode: birenGraphNode_t,
 }
 

@@ -15,8 +15,11 @@ pub type birenArray_t = *mut birenArray_st;
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct birenPos {
+    /// Offset in bytes within a row.
     pub x: usize,
+    /// Row.
     pub y: usize,
+    /// Slice.
     pub z: usize,
 }
 
@@ -25,9 +28,13 @@ pub struct birenPos {
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct birenPitchedPtr {
+    /// Start of the allocation.
     pub ptr: *mut c_void,
+    /// Bytes from one row to the next.
     pub pitch: usize,
+    /// Logical width of a row in bytes.
     pub xsize: usize,
+    /// Logical number of rows per slice.
     pub ysize: usize,
 }
 
@@ -35,8 +42,11 @@ pub struct birenPitchedPtr {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct birenExtent {
+    /// Width in bytes (linear memory).
     pub width: usize,
+    /// Height in rows.
     pub height: usize,
+    /// Depth in slices.
     pub depth: usize,
 }
 
@@ -46,12 +56,20 @@ pub struct birenExtent {
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct birenMemcpy3DParms {
+    /// Source array (not supported: must be NULL).
     pub srcArray: birenArray_t,
+    /// Offset into the source.
     pub srcPos: birenPos,
+    /// The source pitched pointer.
     pub srcPtr: birenPitchedPtr,
+    /// Destination array (not supported: must be NULL).
     pub dstArray: birenArray_t,
+    /// Offset into the destination.
     pub dstPos: birenPos,
+    /// The destination pitched pointer.
     pub dstPtr: birenPitchedPtr,
+    /// Size of the box to copy (width in bytes).
     pub extent: birenExtent,
+    /// Direction of the copy (birenMemcpyKind).
     pub kind: birenMemcpyKind_int,
 }

@@ -81,6 +81,7 @@ pub struct birenMemPoolProps {
     pub maxSize: usize,
     /// Ignored.
     pub usage: c_ushort,
+    /// Reserved: must be zero.
     pub reserved: [c_uchar; 54],
 }
 

@@ -25,6 +25,7 @@ pub struct birenFuncAttributes {
     pub numRegs: c_int,
     /// The compute capability the kernel is "compiled" for, 10*major + minor: 60.
     pub ptxVersion: c_int,
+    /// Compute capability the kernel was built for, major*10+minor.
     pub binaryVersion: c_int,
     /// 0: no -dlcm=ca.
     pub cacheModeCA: c_int,

@@ -215,6 +215,7 @@ pub struct birenDeviceProp {
     pub warpSize: c_int,
     /// Compute capability: 6.0 (see birenDeviceGetAttribute for what it promises).
     pub major: c_int,
+    /// Compute capability, minor number.
     pub minor: c_int,
     /// Registers per block (nominal: C kernels' register use is not known).
     pub regsPerBlock: c_int,
@@ -236,6 +237,7 @@ pub struct birenDeviceProp {
     pub computeMode: c_int,
     /// Nominal memory clock (kHz) and bus width (bits).
     pub memoryClockRate: c_int,
+    /// Global memory bus width in bits (reported).
     pub memoryBusWidth: c_int,
     /// Nominal L2 size in bytes.
     pub l2CacheSize: c_int,
@@ -245,31 +247,41 @@ pub struct birenDeviceProp {
     pub unifiedAddressing: c_int,
     /// 1: birenMallocManaged is available (and concurrently accessible by host and kernels).
     pub managedMemory: c_int,
+    /// 1: the host and kernels may access managed memory at the same time.
     pub concurrentManagedAccess: c_int,
     /// 1 when birenLaunchCooperativeKernel is available.
     pub cooperativeLaunch: c_int,
     /// Shared memory per compute unit (occupancy model) and the largest per-block opt-in.
     pub sharedMemPerMultiprocessor: usize,
+    /// Shared memory a block may opt in to (bytes).
     pub sharedMemPerBlockOptin: usize,
+    /// Registers per multiprocessor (reported).
     pub regsPerMultiprocessor: c_int,
     /// Resident blocks per compute unit in the occupancy model: 32.
     pub maxBlocksPerMultiProcessor: c_int,
     /// PCI location: the device index as bus id, 0 elsewhere.
     pub pciBusID: c_int,
+    /// PCI device id (0: simulated).
     pub pciDeviceID: c_int,
+    /// PCI domain id (0: simulated).
     pub pciDomainID: c_int,
+    /// 1 if ECC is on (0: simulated memory).
     pub ECCEnabled: c_int,
+    /// 1 if the device is on a multi-device board (0).
     pub isMultiGpuBoard: c_int,
     /// 1: kernels run on host threads, so atomics on host memory are native.
     pub hostNativeAtomicSupported: c_int,
     /// 1: kernels can read and write any host memory at its own address.
     pub pageableMemoryAccess: c_int,
+    /// 1 if kernels reach pageable host memory through the host's page tables (1: it is the same memory).
     pub pageableMemoryAccessUsesHostPageTables: c_int,
     /// 1: birenHostRegister is available.
     pub hostRegisterSupported: c_int,
     /// 1: registered host memory is usable by kernels at its host address.
     pub canUseHostPointerForRegisteredMem: c_int,
+    /// 1 if global memory is cached in L1 (reported).
     pub globalL1CacheSupported: c_int,
+    /// 1 if local memory is cached in L1 (reported).
     pub localL1CacheSupported: c_int,
     /// 1: stream-ordered allocation (birenMallocAsync) and memory pools are available.
     pub memoryPoolsSupported: c_int,

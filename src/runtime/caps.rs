@@ -10,32 +10,32 @@ use crate::runtime::exec::launch::{MAX_THREADS_PER_BLOCK, SHARED_MEM_PER_BLOCK};
 /// beyond, 64 KiB per multiprocessor, 2048 resident threads and 32 resident blocks per
 /// multiprocessor, 64 K registers). Device-side facilities are those the header offers, not
 /// every intrinsic of a 6.0 device.
-pub const COMPUTE_CAPABILITY: (i32, i32) = (6, 0);
+pub(crate) const COMPUTE_CAPABILITY: (i32, i32) = (6, 0);
 /// Threads of a warp.
-pub const WARP_SIZE: u32 = 32;
+pub(crate) const WARP_SIZE: u32 = 32;
 /// Resident threads per compute unit (multiprocessor) in the occupancy model.
-pub const MAX_THREADS_PER_MP: u32 = 2048;
+pub(crate) const MAX_THREADS_PER_MP: u32 = 2048;
 /// Resident blocks per compute unit in the occupancy model.
-pub const MAX_BLOCKS_PER_MP: u32 = 32;
+pub(crate) const MAX_BLOCKS_PER_MP: u32 = 32;
 /// Shared memory per compute unit in the occupancy model.
-pub const SHARED_MEM_PER_MP: usize = 64 * 1024;
+pub(crate) const SHARED_MEM_PER_MP: usize = 64 * 1024;
 /// Largest dynamic shared memory a kernel may opt in to (birenFuncSetAttribute).
-pub const SHARED_MEM_PER_BLOCK_OPTIN: usize = SHARED_MEM_PER_BLOCK;
+pub(crate) const SHARED_MEM_PER_BLOCK_OPTIN: usize = SHARED_MEM_PER_BLOCK;
 /// Registers per block and per multiprocessor (reported; kernels are C functions whose register
 /// use is unknown, so the occupancy model counts none).
-pub const REGS_PER_BLOCK: i32 = 65536;
-pub const REGS_PER_MP: i32 = 65536;
+pub(crate) const REGS_PER_BLOCK: i32 = 65536;
+pub(crate) const REGS_PER_MP: i32 = 65536;
 /// Constant memory (reported; symbols declared with BIREN_DEVICE_SYMBOL have no such limit).
-pub const TOTAL_CONST_MEM: usize = 64 * 1024;
+pub(crate) const TOTAL_CONST_MEM: usize = 64 * 1024;
 /// Largest pitch birenMallocPitch returns, and the largest a 2D copy accepts.
-pub const MAX_PITCH: usize = i32::MAX as usize;
+pub(crate) const MAX_PITCH: usize = i32::MAX as usize;
 /// Pitch alignment of birenMallocPitch and birenMalloc3D (CUDA's texture pitch alignment).
-pub const PITCH_ALIGNMENT: usize = 512;
+pub(crate) const PITCH_ALIGNMENT: usize = 512;
 /// Nominal clocks (kHz) and bus: a simulated device has none; these are fixed, plausible values.
-pub const CLOCK_RATE_KHZ: i32 = 1_000_000;
-pub const MEMORY_CLOCK_RATE_KHZ: i32 = 1_000_000;
-pub const MEMORY_BUS_WIDTH: i32 = 256;
-pub const L2_CACHE_SIZE: i32 = 4 << 20;
+pub(crate) const CLOCK_RATE_KHZ: i32 = 1_000_000;
+pub(crate) const MEMORY_CLOCK_RATE_KHZ: i32 = 1_000_000;
+pub(crate) const MEMORY_BUS_WIDTH: i32 = 256;
+pub(crate) const L2_CACHE_SIZE: i32 = 4 << 20;
 
 /// Resident blocks per compute unit for blocks of `block_size` threads using `shared` bytes of
 /// shared memory each: the least of the thread, block and shared-memory limits. 0 when one

@@ -8,26 +8,24 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 /// Fiber stack of each simulated thread by default (the compute units' own default).
-pub const DEFAULT_STACK_SIZE: usize = crate::device::compute_unit::FIBER_STACK_SIZE;
+pub(crate) const DEFAULT_STACK_SIZE: usize = crate::device::compute_unit::FIBER_STACK_SIZE;
 /// Bounds of birenDeviceSetLimit(birenLimitStackSize).
-pub const MIN_STACK_SIZE: usize = 16 * 1024;
-pub const MAX_STACK_SIZE: usize = 16 << 20;
-pub const DEFAULT_PRINTF_FIFO: usize = 1 << 20;
-pub const DEFAULT_MALLOC_HEAP: usize = 8 << 20;
-pub const DEFAULT_L2_FETCH: usize = 64;
+pub(crate) const MIN_STACK_SIZE: usize = 16 * 1024;
+pub(crate) const MAX_STACK_SIZE: usize = 16 << 20;
+pub(crate) const DEFAULT_PRINTF_FIFO: usize = 1 << 20;
+pub(crate) const DEFAULT_MALLOC_HEAP: usize = 8 << 20;
+pub(crate) const DEFAULT_L2_FETCH: usize = 64;
 
-/// `birenLimit` values (CUDA's cudaLimit).
-pub const LIMIT_STACK_SIZE: i64 = 0;
-pub const LIMIT_PRINTF_FIFO_SIZE: i64 = 1;
-pub const LIMIT_MALLOC_HEAP_SIZE: i64 = 2;
-pub const LIMIT_DEV_RUNTIME_SYNC_DEPTH: i64 = 3;
-pub const LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT: i64 = 4;
-pub const LIMIT_MAX_L2_FETCH_GRANULARITY: i64 = 5;
-pub const LIMIT_PERSISTING_L2_CACHE_SIZE: i64 = 6;
+/// `birenLimit` values (CUDA's cudaLimit) the runtime acts on; the others (device runtime sync
+/// depth 3, pending launch count 4, persisting L2 cache size 6) are refused as unsupported.
+pub(crate) const LIMIT_STACK_SIZE: i64 = 0;
+pub(crate) const LIMIT_PRINTF_FIFO_SIZE: i64 = 1;
+pub(crate) const LIMIT_MALLOC_HEAP_SIZE: i64 = 2;
+pub(crate) const LIMIT_MAX_L2_FETCH_GRANULARITY: i64 = 5;
 
 /// Device flags (CUDA's cudaDeviceScheduleAuto .. cudaDeviceLmemResizeToMax).
-pub const DEVICE_FLAGS_MASK: u32 = 0x1f;
-pub const DEVICE_SCHEDULE_MASK: u32 = 0x07;
+pub(crate) const DEVICE_FLAGS_MASK: u32 = 0x1f;
+pub(crate) const DEVICE_SCHEDULE_MASK: u32 = 0x07;
 
 /// One device's settings.
 pub struct DeviceSettings {

@@ -19,15 +19,14 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-/// `birenStreamCaptureMode` values (CUDA's).
-pub const MODE_GLOBAL: i32 = 0;
-pub const MODE_THREAD_LOCAL: i32 = 1;
-pub const MODE_RELAXED: i32 = 2;
+/// `birenStreamCaptureMode` values (CUDA's); thread-local is 1.
+pub(crate) const MODE_GLOBAL: i32 = 0;
+pub(crate) const MODE_RELAXED: i32 = 2;
 
 /// `birenStreamCaptureStatus` values (CUDA's).
-pub const STATUS_NONE: i32 = 0;
-pub const STATUS_ACTIVE: i32 = 1;
-pub const STATUS_INVALIDATED: i32 = 2;
+pub(crate) const STATUS_NONE: i32 = 0;
+pub(crate) const STATUS_ACTIVE: i32 = 1;
+pub(crate) const STATUS_INVALIDATED: i32 = 2;
 
 /// Captures in progress, process-wide.
 static ACTIVE: AtomicUsize = AtomicUsize::new(0);

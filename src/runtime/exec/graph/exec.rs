@@ -104,10 +104,10 @@ fn same_shape(a: &GraphBody, b: &GraphBody) -> std::result::Result<(), (i32, u32
 }
 
 /// `birenGraphExecUpdateResult` values (CUDA's).
-pub const UPDATE_SUCCESS: i32 = 0;
-pub const UPDATE_TOPOLOGY_CHANGED: i32 = 2;
-pub const UPDATE_NODE_TYPE_CHANGED: i32 = 3;
-pub const UPDATE_PARAMETERS_CHANGED: i32 = 5;
+pub(crate) const UPDATE_SUCCESS: i32 = 0;
+pub(crate) const UPDATE_TOPOLOGY_CHANGED: i32 = 2;
+pub(crate) const UPDATE_NODE_TYPE_CHANGED: i32 = 3;
+pub(crate) const UPDATE_PARAMETERS_CHANGED: i32 = 5;
 
 struct Flattener {
     exec_id: u64,

@@ -138,14 +138,14 @@ pub enum NodeKind {
 }
 
 /// `birenGraphNodeType` values (CUDA's).
-pub const NODE_KERNEL: i32 = 0;
-pub const NODE_MEMCPY: i32 = 1;
-pub const NODE_MEMSET: i32 = 2;
-pub const NODE_HOST: i32 = 3;
-pub const NODE_GRAPH: i32 = 4;
-pub const NODE_EMPTY: i32 = 5;
-pub const NODE_WAIT_EVENT: i32 = 6;
-pub const NODE_EVENT_RECORD: i32 = 7;
+pub(crate) const NODE_KERNEL: i32 = 0;
+pub(crate) const NODE_MEMCPY: i32 = 1;
+pub(crate) const NODE_MEMSET: i32 = 2;
+pub(crate) const NODE_HOST: i32 = 3;
+pub(crate) const NODE_GRAPH: i32 = 4;
+pub(crate) const NODE_EMPTY: i32 = 5;
+pub(crate) const NODE_WAIT_EVENT: i32 = 6;
+pub(crate) const NODE_EVENT_RECORD: i32 = 7;
 
 impl NodeKind {
     pub fn type_code(&self) -> i32 {
