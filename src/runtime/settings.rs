@@ -182,7 +182,7 @@ mod tests {
         );
         assert_eq!(s.stack_size(), 102_400, "nothing changed on error");
         assert_eq!(
-            s.set_limit(LIMIT_DEV_RUNTIME_SYNC_DEPTH, 2),
+            s.set_limit(3 /* device runtime sync depth */, 2),
             Err(ErrorCode::UnsupportedLimit)
         );
         assert_eq!(s.limit(99), Err(ErrorCode::UnsupportedLimit));
