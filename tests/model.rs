@@ -1651,7 +1651,8 @@ impl World {
 
     // ---- copies and fills ----
 
-    /// The faults of one side of a copy (device side: by lookup; host side: NULL and wrap-around).
+    /// The faults of one side of a copy (device side: by lookup; host side: NULL, wrap-around,
+    /// and a range that starts in a page-locked buffer and runs past its end).
     fn side_faults(&self, p: usize, count: usize, device: bool, errs: &mut Vec<Code>) {
         if p == 0 {
             errs.push(BIREN_ERROR_INVALID_VALUE);
@@ -1666,6 +1667,12 @@ impl World {
             }
         } else if p.checked_add(count).is_none() {
             errs.push(BIREN_ERROR_INVALID_VALUE);
+        } else if let Some(o) = (0..self.objs.len()).find(|&o| {
+            self.objs[o].kind == ObjKind::Pinned && self.objs[o].live && self.objs[o].contains(p)
+        }) {
+            if p + count > self.objs[o].end() {
+                errs.push(BIREN_ERROR_OUT_OF_BOUNDS);
+            }
         }
     }
 

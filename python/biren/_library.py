@@ -105,11 +105,25 @@ class KernelCtx(Structure):
     ]
 
 
+class PitchedPtr(Structure):
+    """`birenPitchedPtr` (passed by value to birenMemset3D)."""
+
+    _fields_ = [("ptr", c_void_p), ("pitch", c_size_t), ("xsize", c_size_t), ("ysize", c_size_t)]
+
+
+class Extent(Structure):
+    """`birenExtent` (passed by value to birenMalloc3D, birenMemset3D)."""
+
+    _fields_ = [("width", c_size_t), ("height", c_size_t), ("depth", c_size_t)]
+
+
 KERNEL_T = CFUNCTYPE(None, POINTER(c_void_p))  # birenKernel_t: void (*)(void **args)
 HOST_FN_T = CFUNCTYPE(None, c_void_p)  # birenHostFn_t: void (*)(void *userData)
 VALIDATOR_CALLBACK_T = CFUNCTYPE(None, c_char_p, c_void_p)  # birenValidatorCallback_t
 
 _err = c_int  # birenError_t, and every enum, crosses as an int
+STREAM_CALLBACK_T = CFUNCTYPE(None, c_void_p, c_int, c_void_p)  # birenStreamCallback_t
+BLOCK_SIZE_TO_SMEM_T = CFUNCTYPE(c_size_t, c_int)  # birenBlockSizeToDynamicSMemSize_t
 _stream = c_void_p  # birenStream_t
 _event = c_void_p  # birenEvent_t
 
@@ -178,6 +192,73 @@ PROTOTYPES = {
     "birenStreamGetFlags": (_err, [_stream, POINTER(c_uint)]),
     "birenStreamWaitEvent": (_err, [_stream, _event]),
     "birenLaunchHostFunc": (_err, [_stream, HOST_FN_T, c_void_p]),
+    # CUDA-compatible families (issue 13); struct pointers cross as void *.
+    "birenGetDeviceProperties_v2": (_err, [c_void_p, c_int]),
+    "birenDeviceGetAttribute": (_err, [POINTER(c_int), c_int, c_int]),
+    "birenDriverGetVersion": (_err, [POINTER(c_int)]),
+    "birenSetDeviceFlags": (_err, [c_uint]),
+    "birenGetDeviceFlags": (_err, [POINTER(c_uint)]),
+    "birenDeviceSetLimit": (_err, [c_int, c_size_t]),
+    "birenDeviceGetLimit": (_err, [POINTER(c_size_t), c_int]),
+    "birenFuncGetAttributes": (_err, [c_void_p, KERNEL_T]),
+    "birenFuncSetAttribute": (_err, [KERNEL_T, c_int, c_int]),
+    "birenFuncSetCacheConfig": (_err, [KERNEL_T, c_int]),
+    "birenOccupancyMaxActiveBlocksPerMultiprocessor": (_err, [POINTER(c_int), KERNEL_T, c_int, c_size_t]),
+    "birenOccupancyMaxActiveBlocksPerMultiprocessorWithFlags": (_err, [POINTER(c_int), KERNEL_T, c_int, c_size_t, c_uint]),
+    "birenOccupancyMaxPotentialBlockSize": (_err, [POINTER(c_int), POINTER(c_int), KERNEL_T, c_size_t, c_int]),
+    "birenOccupancyMaxPotentialBlockSizeVariableSMem": (_err, [POINTER(c_int), POINTER(c_int), KERNEL_T, BLOCK_SIZE_TO_SMEM_T, c_int]),
+    "birenHostAlloc": (_err, [POINTER(c_void_p), c_size_t, c_uint]),
+    "birenHostGetDevicePointer": (_err, [POINTER(c_void_p), c_void_p, c_uint]),
+    "birenHostGetFlags": (_err, [POINTER(c_uint), c_void_p]),
+    "birenHostRegister": (_err, [c_void_p, c_size_t, c_uint]),
+    "birenHostUnregister": (_err, [c_void_p]),
+    "birenMallocPitch": (_err, [POINTER(c_void_p), POINTER(c_size_t), c_size_t, c_size_t]),
+    "birenMalloc3D": (_err, [POINTER(PitchedPtr), Extent]),
+    "birenMemcpy2D": (_err, [c_void_p, c_size_t, c_void_p, c_size_t, c_size_t, c_size_t, c_int]),
+    "birenMemcpy2DAsync": (_err, [c_void_p, c_size_t, c_void_p, c_size_t, c_size_t, c_size_t, c_int, _stream]),
+    "birenMemset2D": (_err, [c_void_p, c_size_t, c_int, c_size_t, c_size_t]),
+    "birenMemset2DAsync": (_err, [c_void_p, c_size_t, c_int, c_size_t, c_size_t, _stream]),
+    "birenMemset3D": (_err, [PitchedPtr, c_int, Extent]),
+    "birenMemset3DAsync": (_err, [PitchedPtr, c_int, Extent, _stream]),
+    "birenMemcpy3D": (_err, [c_void_p]),
+    "birenMemcpy3DAsync": (_err, [c_void_p, _stream]),
+    "birenRegisterSymbol": (_err, [c_void_p, c_size_t, c_char_p]),
+    "birenGetSymbolAddress": (_err, [POINTER(c_void_p), c_void_p]),
+    "birenGetSymbolSize": (_err, [POINTER(c_size_t), c_void_p]),
+    "birenMemcpyToSymbol": (_err, [c_void_p, c_void_p, c_size_t, c_size_t, c_int]),
+    "birenMemcpyFromSymbol": (_err, [c_void_p, c_void_p, c_size_t, c_size_t, c_int]),
+    "birenMemcpyToSymbolAsync": (_err, [c_void_p, c_void_p, c_size_t, c_size_t, c_int, _stream]),
+    "birenMemcpyFromSymbolAsync": (_err, [c_void_p, c_void_p, c_size_t, c_size_t, c_int, _stream]),
+    "birenMallocAsync": (_err, [POINTER(c_void_p), c_size_t, _stream]),
+    "birenMallocFromPoolAsync": (_err, [POINTER(c_void_p), c_size_t, c_void_p, _stream]),
+    "birenFreeAsync": (_err, [c_void_p, _stream]),
+    "birenDeviceGetDefaultMemPool": (_err, [POINTER(c_void_p), c_int]),
+    "birenDeviceGetMemPool": (_err, [POINTER(c_void_p), c_int]),
+    "birenDeviceSetMemPool": (_err, [c_int, c_void_p]),
+    "birenMemPoolCreate": (_err, [POINTER(c_void_p), c_void_p]),
+    "birenMemPoolDestroy": (_err, [c_void_p]),
+    "birenMemPoolSetAttribute": (_err, [c_void_p, c_int, c_void_p]),
+    "birenMemPoolGetAttribute": (_err, [c_void_p, c_int, c_void_p]),
+    "birenMemPoolTrimTo": (_err, [c_void_p, c_size_t]),
+    "birenMemPoolSetAccess": (_err, [c_void_p, c_void_p, c_size_t]),
+    "birenMemPoolGetAccess": (_err, [POINTER(c_int), c_void_p, c_void_p]),
+    "birenMallocManaged": (_err, [POINTER(c_void_p), c_size_t, c_uint]),
+    "birenMemPrefetchAsync": (_err, [c_void_p, c_size_t, c_int, _stream]),
+    "birenMemAdvise": (_err, [c_void_p, c_size_t, c_int, c_int]),
+    "birenStreamAttachMemAsync": (_err, [_stream, c_void_p, c_size_t, c_uint]),
+    "birenDeviceCanAccessPeer": (_err, [POINTER(c_int), c_int, c_int]),
+    "birenDeviceEnablePeerAccess": (_err, [c_int, c_uint]),
+    "birenDeviceDisablePeerAccess": (_err, [c_int]),
+    "birenDeviceGetP2PAttribute": (_err, [POINTER(c_int), c_int, c_int, c_int]),
+    "birenMemcpyPeer": (_err, [c_void_p, c_int, c_void_p, c_int, c_size_t]),
+    "birenMemcpyPeerAsync": (_err, [c_void_p, c_int, c_void_p, c_int, c_size_t, _stream]),
+    "birenStreamAddCallback": (_err, [_stream, STREAM_CALLBACK_T, c_void_p, c_uint]),
+    "birenStreamGetDevice": (_err, [_stream, POINTER(c_int)]),
+    "birenEventRecordWithFlags": (_err, [_event, _stream, c_uint]),
+    "birenProfilerStart": (_err, []),
+    "birenProfilerStop": (_err, []),
+    "birenRangePush": (_err, [c_char_p]),
+    "birenRangePop": (_err, []),
 }
 
 # Calls that never block and never call back into Python: bound through a PyDLL handle so that
