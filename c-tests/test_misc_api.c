@@ -65,6 +65,28 @@ static int stream_callback_runs_in_order_with_stream_and_status(void) {
   return 0;
 }
 
+static void spin_then_trap(void **args) {
+  (void)args;
+  spin_ms(40);
+  birenTrap();
+}
+
+/* A callback queued behind a kernel that traps is still called, with the error. */
+static int stream_callback_gets_the_error_status(void) {
+  static cb_log l;
+  memset(&l, 0, sizeof l);
+  pthread_mutex_init(&l.lock, NULL);
+  birenStream_t s;
+  OK(birenStreamCreate(&s));
+  OK(birenLaunchKernel(spin_then_trap, birenDim3(1, 1, 1), birenDim3(1, 1, 1), NULL, 0, s));
+  OK(birenStreamAddCallback(s, record_cb, &l, 0));
+  EXPECT_CODE(birenStreamSynchronize(s), BIREN_ERROR_LAUNCH_FAILURE);
+  EXPECT(l.n == 1 && l.seen_stream == s && l.seen_status == BIREN_ERROR_LAUNCH_FAILURE);
+  OK(birenDeviceReset());
+  (void)birenGetLastError();
+  return 0;
+}
+
 static int stream_get_device(void) {
   birenStream_t s;
   OK(birenStreamCreate(&s));
@@ -234,6 +256,7 @@ static int failures_are_reported_by_the_validator(void) {
 
 static const test_case tests[] = {
     TEST(stream_callback_runs_in_order_with_stream_and_status),
+    TEST(stream_callback_gets_the_error_status),
     TEST(stream_get_device),
     TEST(event_record_with_flags),
     TEST(profiler_and_ranges_show_in_the_trace),

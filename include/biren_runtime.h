@@ -1720,9 +1720,9 @@ enum birenError_t birenMemPoolGetAccess(int *flags, birenMemPool_t memPool, stru
 /*
  Enqueues `callback(stream, status, userData)` on `stream` (NULL: the default stream): it runs
  on a runtime thread once the work enqueued before it has completed, and later work in the
- stream waits for it to return. `status` is the device's error at that point — BIREN_SUCCESS
- in practice, since a device with a sticky error skips the rest of its queued work, callbacks
- included (CUDA would run the callback with the error). The callback must not call
+ stream waits for it to return. `status` is BIREN_SUCCESS, or the device's sticky error (e.g.
+ BIREN_ERROR_LAUNCH_FAILURE after a kernel trapped): a device with a sticky error skips its
+ other queued work but still calls the callbacks, with that error. The callback must not call
  synchronizing runtime calls (they return BIREN_ERROR_NOT_PERMITTED there). `flags` must be 0.
  Returns BIREN_ERROR_INVALID_VALUE for a NULL callback or flags != 0,
  BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream; nothing is enqueued on error.

@@ -175,7 +175,15 @@ impl Executor {
             }
             Work::Wait { .. } | Work::Taken => Started::Done(Ok(())),
             // A device with a sticky error runs nothing more until it is reset.
-            _ if self.sticky.load(Ordering::Acquire) != 0 => Started::Done(Ok(())),
+            // (Stream callbacks still run: they report the error.)
+            Work::Host(h) if !h.despite_error && self.sticky.load(Ordering::Acquire) != 0 => {
+                Started::Done(Ok(()))
+            }
+            Work::Kernel(_) | Work::Copy { .. } | Work::Fill { .. } | Work::Strided(_)
+                if self.sticky.load(Ordering::Acquire) != 0 =>
+            {
+                Started::Done(Ok(()))
+            }
             Work::Kernel(launch) => {
                 self.scheduler
                     .submit(launch, stream.priority, stream.clone(), seq, epoch);
