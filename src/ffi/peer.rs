@@ -177,12 +177,7 @@ fn copy_peer(
                 engine: ENGINE_FROM_DEVICE,
             }))
         },
-        Some(|w: &Work| {
-            if let Work::Copy { dst, src, len, .. } = *w {
-                // SAFETY: both ranges were checked against their devices' allocations.
-                unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len) };
-            }
-        }),
+        Some(super::memory::copy_now),
     )
 }
 

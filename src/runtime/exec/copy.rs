@@ -32,20 +32,6 @@ impl Runtime {
         call: &str,
         arg: &str,
     ) -> Result<()> {
-        self.host_range(p, len, call, arg)
-    }
-
-    pub(crate) fn check_device_span(
-        &self,
-        p: usize,
-        len: usize,
-        call: &str,
-        arg: &str,
-    ) -> Result<()> {
-        self.device_range(p, len, call, arg)
-    }
-
-    fn host_range(&self, p: usize, len: usize, call: &str, arg: &str) -> Result<()> {
         if p == 0 || p.checked_add(len).is_none() {
             return Err(ErrorCode::InvalidValue);
         }
@@ -67,7 +53,14 @@ impl Runtime {
         Ok(())
     }
 
-    fn device_range(&self, p: usize, len: usize, call: &str, arg: &str) -> Result<()> {
+    /// A device range inside one live allocation or symbol (findings name what is wrong).
+    pub(crate) fn check_device_span(
+        &self,
+        p: usize,
+        len: usize,
+        call: &str,
+        arg: &str,
+    ) -> Result<()> {
         let r = self.check_device_range(p, len);
         if let Err(e) = r {
             let why = match e {
@@ -141,14 +134,14 @@ impl Runtime {
             ),
         };
         if dst_device {
-            self.device_range(dst, len, call, "dst")?;
+            self.check_device_span(dst, len, call, "dst")?;
         } else {
-            self.host_range(dst, len, call, "dst")?;
+            self.check_host_span(dst, len, call, "dst")?;
         }
         if src_device {
-            self.device_range(src, len, call, "src")?;
+            self.check_device_span(src, len, call, "src")?;
         } else {
-            self.host_range(src, len, call, "src")?;
+            self.check_host_span(src, len, call, "src")?;
         }
         let engine = if src_device {
             ENGINE_FROM_DEVICE
@@ -174,7 +167,7 @@ impl Runtime {
             crate::runtime::diagnostics::finding(call, &format!("devPtr is NULL with count={len}"));
             return Err(ErrorCode::InvalidValue);
         }
-        self.device_range(dst, len, call, "devPtr")?;
+        self.check_device_span(dst, len, call, "devPtr")?;
         Ok(Some(()))
     }
 }
