@@ -117,6 +117,12 @@ class Extent(Structure):
     _fields_ = [("width", c_size_t), ("height", c_size_t), ("depth", c_size_t)]
 
 
+class IpcMemHandle(Structure):
+    """`birenIpcMemHandle_t` (passed by value to birenIpcOpenMemHandle)."""
+
+    _fields_ = [("reserved", c_char * 64)]
+
+
 KERNEL_T = CFUNCTYPE(None, POINTER(c_void_p))  # birenKernel_t: void (*)(void **args)
 HOST_FN_T = CFUNCTYPE(None, c_void_p)  # birenHostFn_t: void (*)(void *userData)
 VALIDATOR_CALLBACK_T = CFUNCTYPE(None, c_char_p, c_void_p)  # birenValidatorCallback_t
@@ -259,6 +265,9 @@ PROTOTYPES = {
     "birenProfilerStop": (_err, []),
     "birenRangePush": (_err, [c_char_p]),
     "birenRangePop": (_err, []),
+    "birenIpcGetMemHandle": (_err, [POINTER(IpcMemHandle), c_void_p]),
+    "birenIpcOpenMemHandle": (_err, [POINTER(c_void_p), IpcMemHandle, c_uint]),
+    "birenIpcCloseMemHandle": (_err, [c_void_p]),
 }
 
 # Calls that never block and never call back into Python: bound through a PyDLL handle so that

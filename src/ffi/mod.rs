@@ -10,6 +10,7 @@ pub mod control;
 pub mod device;
 pub mod event;
 pub mod hostmem;
+pub mod ipc;
 pub mod launch;
 pub mod managed;
 pub mod memory;
