@@ -4,11 +4,15 @@
  * Runs with BIREN_DEVICE_MEMORY=1M and two devices. */
 #include "compat.h"
 
+static int fill_gate;
+/* Fills once the host opens the gate (so the host can look at the state before it runs). */
 static void slow_fill(void **args) {
   int *p = *(int **)args[0];
   int *done = *(int **)args[1];
   unsigned i = birenThreadIdx().x;
-  if (i == 0) spin_ms(60);
+  double end = now_s() + 20.0;
+  while (i == 0 && !__atomic_load_n(&fill_gate, __ATOMIC_ACQUIRE) && now_s() < end) {
+  }
   p[i] = (int)i;
   if (i == 0) __atomic_store_n(done, 1, __ATOMIC_RELEASE);
 }
@@ -23,6 +27,7 @@ static int free_async_returns_memory_when_the_stream_reaches_it(void) {
   size_t big = 768 * 1024;
   OK(birenMallocAsync((void **)&p, big, s));
   EXPECT(p != NULL);
+  __atomic_store_n(&fill_gate, 0, __ATOMIC_RELEASE);
   OK(BIREN_LAUNCH(slow_fill, birenDim3(1, 1, 1), birenDim3(64, 1, 1), 0, s, p, dp));
   OK(birenFreeAsync(p, s));
   size_t free_b = 0, total = 0;
@@ -34,6 +39,7 @@ static int free_async_returns_memory_when_the_stream_reaches_it(void) {
   EXPECT_FAIL(birenMemcpyAsync(h, p, sizeof h, birenMemcpyDeviceToHost, s), BIREN_ERROR_INVALID_DEVICE_POINTER);
   EXPECT_FAIL(birenFreeAsync(p, s), BIREN_ERROR_INVALID_DEVICE_POINTER);
   /* Allocating the same amount waits for the free to be reached, i.e. for the kernel. */
+  __atomic_store_n(&fill_gate, 1, __ATOMIC_RELEASE);
   void *q = NULL;
   OK(birenMalloc(&q, big));
   EXPECT(__atomic_load_n(&done, __ATOMIC_ACQUIRE) == 1);

@@ -65,6 +65,34 @@ static int stream_callback_runs_in_order_with_stream_and_status(void) {
   return 0;
 }
 
+static int trap_gate;
+/* Traps once the host has queued the callback behind it (opens the gate). */
+static void spin_then_trap(void **args) {
+  (void)args;
+  double end = now_s() + 20.0;
+  while (!__atomic_load_n(&trap_gate, __ATOMIC_ACQUIRE) && now_s() < end) {
+  }
+  birenTrap();
+}
+
+/* A callback queued behind a kernel that traps is still called, with the error. */
+static int stream_callback_gets_the_error_status(void) {
+  static cb_log l;
+  memset(&l, 0, sizeof l);
+  pthread_mutex_init(&l.lock, NULL);
+  birenStream_t s;
+  OK(birenStreamCreate(&s));
+  __atomic_store_n(&trap_gate, 0, __ATOMIC_RELEASE);
+  OK(birenLaunchKernel(spin_then_trap, birenDim3(1, 1, 1), birenDim3(1, 1, 1), NULL, 0, s));
+  OK(birenStreamAddCallback(s, record_cb, &l, 0));
+  __atomic_store_n(&trap_gate, 1, __ATOMIC_RELEASE);
+  EXPECT_CODE(birenStreamSynchronize(s), BIREN_ERROR_LAUNCH_FAILURE);
+  EXPECT(l.n == 1 && l.seen_stream == s && l.seen_status == BIREN_ERROR_LAUNCH_FAILURE);
+  OK(birenDeviceReset());
+  (void)birenGetLastError();
+  return 0;
+}
+
 static int stream_get_device(void) {
   birenStream_t s;
   OK(birenStreamCreate(&s));
@@ -234,6 +262,7 @@ static int failures_are_reported_by_the_validator(void) {
 
 static const test_case tests[] = {
     TEST(stream_callback_runs_in_order_with_stream_and_status),
+    TEST(stream_callback_gets_the_error_status),
     TEST(stream_get_device),
     TEST(event_record_with_flags),
     TEST(profiler_and_ranges_show_in_the_trace),

@@ -160,6 +160,11 @@
 #define birenHostRegisterReadOnly 8
 
 /**
+ * birenIpcOpenMemHandle flag (the only one): peer access is enabled as needed.
+ */
+#define birenIpcMemLazyEnablePeerAccess 1
+
+/**
  * birenMallocManaged / birenStreamAttachMemAsync flag: any stream of any device may use it.
  */
 #define birenMemAttachGlobal 1
@@ -1198,6 +1203,14 @@ typedef struct birenGraphExecUpdateResultInfo {
 } birenGraphExecUpdateResultInfo;
 
 /**
+ * An exported device allocation (CUDA's cudaIpcMemHandle_t): 64 opaque bytes, copied by value
+ * to the other process (through a pipe, a file, shared memory, ...).
+ */
+typedef struct birenIpcMemHandle_t {
+  char reserved[64];
+} birenIpcMemHandle_t;
+
+/**
  * What birenPointerGetAttributes reports about a pointer.
  */
 typedef struct birenPointerAttributes {
@@ -1996,6 +2009,36 @@ enum birenError_t birenHostRegister(void *ptr, size_t size, unsigned int flags);
 enum birenError_t birenHostUnregister(void *ptr);
 
 /**
+ * Writes to *handle a handle another process can open with birenIpcOpenMemHandle to use the
+ * device allocation that starts at devPtr. The handle stays usable while this process lives and
+ * the allocation is not freed (freeing it while another process uses it leaves that process
+ * with whatever the memory holds next, as in CUDA).
+ * Returns BIREN_ERROR_INVALID_VALUE if handle is NULL; BIREN_ERROR_INVALID_DEVICE_POINTER if
+ * devPtr is not the start of a live device allocation; BIREN_ERROR_NOT_SUPPORTED if the
+ * device's memory could not be made shareable (no memfd on this system). Thread-safe.
+ */
+enum birenError_t birenIpcGetMemHandle(struct birenIpcMemHandle_t *handle, void *devPtr);
+
+/**
+ * Maps into this process the device allocation another process exported with
+ * birenIpcGetMemHandle and writes its address here to *devPtr: kernels and copies of this
+ * process use it as device memory of the current device (copies are bounded by its size).
+ * Close it with birenIpcCloseMemHandle. `flags` must be birenIpcMemLazyEnablePeerAccess.
+ * Returns BIREN_ERROR_INVALID_VALUE if devPtr is NULL, flags is another value, the handle is
+ * not one (or comes from this very process, as CUDA refuses too), or the exporting process is
+ * gone; BIREN_ERROR_OUT_OF_MEMORY if the range cannot be mapped. Nothing is written on error.
+ * Thread-safe.
+ */
+enum birenError_t birenIpcOpenMemHandle(void **devPtr, struct birenIpcMemHandle_t handle, unsigned int flags);
+
+/**
+ * Unmaps memory opened with birenIpcOpenMemHandle. Work of this process still using it must
+ * have completed. Returns BIREN_ERROR_INVALID_VALUE if devPtr is not a pointer
+ * birenIpcOpenMemHandle returned (or was closed already). Thread-safe.
+ */
+enum birenError_t birenIpcCloseMemHandle(void *devPtr);
+
+/**
  * Enqueues `kernel` on `stream` (NULL: the default stream) as a grid of `grid` blocks of `block`
  * threads, with `sharedMem` bytes of per-block shared memory (birenSharedMemory).
  *
@@ -2389,9 +2432,9 @@ enum birenError_t birenMemPoolGetAccess(int *flags, birenMemPool_t memPool, stru
 /**
  * Enqueues `callback(stream, status, userData)` on `stream` (NULL: the default stream): it runs
  * on a runtime thread once the work enqueued before it has completed, and later work in the
- * stream waits for it to return. `status` is the device's error at that point — BIREN_SUCCESS
- * in practice, since a device with a sticky error skips the rest of its queued work, callbacks
- * included (CUDA would run the callback with the error). The callback must not call
+ * stream waits for it to return. `status` is BIREN_SUCCESS, or the device's sticky error (e.g.
+ * BIREN_ERROR_LAUNCH_FAILURE after a kernel trapped): a device with a sticky error skips its
+ * other queued work but still calls the callbacks, with that error. The callback must not call
  * synchronizing runtime calls (they return BIREN_ERROR_NOT_PERMITTED there). `flags` must be 0.
  * Returns BIREN_ERROR_INVALID_VALUE for a NULL callback or flags != 0,
  * BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream; nothing is enqueued on error.

@@ -77,19 +77,6 @@ class Dim3(Structure):
         return "Dim3(%d, %d, %d)" % (self.x, self.y, self.z)
 
 
-class Extent(Structure):
-    """`birenExtent`: width (bytes for linear memory), height, depth."""
-
-    _fields_ = [("width", c_size_t), ("height", c_size_t), ("depth", c_size_t)]
-
-
-class PitchedPtr(Structure):
-    """`birenPitchedPtr`: a pitched allocation (pointer, pitch, logical width and height)."""
-
-    _fields_ = [("ptr", c_void_p), ("pitch", c_size_t), ("xsize", c_size_t), ("ysize", c_size_t)]
-
-
-
 class DeviceProp(Structure):
     """`birenDeviceProp`."""
 
@@ -132,11 +119,31 @@ class KernelCtx(Structure):
     ]
 
 
+class PitchedPtr(Structure):
+    """`birenPitchedPtr` (passed by value to birenMemset3D)."""
+
+    _fields_ = [("ptr", c_void_p), ("pitch", c_size_t), ("xsize", c_size_t), ("ysize", c_size_t)]
+
+
+class Extent(Structure):
+    """`birenExtent` (passed by value to birenMalloc3D, birenMemset3D)."""
+
+    _fields_ = [("width", c_size_t), ("height", c_size_t), ("depth", c_size_t)]
+
+
+class IpcMemHandle(Structure):
+    """`birenIpcMemHandle_t` (passed by value to birenIpcOpenMemHandle)."""
+
+    _fields_ = [("reserved", c_char * 64)]
+
+
 KERNEL_T = CFUNCTYPE(None, POINTER(c_void_p))  # birenKernel_t: void (*)(void **args)
 HOST_FN_T = CFUNCTYPE(None, c_void_p)  # birenHostFn_t: void (*)(void *userData)
 VALIDATOR_CALLBACK_T = CFUNCTYPE(None, c_char_p, c_void_p)  # birenValidatorCallback_t
 
 _err = c_int  # birenError_t, and every enum, crosses as an int
+STREAM_CALLBACK_T = CFUNCTYPE(None, c_void_p, c_int, c_void_p)  # birenStreamCallback_t
+BLOCK_SIZE_TO_SMEM_T = CFUNCTYPE(c_size_t, c_int)  # birenBlockSizeToDynamicSMemSize_t
 _stream = c_void_p  # birenStream_t
 _event = c_void_p  # birenEvent_t
 
@@ -205,88 +212,76 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "birenStreamGetFlags": (_err, [_stream, POINTER(c_uint)]),
     "birenStreamWaitEvent": (_err, [_stream, _event]),
     "birenLaunchHostFunc": (_err, [_stream, HOST_FN_T, c_void_p]),
-    # device queries, occupancy, host memory, 2D/3D, symbols, pools, managed, peers, misc
-    "birenDeviceCanAccessPeer": (_err, [POINTER(c_int), c_int, c_int]),
-    "birenDeviceDisablePeerAccess": (_err, [c_int]),
-    "birenDeviceEnablePeerAccess": (_err, [c_int, c_uint]),
+    # CUDA-compatible families (issue 13); struct pointers cross as void *.
+    "birenGetDeviceProperties_v2": (_err, [c_void_p, c_int]),
     "birenDeviceGetAttribute": (_err, [POINTER(c_int), c_int, c_int]),
-    "birenDeviceGetDefaultMemPool": (_err, [POINTER(c_void_p), c_int]),
-    "birenDeviceGetLimit": (_err, [POINTER(c_size_t), c_int]),
-    "birenDeviceGetMemPool": (_err, [POINTER(c_void_p), c_int]),
-    "birenDeviceGetP2PAttribute": (_err, [POINTER(c_int), c_int, c_int, c_int]),
-    "birenDeviceSetLimit": (_err, [c_int, c_size_t]),
-    "birenDeviceSetMemPool": (_err, [c_int, c_void_p]),
     "birenDriverGetVersion": (_err, [POINTER(c_int)]),
-    "birenEventRecordWithFlags": (_err, [_event, _stream, c_uint]),
-    "birenFreeAsync": (_err, [c_void_p, _stream]),
+    "birenSetDeviceFlags": (_err, [c_uint]),
+    "birenGetDeviceFlags": (_err, [POINTER(c_uint)]),
+    "birenDeviceSetLimit": (_err, [c_int, c_size_t]),
+    "birenDeviceGetLimit": (_err, [POINTER(c_size_t), c_int]),
     "birenFuncGetAttributes": (_err, [c_void_p, KERNEL_T]),
     "birenFuncSetAttribute": (_err, [KERNEL_T, c_int, c_int]),
     "birenFuncSetCacheConfig": (_err, [KERNEL_T, c_int]),
-    "birenGetDeviceFlags": (_err, [POINTER(c_uint)]),
-    "birenGetDeviceProperties_v2": (_err, [c_void_p, c_int]),
-    "birenGetSymbolAddress": (_err, [POINTER(c_void_p), c_void_p]),
-    "birenGetSymbolSize": (_err, [POINTER(c_size_t), c_void_p]),
+    "birenOccupancyMaxActiveBlocksPerMultiprocessor": (_err, [POINTER(c_int), KERNEL_T, c_int, c_size_t]),
+    "birenOccupancyMaxActiveBlocksPerMultiprocessorWithFlags": (_err, [POINTER(c_int), KERNEL_T, c_int, c_size_t, c_uint]),
+    "birenOccupancyMaxPotentialBlockSize": (_err, [POINTER(c_int), POINTER(c_int), KERNEL_T, c_size_t, c_int]),
+    "birenOccupancyMaxPotentialBlockSizeVariableSMem": (_err, [POINTER(c_int), POINTER(c_int), KERNEL_T, BLOCK_SIZE_TO_SMEM_T, c_int]),
     "birenHostAlloc": (_err, [POINTER(c_void_p), c_size_t, c_uint]),
     "birenHostGetDevicePointer": (_err, [POINTER(c_void_p), c_void_p, c_uint]),
     "birenHostGetFlags": (_err, [POINTER(c_uint), c_void_p]),
     "birenHostRegister": (_err, [c_void_p, c_size_t, c_uint]),
     "birenHostUnregister": (_err, [c_void_p]),
-    "birenMalloc3D": (_err, [POINTER(PitchedPtr), Extent]),
-    "birenMallocAsync": (_err, [POINTER(c_void_p), c_size_t, _stream]),
-    "birenMallocFromPoolAsync": (_err, [POINTER(c_void_p), c_size_t, c_void_p, _stream]),
-    "birenMallocManaged": (_err, [POINTER(c_void_p), c_size_t, c_uint]),
     "birenMallocPitch": (_err, [POINTER(c_void_p), POINTER(c_size_t), c_size_t, c_size_t]),
-    "birenMemAdvise": (_err, [c_void_p, c_size_t, c_int, c_int]),
-    "birenMemPoolCreate": (_err, [POINTER(c_void_p), c_void_p]),
-    "birenMemPoolDestroy": (_err, [c_void_p]),
-    "birenMemPoolGetAccess": (_err, [POINTER(c_int), c_void_p, c_void_p]),
-    "birenMemPoolGetAttribute": (_err, [c_void_p, c_int, c_void_p]),
-    "birenMemPoolSetAccess": (_err, [c_void_p, c_void_p, c_size_t]),
-    "birenMemPoolSetAttribute": (_err, [c_void_p, c_int, c_void_p]),
-    "birenMemPoolTrimTo": (_err, [c_void_p, c_size_t]),
-    "birenMemPrefetchAsync": (_err, [c_void_p, c_size_t, c_int, _stream]),
+    "birenMalloc3D": (_err, [POINTER(PitchedPtr), Extent]),
     "birenMemcpy2D": (_err, [c_void_p, c_size_t, c_void_p, c_size_t, c_size_t, c_size_t, c_int]),
-    "birenMemcpy2DAsync": (
-        _err,
-        [c_void_p, c_size_t, c_void_p, c_size_t, c_size_t, c_size_t, c_int, _stream],
-    ),
-    "birenMemcpy3D": (_err, [c_void_p]),
-    "birenMemcpy3DAsync": (_err, [c_void_p, _stream]),
-    "birenMemcpyFromSymbol": (_err, [c_void_p, c_void_p, c_size_t, c_size_t, c_int]),
-    "birenMemcpyFromSymbolAsync": (_err, [c_void_p, c_void_p, c_size_t, c_size_t, c_int, _stream]),
-    "birenMemcpyPeer": (_err, [c_void_p, c_int, c_void_p, c_int, c_size_t]),
-    "birenMemcpyPeerAsync": (_err, [c_void_p, c_int, c_void_p, c_int, c_size_t, _stream]),
-    "birenMemcpyToSymbol": (_err, [c_void_p, c_void_p, c_size_t, c_size_t, c_int]),
-    "birenMemcpyToSymbolAsync": (_err, [c_void_p, c_void_p, c_size_t, c_size_t, c_int, _stream]),
+    "birenMemcpy2DAsync": (_err, [c_void_p, c_size_t, c_void_p, c_size_t, c_size_t, c_size_t, c_int, _stream]),
     "birenMemset2D": (_err, [c_void_p, c_size_t, c_int, c_size_t, c_size_t]),
     "birenMemset2DAsync": (_err, [c_void_p, c_size_t, c_int, c_size_t, c_size_t, _stream]),
     "birenMemset3D": (_err, [PitchedPtr, c_int, Extent]),
     "birenMemset3DAsync": (_err, [PitchedPtr, c_int, Extent, _stream]),
-    "birenOccupancyMaxActiveBlocksPerMultiprocessor": (
-        _err,
-        [POINTER(c_int), KERNEL_T, c_int, c_size_t],
-    ),
-    "birenOccupancyMaxActiveBlocksPerMultiprocessorWithFlags": (
-        _err,
-        [POINTER(c_int), KERNEL_T, c_int, c_size_t, c_uint],
-    ),
-    "birenOccupancyMaxPotentialBlockSize": (
-        _err,
-        [POINTER(c_int), POINTER(c_int), KERNEL_T, c_size_t, c_int],
-    ),
-    "birenOccupancyMaxPotentialBlockSizeVariableSMem": (
-        _err,
-        [POINTER(c_int), POINTER(c_int), KERNEL_T, c_void_p, c_int],
-    ),
+    "birenMemcpy3D": (_err, [c_void_p]),
+    "birenMemcpy3DAsync": (_err, [c_void_p, _stream]),
+    "birenRegisterSymbol": (_err, [c_void_p, c_size_t, c_char_p]),
+    "birenGetSymbolAddress": (_err, [POINTER(c_void_p), c_void_p]),
+    "birenGetSymbolSize": (_err, [POINTER(c_size_t), c_void_p]),
+    "birenMemcpyToSymbol": (_err, [c_void_p, c_void_p, c_size_t, c_size_t, c_int]),
+    "birenMemcpyFromSymbol": (_err, [c_void_p, c_void_p, c_size_t, c_size_t, c_int]),
+    "birenMemcpyToSymbolAsync": (_err, [c_void_p, c_void_p, c_size_t, c_size_t, c_int, _stream]),
+    "birenMemcpyFromSymbolAsync": (_err, [c_void_p, c_void_p, c_size_t, c_size_t, c_int, _stream]),
+    "birenMallocAsync": (_err, [POINTER(c_void_p), c_size_t, _stream]),
+    "birenMallocFromPoolAsync": (_err, [POINTER(c_void_p), c_size_t, c_void_p, _stream]),
+    "birenFreeAsync": (_err, [c_void_p, _stream]),
+    "birenDeviceGetDefaultMemPool": (_err, [POINTER(c_void_p), c_int]),
+    "birenDeviceGetMemPool": (_err, [POINTER(c_void_p), c_int]),
+    "birenDeviceSetMemPool": (_err, [c_int, c_void_p]),
+    "birenMemPoolCreate": (_err, [POINTER(c_void_p), c_void_p]),
+    "birenMemPoolDestroy": (_err, [c_void_p]),
+    "birenMemPoolSetAttribute": (_err, [c_void_p, c_int, c_void_p]),
+    "birenMemPoolGetAttribute": (_err, [c_void_p, c_int, c_void_p]),
+    "birenMemPoolTrimTo": (_err, [c_void_p, c_size_t]),
+    "birenMemPoolSetAccess": (_err, [c_void_p, c_void_p, c_size_t]),
+    "birenMemPoolGetAccess": (_err, [POINTER(c_int), c_void_p, c_void_p]),
+    "birenMallocManaged": (_err, [POINTER(c_void_p), c_size_t, c_uint]),
+    "birenMemPrefetchAsync": (_err, [c_void_p, c_size_t, c_int, _stream]),
+    "birenMemAdvise": (_err, [c_void_p, c_size_t, c_int, c_int]),
+    "birenStreamAttachMemAsync": (_err, [_stream, c_void_p, c_size_t, c_uint]),
+    "birenDeviceCanAccessPeer": (_err, [POINTER(c_int), c_int, c_int]),
+    "birenDeviceEnablePeerAccess": (_err, [c_int, c_uint]),
+    "birenDeviceDisablePeerAccess": (_err, [c_int]),
+    "birenDeviceGetP2PAttribute": (_err, [POINTER(c_int), c_int, c_int, c_int]),
+    "birenMemcpyPeer": (_err, [c_void_p, c_int, c_void_p, c_int, c_size_t]),
+    "birenMemcpyPeerAsync": (_err, [c_void_p, c_int, c_void_p, c_int, c_size_t, _stream]),
+    "birenStreamAddCallback": (_err, [_stream, STREAM_CALLBACK_T, c_void_p, c_uint]),
+    "birenStreamGetDevice": (_err, [_stream, POINTER(c_int)]),
+    "birenEventRecordWithFlags": (_err, [_event, _stream, c_uint]),
     "birenProfilerStart": (_err, []),
     "birenProfilerStop": (_err, []),
-    "birenRangePop": (_err, []),
     "birenRangePush": (_err, [c_char_p]),
-    "birenRegisterSymbol": (_err, [c_void_p, c_size_t, c_char_p]),
-    "birenSetDeviceFlags": (_err, [c_uint]),
-    "birenStreamAddCallback": (_err, [_stream, c_void_p, c_void_p, c_uint]),
-    "birenStreamAttachMemAsync": (_err, [_stream, c_void_p, c_size_t, c_uint]),
-    "birenStreamGetDevice": (_err, [_stream, POINTER(c_int)]),
+    "birenRangePop": (_err, []),
+    "birenIpcGetMemHandle": (_err, [POINTER(IpcMemHandle), c_void_p]),
+    "birenIpcOpenMemHandle": (_err, [POINTER(c_void_p), IpcMemHandle, c_uint]),
+    "birenIpcCloseMemHandle": (_err, [c_void_p]),
     # graphs (handles and parameter structs passed as opaque pointers)
     "birenGraphCreate": (_err, [POINTER(c_void_p), c_uint]),
     "birenGraphAddKernelNode": (_err, [POINTER(c_void_p), c_void_p, POINTER(c_void_p), c_size_t, c_void_p]),

@@ -135,6 +135,15 @@ pub(crate) fn copy_or_fill(
     Ok(())
 }
 
+/// Runs a validated copy on the calling thread (a synchronous copy on an idle device).
+pub(crate) fn copy_now(w: &Work) {
+    if let Work::Copy { dst, src, len, .. } = *w {
+        // SAFETY: both ranges were validated before the copy was planned, and no reset has run
+        // since (copy_or_fill checks the epoch).
+        unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len) };
+    }
+}
+
 fn memcpy_on(
     dst: *mut c_void,
     src: *const c_void,
@@ -154,13 +163,7 @@ fn memcpy_on(
             dir: p.dir(),
         }))
     };
-    fn inline(w: &Work) {
-        if let Work::Copy { dst, src, len, .. } = *w {
-            // SAFETY: both ranges were validated by plan_copy, and no reset has run since.
-            unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len) };
-        }
-    }
-    copy_or_fill(stream, sync, call, plan, Some(inline))
+    copy_or_fill(stream, sync, call, plan, Some(copy_now))
 }
 
 /// Copies `count` bytes from src to dst and returns when the copy is done. Ordered like work on

@@ -39,6 +39,31 @@ fn pitch_for(width: usize) -> Option<usize> {
     width.checked_next_multiple_of(PITCH_ALIGNMENT)
 }
 
+/// Allocates `rows` rows of `width` bytes (None: the row count overflowed) at a pitch rounded up
+/// to PITCH_ALIGNMENT; no rows or no width allocate nothing (NULL). Returns (pointer, pitch).
+fn malloc_pitched(
+    d: &crate::runtime::exec::context::DeviceContext,
+    width: usize,
+    rows: Option<usize>,
+) -> Result<(*mut c_void, usize)> {
+    let pitch = pitch_for(width).ok_or(ErrorCode::InvalidValue)?;
+    let bytes = rows
+        .and_then(|r| pitch.checked_mul(r))
+        .ok_or(ErrorCode::OutOfMemory)?;
+    if bytes == 0 {
+        return Ok((std::ptr::null_mut(), pitch));
+    }
+    let guard = if diagnostics::validator_on() {
+        GUARD
+    } else {
+        0
+    };
+    Ok((
+        d.malloc(bytes, guard, caller::user_caller())? as *mut c_void,
+        pitch,
+    ))
+}
+
 /// Allocates `pitch * height` bytes of device memory for `height` rows of `width` bytes, with
 /// the pitch (bytes between rows) rounded up to a multiple of 512, and writes the address to
 /// *devPtr and the pitch to *pitch. A zero width or height allocates nothing (*devPtr = NULL,
@@ -61,14 +86,7 @@ pub extern "C" fn birenMallocPitch(
             diagnostics::finding("birenMallocPitch", &format!("width={width} is over memPitch ({MAX_PITCH})"));
             return Err(ErrorCode::InvalidValue);
         }
-        let p = pitch_for(width).ok_or(ErrorCode::InvalidValue)?;
-        let bytes = p.checked_mul(height).ok_or(ErrorCode::OutOfMemory)?;
-        let ptr = if bytes == 0 {
-            std::ptr::null_mut()
-        } else {
-            let guard = if diagnostics::validator_on() { GUARD } else { 0 };
-            d.malloc(bytes, guard, caller::user_caller())? as *mut c_void
-        };
+        let (ptr, p) = malloc_pitched(d, width, Some(height))?;
         *o = ptr;
         *op = p;
         Ok(())
@@ -94,17 +112,7 @@ pub extern "C" fn birenMalloc3D(
             diagnostics::finding("birenMalloc3D", &format!("extent.width={} is over memPitch ({MAX_PITCH})", extent.width));
             return Err(ErrorCode::InvalidValue);
         }
-        let p = pitch_for(extent.width).ok_or(ErrorCode::InvalidValue)?;
-        let bytes = p
-            .checked_mul(extent.height)
-            .and_then(|b| b.checked_mul(extent.depth))
-            .ok_or(ErrorCode::OutOfMemory)?;
-        let ptr = if bytes == 0 {
-            std::ptr::null_mut()
-        } else {
-            let guard = if diagnostics::validator_on() { GUARD } else { 0 };
-            d.malloc(bytes, guard, caller::user_caller())? as *mut c_void
-        };
+        let (ptr, p) = malloc_pitched(d, extent.width, extent.height.checked_mul(extent.depth))?;
         *o = birenPitchedPtr { ptr, pitch: p, xsize: extent.width, ysize: extent.height };
         Ok(())
     })

@@ -44,9 +44,9 @@ unsafe extern "C" fn run_callback(p: *mut c_void) {
 
 /// Enqueues `callback(stream, status, userData)` on `stream` (NULL: the default stream): it runs
 /// on a runtime thread once the work enqueued before it has completed, and later work in the
-/// stream waits for it to return. `status` is the device's error at that point — BIREN_SUCCESS
-/// in practice, since a device with a sticky error skips the rest of its queued work, callbacks
-/// included (CUDA would run the callback with the error). The callback must not call
+/// stream waits for it to return. `status` is BIREN_SUCCESS, or the device's sticky error (e.g.
+/// BIREN_ERROR_LAUNCH_FAILURE after a kernel trapped): a device with a sticky error skips its
+/// other queued work but still calls the callbacks, with that error. The callback must not call
 /// synchronizing runtime calls (they return BIREN_ERROR_NOT_PERMITTED there). `flags` must be 0.
 /// Returns BIREN_ERROR_INVALID_VALUE for a NULL callback or flags != 0,
 /// BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream; nothing is enqueued on error.
@@ -71,7 +71,7 @@ pub extern "C" fn birenStreamAddCallback(
             return Err(ErrorCode::InvalidValue);
         }
         let data = Box::into_raw(Box::new(Callback { f, stream: stream as usize, device: s.device, data: userData as usize }));
-        let r = d.enqueue(&s, Work::Host(HostCall { func: run_callback, data: data as usize }), Vec::new());
+        let r = d.enqueue(&s, Work::Host(HostCall { func: run_callback, data: data as usize, despite_error: true }), Vec::new());
         if r.is_err() {
             // SAFETY: not enqueued: nobody else owns it.
             drop(unsafe { Box::from_raw(data) });

@@ -13,6 +13,7 @@ pub mod event;
 pub mod graph;
 pub mod graph_types;
 pub mod hostmem;
+pub mod ipc;
 pub mod launch;
 pub mod managed;
 pub mod memcpy3d_types;

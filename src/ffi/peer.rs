@@ -178,12 +178,7 @@ fn copy_peer(
                 dir: crate::runtime::exec::copy::CopyDir::DeviceToDevice,
             }))
         },
-        Some(|w: &Work| {
-            if let Work::Copy { dst, src, len, .. } = *w {
-                // SAFETY: both ranges were checked against their devices' allocations.
-                unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len) };
-            }
-        }),
+        Some(super::memory::copy_now),
     )
 }
 

@@ -150,13 +150,6 @@ fn plan_symbol_copy(
     }))
 }
 
-fn inline_copy(w: &Work) {
-    if let Work::Copy { dst, src, len, .. } = *w {
-        // SAFETY: both ranges were validated by plan_symbol_copy (symbols are never freed).
-        unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len) };
-    }
-}
-
 #[allow(clippy::too_many_arguments)]
 fn symbol_copy(
     symbol: *const c_void,
@@ -174,7 +167,7 @@ fn symbol_copy(
         sync,
         call,
         |rt| plan_symbol_copy(rt, symbol, other, count, offset, kind, to_symbol, call),
-        Some(inline_copy),
+        Some(super::memory::copy_now),
     )
 }
 

@@ -63,10 +63,6 @@ impl Runtime {
         self.host_range(p, len, call, arg)
     }
 
-    pub(crate) fn check_device_span(&self, p: usize, len: usize, call: &str, arg: &str) -> Result<()> {
-        self.device_range(p, len, call, arg)
-    }
-
     /// A side of a copy that `kind` calls host memory. Its range must not overflow, and if it
     /// touches a known allocation — device memory (a HostToHost copy into a device buffer) or
     /// page-locked host memory — it must lie inside it, whatever the kind says.
@@ -102,7 +98,14 @@ impl Runtime {
         Ok(())
     }
 
-    fn device_range(&self, p: usize, len: usize, call: &str, arg: &str) -> Result<()> {
+    /// A device range inside one live allocation or symbol (findings name what is wrong).
+    pub(crate) fn check_device_span(
+        &self,
+        p: usize,
+        len: usize,
+        call: &str,
+        arg: &str,
+    ) -> Result<()> {
         let r = self.check_device_range(p, len);
         if let Err(e) = r {
             let why = match e {
@@ -176,14 +179,14 @@ impl Runtime {
             ),
         };
         if dst_device {
-            self.device_range(dst, len, call, "dst")?;
+            self.check_device_span(dst, len, call, "dst")?;
         } else {
-            self.host_range(dst, len, call, "dst")?;
+            self.check_host_span(dst, len, call, "dst")?;
         }
         if src_device {
-            self.device_range(src, len, call, "src")?;
+            self.check_device_span(src, len, call, "src")?;
         } else {
-            self.host_range(src, len, call, "src")?;
+            self.check_host_span(src, len, call, "src")?;
         }
         let engine = if src_device {
             ENGINE_FROM_DEVICE
@@ -209,7 +212,7 @@ impl Runtime {
             crate::runtime::diagnostics::finding(call, &format!("devPtr is NULL with count={len}"));
             return Err(ErrorCode::InvalidValue);
         }
-        self.device_range(dst, len, call, "devPtr")?;
+        self.check_device_span(dst, len, call, "devPtr")?;
         Ok(Some(()))
     }
 }

@@ -179,8 +179,11 @@ impl Executor {
     /// Hands ready work to whatever runs it; `ticket` is finished when it ends (not when it is
     /// skipped: then the result is returned at once). `priority` orders kernels.
     pub fn run(&self, work: Work, priority: i32, ticket: Ticket) -> Started {
-        // A device with a sticky error runs nothing more until it is reset.
-        if self.sticky.load(Ordering::Acquire) != 0 {
+        // A device with a sticky error runs nothing more until it is reset; stream callbacks
+        // still run (they report the error).
+        if self.sticky.load(Ordering::Acquire) != 0
+            && !matches!(&work, Work::Host(h) if h.despite_error)
+        {
             return Started::Done(Ok(()));
         }
         match work {

@@ -760,6 +760,7 @@ mod tests {
         let call = HostCall {
             func: log_it,
             data: value,
+            despite_error: false,
         };
         let (_, kick) = s.push_locked(&mut t, OpWork::Run(Work::Host(call)), Vec::new());
         drop(t);

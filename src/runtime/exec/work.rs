@@ -18,6 +18,8 @@ pub use crate::runtime::exec::launch::Launch;
 pub struct HostCall {
     pub func: unsafe extern "C" fn(*mut std::ffi::c_void),
     pub data: usize,
+    /// Runs even on a device with a sticky error (stream callbacks, which report it).
+    pub despite_error: bool,
 }
 
 /// Work that the device runs: on the compute units, a copy engine or the host-function thread.

@@ -17,6 +17,9 @@ const RETURN_MIN: usize = 1 << 20;
 pub struct Arena {
     base: usize,
     len: usize,
+    /// The memfd the mapping shares (so another process can map an allocation: IPC), or -1
+    /// when the arena is a private anonymous mapping (memfd unavailable).
+    fd: i32,
     state: Mutex<State>,
 }
 
@@ -37,24 +40,41 @@ impl Arena {
     /// Reserves `len` bytes of address space (nothing is committed until touched).
     pub fn new(len: usize) -> Option<Arena> {
         let len = len.checked_next_multiple_of(GRANULE)?.max(GRANULE);
-        // SAFETY: an anonymous private mapping; checked for failure.
+        // A shared memory file first (device memory another process can map: IPC), else
+        // private anonymous memory. Either way pages are committed only when touched.
+        // SAFETY: plain system calls; every result is checked.
+        let fd = unsafe { libc::memfd_create(c"biren-device-memory".as_ptr(), libc::MFD_CLOEXEC) };
+        let shared = fd >= 0 && unsafe { libc::ftruncate(fd, len as libc::off_t) } == 0;
+        if fd >= 0 && !shared {
+            unsafe { libc::close(fd) };
+        }
+        let fd = if shared { fd } else { -1 };
+        let flags = if shared {
+            libc::MAP_SHARED | libc::MAP_NORESERVE
+        } else {
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE
+        };
         let p = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
                 len,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
+                flags,
+                fd,
                 0,
             )
         };
         if p == libc::MAP_FAILED {
+            if fd >= 0 {
+                unsafe { libc::close(fd) };
+            }
             return None;
         }
         let classes = SMALL_MAX / GRANULE;
         Some(Arena {
             base: p as usize,
             len,
+            fd,
             state: Mutex::new(State {
                 top: 0,
                 small: vec![Vec::new(); classes],
@@ -66,6 +86,11 @@ impl Arena {
     /// True if `p` lies in the arena.
     pub fn contains(&self, p: usize) -> bool {
         p >= self.base && p < self.base + self.len
+    }
+
+    /// Where `p` is in the shared memory file: (fd, offset), if the arena has one.
+    pub fn file_location(&self, p: usize) -> Option<(i32, u64)> {
+        (self.fd >= 0 && self.contains(p)).then(|| (self.fd, (p - self.base) as u64))
     }
 
     /// `size` bytes (a multiple of 256), 256-byte aligned, or None when the arena is full.
@@ -145,12 +170,20 @@ impl Arena {
     /// page may belong to a live neighbour. The caller holds the state lock, so the range cannot
     /// be handed out again before the pages are gone.
     fn give_back(&self, off: usize, len: usize) {
+        // Whole pages only (neighbours may share the edge pages).
         let page = page_size();
         let start = (self.base + off).next_multiple_of(page);
         let end = (self.base + off + len) / page * page;
         if end > start {
-            // SAFETY: whole pages of our mapping that hold no live allocation.
-            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED) };
+            // A shared mapping's pages are released from the file (MADV_REMOVE), a private
+            // one's dropped.
+            let advice = if self.fd >= 0 {
+                libc::MADV_REMOVE
+            } else {
+                libc::MADV_DONTNEED
+            };
+            // SAFETY: the pages lie in our mapping and hold no live allocation.
+            unsafe { libc::madvise(start as *mut libc::c_void, end - start, advice) };
         }
     }
 }
@@ -167,6 +200,9 @@ fn page_size() -> usize {
 impl Drop for Arena {
     fn drop(&mut self) {
         unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };
+        if self.fd >= 0 {
+            unsafe { libc::close(self.fd) };
+        }
     }
 }
 

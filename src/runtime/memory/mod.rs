@@ -106,6 +106,14 @@ impl MemoryTable {
         t
     }
 
+    /// Where the allocation byte `p` lives in a shared memory file (fd, offset), for IPC.
+    pub fn file_location(&self, p: usize) -> Option<(i32, u64)> {
+        match &self.backing {
+            Backing::Arena(a) => a.file_location(p),
+            Backing::Heap => None,
+        }
+    }
+
     pub fn capacity(&self) -> u64 {
         self.capacity
     }
