@@ -58,6 +58,30 @@ pub enum ErrorCode {
     PeerAccessNotEnabled,
     /// `BIREN_ERROR_LAUNCH_TIMEOUT` (24).
     LaunchTimeout,
+    /// `BIREN_ERROR_ILLEGAL_STATE` (401).
+    IllegalState,
+    /// `BIREN_ERROR_OPERATING_SYSTEM` (304).
+    OperatingSystem,
+    /// `BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED` (900).
+    StreamCaptureUnsupported,
+    /// `BIREN_ERROR_STREAM_CAPTURE_INVALIDATED` (901).
+    StreamCaptureInvalidated,
+    /// `BIREN_ERROR_STREAM_CAPTURE_MERGE` (902).
+    StreamCaptureMerge,
+    /// `BIREN_ERROR_STREAM_CAPTURE_UNMATCHED` (903).
+    StreamCaptureUnmatched,
+    /// `BIREN_ERROR_STREAM_CAPTURE_UNJOINED` (904).
+    StreamCaptureUnjoined,
+    /// `BIREN_ERROR_STREAM_CAPTURE_ISOLATION` (905).
+    StreamCaptureIsolation,
+    /// `BIREN_ERROR_STREAM_CAPTURE_IMPLICIT` (906).
+    StreamCaptureImplicit,
+    /// `BIREN_ERROR_CAPTURED_EVENT` (907).
+    CapturedEvent,
+    /// `BIREN_ERROR_STREAM_CAPTURE_WRONG_THREAD` (908).
+    StreamCaptureWrongThread,
+    /// `BIREN_ERROR_GRAPH_EXEC_UPDATE_FAILURE` (910).
+    GraphExecUpdateFailure,
     /// `BIREN_ERROR_UNKNOWN` (999).
     Unknown,
     /// A value the header does not list.
@@ -65,7 +89,7 @@ pub enum ErrorCode {
 }
 
 /// `(code, value, name)` for every value the header lists.
-const TABLE: [(ErrorCode, i32, &str); 26] = [
+const TABLE: [(ErrorCode, i32, &str); 38] = [
     (ErrorCode::Success, 0, "BIREN_SUCCESS"),
     (ErrorCode::InvalidValue, 1, "BIREN_ERROR_INVALID_VALUE"),
     (ErrorCode::OutOfMemory, 2, "BIREN_ERROR_OUT_OF_MEMORY"),
@@ -131,6 +155,58 @@ const TABLE: [(ErrorCode, i32, &str); 26] = [
         "BIREN_ERROR_PEER_ACCESS_NOT_ENABLED",
     ),
     (ErrorCode::LaunchTimeout, 24, "BIREN_ERROR_LAUNCH_TIMEOUT"),
+    (ErrorCode::IllegalState, 401, "BIREN_ERROR_ILLEGAL_STATE"),
+    (
+        ErrorCode::OperatingSystem,
+        304,
+        "BIREN_ERROR_OPERATING_SYSTEM",
+    ),
+    (
+        ErrorCode::StreamCaptureUnsupported,
+        900,
+        "BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+    ),
+    (
+        ErrorCode::StreamCaptureInvalidated,
+        901,
+        "BIREN_ERROR_STREAM_CAPTURE_INVALIDATED",
+    ),
+    (
+        ErrorCode::StreamCaptureMerge,
+        902,
+        "BIREN_ERROR_STREAM_CAPTURE_MERGE",
+    ),
+    (
+        ErrorCode::StreamCaptureUnmatched,
+        903,
+        "BIREN_ERROR_STREAM_CAPTURE_UNMATCHED",
+    ),
+    (
+        ErrorCode::StreamCaptureUnjoined,
+        904,
+        "BIREN_ERROR_STREAM_CAPTURE_UNJOINED",
+    ),
+    (
+        ErrorCode::StreamCaptureIsolation,
+        905,
+        "BIREN_ERROR_STREAM_CAPTURE_ISOLATION",
+    ),
+    (
+        ErrorCode::StreamCaptureImplicit,
+        906,
+        "BIREN_ERROR_STREAM_CAPTURE_IMPLICIT",
+    ),
+    (ErrorCode::CapturedEvent, 907, "BIREN_ERROR_CAPTURED_EVENT"),
+    (
+        ErrorCode::StreamCaptureWrongThread,
+        908,
+        "BIREN_ERROR_STREAM_CAPTURE_WRONG_THREAD",
+    ),
+    (
+        ErrorCode::GraphExecUpdateFailure,
+        910,
+        "BIREN_ERROR_GRAPH_EXEC_UPDATE_FAILURE",
+    ),
     (ErrorCode::Unknown, 999, "BIREN_ERROR_UNKNOWN"),
 ];
 
