@@ -79,7 +79,13 @@ pub extern "C" fn birenEventQuery(event: birenEvent_t) -> birenError_t {
         device_of(rt, e.device)?;
         match e.latest() {
             Some(r) if !r.reached() => Err(ErrorCode::NotReady),
-            _ => Ok(()),
+            Some(r) => {
+                if diagnostics::racecheck::on() {
+                    diagnostics::racecheck::host_synced(&[(r.point.stream.id, r.point.seq)]);
+                }
+                Ok(())
+            }
+            None => Ok(()),
         }
     })
 }

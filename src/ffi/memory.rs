@@ -3,7 +3,7 @@
 use super::boundary::{ffi_call, handle, out};
 use super::types::*;
 use super::{current_device, device_of};
-use crate::runtime::diagnostics::{self, caller};
+use crate::runtime::diagnostics::{self, caller, racecheck};
 use crate::runtime::error::ErrorCode;
 use crate::runtime::exec::stream::Work;
 use crate::runtime::memory::ALIGN;
@@ -27,7 +27,11 @@ pub extern "C" fn birenMalloc(devPtr: *mut *mut c_void, size: usize) -> birenErr
             return Ok(());
         }
         let guard = if diagnostics::validator_on() { GUARD } else { 0 };
-        *o = d.malloc(size, guard, caller::user_caller())? as *mut c_void;
+        let p = d.malloc(size, guard, caller::user_caller())?;
+        if racecheck::on() {
+            racecheck::alloc(p, size, Some(d.index));
+        }
+        *o = p as *mut c_void;
         Ok(())
     })
 }
@@ -52,7 +56,11 @@ pub extern "C" fn birenFree(devPtr: *mut c_void) -> birenError_t {
         if diagnostics::validator_on() {
             crate::runtime::diagnostics::validator::check_on_free(&d.exec.memory, p);
         }
-        d.free(p).inspect_err(|_| {
+        let r = d.free(p);
+        if r.is_ok() && racecheck::on() {
+            racecheck::freed(p);
+        }
+        r.inspect_err(|_| {
             diagnostics::finding("birenFree", &format!("devPtr={p:#x} points inside an allocation, not at its start"));
         })
     })
@@ -71,7 +79,11 @@ pub extern "C" fn birenMallocHost(ptr: *mut *mut c_void, size: usize) -> birenEr
             *o = std::ptr::null_mut();
             return Ok(());
         }
-        *o = rt.host_memory.allocate(size, 0, caller::user_caller())? as *mut c_void;
+        let p = rt.host_memory.allocate(size, 0, caller::user_caller())?;
+        if racecheck::on() {
+            racecheck::alloc(p, size, None);
+        }
+        *o = p as *mut c_void;
         Ok(())
     })
 }
@@ -84,6 +96,9 @@ pub extern "C" fn birenFreeHost(ptr: *mut c_void) -> birenError_t {
         let rt = runtime::get()?;
         if ptr.is_null() {
             return Ok(());
+        }
+        if racecheck::on() && rt.host_memory.find(ptr as usize).is_some_and(|r| r.base == ptr as usize) {
+            racecheck::host_buffer_freed(ptr as usize);
         }
         let a = rt.host_memory.unregister(ptr as usize).map_err(|_| ErrorCode::InvalidValue)?;
         rt.host_memory.release(a);
@@ -113,7 +128,8 @@ fn copy_or_fill(
         return Ok(());
     };
     // Nothing is queued anywhere on the device: a synchronous call is next in line; do it here.
-    if let Some(f) = inline.filter(|_| sync) {
+    // (Not while race detection is on: it sees accesses as ops in streams.)
+    if let Some(f) = inline.filter(|_| sync && !racecheck::on()) {
         if d.run_inline_since(&s, epoch, || f(&work)) {
             return Ok(());
         }

@@ -21,6 +21,12 @@ pub fn user_caller() -> usize {
     if !crate::runtime::diagnostics::validator_on() {
         return 0;
     }
+    user_caller_always()
+}
+
+/// The return address of the user code that called into the library, or 0, whatever the
+/// validator (race detection names call sites).
+pub fn user_caller_always() -> usize {
     let mut frames = [std::ptr::null_mut::<c_void>(); 48];
     let n = unsafe { backtrace(frames.as_mut_ptr(), frames.len() as c_int) };
     let me = object_of(user_caller as *const () as usize);
@@ -70,6 +76,26 @@ pub fn describe(addr: usize) -> String {
     };
     if info.dli_sname.is_null() {
         format!("{addr:#x} in {file}")
+    } else {
+        let name = unsafe { CStr::from_ptr(info.dli_sname) }.to_string_lossy();
+        format!("{name}+{:#x} in {file}", addr - info.dli_saddr as usize)
+    }
+}
+
+/// A call site as "symbol+0xoff in file", or "file+0xoff" (an offset `addr2line -e file` takes)
+/// when the symbol is not exported.
+pub fn site(addr: usize) -> String {
+    if addr == 0 {
+        return "an unknown place".to_string();
+    }
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    if unsafe { libc::dladdr(addr as *const c_void, &mut info) } == 0 || info.dli_fname.is_null() {
+        return format!("{addr:#x}");
+    }
+    let file = unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy();
+    if info.dli_sname.is_null() {
+        // The return address is one past the call: addr2line wants the call itself.
+        format!("{file}+{:#x}", (addr - 1) - info.dli_fbase as usize)
     } else {
         let name = unsafe { CStr::from_ptr(info.dli_sname) }.to_string_lossy();
         format!("{name}+{:#x} in {file}", addr - info.dli_saddr as usize)

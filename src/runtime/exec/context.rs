@@ -4,6 +4,7 @@
 
 use crate::device::engine::on_device_thread;
 use crate::runtime::diagnostics;
+use crate::runtime::diagnostics::racecheck;
 use crate::runtime::diagnostics::trace::{self, Track};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::deadlock::{self, Goal};
@@ -184,6 +185,9 @@ impl DeviceContext {
             if deps.is_empty() && !trace::on() && s.record_now_locked(&mut q) {
                 // Nothing enqueued before it is unfinished: the record is reached now.
                 rs.mark(|| self.exec.now_ns());
+                if racecheck::on() {
+                    racecheck::completed_at_once(crate::runtime::exec::race::tag(s), s.enqueued());
+                }
                 drop(q);
                 st.latest = Some(rs);
                 return Ok(());
@@ -393,6 +397,9 @@ impl DeviceContext {
             // It started (or finished) just as the wait gave up: it completes normally.
             self.wait_point(&p, call)?;
         }
+        if racecheck::on() {
+            racecheck::host_synced(&[(s.id, seq)]);
+        }
         self.exec.sticky()
     }
 
@@ -417,6 +424,7 @@ impl DeviceContext {
             return Err(ErrorCode::NotPermitted);
         }
         self.exec.sticky()?;
+        let upto = s.enqueued();
         if let Some(p) = s.pending_tail() {
             let t0 = trace::now();
             let r = self.wait_point(&p, call);
@@ -427,6 +435,9 @@ impl DeviceContext {
                 String::new(),
             );
             r?;
+        }
+        if racecheck::on() {
+            racecheck::host_synced(&[(s.id, upto)]);
         }
         self.after_wait(s)?;
         self.after_sync(call)
@@ -446,10 +457,15 @@ impl DeviceContext {
             diagnostics::advice::streams_busy(busy, self.exec.compute_units(), self.index);
         }
         let t0 = trace::now();
-        for s in self.all_streams() {
+        let streams = self.all_streams();
+        let upto: Vec<(u64, u64)> = streams.iter().map(|s| (s.id, s.enqueued())).collect();
+        for s in streams {
             if let Some(p) = s.pending_tail() {
                 self.wait_point(&p, "birenDeviceSynchronize")?;
             }
+        }
+        if racecheck::on() {
+            racecheck::host_synced(&upto);
         }
         trace::span(
             Track::HostThread,
@@ -478,6 +494,9 @@ impl DeviceContext {
             r?;
             if rs.point.stream.is_dead() {
                 return Err(ErrorCode::InvalidHandle);
+            }
+            if racecheck::on() {
+                racecheck::host_synced(&[(rs.point.stream.id, rs.point.seq)]);
             }
         }
         self.after_sync("birenEventSynchronize")
@@ -555,6 +574,10 @@ impl DeviceContext {
         }
         self.default_stream.drain();
         let live = self.exec.reset();
+        if racecheck::on() {
+            racecheck::reset_device(self.index);
+        }
+        crate::runtime::exec::schedule::reset_device(self.index);
         self.exec.end_reset();
         // Work enqueued while the reset ran (by other host threads, on the default stream or on
         // streams created meanwhile) could not start: start it now.

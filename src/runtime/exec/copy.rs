@@ -38,7 +38,10 @@ impl Runtime {
             .devices
             .iter()
             .map(|d| (&d.exec.memory, "device allocation"))
-            .chain(std::iter::once((&self.host_memory, "page-locked host allocation")));
+            .chain(std::iter::once((
+                &self.host_memory,
+                "page-locked host allocation",
+            )));
         for (table, what) in tables {
             if let Some(Err(e)) = table.touches(p, len) {
                 let why = match table.find(p) {

@@ -137,12 +137,20 @@ impl FutureRecord {
     /// at once, as a wait on a never-recorded event is in CUDA. Returns the streams to wake.
     pub fn abandon(&self) -> Vec<Arc<StreamCore>> {
         let mut g = self.inner.lock();
-        let Some((s, _)) = g.waits.first().cloned().or_else(|| g.waiters.first().map(|s| (s.clone(), 0)))
+        let Some((s, _)) = g
+            .waits
+            .first()
+            .cloned()
+            .or_else(|| g.waiters.first().map(|s| (s.clone(), 0)))
         else {
             return Vec::new();
         };
         // Point 0 of a stream is reached from the start.
-        let r = Arc::new(RecordState::new(StreamPoint { stream: s, seq: 0 }, self.event_id, false));
+        let r = Arc::new(RecordState::new(
+            StreamPoint { stream: s, seq: 0 },
+            self.event_id,
+            false,
+        ));
         r.mark(|| 0);
         g.resolved = Some(r);
         g.waits.clear();

@@ -225,6 +225,9 @@ impl Executor {
                 let s = stream.clone();
                 let device = self.device;
                 self.host.submit(Box::new(move || {
+                    if diagnostics::racecheck::on() {
+                        diagnostics::racecheck::host_function_enters(s.id, seq);
+                    }
                     let t0 = trace::now();
                     unsafe { (h.func)(h.data as *mut std::ffi::c_void) };
                     trace::span(

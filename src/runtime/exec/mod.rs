@@ -9,6 +9,8 @@ pub mod event;
 pub mod executor;
 pub mod launch;
 pub mod notifier;
+pub mod race;
+pub mod schedule;
 pub mod scheduler;
 pub mod stream;
 pub mod stream_set;

@@ -5,11 +5,13 @@
 //!
 //! A point `(stream, seq)` is reached when the stream has completed its op number `seq`.
 
+use crate::runtime::diagnostics::racecheck;
 use crate::runtime::diagnostics::trace::{self, Track};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::event::{FutureRecord, RecordState};
 use crate::runtime::exec::executor::Executor;
 use crate::runtime::exec::notifier::Notifier;
+use crate::runtime::exec::schedule;
 use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -211,6 +213,9 @@ impl StreamCore {
         deps: Vec<Dep>,
     ) -> (u64, bool) {
         let seq = self.enqueued.load(Ordering::Relaxed) + 1;
+        if racecheck::on() {
+            crate::runtime::exec::race::pushed(self, seq, &work);
+        }
         q.ops.push_back(Op { seq, work, deps });
         self.enqueued.store(seq, Ordering::SeqCst);
         self.exec.op_enqueued();
@@ -277,7 +282,12 @@ impl StreamCore {
                         }
                     },
                 }
-                op.deps.pop();
+                let reached = op.deps.pop();
+                if racecheck::on() {
+                    if let Some(Dep::Point(p)) = &reached {
+                        racecheck::dep_reached(self.id, op.seq, p.stream.id, p.seq);
+                    }
+                }
             }
             // From taking the op to handing it over, a reset waits for us (and we start nothing
             // once one has begun: it kicks every stream when it ends).
@@ -292,6 +302,21 @@ impl StreamCore {
             }
             let epoch = self.exec.epoch();
             drop(q);
+            let work = if schedule::active() {
+                match schedule::before_start(self, seq, epoch, work) {
+                    Some(w) => w,
+                    None => {
+                        // Deferred: started later by the schedule thread (the stream stays running).
+                        self.exec.leave_start();
+                        return;
+                    }
+                }
+            } else {
+                work
+            };
+            if racecheck::on() {
+                racecheck::started(self.id, seq);
+            }
             let started = self.exec.run(self, seq, epoch, work);
             self.exec.leave_start();
             match started {
@@ -325,6 +350,9 @@ impl StreamCore {
             q.ops.pop_front();
             q.running = false;
             self.mark_completed(&q);
+            if schedule::active() {
+                schedule::completed(self, seq);
+            }
             if let Some((name, start, args)) = q.span.take() {
                 trace::span(self.track(), name, start, args);
             }
@@ -441,6 +469,9 @@ impl StreamCore {
 
     /// Called by compute units and engines when a running op ends.
     pub fn finish_op(self: &Arc<Self>, seq: u64, epoch: u64, result: Result<()>) {
+        if racecheck::on() {
+            racecheck::finished(self.id, seq);
+        }
         let mut wake = Vec::new();
         self.complete(seq, epoch, result, &mut wake);
         self.advance(&mut wake);

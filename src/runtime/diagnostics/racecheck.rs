@@ -1,0 +1,901 @@
+//! Race detection (`BIREN_RACECHECK=1`, `birenSetRaceCheck`): happens-before between
+//! operations by vector clocks, and the bytes each operation touches; two accesses to the same
+//! bytes, one a write, that nothing orders, are a race, reported once (with a count at exit).
+//!
+//! **Clocks.** One component per stream (its op numbers are its ticks) and one per host thread.
+//! An op's clock is the join of: the previous op of its stream (program order), the clock of the
+//! host thread that enqueued it (everything that thread had synchronized with, and the thread's
+//! own earlier accesses), the legacy default stream's implicit edges (the latest op of every
+//! blocking stream for work on the default stream, the default stream's latest op for work on a
+//! blocking stream), and every dependency point it waited for (event waits, including future
+//! waits once resolved; the implicit deps of pending work). A host synchronization (stream,
+//! event, device, a synchronous copy, a query returning SUCCESS) joins the clock of what it
+//! waited for into the host thread's clock. A host function's thread takes its op's clock.
+//!
+//! **Accesses.** Copies and fills: their exact byte ranges, on device memory and on page-locked
+//! host memory (birenMallocHost); pageable host memory is not tracked. Kernels: every 8-byte word
+//! of their copied argument values that points into a known allocation names that allocation;
+//! the kernel is assumed to read all of it, and its writes are found by comparing a digest of
+//! each 256-byte chunk before and after it ran. A host thread's birenFreeHost writes the whole
+//! buffer. Plain loads and stores by host code are invisible.
+//!
+//! Off, every hook is one relaxed atomic load (`on()`).
+
+use crate::runtime::diagnostics::{self, caller};
+use parking_lot::Mutex;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+static ON: AtomicBool = AtomicBool::new(false);
+
+/// True while race detection is on (one relaxed load: the cost of every hook when off).
+#[inline]
+pub fn on() -> bool {
+    ON.load(Ordering::Relaxed)
+}
+
+/// Turns race detection on or off. Turning it on forgets what was tracked before (work enqueued
+/// while it was off is not known). Allocations must be declared again with `alloc`.
+pub fn set(enable: bool) {
+    let mut st = STATE.lock();
+    if enable && !on() {
+        *st = State::default();
+    }
+    ON.store(enable, Ordering::Relaxed);
+}
+
+/// Chunk size of kernel write detection.
+const CHUNK: usize = 256;
+/// Accesses kept per allocation (older ones are forgotten: races with them go unseen).
+const HISTORY: usize = 64;
+/// Op clocks kept per stream (a dependency on an older op uses the oldest one kept).
+const CLOCKS: usize = 1024;
+/// First host-thread component (stream ids are smaller; default streams are near u64::MAX).
+const HOST_BASE: u64 = 1 << 62;
+
+/// A vector clock: sorted (component, tick) pairs; absent components are 0.
+#[derive(Clone, Default, Debug, PartialEq, Eq)]
+pub struct Clock(Vec<(u64, u64)>);
+
+impl Clock {
+    pub fn get(&self, c: u64) -> u64 {
+        match self.0.binary_search_by_key(&c, |e| e.0) {
+            Ok(i) => self.0[i].1,
+            Err(_) => 0,
+        }
+    }
+    pub fn set(&mut self, c: u64, t: u64) {
+        match self.0.binary_search_by_key(&c, |e| e.0) {
+            Ok(i) => self.0[i].1 = self.0[i].1.max(t),
+            Err(i) => self.0.insert(i, (c, t)),
+        }
+    }
+    pub fn join(&mut self, o: &Clock) {
+        if o.0.is_empty() {
+            return;
+        }
+        let mut out = Vec::with_capacity(self.0.len() + o.0.len());
+        let (mut i, mut j) = (0, 0);
+        while i < self.0.len() || j < o.0.len() {
+            match (self.0.get(i), o.0.get(j)) {
+                (Some(a), Some(b)) if a.0 == b.0 => {
+                    out.push((a.0, a.1.max(b.1)));
+                    i += 1;
+                    j += 1;
+                }
+                (Some(a), Some(b)) if a.0 < b.0 => {
+                    out.push(*a);
+                    i += 1;
+                }
+                (Some(a), None) => {
+                    out.push(*a);
+                    i += 1;
+                }
+                (_, Some(b)) => {
+                    out.push(*b);
+                    j += 1;
+                }
+                (None, None) => break,
+            }
+        }
+        self.0 = out;
+    }
+}
+
+/// How a stream follows the legacy default-stream rules.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum StreamKind {
+    Default,
+    Blocking,
+    NonBlocking,
+}
+
+/// A stream as the hooks describe it.
+#[derive(Clone, Copy, Debug)]
+pub struct StreamTag {
+    pub id: u64,
+    pub device: usize,
+    pub kind: StreamKind,
+}
+
+/// What an enqueued op is and what it touches, as the exec layer describes it.
+pub struct OpDesc {
+    /// "kernel", "memcpy", "memset", "host function", "event record", "event wait".
+    pub kind: &'static str,
+    /// The kernel's name, or empty.
+    pub name: String,
+    /// Exact byte ranges: (address, length, write).
+    pub ranges: Vec<(usize, usize, bool)>,
+    /// Kernel argument words (pointer candidates).
+    pub words: Vec<usize>,
+}
+
+/// An operation, for messages.
+struct OpInfo {
+    kind: &'static str,
+    name: String,
+    /// The API call that enqueued it (or made the host access).
+    call: &'static str,
+    /// Stream id, or a host component.
+    comp: u64,
+    /// Op number in the stream, or the host thread's tick.
+    tick: u64,
+    caller: usize,
+    /// Global enqueue order (which of two ops came first in the program).
+    order: u64,
+}
+
+impl OpInfo {
+    fn is_host(&self) -> bool {
+        self.comp >= HOST_BASE && self.comp < HOST_BASE + (1 << 40)
+    }
+    fn what(&self) -> String {
+        let k = if self.name.is_empty() {
+            self.kind.to_string()
+        } else {
+            format!("{} '{}'", self.kind, self.name)
+        };
+        if self.is_host() {
+            return format!(
+                "{} by host thread #{} (called from {})",
+                self.call,
+                self.comp - HOST_BASE,
+                caller::site(self.caller)
+            );
+        }
+        format!(
+            "{k} ({}, op {} in that stream; {} called from {})",
+            stream_name(self.comp),
+            self.tick,
+            self.call,
+            caller::site(self.caller)
+        )
+    }
+    fn short(&self) -> String {
+        if self.name.is_empty() {
+            format!("the {}", self.kind)
+        } else {
+            format!("the {} '{}'", self.kind, self.name)
+        }
+    }
+}
+
+/// Same rule as exec::deadlock::stream_name (default streams have the top ids).
+fn stream_name(id: u64) -> String {
+    if id >= u64::MAX - 64 {
+        "the default stream".to_string()
+    } else {
+        format!("stream #{id}")
+    }
+}
+
+#[derive(Clone)]
+struct Access {
+    op: Arc<OpInfo>,
+    clock: Arc<Clock>,
+    start: usize,
+    end: usize,
+    write: bool,
+}
+
+impl Access {
+    /// True if `self` happens before `o`.
+    fn before(&self, o: &Access) -> bool {
+        self.op.tick <= o.clock.get(self.op.comp)
+    }
+}
+
+struct Alloc {
+    size: usize,
+    device: Option<usize>,
+    history: Vec<Access>,
+}
+
+struct Pending {
+    base: Clock,
+    deps: Vec<(u64, u64)>,
+    op: Arc<OpInfo>,
+    ranges: Vec<(usize, usize, bool)>,
+    words: Vec<usize>,
+}
+
+struct Running {
+    op: Arc<OpInfo>,
+    clock: Arc<Clock>,
+    /// Kernel allocations and their chunk digests before the kernel ran.
+    digests: Vec<(usize, usize, Vec<u64>)>,
+}
+
+struct StreamState {
+    tag: StreamTag,
+    last: Arc<Clock>,
+    clocks: BTreeMap<u64, Arc<Clock>>,
+    pending: HashMap<u64, Pending>,
+}
+
+struct Report {
+    text: String,
+    count: u64,
+    last: (u64, u64, u64, u64),
+}
+
+#[derive(Default)]
+struct State {
+    streams: HashMap<u64, StreamState>,
+    running: HashMap<(u64, u64), Running>,
+    allocs: BTreeMap<usize, Alloc>,
+    reports: HashMap<String, Report>,
+    order: u64,
+}
+
+static STATE: std::sync::LazyLock<Mutex<State>> =
+    std::sync::LazyLock::new(|| Mutex::new(State::default()));
+
+static HOSTS: AtomicU64 = AtomicU64::new(1);
+
+struct HostThread {
+    comp: u64,
+    tick: u64,
+    clock: Clock,
+}
+
+thread_local! {
+    static HOST: RefCell<Option<HostThread>> = const { RefCell::new(None) };
+    /// The API call being made on this thread (set by the C boundary while racecheck is on).
+    static CALL: std::cell::Cell<&'static str> = const { std::cell::Cell::new("") };
+}
+
+fn with_host<R>(f: impl FnOnce(&mut HostThread) -> R) -> R {
+    HOST.with(|h| {
+        let mut h = h.borrow_mut();
+        let h = h.get_or_insert_with(|| {
+            let comp = HOST_BASE + HOSTS.fetch_add(1, Ordering::Relaxed);
+            let mut clock = Clock::default();
+            clock.set(comp, 1);
+            HostThread {
+                comp,
+                tick: 1,
+                clock,
+            }
+        });
+        f(h)
+    })
+}
+
+/// The C boundary names the call being made (for messages).
+#[inline]
+pub fn set_call(name: &'static str) {
+    CALL.with(|c| c.set(name));
+}
+
+impl State {
+    fn stream(&mut self, tag: StreamTag) -> &mut StreamState {
+        self.streams.entry(tag.id).or_insert_with(|| StreamState {
+            tag,
+            last: Arc::new(Clock::default()),
+            clocks: BTreeMap::new(),
+            pending: HashMap::new(),
+        })
+    }
+
+    /// The clock of point (stream, seq): its op `seq`, or the newest op before it.
+    fn point_clock(&self, stream: u64, seq: u64) -> Option<Arc<Clock>> {
+        let s = self.streams.get(&stream)?;
+        s.clocks
+            .range(..=seq)
+            .next_back()
+            .or_else(|| s.clocks.iter().next())
+            .map(|(_, c)| c.clone())
+    }
+
+    fn implicit(&self, tag: StreamTag) -> Clock {
+        let mut c = Clock::default();
+        match tag.kind {
+            StreamKind::Default => {
+                for s in self.streams.values() {
+                    if s.tag.device == tag.device && s.tag.kind == StreamKind::Blocking {
+                        c.join(&s.last);
+                    }
+                }
+            }
+            StreamKind::Blocking => {
+                for s in self.streams.values() {
+                    if s.tag.device == tag.device && s.tag.kind == StreamKind::Default {
+                        c.join(&s.last);
+                    }
+                }
+            }
+            StreamKind::NonBlocking => {}
+        }
+        c
+    }
+
+    fn alloc_of(&self, p: usize) -> Option<usize> {
+        let (&base, a) = self.allocs.range(..=p).next_back()?;
+        (p < base + a.size.max(1)).then_some(base)
+    }
+
+    /// Checks `acc` against the history of allocation `base`, reports races, adds it.
+    fn access(&mut self, base: usize, acc: Access) {
+        let Some(a) = self.allocs.get_mut(&base) else {
+            return;
+        };
+        let mut found = Vec::new();
+        for p in &a.history {
+            if Arc::ptr_eq(&p.op, &acc.op) || (p.op.comp == acc.op.comp && p.op.tick == acc.op.tick)
+            {
+                continue;
+            }
+            if p.start < acc.end
+                && acc.start < p.end
+                && (p.write || acc.write)
+                && !p.before(&acc)
+                && !acc.before(p)
+            {
+                found.push(p.clone());
+            }
+        }
+        // Forget what the new access covers and follows.
+        a.history.retain(|p| {
+            !(p.before(&acc) && acc.start <= p.start && p.end <= acc.end && (acc.write || !p.write))
+        });
+        a.history.push(acc.clone());
+        if a.history.len() > HISTORY {
+            let drop = a.history.len() - HISTORY;
+            a.history.drain(..drop);
+        }
+        let (size, device) = (a.size, a.device);
+        for p in found {
+            self.report(base, size, device, &p, &acc);
+        }
+    }
+
+    fn report(&mut self, base: usize, size: usize, device: Option<usize>, x: &Access, y: &Access) {
+        let (a, b) = if x.op.order <= y.op.order {
+            (x, y)
+        } else {
+            (y, x)
+        };
+        // One race: the same two operations (by kind, name and stream) on the same allocation,
+        // whichever of their accesses conflict; counted once per pair of op instances.
+        let key = format!(
+            "{}|{}|{}|{}|{}|{}|{base}",
+            a.op.kind, a.op.name, a.op.comp, b.op.kind, b.op.name, b.op.comp
+        );
+        let instance = (a.op.comp, a.op.tick, b.op.comp, b.op.tick);
+        if let Some(r) = self.reports.get_mut(&key) {
+            if r.last != instance {
+                r.last = instance;
+                r.count += 1;
+            }
+            return;
+        }
+        let verb = |w: bool| if w { "writes" } else { "reads" };
+        let lo = a.start.max(b.start);
+        let hi = a.end.min(b.end);
+        let memory = match device {
+            Some(d) => format!("the {size}-byte device allocation at {base:#x} (device {d})"),
+            None => format!("the {size}-byte page-locked host buffer at {base:#x}"),
+        };
+        let fix = if b.op.is_host() {
+            format!(
+                "synchronize {} (or an event recorded after {}) before {}",
+                stream_name(a.op.comp),
+                a.op.short(),
+                b.op.call
+            )
+        } else if a.op.is_host() {
+            format!(
+                "make {} wait until {} has returned before {} is enqueued",
+                stream_name(b.op.comp),
+                a.op.call,
+                b.op.short()
+            )
+        } else {
+            format!(
+                "record an event after {} in {} and make {} wait for it (birenStreamWaitEvent) before {}",
+                a.op.short(),
+                stream_name(a.op.comp),
+                stream_name(b.op.comp),
+                b.op.short()
+            )
+        };
+        let text = format!(
+            "biren racecheck: {} {} bytes {}..{} and {} {} bytes {}..{} of {}, and nothing orders them \
+             (no stream order, event wait, default-stream rule or host synchronization): they overlap at bytes {}..{}. \
+             Fix: {fix}.",
+            a.op.what(),
+            verb(a.write),
+            a.start - base,
+            a.end - base,
+            b.op.what(),
+            verb(b.write),
+            b.start - base,
+            b.end - base,
+            memory,
+            lo - base,
+            hi - base,
+        );
+        diagnostics::racecheck_line(&text);
+        self.reports.insert(
+            key,
+            Report {
+                text,
+                count: 1,
+                last: instance,
+            },
+        );
+    }
+}
+
+/// An op was pushed on `stream` as op `seq` (called on the enqueueing thread).
+pub fn pushed(tag: StreamTag, seq: u64, desc: OpDesc) {
+    let host = with_host(|h| h.clock.clone());
+    let caller = caller::user_caller_always();
+    let call = CALL.with(|c| c.get());
+    let mut st = STATE.lock();
+    st.order += 1;
+    let order = st.order;
+    let mut base = st.implicit(tag);
+    base.join(&host);
+    let op = Arc::new(OpInfo {
+        kind: desc.kind,
+        name: desc.name,
+        call: if call.is_empty() { "(runtime)" } else { call },
+        comp: tag.id,
+        tick: seq,
+        caller,
+        order,
+    });
+    st.stream(tag).pending.insert(
+        seq,
+        Pending {
+            base,
+            deps: Vec::new(),
+            op,
+            ranges: desc.ranges,
+            words: desc.words,
+        },
+    );
+}
+
+/// Op `seq` of `stream` found its dependency point (dep_stream, dep_seq) reached.
+pub fn dep_reached(stream: u64, seq: u64, dep_stream: u64, dep_seq: u64) {
+    let mut st = STATE.lock();
+    if let Some(p) = st
+        .streams
+        .get_mut(&stream)
+        .and_then(|s| s.pending.get_mut(&seq))
+    {
+        p.deps.push((dep_stream, dep_seq));
+    }
+}
+
+/// An op that was complete when enqueued (an event record on an idle stream).
+pub fn completed_at_once(tag: StreamTag, seq: u64) {
+    let host = with_host(|h| h.clock.clone());
+    let mut st = STATE.lock();
+    let mut c = st.implicit(tag);
+    c.join(&host);
+    let s = st.stream(tag);
+    c.join(&s.last);
+    c.set(tag.id, seq);
+    let c = Arc::new(c);
+    s.last = c.clone();
+    insert_clock(s, seq, c);
+}
+
+fn insert_clock(s: &mut StreamState, seq: u64, c: Arc<Clock>) {
+    s.clocks.insert(seq, c);
+    while s.clocks.len() > CLOCKS {
+        s.clocks.pop_first();
+    }
+}
+
+/// Op `seq` of `stream` starts now: its clock is fixed and its accesses are checked.
+pub fn started(stream: u64, seq: u64) {
+    let kernel_allocs: Vec<(usize, usize)>;
+    {
+        let mut st = STATE.lock();
+        let Some(s) = st.streams.get_mut(&stream) else {
+            return;
+        };
+        let Some(p) = s.pending.remove(&seq) else {
+            return;
+        };
+        let mut c = p.base;
+        c.join(&s.last);
+        for (ds, dq) in &p.deps {
+            if let Some(dc) = st.point_clock(*ds, *dq) {
+                c.join(&dc);
+            }
+        }
+        c.set(stream, seq);
+        let clock = Arc::new(c);
+        let s = st.streams.get_mut(&stream).expect("stream state");
+        s.last = clock.clone();
+        insert_clock(s, seq, clock.clone());
+        for &(addr, len, write) in &p.ranges {
+            if len == 0 {
+                continue;
+            }
+            if let Some(base) = st.alloc_of(addr) {
+                st.access(
+                    base,
+                    Access {
+                        op: p.op.clone(),
+                        clock: clock.clone(),
+                        start: addr,
+                        end: addr + len,
+                        write,
+                    },
+                );
+            }
+        }
+        let mut allocs: Vec<usize> = p.words.iter().filter_map(|&w| st.alloc_of(w)).collect();
+        allocs.sort_unstable();
+        allocs.dedup();
+        kernel_allocs = allocs.iter().map(|&b| (b, st.allocs[&b].size)).collect();
+        for &(b, size) in &kernel_allocs {
+            st.access(
+                b,
+                Access {
+                    op: p.op.clone(),
+                    clock: clock.clone(),
+                    start: b,
+                    end: b + size,
+                    write: false,
+                },
+            );
+        }
+        st.running.insert(
+            (stream, seq),
+            Running {
+                op: p.op,
+                clock,
+                digests: Vec::new(),
+            },
+        );
+    }
+    if kernel_allocs.is_empty() {
+        return;
+    }
+    // Digests outside the lock (they read megabytes); the op has not started yet.
+    let digests: Vec<(usize, usize, Vec<u64>)> = kernel_allocs
+        .into_iter()
+        .map(|(b, size)| (b, size, digest(b, size)))
+        .collect();
+    if let Some(r) = STATE.lock().running.get_mut(&(stream, seq)) {
+        r.digests = digests;
+    }
+}
+
+/// Op `seq` of `stream` has finished running: a kernel's writes are found and checked.
+pub fn finished(stream: u64, seq: u64) {
+    let Some(r) = STATE.lock().running.remove(&(stream, seq)) else {
+        return;
+    };
+    if r.digests.is_empty() {
+        return;
+    }
+    let mut writes = Vec::new();
+    for (b, size, before) in &r.digests {
+        let after = digest(*b, *size);
+        let mut i = 0;
+        while i < before.len() {
+            if before[i] != after[i] {
+                let j = (i..before.len())
+                    .find(|&j| before[j] == after[j])
+                    .unwrap_or(before.len());
+                writes.push((*b, b + i * CHUNK, (b + j * CHUNK).min(b + size)));
+                i = j;
+            } else {
+                i += 1;
+            }
+        }
+    }
+    let mut st = STATE.lock();
+    for (b, start, end) in writes {
+        // A change that an unordered write by another op explains is that op's (the race
+        // between the two is reported with this kernel's read already).
+        let explained = st.allocs.get(&b).is_none_or(|a| {
+            a.history.iter().any(|p| {
+                p.write
+                    && !Arc::ptr_eq(&p.op, &r.op)
+                    && p.start <= start
+                    && end <= p.end
+                    && p.op.tick > r.clock.get(p.op.comp)
+            })
+        });
+        if !explained {
+            st.access(
+                b,
+                Access {
+                    op: r.op.clone(),
+                    clock: r.clock.clone(),
+                    start,
+                    end,
+                    write: true,
+                },
+            );
+        }
+    }
+}
+
+/// Digest of each CHUNK of [base, base+size): four independent multiply-xor lanes.
+fn digest(base: usize, size: usize) -> Vec<u64> {
+    // SAFETY: a live allocation's bytes (device memory, or page-locked host memory); a kernel may
+    // write it concurrently only in a racy program, and then the digest is merely different.
+    let bytes = unsafe { std::slice::from_raw_parts(base as *const u8, size) };
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    bytes
+        .chunks(CHUNK)
+        .map(|c| {
+            let mut h = [1u64, 2, 3, 4];
+            let mut words = c.chunks_exact(32);
+            for w in &mut words {
+                for (l, hl) in h.iter_mut().enumerate() {
+                    let v = u64::from_ne_bytes(w[l * 8..l * 8 + 8].try_into().unwrap());
+                    *hl = (*hl ^ v).wrapping_mul(K).rotate_left(31);
+                }
+            }
+            for (i, &b) in words.remainder().iter().enumerate() {
+                h[i & 3] = (h[i & 3] ^ b as u64).wrapping_mul(K);
+            }
+            h[0] ^ h[1].rotate_left(16) ^ h[2].rotate_left(32) ^ h[3].rotate_left(48)
+        })
+        .collect()
+}
+
+/// A host function of op (stream, seq) is about to run on this thread: the thread takes its clock.
+pub fn host_function_enters(stream: u64, seq: u64) {
+    let c = STATE.lock().point_clock(stream, seq);
+    with_host(|h| {
+        let comp = h.comp;
+        let tick = h.tick;
+        h.clock = c.map(|c| (*c).clone()).unwrap_or_default();
+        h.clock.set(comp, tick);
+    });
+}
+
+/// The calling host thread has waited for points (stream, seq): it knows their clocks.
+pub fn host_synced(points: &[(u64, u64)]) {
+    let st = STATE.lock();
+    let clocks: Vec<Arc<Clock>> = points
+        .iter()
+        .filter_map(|&(s, q)| st.point_clock(s, q))
+        .collect();
+    drop(st);
+    with_host(|h| {
+        for c in clocks {
+            h.clock.join(&c);
+        }
+    });
+}
+
+/// A new allocation: device memory (`Some(device)`) or page-locked host memory.
+pub fn alloc(base: usize, size: usize, device: Option<usize>) {
+    STATE.lock().allocs.insert(
+        base,
+        Alloc {
+            size,
+            device,
+            history: Vec::new(),
+        },
+    );
+}
+
+/// `birenFree`: the runtime keeps device memory until the work enqueued before the free has
+/// completed, so freeing is no hazard; the history is forgotten.
+pub fn freed(base: usize) {
+    STATE.lock().allocs.remove(&base);
+}
+
+/// `birenFreeHost` of a page-locked buffer: released at once, so it is a write of the whole
+/// buffer by the calling host thread, checked against every unfinished access.
+pub fn host_buffer_freed(base: usize) {
+    let (op, clock) = host_access_op();
+    let mut st = STATE.lock();
+    let Some(size) = st.allocs.get(&base).map(|a| a.size) else {
+        return;
+    };
+    st.access(
+        base,
+        Access {
+            op,
+            clock,
+            start: base,
+            end: base + size,
+            write: true,
+        },
+    );
+    st.allocs.remove(&base);
+}
+
+fn host_access_op() -> (Arc<OpInfo>, Arc<Clock>) {
+    let caller = caller::user_caller_always();
+    let call = CALL.with(|c| c.get());
+    let (comp, tick, clock) = with_host(|h| {
+        h.tick += 1;
+        let (comp, tick) = (h.comp, h.tick);
+        h.clock.set(comp, tick);
+        (comp, tick, h.clock.clone())
+    });
+    let order = {
+        let mut st = STATE.lock();
+        st.order += 1;
+        st.order
+    };
+    (
+        Arc::new(OpInfo {
+            kind: "host access",
+            name: String::new(),
+            call: if call.is_empty() { "(runtime)" } else { call },
+            comp,
+            tick,
+            caller,
+            order,
+        }),
+        Arc::new(clock),
+    )
+}
+
+/// A device reset: its streams and memory are gone.
+pub fn reset_device(device: usize) {
+    let mut st = STATE.lock();
+    let gone: Vec<u64> = st
+        .streams
+        .iter()
+        .filter(|(_, s)| s.tag.device == device)
+        .map(|(&id, _)| id)
+        .collect();
+    for id in &gone {
+        st.streams.remove(id);
+    }
+    st.running.retain(|(s, _), _| !gone.contains(s));
+    st.allocs.retain(|_, a| a.device != Some(device));
+}
+
+/// The races found so far: (first report, how many times seen), in no particular order.
+pub fn races() -> Vec<(String, u64)> {
+    STATE
+        .lock()
+        .reports
+        .values()
+        .map(|r| (r.text.clone(), r.count))
+        .collect()
+}
+
+/// At exit: how many distinct races were found and how often each was seen.
+pub fn exit_summary() {
+    if !on() {
+        return;
+    }
+    let r = races();
+    if r.is_empty() {
+        return;
+    }
+    let total: u64 = r.iter().map(|x| x.1).sum();
+    let mut lines = format!(
+        "biren racecheck: {} distinct race(s) found, {total} occurrence(s) in all:",
+        r.len()
+    );
+    for (t, n) in &r {
+        let head: String = t
+            .trim_start_matches("biren racecheck: ")
+            .chars()
+            .take(160)
+            .collect();
+        lines.push_str(&format!("\n  {n} x {head}..."));
+    }
+    diagnostics::racecheck_line(&lines);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clock(v: &[(u64, u64)]) -> Clock {
+        let mut c = Clock::default();
+        for &(k, t) in v {
+            c.set(k, t);
+        }
+        c
+    }
+
+    #[test]
+    fn clocks_join_and_order() {
+        let mut a = clock(&[(1, 3), (5, 1)]);
+        a.join(&clock(&[(2, 7), (5, 4)]));
+        assert_eq!(a, clock(&[(1, 3), (2, 7), (5, 4)]));
+        assert_eq!(a.get(9), 0);
+        a.set(1, 2);
+        assert_eq!(a.get(1), 3, "set never lowers a component");
+    }
+
+    #[test]
+    fn digests_see_one_changed_chunk() {
+        let mut v = vec![7u8; 1000];
+        let before = digest(v.as_ptr() as usize, v.len());
+        assert_eq!(before.len(), 4);
+        v[600] = 8;
+        let after = digest(v.as_ptr() as usize, v.len());
+        let changed: Vec<usize> = (0..4).filter(|&i| before[i] != after[i]).collect();
+        assert_eq!(changed, vec![2]);
+        v[999] = 0;
+        assert_ne!(digest(v.as_ptr() as usize, v.len())[3], before[3]);
+    }
+
+    fn op(comp: u64, tick: u64) -> Arc<OpInfo> {
+        Arc::new(OpInfo {
+            kind: "kernel",
+            name: "k".into(),
+            call: "test",
+            comp,
+            tick,
+            caller: 0,
+            order: comp * 100 + tick,
+        })
+    }
+
+    #[test]
+    fn unordered_conflicts_are_races_ordered_ones_not() {
+        let mut st = State::default();
+        st.allocs.insert(
+            0x1000,
+            Alloc {
+                size: 100,
+                device: Some(0),
+                history: Vec::new(),
+            },
+        );
+        let acc = |comp, tick, c: &[(u64, u64)], s, e, w| Access {
+            op: op(comp, tick),
+            clock: Arc::new(clock(c)),
+            start: s,
+            end: e,
+            write: w,
+        };
+        // stream 1 op 1 writes [0x1000, 0x1010)
+        st.access(0x1000, acc(1, 1, &[(1, 1)], 0x1000, 0x1010, true));
+        // stream 2 op 1 reads a disjoint range: no race
+        st.access(0x1000, acc(2, 1, &[(2, 1)], 0x1010, 0x1020, false));
+        assert!(st.reports.is_empty());
+        // stream 2 op 2, ordered after stream 1 op 1, reads the written range: no race
+        st.access(0x1000, acc(2, 2, &[(1, 1), (2, 2)], 0x1000, 0x1008, false));
+        assert!(st.reports.is_empty());
+        // stream 3 op 1 writes unordered: race with the write and with both reads
+        st.access(0x1000, acc(3, 1, &[(3, 1)], 0x1000, 0x1040, true));
+        assert_eq!(
+            st.reports.len(),
+            2,
+            "one report per pair of (op, op) kinds and streams"
+        );
+        // the same pattern again counts, not reports
+        st.access(0x1000, acc(3, 2, &[(3, 2)], 0x1000, 0x1040, true));
+        assert_eq!(st.reports.len(), 2);
+        assert!(st.reports.values().any(|r| r.count > 1));
+    }
+}
