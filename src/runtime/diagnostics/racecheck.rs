@@ -24,7 +24,7 @@
 use crate::runtime::diagnostics::{self, caller};
 use parking_lot::Mutex;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -72,37 +72,38 @@ impl Clock {
             Err(i) => self.0.insert(i, (c, t)),
         }
     }
+    /// Joins `o` into `self`, in place (clocks are small; most joins add nothing new).
     pub fn join(&mut self, o: &Clock) {
-        if o.0.is_empty() {
-            return;
+        for &(c, t) in &o.0 {
+            self.set(c, t);
         }
-        let mut out = Vec::with_capacity(self.0.len() + o.0.len());
-        let (mut i, mut j) = (0, 0);
-        while i < self.0.len() || j < o.0.len() {
-            match (self.0.get(i), o.0.get(j)) {
-                (Some(a), Some(b)) if a.0 == b.0 => {
-                    out.push((a.0, a.1.max(b.1)));
-                    i += 1;
-                    j += 1;
-                }
-                (Some(a), Some(b)) if a.0 < b.0 => {
-                    out.push(*a);
-                    i += 1;
-                }
-                (Some(a), None) => {
-                    out.push(*a);
-                    i += 1;
-                }
-                (_, Some(b)) => {
-                    out.push(*b);
-                    j += 1;
-                }
-                (None, None) => break,
-            }
-        }
-        self.0 = out;
     }
 }
+
+/// Hashes integer keys with one multiplication (SipHash costs more than the rest of a hook).
+#[derive(Default)]
+struct IntHasher(u64);
+
+impl std::hash::Hasher for IntHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0 ^ n)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .rotate_left(29);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+}
+
+type IntMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<IntHasher>>;
 
 /// How a stream follows the legacy default-stream rules.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -124,8 +125,10 @@ pub struct StreamTag {
 pub struct OpDesc {
     /// "kernel", "memcpy", "memset", "host function", "event record", "event wait".
     pub kind: &'static str,
-    /// The kernel's name, or empty.
+    /// The kernel's registered name, or empty.
     pub name: String,
+    /// The kernel's address (its symbol names it when it is not registered), or 0.
+    pub code: usize,
     /// Exact byte ranges: (address, length, write).
     pub ranges: Vec<(usize, usize, bool)>,
     /// Kernel argument words (pointer candidates).
@@ -136,6 +139,7 @@ pub struct OpDesc {
 struct OpInfo {
     kind: &'static str,
     name: String,
+    code: usize,
     /// The API call that enqueued it (or made the host access).
     call: &'static str,
     /// Stream id, or a host component.
@@ -151,11 +155,19 @@ impl OpInfo {
     fn is_host(&self) -> bool {
         self.comp >= HOST_BASE && self.comp < HOST_BASE + (1 << 40)
     }
+    /// The kernel's name: registered, or its symbol, or its address.
+    fn name(&self) -> String {
+        if !self.name.is_empty() || self.code == 0 {
+            return self.name.clone();
+        }
+        caller::symbol_at(self.code).unwrap_or_else(|| format!("kernel@{:#x}", self.code))
+    }
     fn what(&self) -> String {
-        let k = if self.name.is_empty() {
+        let name = self.name();
+        let k = if name.is_empty() {
             self.kind.to_string()
         } else {
-            format!("{} '{}'", self.kind, self.name)
+            format!("{} '{name}'", self.kind)
         };
         if self.is_host() {
             return format!(
@@ -174,10 +186,11 @@ impl OpInfo {
         )
     }
     fn short(&self) -> String {
-        if self.name.is_empty() {
+        let name = self.name();
+        if name.is_empty() {
             format!("the {}", self.kind)
         } else {
-            format!("the {} '{}'", self.kind, self.name)
+            format!("the {} '{name}'", self.kind)
         }
     }
 }
@@ -214,7 +227,11 @@ struct Alloc {
 }
 
 struct Pending {
-    base: Clock,
+    seq: u64,
+    /// The enqueueing host thread's clock.
+    host: Arc<Clock>,
+    /// The default-stream rule's predecessors (their latest started ops at enqueue).
+    implicit: Vec<Arc<Clock>>,
     deps: Vec<(u64, u64)>,
     op: Arc<OpInfo>,
     ranges: Vec<(usize, usize, bool)>,
@@ -231,8 +248,12 @@ struct Running {
 struct StreamState {
     tag: StreamTag,
     last: Arc<Clock>,
-    clocks: BTreeMap<u64, Arc<Clock>>,
-    pending: HashMap<u64, Pending>,
+    /// Clocks of its recent ops, by op number (increasing).
+    clocks: VecDeque<(u64, Arc<Clock>)>,
+    /// Ops enqueued, not started (they start in order).
+    pending: VecDeque<Pending>,
+    /// The op started last (a stream runs one op at a time).
+    running: Option<(u64, Running)>,
 }
 
 struct Report {
@@ -243,8 +264,7 @@ struct Report {
 
 #[derive(Default)]
 struct State {
-    streams: HashMap<u64, StreamState>,
-    running: HashMap<(u64, u64), Running>,
+    streams: IntMap<u64, StreamState>,
     allocs: BTreeMap<usize, Alloc>,
     reports: HashMap<String, Report>,
     order: u64,
@@ -258,13 +278,14 @@ static HOSTS: AtomicU64 = AtomicU64::new(1);
 struct HostThread {
     comp: u64,
     tick: u64,
-    clock: Clock,
+    clock: Arc<Clock>,
 }
 
 thread_local! {
     static HOST: RefCell<Option<HostThread>> = const { RefCell::new(None) };
     /// The API call being made on this thread (set by the C boundary while racecheck is on).
     static CALL: std::cell::Cell<&'static str> = const { std::cell::Cell::new("") };
+    static SITE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 fn with_host<R>(f: impl FnOnce(&mut HostThread) -> R) -> R {
@@ -277,17 +298,25 @@ fn with_host<R>(f: impl FnOnce(&mut HostThread) -> R) -> R {
             HostThread {
                 comp,
                 tick: 1,
-                clock,
+                clock: Arc::new(clock),
             }
         });
         f(h)
     })
 }
 
-/// The C boundary names the call being made (for messages).
-#[inline]
+/// The C boundary names the call being made and where the user made it (for messages).
+#[inline(never)]
 pub fn set_call(name: &'static str) {
     CALL.with(|c| c.set(name));
+    SITE.with(|c| c.set(caller::user_caller_fast(name.as_ptr() as usize)));
+}
+
+/// The call and call site the boundary recorded for the calling thread.
+fn call_site() -> (&'static str, usize) {
+    let call = CALL.with(|c| c.get());
+    let site = SITE.with(|c| c.get());
+    (if call.is_empty() { "(runtime)" } else { call }, site)
 }
 
 impl State {
@@ -295,41 +324,30 @@ impl State {
         self.streams.entry(tag.id).or_insert_with(|| StreamState {
             tag,
             last: Arc::new(Clock::default()),
-            clocks: BTreeMap::new(),
-            pending: HashMap::new(),
+            clocks: VecDeque::new(),
+            pending: VecDeque::new(),
+            running: None,
         })
     }
 
     /// The clock of point (stream, seq): its op `seq`, or the newest op before it.
     fn point_clock(&self, stream: u64, seq: u64) -> Option<Arc<Clock>> {
         let s = self.streams.get(&stream)?;
-        s.clocks
-            .range(..=seq)
-            .next_back()
-            .or_else(|| s.clocks.iter().next())
-            .map(|(_, c)| c.clone())
+        let i = s.clocks.partition_point(|e| e.0 <= seq);
+        s.clocks.get(i.saturating_sub(1)).map(|(_, c)| c.clone())
     }
 
-    fn implicit(&self, tag: StreamTag) -> Clock {
-        let mut c = Clock::default();
-        match tag.kind {
-            StreamKind::Default => {
-                for s in self.streams.values() {
-                    if s.tag.device == tag.device && s.tag.kind == StreamKind::Blocking {
-                        c.join(&s.last);
-                    }
-                }
-            }
-            StreamKind::Blocking => {
-                for s in self.streams.values() {
-                    if s.tag.device == tag.device && s.tag.kind == StreamKind::Default {
-                        c.join(&s.last);
-                    }
-                }
-            }
-            StreamKind::NonBlocking => {}
-        }
-        c
+    fn implicit(&self, tag: StreamTag) -> Vec<Arc<Clock>> {
+        let wanted = match tag.kind {
+            StreamKind::Default => StreamKind::Blocking,
+            StreamKind::Blocking => StreamKind::Default,
+            StreamKind::NonBlocking => return Vec::new(),
+        };
+        self.streams
+            .values()
+            .filter(|s| s.tag.device == tag.device && s.tag.kind == wanted && !s.last.0.is_empty())
+            .map(|s| s.last.clone())
+            .collect()
     }
 
     fn alloc_of(&self, p: usize) -> Option<usize> {
@@ -381,8 +399,8 @@ impl State {
         // One race: the same two operations (by kind, name and stream) on the same allocation,
         // whichever of their accesses conflict; counted once per pair of op instances.
         let key = format!(
-            "{}|{}|{}|{}|{}|{}|{base}",
-            a.op.kind, a.op.name, a.op.comp, b.op.kind, b.op.name, b.op.comp
+            "{}|{}|{:x}|{}|{}|{}|{:x}|{}|{base}",
+            a.op.kind, a.op.name, a.op.code, a.op.comp, b.op.kind, b.op.name, b.op.code, b.op.comp
         );
         let instance = (a.op.comp, a.op.tick, b.op.comp, b.op.tick);
         if let Some(r) = self.reports.get_mut(&key) {
@@ -453,32 +471,30 @@ impl State {
 /// An op was pushed on `stream` as op `seq` (called on the enqueueing thread).
 pub fn pushed(tag: StreamTag, seq: u64, desc: OpDesc) {
     let host = with_host(|h| h.clock.clone());
-    let caller = caller::user_caller_always();
-    let call = CALL.with(|c| c.get());
+    let (call, caller) = call_site();
     let mut st = STATE.lock();
     st.order += 1;
     let order = st.order;
-    let mut base = st.implicit(tag);
-    base.join(&host);
+    let implicit = st.implicit(tag);
     let op = Arc::new(OpInfo {
         kind: desc.kind,
         name: desc.name,
-        call: if call.is_empty() { "(runtime)" } else { call },
+        code: desc.code,
+        call,
         comp: tag.id,
         tick: seq,
         caller,
         order,
     });
-    st.stream(tag).pending.insert(
+    st.stream(tag).pending.push_back(Pending {
         seq,
-        Pending {
-            base,
-            deps: Vec::new(),
-            op,
-            ranges: desc.ranges,
-            words: desc.words,
-        },
-    );
+        host,
+        implicit,
+        deps: Vec::new(),
+        op,
+        ranges: desc.ranges,
+        words: desc.words,
+    });
 }
 
 /// Op `seq` of `stream` found its dependency point (dep_stream, dep_seq) reached.
@@ -487,7 +503,7 @@ pub fn dep_reached(stream: u64, seq: u64, dep_stream: u64, dep_seq: u64) {
     if let Some(p) = st
         .streams
         .get_mut(&stream)
-        .and_then(|s| s.pending.get_mut(&seq))
+        .and_then(|s| s.pending.iter_mut().find(|p| p.seq == seq))
     {
         p.deps.push((dep_stream, dep_seq));
     }
@@ -497,10 +513,13 @@ pub fn dep_reached(stream: u64, seq: u64, dep_stream: u64, dep_seq: u64) {
 pub fn completed_at_once(tag: StreamTag, seq: u64) {
     let host = with_host(|h| h.clock.clone());
     let mut st = STATE.lock();
-    let mut c = st.implicit(tag);
-    c.join(&host);
+    let implicit = st.implicit(tag);
     let s = st.stream(tag);
-    c.join(&s.last);
+    let mut c = (*s.last).clone();
+    c.join(&host);
+    for i in &implicit {
+        c.join(i);
+    }
     c.set(tag.id, seq);
     let c = Arc::new(c);
     s.last = c.clone();
@@ -508,9 +527,9 @@ pub fn completed_at_once(tag: StreamTag, seq: u64) {
 }
 
 fn insert_clock(s: &mut StreamState, seq: u64, c: Arc<Clock>) {
-    s.clocks.insert(seq, c);
-    while s.clocks.len() > CLOCKS {
-        s.clocks.pop_first();
+    s.clocks.push_back((seq, c));
+    if s.clocks.len() > CLOCKS {
+        s.clocks.pop_front();
     }
 }
 
@@ -522,11 +541,19 @@ pub fn started(stream: u64, seq: u64) {
         let Some(s) = st.streams.get_mut(&stream) else {
             return;
         };
-        let Some(p) = s.pending.remove(&seq) else {
+        // Ops start in order; ones withdrawn before they started are skipped.
+        while s.pending.front().is_some_and(|p| p.seq < seq) {
+            s.pending.pop_front();
+        }
+        if s.pending.front().is_none_or(|p| p.seq != seq) {
             return;
-        };
-        let mut c = p.base;
-        c.join(&s.last);
+        }
+        let p = s.pending.pop_front().expect("pending op");
+        let mut c = (*s.last).clone();
+        c.join(&p.host);
+        for i in &p.implicit {
+            c.join(i);
+        }
         for (ds, dq) in &p.deps {
             if let Some(dc) = st.point_clock(*ds, *dq) {
                 c.join(&dc);
@@ -570,14 +597,14 @@ pub fn started(stream: u64, seq: u64) {
                 },
             );
         }
-        st.running.insert(
-            (stream, seq),
+        st.streams.get_mut(&stream).expect("stream state").running = Some((
+            seq,
             Running {
                 op: p.op,
                 clock,
                 digests: Vec::new(),
             },
-        );
+        ));
     }
     if kernel_allocs.is_empty() {
         return;
@@ -587,14 +614,25 @@ pub fn started(stream: u64, seq: u64) {
         .into_iter()
         .map(|(b, size)| (b, size, digest(b, size)))
         .collect();
-    if let Some(r) = STATE.lock().running.get_mut(&(stream, seq)) {
+    if let Some((_, r)) = STATE
+        .lock()
+        .streams
+        .get_mut(&stream)
+        .and_then(|s| s.running.as_mut())
+        .filter(|r| r.0 == seq)
+    {
         r.digests = digests;
     }
 }
 
 /// Op `seq` of `stream` has finished running: a kernel's writes are found and checked.
 pub fn finished(stream: u64, seq: u64) {
-    let Some(r) = STATE.lock().running.remove(&(stream, seq)) else {
+    let Some((_, r)) = STATE
+        .lock()
+        .streams
+        .get_mut(&stream)
+        .and_then(|s| s.running.take_if(|r| r.0 == seq))
+    else {
         return;
     };
     if r.digests.is_empty() {
@@ -675,8 +713,9 @@ pub fn host_function_enters(stream: u64, seq: u64) {
     with_host(|h| {
         let comp = h.comp;
         let tick = h.tick;
-        h.clock = c.map(|c| (*c).clone()).unwrap_or_default();
-        h.clock.set(comp, tick);
+        let mut clock = c.map(|c| (*c).clone()).unwrap_or_default();
+        clock.set(comp, tick);
+        h.clock = Arc::new(clock);
     });
 }
 
@@ -689,8 +728,9 @@ pub fn host_synced(points: &[(u64, u64)]) {
         .collect();
     drop(st);
     with_host(|h| {
+        let clock = Arc::make_mut(&mut h.clock);
         for c in clocks {
-            h.clock.join(&c);
+            clock.join(&c);
         }
     });
 }
@@ -735,12 +775,11 @@ pub fn host_buffer_freed(base: usize) {
 }
 
 fn host_access_op() -> (Arc<OpInfo>, Arc<Clock>) {
-    let caller = caller::user_caller_always();
-    let call = CALL.with(|c| c.get());
+    let (call, caller) = call_site();
     let (comp, tick, clock) = with_host(|h| {
         h.tick += 1;
         let (comp, tick) = (h.comp, h.tick);
-        h.clock.set(comp, tick);
+        Arc::make_mut(&mut h.clock).set(comp, tick);
         (comp, tick, h.clock.clone())
     });
     let order = {
@@ -752,13 +791,14 @@ fn host_access_op() -> (Arc<OpInfo>, Arc<Clock>) {
         Arc::new(OpInfo {
             kind: "host access",
             name: String::new(),
-            call: if call.is_empty() { "(runtime)" } else { call },
+            code: 0,
+            call,
             comp,
             tick,
             caller,
             order,
         }),
-        Arc::new(clock),
+        clock,
     )
 }
 
@@ -774,7 +814,6 @@ pub fn reset_device(device: usize) {
     for id in &gone {
         st.streams.remove(id);
     }
-    st.running.retain(|(s, _), _| !gone.contains(s));
     st.allocs.retain(|_, a| a.device != Some(device));
 }
 
@@ -852,6 +891,7 @@ mod tests {
         Arc::new(OpInfo {
             kind: "kernel",
             name: "k".into(),
+            code: 0,
             call: "test",
             comp,
             tick,

@@ -20,7 +20,13 @@ pub(crate) fn tag(s: &StreamCore) -> StreamTag {
 
 fn desc(w: &Work) -> OpDesc {
     let (kind, name, ranges, words) = match w {
-        Work::Kernel(l) => ("kernel", l.name(), Vec::new(), l.args.words()),
+        Work::Kernel(l) => (
+            "kernel",
+            // Registered name, or the symbol looked up only when a race is reported.
+            l.info.as_ref().map_or(String::new(), |i| i.name.clone()),
+            Vec::new(),
+            l.args.words(),
+        ),
         Work::Copy { dst, src, len, .. } => (
             "memcpy",
             String::new(),
@@ -41,6 +47,10 @@ fn desc(w: &Work) -> OpDesc {
     OpDesc {
         kind,
         name,
+        code: match w {
+            Work::Kernel(l) => l.kernel as usize,
+            _ => 0,
+        },
         ranges,
         words,
     }
