@@ -417,7 +417,16 @@ impl State {
             Some(d) => format!("the {size}-byte device allocation at {base:#x} (device {d})"),
             None => format!("the {size}-byte page-locked host buffer at {base:#x}"),
         };
-        let fix = if b.op.is_host() {
+        let synchronous = |o: &OpInfo| matches!(o.call, "birenMemcpy" | "birenMemset");
+        let fix = if synchronous(&b.op) && !a.op.is_host() {
+            format!(
+                "synchronize {} (or an event recorded after {}) before calling {}, or make {} wait for such an event",
+                stream_name(a.op.comp),
+                a.op.short(),
+                b.op.call,
+                stream_name(b.op.comp)
+            )
+        } else if b.op.is_host() {
             format!(
                 "synchronize {} (or an event recorded after {}) before {}",
                 stream_name(a.op.comp),
