@@ -46,6 +46,8 @@ pub fn set(enable: bool) {
     ON.store(enable, Ordering::Relaxed);
 }
 
+/// Kernel allocations up to this many bytes in all are digested under the state's lock.
+const SMALL: usize = 64 << 10;
 /// Chunk size of kernel write detection.
 const CHUNK: usize = 256;
 /// Accesses kept per allocation (older ones are forgotten: races with them go unseen).
@@ -241,8 +243,8 @@ struct Pending {
 struct Running {
     op: Arc<OpInfo>,
     clock: Arc<Clock>,
-    /// Kernel allocations and their chunk digests before the kernel ran.
-    digests: Vec<(usize, usize, Vec<u64>)>,
+    /// Kernel allocations and what they held before the kernel ran.
+    digests: Vec<(usize, usize, Snapshot)>,
 }
 
 struct StreamState {
@@ -594,6 +596,15 @@ pub fn started(stream: u64, seq: u64) {
         allocs.sort_unstable();
         allocs.dedup();
         kernel_allocs = allocs.iter().map(|&b| (b, st.allocs[&b].size)).collect();
+        let small = kernel_allocs.iter().map(|a| a.1).sum::<usize>() <= SMALL;
+        let digests = if small {
+            kernel_allocs
+                .iter()
+                .map(|&(b, size)| (b, size, Snapshot::copy(b, size)))
+                .collect()
+        } else {
+            Vec::new()
+        };
         for &(b, size) in &kernel_allocs {
             st.access(
                 b,
@@ -611,17 +622,20 @@ pub fn started(stream: u64, seq: u64) {
             Running {
                 op: p.op,
                 clock,
-                digests: Vec::new(),
+                digests,
             },
         ));
+        if small {
+            return;
+        }
     }
     if kernel_allocs.is_empty() {
         return;
     }
     // Digests outside the lock (they read megabytes); the op has not started yet.
-    let digests: Vec<(usize, usize, Vec<u64>)> = kernel_allocs
+    let digests: Vec<(usize, usize, Snapshot)> = kernel_allocs
         .into_iter()
-        .map(|(b, size)| (b, size, digest(b, size)))
+        .map(|(b, size)| (b, size, Snapshot::Digest(digest(b, size))))
         .collect();
     if let Some((_, r)) = STATE
         .lock()
@@ -636,8 +650,8 @@ pub fn started(stream: u64, seq: u64) {
 
 /// Op `seq` of `stream` has finished running: a kernel's writes are found and checked.
 pub fn finished(stream: u64, seq: u64) {
-    let Some((_, r)) = STATE
-        .lock()
+    let mut st = STATE.lock();
+    let Some((_, r)) = st
         .streams
         .get_mut(&stream)
         .and_then(|s| s.running.take_if(|r| r.0 == seq))
@@ -647,15 +661,29 @@ pub fn finished(stream: u64, seq: u64) {
     if r.digests.is_empty() {
         return;
     }
+    // A page-locked buffer freed meanwhile (a race reported at birenFreeHost) is not read again.
+    let live: Vec<bool> = r
+        .digests
+        .iter()
+        .map(|d| st.allocs.contains_key(&d.0))
+        .collect();
+    // Small allocations are digested under the lock (cheaper than taking it again).
+    let small = r.digests.iter().map(|d| d.1).sum::<usize>() <= SMALL;
+    let mut guard = if small {
+        Some(st)
+    } else {
+        drop(st);
+        None
+    };
     let mut writes = Vec::new();
-    for (b, size, before) in &r.digests {
-        let after = digest(*b, *size);
+    for ((b, size, before), _) in r.digests.iter().zip(live).filter(|x| x.1) {
+        let changed = before.changed(*b, *size);
         let mut i = 0;
-        while i < before.len() {
-            if before[i] != after[i] {
-                let j = (i..before.len())
-                    .find(|&j| before[j] == after[j])
-                    .unwrap_or(before.len());
+        while i < changed.len() {
+            if changed[i] {
+                let j = (i..changed.len())
+                    .find(|&j| !changed[j])
+                    .unwrap_or(changed.len());
                 writes.push((*b, b + i * CHUNK, (b + j * CHUNK).min(b + size)));
                 i = j;
             } else {
@@ -663,7 +691,7 @@ pub fn finished(stream: u64, seq: u64) {
             }
         }
     }
-    let mut st = STATE.lock();
+    let mut st = guard.take().unwrap_or_else(|| STATE.lock());
     for (b, start, end) in writes {
         // A change that an unordered write by another op explains is that op's (the race
         // between the two is reported with this kernel's read already).
@@ -687,6 +715,39 @@ pub fn finished(stream: u64, seq: u64) {
                     write: true,
                 },
             );
+        }
+    }
+}
+
+/// What an allocation held before a kernel: a copy (small allocations: copying and comparing
+/// is cheaper than hashing) or a digest of each chunk.
+enum Snapshot {
+    Copy(Vec<u8>),
+    Digest(Vec<u64>),
+}
+
+impl Snapshot {
+    fn copy(base: usize, size: usize) -> Snapshot {
+        // SAFETY: as in `digest`.
+        Snapshot::Copy(unsafe { std::slice::from_raw_parts(base as *const u8, size) }.to_vec())
+    }
+
+    /// Which chunks of [base, base+size) differ now.
+    fn changed(&self, base: usize, size: usize) -> Vec<bool> {
+        match self {
+            Snapshot::Copy(before) => {
+                // SAFETY: as in `digest`.
+                let now = unsafe { std::slice::from_raw_parts(base as *const u8, size) };
+                before
+                    .chunks(CHUNK)
+                    .zip(now.chunks(CHUNK))
+                    .map(|(a, b)| a != b)
+                    .collect()
+            }
+            Snapshot::Digest(before) => {
+                let now = digest(base, size);
+                before.iter().zip(&now).map(|(a, b)| a != b).collect()
+            }
         }
     }
 }
@@ -894,6 +955,12 @@ mod tests {
         assert_eq!(changed, vec![2]);
         v[999] = 0;
         assert_ne!(digest(v.as_ptr() as usize, v.len())[3], before[3]);
+        let snap = Snapshot::copy(v.as_ptr() as usize, v.len());
+        v[300] = 1;
+        assert_eq!(
+            snap.changed(v.as_ptr() as usize, v.len()),
+            vec![false, true, false, false]
+        );
     }
 
     fn op(comp: u64, tick: u64) -> Arc<OpInfo> {

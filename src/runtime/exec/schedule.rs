@@ -20,6 +20,7 @@ use parking_lot::{Condvar, Mutex};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock};
+
 use std::time::{Duration, Instant};
 
 const NORMAL: u8 = 0;
@@ -58,7 +59,9 @@ struct Serial {
     waiting: VecDeque<Start>,
 }
 
-static STARTER: OnceLock<Starter> = OnceLock::new();
+/// The schedule thread of the current runtime (a fresh one for each birenInit: a child made by
+/// fork() starts a new runtime, and the parent's thread does not exist in it).
+static STARTER: parking_lot::Mutex<Option<Arc<Starter>>> = parking_lot::Mutex::new(None);
 static FUZZ_STATE: OnceLock<Fuzz> = OnceLock::new();
 static SERIAL_STATE: Mutex<Option<Serial>> = Mutex::new(None);
 static SEQUENCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -72,7 +75,7 @@ pub fn configure(s: Schedule) {
                 seed,
                 rngs: Mutex::new(HashMap::new()),
             });
-            starter();
+            start_thread();
             crate::runtime::diagnostics::set_schedule_note(format!(
                 "schedule fuzzing seed {seed} (BIREN_SCHEDULE=fuzz:{seed} repeats its draws)"
             ));
@@ -80,7 +83,7 @@ pub fn configure(s: Schedule) {
         }
         Schedule::Serial => {
             *SERIAL_STATE.lock() = Some(Serial::default());
-            starter();
+            start_thread();
             MODE.store(SERIAL, Ordering::Relaxed);
         }
     }
@@ -99,22 +102,22 @@ fn splitmix(x: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
-fn starter() -> &'static Starter {
-    STARTER.get_or_init(|| {
-        std::thread::Builder::new()
-            .name("biren-schedule".into())
-            .spawn(run_starter)
-            .expect("biren: cannot start the schedule thread");
-        Starter {
-            queue: Mutex::new(Vec::new()),
-            ready: Condvar::new(),
-        }
-    })
+/// Starts a schedule thread for this runtime.
+fn start_thread() {
+    let st = Arc::new(Starter {
+        queue: Mutex::new(Vec::new()),
+        ready: Condvar::new(),
+    });
+    let me = st.clone();
+    std::thread::Builder::new()
+        .name("biren-schedule".into())
+        .spawn(move || run_starter(me))
+        .expect("biren: cannot start the schedule thread");
+    *STARTER.lock() = Some(st);
 }
 
-fn run_starter() {
+fn run_starter(st: Arc<Starter>) {
     mark_device_thread();
-    let st = starter();
     let mut q = st.queue.lock();
     loop {
         let now = Instant::now();
@@ -142,7 +145,10 @@ fn run_starter() {
 }
 
 fn hand_over(s: Start, delay: Duration) {
-    let st = starter();
+    let Some(st) = STARTER.lock().clone() else {
+        start_now(s); // no schedule thread (cannot happen once configured): start it here
+        return;
+    };
     let n = SEQUENCE.fetch_add(1, Ordering::Relaxed);
     st.queue.lock().push((Instant::now() + delay, n, s));
     st.ready.notify_one();
