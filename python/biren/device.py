@@ -149,6 +149,13 @@ def set_validator(enable=True):
     check(lib().birenSetDeviceValidator(1 if enable else 0), "birenSetDeviceValidator")
 
 
+def set_race_check(enable=True):
+    """birenSetRaceCheck: report unordered conflicting accesses between streams ("biren
+    racecheck:" lines, to stderr or the validator callback), for debugging."""
+    init()
+    check(lib().birenSetRaceCheck(1 if enable else 0), "birenSetRaceCheck")
+
+
 _validator_callback = None  # the ctypes thunk must outlive its registration
 
 
