@@ -333,7 +333,7 @@ static void bench_launch(void) {
 
   row_t *r = add_row("1", "Launch enqueue (empty 1x1 kernel, host cost)");
   set_value(r, se, 1e9, "%.0f", "ns");
-  set_target(r, se.med * 1e9, 1, 100, "<= 100 ns");
+  set_target(r, se.med * 1e9, 1, 90, "<= 90 ns");
   snprintf(r->ref, sizeof r->ref, "239 ns");
   /* The host thread shares 2 cores with the compute units that run the launches meanwhile, so
    * the wall time per enqueue includes preemption; its CPU time does not. */
@@ -342,7 +342,7 @@ static void bench_launch(void) {
 
   r = add_row("2", "Empty launches end to end (incl. final sync)");
   set_value(r, st, 1e-6, "%.2f", "M/s");
-  set_target(r, st.med, 0, 5e6, ">= 5 M/s");
+  set_target(r, st.med, 0, 3e6, ">= 3 M/s");
   snprintf(r->ref, sizeof r->ref, "1.3 M/s");
 }
 
@@ -691,8 +691,10 @@ static void bench_streams(void) {
   progress("%s: %d x %ld small kernels (1 block of 64 threads)", g_current, g_reps, kernels);
   BIREN_CHECK(birenMalloc((void **)&g_small_out, 1000 * 64 * sizeof(float)));
   birenStream_t *many = calloc(1000, sizeof *many), two[2];
-  for (int i = 0; i < 1000; i++) BIREN_CHECK(birenStreamCreate(&many[i]));
-  for (int i = 0; i < 2; i++) BIREN_CHECK(birenStreamCreate(&two[i]));
+  /* Non-blocking streams: the figure is about the queues and the scheduler, not the legacy
+   * default-stream rules (issue 12). */
+  for (int i = 0; i < 1000; i++) BIREN_CHECK(birenStreamCreateWithFlags(&many[i], birenStreamNonBlocking));
+  for (int i = 0; i < 2; i++) BIREN_CHECK(birenStreamCreateWithFlags(&two[i], birenStreamNonBlocking));
   double v2[MAX_REPS], v1000[MAX_REPS];
   for (int r = -1; r < g_reps; r++) { /* interleaved, so that load changes hit both */
     double t2 = streams_once(two, 2, kernels);
@@ -717,7 +719,7 @@ static void bench_streams(void) {
   set_value(row, s1000, 1e3, "%.1f", "ms");
   snprintf(row->baseline, sizeof row->baseline, "2 streams %.1f ms", s2.med * 1e3);
   snprintf(row->ratio, sizeof row->ratio, "%.2fx", s1000.med / s2.med);
-  set_target(row, s1000.med / s2.med, 1, 1.2, "<= 1.2x");
+  set_target(row, s1000.med / s2.med, 1, 1.1, "<= 1.1x");
   for (int i = 0; i < 1000; i++) BIREN_CHECK(birenStreamDestroy(many[i]));
   for (int i = 0; i < 2; i++) BIREN_CHECK(birenStreamDestroy(two[i]));
   BIREN_CHECK(birenDeviceSynchronize());
@@ -920,7 +922,7 @@ int main(int argc, char **argv) {
   n_vadd = 16u << 20;
   n_reduce = 16u << 20;
   if (g_quick) n_vadd >>= 3, n_reduce >>= 3;
-  n_small_kernels = 20000 / div;
+  n_small_kernels = 100000 / div;
   n_validator = 20000 / div;
   idle_seconds = g_quick ? 0.5 : 2.0;
 

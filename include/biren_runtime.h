@@ -58,6 +58,168 @@
 #define BIREN_STREAM_PRIORITY_GREATEST -5
 
 /**
+ * Device flag: host synchronization chooses how to wait (here: a short spin, then sleep).
+ */
+#define birenDeviceScheduleAuto 0
+
+/**
+ * Device flag: spin while waiting (accepted; waits here always spin briefly, then sleep).
+ */
+#define birenDeviceScheduleSpin 1
+
+/**
+ * Device flag: yield while waiting (accepted; as birenDeviceScheduleSpin).
+ */
+#define birenDeviceScheduleYield 2
+
+/**
+ * Device flag: block on a synchronization primitive while waiting (what waits here do after
+ * a short spin).
+ */
+#define birenDeviceScheduleBlockingSync 4
+
+/**
+ * Mask of the scheduling flags (at most one of them may be set).
+ */
+#define birenDeviceScheduleMask 7
+
+/**
+ * Device flag: page-locked host memory may be mapped for kernels (always true here).
+ */
+#define birenDeviceMapHost 8
+
+/**
+ * Device flag: keep local memory after a launch (accepted; fiber stacks are always kept).
+ */
+#define birenDeviceLmemResizeToMax 16
+
+/**
+ * Mask of every device flag.
+ */
+#define birenDeviceMask 31
+
+/**
+ * birenHostAlloc flag: default page-locked memory.
+ */
+#define birenHostAllocDefault 0
+
+/**
+ * birenHostAlloc flag: usable from every device (always true here).
+ */
+#define birenHostAllocPortable 1
+
+/**
+ * birenHostAlloc flag: mapped for kernels (birenHostGetDevicePointer); always true here.
+ */
+#define birenHostAllocMapped 2
+
+/**
+ * birenHostAlloc flag: write-combined (recorded; ordinary cached memory here).
+ */
+#define birenHostAllocWriteCombined 4
+
+/**
+ * birenHostRegister flag: default.
+ */
+#define birenHostRegisterDefault 0
+
+/**
+ * birenHostRegister flag: usable from every device (always true here).
+ */
+#define birenHostRegisterPortable 1
+
+/**
+ * birenHostRegister flag: mapped for kernels (always true here).
+ */
+#define birenHostRegisterMapped 2
+
+/**
+ * birenHostRegister flag: the range is I/O memory: BIREN_ERROR_NOT_SUPPORTED.
+ */
+#define birenHostRegisterIoMemory 4
+
+/**
+ * birenHostRegister flag: kernels only read the range (recorded, not enforced).
+ */
+#define birenHostRegisterReadOnly 8
+
+/**
+ * birenMallocManaged / birenStreamAttachMemAsync flag: any stream of any device may use it.
+ */
+#define birenMemAttachGlobal 1
+
+/**
+ * Flag: only the host (and streams it is attached to) may use it (recorded; not enforced).
+ */
+#define birenMemAttachHost 2
+
+/**
+ * birenStreamAttachMemAsync flag: only the given stream may use it (recorded; not enforced).
+ */
+#define birenMemAttachSingle 4
+
+/**
+ * The host as a device number (birenMemPrefetchAsync, birenMemAdvise).
+ */
+#define birenCpuDeviceId -1
+
+/**
+ * birenMemLocation.type: no location.
+ */
+#define birenMemLocationTypeInvalid 0
+
+/**
+ * birenMemLocation.type: device memory of device `id`.
+ */
+#define birenMemLocationTypeDevice 1
+
+/**
+ * birenMemPoolProps.allocType: page-locked (non-migratable) device memory.
+ */
+#define birenMemAllocationTypePinned 1
+
+/**
+ * birenMemPoolProps.handleTypes: no export handles (the only kind supported).
+ */
+#define birenMemHandleTypeNone 0
+
+/**
+ * birenMemAccessDesc.flags: no access.
+ */
+#define birenMemAccessFlagsProtNone 0
+
+/**
+ * birenMemAccessDesc.flags: read access.
+ */
+#define birenMemAccessFlagsProtRead 1
+
+/**
+ * birenMemAccessDesc.flags: read and write access.
+ */
+#define birenMemAccessFlagsProtReadWrite 3
+
+/**
+ * birenEventRecordWithFlags flag: an ordinary record.
+ */
+#define birenEventRecordDefault 0
+
+/**
+ * birenEventRecordWithFlags flag: an external event node when capturing a graph; outside a
+ * capture an ordinary record.
+ */
+#define birenEventRecordExternal 1
+
+/**
+ * Occupancy flag: default behaviour.
+ */
+#define birenOccupancyDefault 0
+
+/**
+ * Occupancy flag: ignore the global caching override (no effect here).
+ */
+#define birenOccupancyDisableCachingOverride 1
+
+/**
  * Stream flag: the stream follows the default-stream rules (waits for and is waited by the default stream).
  */
 #define birenStreamDefault 0
@@ -81,6 +243,102 @@
  * Event flag: the event records no time; birenEventElapsedTime refuses it. Recording is cheaper.
  */
 #define birenEventDisableTiming 2
+
+/**
+ * Threads of a warp.
+ */
+#define WARP_SIZE 32
+
+/**
+ * Resident threads per compute unit (multiprocessor) in the occupancy model.
+ */
+#define MAX_THREADS_PER_MP 2048
+
+/**
+ * Resident blocks per compute unit in the occupancy model.
+ */
+#define MAX_BLOCKS_PER_MP 32
+
+/**
+ * Shared memory per compute unit in the occupancy model.
+ */
+#define SHARED_MEM_PER_MP (64 * 1024)
+
+/**
+ * Largest dynamic shared memory a kernel may opt in to (birenFuncSetAttribute).
+ */
+#define SHARED_MEM_PER_BLOCK_OPTIN SHARED_MEM_PER_BLOCK
+
+/**
+ * Registers per block and per multiprocessor (reported; kernels are C functions whose register
+ * use is unknown, so the occupancy model counts none).
+ */
+#define REGS_PER_BLOCK 65536
+
+#define REGS_PER_MP 65536
+
+/**
+ * Constant memory (reported; symbols declared with BIREN_DEVICE_SYMBOL have no such limit).
+ */
+#define TOTAL_CONST_MEM (64 * 1024)
+
+/**
+ * Largest pitch birenMallocPitch returns, and the largest a 2D copy accepts.
+ */
+#define MAX_PITCH (size_t)INT32_MAX
+
+/**
+ * Pitch alignment of birenMallocPitch and birenMalloc3D (CUDA's texture pitch alignment).
+ */
+#define PITCH_ALIGNMENT 512
+
+/**
+ * Nominal clocks (kHz) and bus: a simulated device has none; these are fixed, plausible values.
+ */
+#define CLOCK_RATE_KHZ 1000000
+
+#define MEMORY_CLOCK_RATE_KHZ 1000000
+
+#define MEMORY_BUS_WIDTH 256
+
+#define L2_CACHE_SIZE (4 << 20)
+
+/**
+ * Bounds of birenDeviceSetLimit(birenLimitStackSize).
+ */
+#define MIN_STACK_SIZE (16 * 1024)
+
+#define MAX_STACK_SIZE (16 << 20)
+
+#define DEFAULT_PRINTF_FIFO (1 << 20)
+
+#define DEFAULT_MALLOC_HEAP (8 << 20)
+
+#define DEFAULT_L2_FETCH 64
+
+/**
+ * `birenLimit` values (CUDA's cudaLimit).
+ */
+#define LIMIT_STACK_SIZE 0
+
+#define LIMIT_PRINTF_FIFO_SIZE 1
+
+#define LIMIT_MALLOC_HEAP_SIZE 2
+
+#define LIMIT_DEV_RUNTIME_SYNC_DEPTH 3
+
+#define LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT 4
+
+#define LIMIT_MAX_L2_FETCH_GRANULARITY 5
+
+#define LIMIT_PERSISTING_L2_CACHE_SIZE 6
+
+/**
+ * Device flags (CUDA's cudaDeviceScheduleAuto .. cudaDeviceLmemResizeToMax).
+ */
+#define DEVICE_FLAGS_MASK 31
+
+#define DEVICE_SCHEDULE_MASK 7
 
 /**
  * Every call returns one of these. Values are stable and never reused.
@@ -151,9 +409,41 @@ typedef enum birenError_t {
    */
   BIREN_ERROR_NOT_SUPPORTED = 15,
   /**
+   * The limit is not supported by the device.
+   */
+  BIREN_ERROR_UNSUPPORTED_LIMIT = 16,
+  /**
+   * A pitch, width or height of a 2D/3D copy or fill is invalid.
+   */
+  BIREN_ERROR_INVALID_PITCH_VALUE = 17,
+  /**
+   * The symbol is not a declared device symbol.
+   */
+  BIREN_ERROR_INVALID_SYMBOL = 18,
+  /**
+   * Part of the host range is already registered.
+   */
+  BIREN_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 19,
+  /**
+   * The host pointer is not the start of a registered range.
+   */
+  BIREN_ERROR_HOST_MEMORY_NOT_REGISTERED = 20,
+  /**
+   * The kernel function is NULL or invalid.
+   */
+  BIREN_ERROR_INVALID_DEVICE_FUNCTION = 21,
+  /**
+   * Peer access to that device is enabled already.
+   */
+  BIREN_ERROR_PEER_ACCESS_ALREADY_ENABLED = 22,
+  /**
+   * Peer access to that device is not enabled.
+   */
+  BIREN_ERROR_PEER_ACCESS_NOT_ENABLED = 23,
+  /**
    * A kernel ran longer than BIREN_KERNEL_TIMEOUT_MS and was stopped by the watchdog.
    */
-  BIREN_ERROR_LAUNCH_TIMEOUT = 16,
+  BIREN_ERROR_LAUNCH_TIMEOUT = 24,
   /**
    * An unknown internal error occurred.
    */
@@ -190,6 +480,10 @@ typedef enum birenMemoryType {
    * Device memory from birenMalloc.
    */
   birenMemoryTypeDevice = 2,
+  /**
+   * Managed memory from birenMallocManaged: usable by host and device at one address.
+   */
+  birenMemoryTypeManaged = 3,
 } birenMemoryType;
 
 /**
@@ -219,9 +513,212 @@ typedef enum birenMemcpyKind {
 } birenMemcpyKind;
 
 /**
+ * Device attributes for birenDeviceGetAttribute, with CUDA's values (cudaDevAttr*). Values not
+ * listed (textures, surfaces, and the like) give BIREN_ERROR_INVALID_VALUE.
+ */
+typedef enum birenDeviceAttr {
+  birenDevAttrMaxThreadsPerBlock = 1,
+  birenDevAttrMaxBlockDimX = 2,
+  birenDevAttrMaxBlockDimY = 3,
+  birenDevAttrMaxBlockDimZ = 4,
+  birenDevAttrMaxGridDimX = 5,
+  birenDevAttrMaxGridDimY = 6,
+  birenDevAttrMaxGridDimZ = 7,
+  birenDevAttrMaxSharedMemoryPerBlock = 8,
+  birenDevAttrTotalConstantMemory = 9,
+  birenDevAttrWarpSize = 10,
+  birenDevAttrMaxPitch = 11,
+  birenDevAttrMaxRegistersPerBlock = 12,
+  birenDevAttrClockRate = 13,
+  birenDevAttrGpuOverlap = 15,
+  birenDevAttrMultiProcessorCount = 16,
+  birenDevAttrKernelExecTimeout = 17,
+  birenDevAttrIntegrated = 18,
+  birenDevAttrCanMapHostMemory = 19,
+  birenDevAttrComputeMode = 20,
+  birenDevAttrConcurrentKernels = 31,
+  birenDevAttrEccEnabled = 32,
+  birenDevAttrPciBusId = 33,
+  birenDevAttrPciDeviceId = 34,
+  birenDevAttrMemoryClockRate = 36,
+  birenDevAttrGlobalMemoryBusWidth = 37,
+  birenDevAttrL2CacheSize = 38,
+  birenDevAttrMaxThreadsPerMultiProcessor = 39,
+  birenDevAttrAsyncEngineCount = 40,
+  birenDevAttrUnifiedAddressing = 41,
+  birenDevAttrPciDomainId = 50,
+  birenDevAttrComputeCapabilityMajor = 75,
+  birenDevAttrComputeCapabilityMinor = 76,
+  birenDevAttrStreamPrioritiesSupported = 78,
+  birenDevAttrGlobalL1CacheSupported = 79,
+  birenDevAttrLocalL1CacheSupported = 80,
+  birenDevAttrMaxSharedMemoryPerMultiprocessor = 81,
+  birenDevAttrMaxRegistersPerMultiprocessor = 82,
+  birenDevAttrManagedMemory = 83,
+  birenDevAttrIsMultiGpuBoard = 84,
+  birenDevAttrMultiGpuBoardGroupID = 85,
+  birenDevAttrHostNativeAtomicSupported = 86,
+  birenDevAttrSingleToDoublePrecisionPerfRatio = 87,
+  birenDevAttrPageableMemoryAccess = 88,
+  birenDevAttrConcurrentManagedAccess = 89,
+  birenDevAttrComputePreemptionSupported = 90,
+  birenDevAttrCanUseHostPointerForRegisteredMem = 91,
+  birenDevAttrCooperativeLaunch = 95,
+  birenDevAttrCooperativeMultiDeviceLaunch = 96,
+  birenDevAttrMaxSharedMemoryPerBlockOptin = 97,
+  birenDevAttrCanFlushRemoteWrites = 98,
+  birenDevAttrHostRegisterSupported = 99,
+  birenDevAttrPageableMemoryAccessUsesHostPageTables = 100,
+  birenDevAttrDirectManagedMemAccessFromHost = 101,
+  birenDevAttrMaxBlocksPerMultiprocessor = 106,
+  birenDevAttrMaxPersistingL2CacheSize = 108,
+  birenDevAttrMaxAccessPolicyWindowSize = 109,
+  birenDevAttrReservedSharedMemoryPerBlock = 111,
+  birenDevAttrMemoryPoolsSupported = 115,
+} birenDeviceAttr;
+
+/**
+ * Resource limits for birenDeviceSetLimit / birenDeviceGetLimit, with CUDA's values.
+ */
+typedef enum birenLimit {
+  /**
+   * Stack of each simulated thread, in bytes (default 256 KiB): really the size of the fiber
+   * stacks the threads of later launches run on.
+   */
+  birenLimitStackSize = 0,
+  /**
+   * Accepted and reported; device printf here is the C library's, with no FIFO to size.
+   */
+  birenLimitPrintfFifoSize = 1,
+  /**
+   * Accepted and reported; kernels calling malloc use the C library's heap, which has no
+   * fixed size.
+   */
+  birenLimitMallocHeapSize = 2,
+  /**
+   * No device-side launches: BIREN_ERROR_UNSUPPORTED_LIMIT.
+   */
+  birenLimitDevRuntimeSyncDepth = 3,
+  /**
+   * No device-side launches: BIREN_ERROR_UNSUPPORTED_LIMIT.
+   */
+  birenLimitDevRuntimePendingLaunchCount = 4,
+  /**
+   * A hint, 0 to 128 bytes; accepted and reported.
+   */
+  birenLimitMaxL2FetchGranularity = 5,
+  /**
+   * Compute capability 6.0 has no persisting L2: BIREN_ERROR_UNSUPPORTED_LIMIT.
+   */
+  birenLimitPersistingL2CacheSize = 6,
+} birenLimit;
+
+/**
+ * Attributes settable with birenFuncSetAttribute (CUDA's values).
+ */
+typedef enum birenFuncAttribute {
+  /**
+   * Largest dynamic shared memory of a launch, 0 .. sharedMemPerBlockOptin (49152).
+   */
+  birenFuncAttributeMaxDynamicSharedMemorySize = 8,
+  /**
+   * Preferred carveout, -1 (none) or 0 .. 100 percent: recorded and reported only (the
+   * simulated device has no L1 to split).
+   */
+  birenFuncAttributePreferredSharedMemoryCarveout = 9,
+} birenFuncAttribute;
+
+/**
+ * Cache preference of a kernel (CUDA's cudaFuncCache): recorded, no effect (no L1 to split).
+ */
+typedef enum birenFuncCache {
+  birenFuncCachePreferNone = 0,
+  birenFuncCachePreferShared = 1,
+  birenFuncCachePreferL1 = 2,
+  birenFuncCachePreferEqual = 3,
+} birenFuncCache;
+
+/**
+ * Pool attributes (CUDA's cudaMemPoolAttr values).
+ */
+typedef enum birenMemPoolAttr {
+  /**
+   * int, 0 or 1: recorded (the pool keeps no freed memory to reuse).
+   */
+  birenMemPoolReuseFollowEventDependencies = 1,
+  /**
+   * int, 0 or 1: recorded.
+   */
+  birenMemPoolReuseAllowOpportunistic = 2,
+  /**
+   * int, 0 or 1: recorded.
+   */
+  birenMemPoolReuseAllowInternalDependencies = 3,
+  /**
+   * uint64_t: bytes the pool may keep reserved; recorded (it keeps none).
+   */
+  birenMemPoolAttrReleaseThreshold = 4,
+  /**
+   * uint64_t, read-only: bytes reserved (= in use: nothing is kept in reserve).
+   */
+  birenMemPoolAttrReservedMemCurrent = 5,
+  /**
+   * uint64_t: high-water mark of the reserved bytes; only 0 may be set (resets it).
+   */
+  birenMemPoolAttrReservedMemHigh = 6,
+  /**
+   * uint64_t, read-only: bytes of the pool's live allocations.
+   */
+  birenMemPoolAttrUsedMemCurrent = 7,
+  /**
+   * uint64_t: high-water mark of the used bytes; only 0 may be set (resets it).
+   */
+  birenMemPoolAttrUsedMemHigh = 8,
+} birenMemPoolAttr;
+
+/**
+ * Advice for birenMemAdvise (CUDA's cudaMemoryAdvise values).
+ */
+typedef enum birenMemoryAdvise {
+  birenMemAdviseSetReadMostly = 1,
+  birenMemAdviseUnsetReadMostly = 2,
+  birenMemAdviseSetPreferredLocation = 3,
+  birenMemAdviseUnsetPreferredLocation = 4,
+  birenMemAdviseSetAccessedBy = 5,
+  birenMemAdviseUnsetAccessedBy = 6,
+} birenMemoryAdvise;
+
+/**
+ * Attributes of a device pair (CUDA's cudaDeviceP2PAttr values).
+ */
+typedef enum birenDeviceP2PAttr {
+  /**
+   * Relative performance of the link: 0 (all pairs alike).
+   */
+  birenDevP2PAttrPerformanceRank = 1,
+  /**
+   * 1: peer access is supported.
+   */
+  birenDevP2PAttrAccessSupported = 2,
+  /**
+   * 1: atomics over the link are native (one process, one memory).
+   */
+  birenDevP2PAttrNativeAtomicSupported = 3,
+  /**
+   * 0: no CUDA arrays.
+   */
+  birenDevP2PAttrCudaArrayAccessSupported = 4,
+} birenDeviceP2PAttr;
+
+/**
  * Opaque event object; only ever handled through birenEvent_t.
  */
 typedef struct birenEvent_st birenEvent_st;
+
+/**
+ * Opaque memory pool object; only ever handled through birenMemPool_t.
+ */
+typedef struct birenMemPool_st birenMemPool_st;
 
 /**
  * Opaque stream object; only ever handled through birenStream_t.
@@ -229,7 +726,15 @@ typedef struct birenEvent_st birenEvent_st;
 typedef struct birenStream_st birenStream_st;
 
 /**
- * Properties of a device (birenGetDeviceProperties).
+ * Properties of a device (birenGetDeviceProperties, birenGetDeviceProperties_v2).
+ *
+ * ABI: the fields up to streamPrioritiesSupported are the struct of version 1.0 of this header,
+ * which the exported symbol birenGetDeviceProperties fills (and nothing past it), so programs
+ * compiled against that header keep working. The fields from warpSize on were added later;
+ * birenGetDeviceProperties_v2 fills the whole struct, and this header maps the name
+ * birenGetDeviceProperties to it (as CUDA 12 maps cudaGetDeviceProperties to
+ * cudaGetDeviceProperties_v2), so programs compiled now get every field. `reserved` is zero and
+ * leaves room for fields to come.
  */
 typedef struct birenDeviceProp {
   /**
@@ -272,6 +777,122 @@ typedef struct birenDeviceProp {
    * 1: stream priorities are honoured by the scheduler.
    */
   int streamPrioritiesSupported;
+  /**
+   * Threads per warp: 32. (Fields from here on: birenGetDeviceProperties_v2 only.)
+   */
+  int warpSize;
+  /**
+   * Compute capability: 6.0 (see birenDeviceGetAttribute for what it promises).
+   */
+  int major;
+  int minor;
+  /**
+   * Registers per block (nominal: C kernels' register use is not known).
+   */
+  int regsPerBlock;
+  /**
+   * Largest pitch of birenMallocPitch / 2D copies, in bytes.
+   */
+  size_t memPitch;
+  /**
+   * Constant memory in bytes (nominal).
+   */
+  size_t totalConstMem;
+  /**
+   * Nominal clock in kHz.
+   */
+  int clockRate;
+  /**
+   * 1: copies overlap kernels (asyncEngineCount > 0).
+   */
+  int deviceOverlap;
+  /**
+   * 0: no run-time limit on kernels.
+   */
+  int kernelExecTimeoutEnabled;
+  /**
+   * 0: device memory is separate from host memory (copies are needed).
+   */
+  int integrated;
+  /**
+   * 1: kernels may use page-locked host memory (birenHostAlloc with birenHostAllocMapped).
+   */
+  int canMapHostMemory;
+  /**
+   * 0: default compute mode (any number of host threads may use the device).
+   */
+  int computeMode;
+  /**
+   * Nominal memory clock (kHz) and bus width (bits).
+   */
+  int memoryClockRate;
+  int memoryBusWidth;
+  /**
+   * Nominal L2 size in bytes.
+   */
+  int l2CacheSize;
+  /**
+   * Resident threads per compute unit in the occupancy model: 2048.
+   */
+  int maxThreadsPerMultiProcessor;
+  /**
+   * 1: one address space for host and device memory (birenMemcpyDefault works).
+   */
+  int unifiedAddressing;
+  /**
+   * 1: birenMallocManaged is available (and concurrently accessible by host and kernels).
+   */
+  int managedMemory;
+  int concurrentManagedAccess;
+  /**
+   * 1 when birenLaunchCooperativeKernel is available.
+   */
+  int cooperativeLaunch;
+  /**
+   * Shared memory per compute unit (occupancy model) and the largest per-block opt-in.
+   */
+  size_t sharedMemPerMultiprocessor;
+  size_t sharedMemPerBlockOptin;
+  int regsPerMultiprocessor;
+  /**
+   * Resident blocks per compute unit in the occupancy model: 32.
+   */
+  int maxBlocksPerMultiProcessor;
+  /**
+   * PCI location: the device index as bus id, 0 elsewhere.
+   */
+  int pciBusID;
+  int pciDeviceID;
+  int pciDomainID;
+  int ECCEnabled;
+  int isMultiGpuBoard;
+  /**
+   * 1: kernels run on host threads, so atomics on host memory are native.
+   */
+  int hostNativeAtomicSupported;
+  /**
+   * 1: kernels can read and write any host memory at its own address.
+   */
+  int pageableMemoryAccess;
+  int pageableMemoryAccessUsesHostPageTables;
+  /**
+   * 1: birenHostRegister is available.
+   */
+  int hostRegisterSupported;
+  /**
+   * 1: registered host memory is usable by kernels at its host address.
+   */
+  int canUseHostPointerForRegisteredMem;
+  int globalL1CacheSupported;
+  int localL1CacheSupported;
+  /**
+   * 1: stream-ordered allocation (birenMallocAsync) and memory pools are available.
+   */
+  int memoryPoolsSupported;
+  /**
+   * Zero; room for fields to come.
+   */
+  int reserved[32];
 } birenDeviceProp;
 
 /**
@@ -343,6 +964,170 @@ typedef struct birenPointerAttributes {
 } birenPointerAttributes;
 
 /**
+ * A pitched allocation or view (CUDA's cudaPitchedPtr): `ptr`, the bytes between rows
+ * (`pitch`), the row width in bytes (`xsize`) and the rows per slice (`ysize`).
+ */
+typedef struct birenPitchedPtr {
+  void *ptr;
+  size_t pitch;
+  size_t xsize;
+  size_t ysize;
+} birenPitchedPtr;
+
+/**
+ * The size of a box (CUDA's cudaExtent): `width` in bytes (for linear memory), `height` rows,
+ * `depth` slices.
+ */
+typedef struct birenExtent {
+  size_t width;
+  size_t height;
+  size_t depth;
+} birenExtent;
+
+/**
+ * A position in a box (CUDA's cudaPos): `x` in bytes, `y` in rows, `z` in slices.
+ */
+typedef struct birenPos {
+  size_t x;
+  size_t y;
+  size_t z;
+} birenPos;
+
+/**
+ * The parameters of birenMemcpy3D (CUDA's cudaMemcpy3DParms). There are no CUDA arrays here:
+ * srcArray and dstArray must be NULL (zero-initialize the struct, as CUDA programs do).
+ */
+typedef struct birenMemcpy3DParms {
+  void *srcArray;
+  struct birenPos srcPos;
+  struct birenPitchedPtr srcPtr;
+  void *dstArray;
+  struct birenPos dstPos;
+  struct birenPitchedPtr dstPtr;
+  struct birenExtent extent;
+  birenMemcpyKind kind;
+} birenMemcpy3DParms;
+
+/**
+ * A memory pool handle (birenDeviceGetDefaultMemPool, birenMemPoolCreate).
+ */
+typedef struct birenMemPool_st *birenMemPool_t;
+
+/**
+ * Where a pool's memory is (CUDA's cudaMemLocation).
+ */
+typedef struct birenMemLocation {
+  /**
+   * birenMemLocationTypeDevice (1).
+   */
+  int type;
+  /**
+   * The device.
+   */
+  int id;
+} birenMemLocation;
+
+/**
+ * Properties of a new pool (CUDA's cudaMemPoolProps).
+ */
+typedef struct birenMemPoolProps {
+  /**
+   * birenMemAllocationTypePinned.
+   */
+  int allocType;
+  /**
+   * birenMemHandleTypeNone (exporting pools is not supported).
+   */
+  int handleTypes;
+  /**
+   * The device whose memory the pool hands out.
+   */
+  struct birenMemLocation location;
+  /**
+   * Ignored (Windows only).
+   */
+  void *win32SecurityAttributes;
+  /**
+   * Largest total of the pool's live allocations in bytes; 0: the device's capacity.
+   */
+  size_t maxSize;
+  /**
+   * Ignored.
+   */
+  unsigned short usage;
+  unsigned char reserved[54];
+} birenMemPoolProps;
+
+/**
+ * Access of one location to a pool (CUDA's cudaMemAccessDesc).
+ */
+typedef struct birenMemAccessDesc {
+  /**
+   * A device (birenMemLocationTypeDevice).
+   */
+  struct birenMemLocation location;
+  /**
+   * birenMemAccessFlagsProtNone, ...ProtRead or ...ProtReadWrite.
+   */
+  int flags;
+} birenMemAccessDesc;
+
+/**
+ * A stream callback (CUDA's cudaStreamCallback_t): the stream it was added to, the status of
+ * the stream's work before it, and the user's data.
+ */
+typedef void (*birenStreamCallback_t)(birenStream_t stream, enum birenError_t status, void *userData);
+
+/**
+ * What birenFuncGetAttributes reports about a kernel (CUDA's cudaFuncAttributes).
+ */
+typedef struct birenFuncAttributes {
+  /**
+   * Static shared memory: 0 (arrays declared with BIREN_SHARED are not counted).
+   */
+  size_t sharedSizeBytes;
+  /**
+   * Constant memory: 0.
+   */
+  size_t constSizeBytes;
+  /**
+   * Local memory per thread: 0 (a C kernel's stack use is not known; see birenLimitStackSize).
+   */
+  size_t localSizeBytes;
+  /**
+   * Largest block the kernel can be launched with: 1024.
+   */
+  int maxThreadsPerBlock;
+  /**
+   * Registers per thread: 0 (not known for a C function).
+   */
+  int numRegs;
+  /**
+   * The compute capability the kernel is "compiled" for, 10*major + minor: 60.
+   */
+  int ptxVersion;
+  int binaryVersion;
+  /**
+   * 0: no -dlcm=ca.
+   */
+  int cacheModeCA;
+  /**
+   * Largest dynamic shared memory a launch of the kernel may ask for (birenFuncSetAttribute).
+   */
+  int maxDynamicSharedSizeBytes;
+  /**
+   * Preferred shared-memory carveout in percent, -1 for no preference (birenFuncSetAttribute).
+   */
+  int preferredShmemCarveout;
+} birenFuncAttributes;
+
+/**
+ * Dynamic shared memory a launch of `blockSize` threads needs (for
+ * birenOccupancyMaxPotentialBlockSizeVariableSMem).
+ */
+typedef size_t (*birenBlockSizeToDynamicSMemSize_t)(int blockSize);
+
+/**
  * A host function run in stream order by birenLaunchHostFunc.
  */
 typedef void (*birenHostFn_t)(void *userData);
@@ -399,11 +1184,12 @@ extern ptrdiff_t birenKernelCtxOffset;
  * Returns BIREN_ERROR_INVALID_VALUE, after one line on stderr naming the variable, when a
  * variable is malformed; the runtime then stays uninitialized and birenInit may be retried.
  *
- * fork(): the runtime's threads do not exist in a child process, so the child does not inherit
- * the runtime. In the child every call returns BIREN_ERROR_NOT_INITIALIZED (never a hang) until
- * it calls birenInit, which starts a fresh runtime with no streams, events or allocations (the
- * parent's handles and device pointers mean nothing there). The child does not write the
- * parent's BIREN_TRACE file. The parent is unaffected.
+ * fork(): as with CUDA, a child forked after birenInit cannot use the runtime (its threads did
+ * not follow the fork). In the child every call returns BIREN_ERROR_NOT_INITIALIZED at once
+ * (never a hang), and birenInit returns BIREN_ERROR_NOT_SUPPORTED with one line on stderr.
+ * Start worker processes before birenInit, or exec a new program (posix_spawn; in Python,
+ * multiprocessing's "spawn" start method). A child forked before birenInit may call it as
+ * usual. The child does not write the parent's BIREN_TRACE file. The parent is unaffected.
  */
 enum birenError_t birenInit(void);
 
@@ -447,7 +1233,10 @@ enum birenError_t birenSetDevice(int device);
 enum birenError_t birenGetDevice(int *device);
 
 /**
- * Fills *prop with the properties of `device`.
+ * Fills the fields of *prop that version 1.0 of this header had (name .. streamPrioritiesSupported)
+ * and writes nothing past them: programs compiled against that header pass that smaller
+ * struct. Programs compiled against this header reach birenGetDeviceProperties_v2 under this
+ * name (see the #define below), which fills every field.
  * BIREN_ERROR_INVALID_VALUE if prop is NULL; BIREN_ERROR_INVALID_DEVICE if there is no such device.
  */
 enum birenError_t birenGetDeviceProperties(struct birenDeviceProp *prop, int device);
@@ -534,6 +1323,79 @@ enum birenError_t birenSetRaceCheck(int enable);
 enum birenError_t birenSetValidatorCallback(birenValidatorCallback_t callback, void *userData);
 
 /**
+ * Fills the whole *prop (every field of birenDeviceProp) with the properties of `device`.
+ * The header maps birenGetDeviceProperties to this call, so a program compiled against this
+ * header calls it under either name. Returns BIREN_ERROR_INVALID_VALUE if prop is NULL,
+ * BIREN_ERROR_INVALID_DEVICE if there is no such device; nothing is written on error.
+ * Thread-safe.
+ */
+enum birenError_t birenGetDeviceProperties_v2(struct birenDeviceProp *prop, int device);
+
+/**
+ * Writes the value of attribute `attr` of `device` to *value (CUDA's cudaDeviceGetAttribute).
+ *
+ * The simulated device has compute capability 6.0: programs may rely on its limits — warp size
+ * 32, 1024 threads per block, block (1024,1024,64), grid (2^31-1,65535,65535), 48 KiB of shared
+ * memory per block (no opt-in beyond), 64 KiB per compute unit, 2048 resident threads and 32
+ * resident blocks per compute unit (the occupancy model of birenOccupancy*), concurrent kernels,
+ * two copy engines, unified addressing, mapped and registered host memory usable by kernels at
+ * its host address. Device-side facilities are those this header declares (not every intrinsic
+ * of a real 6.0 device). Clocks, bus width and L2 size are nominal values. Attributes that
+ * describe missing features (cooperative launch) report 0; managed memory (coherent, host
+ * and device at once) and memory pools are supported.
+ *
+ * Returns BIREN_ERROR_INVALID_VALUE if value is NULL or `attr` is not a birenDeviceAttr value
+ * listed in this header; BIREN_ERROR_INVALID_DEVICE if there is no such device. Nothing is
+ * written on error. Thread-safe.
+ */
+enum birenError_t birenDeviceGetAttribute(int *value, birenDeviceAttr attr, int device);
+
+/**
+ * Writes the driver version to *driverVersion: the runtime is its own driver, so this is the
+ * runtime version (1000*major + 10*minor). Works before birenInit.
+ * BIREN_ERROR_INVALID_VALUE if NULL. Thread-safe.
+ */
+enum birenError_t birenDriverGetVersion(int *driverVersion);
+
+/**
+ * Sets the current device's flags: at most one of birenDeviceScheduleSpin, ...Yield,
+ * ...BlockingSync (or birenDeviceScheduleAuto, 0), optionally with birenDeviceMapHost and
+ * birenDeviceLmemResizeToMax. They are recorded and reported by birenGetDeviceFlags; host waits
+ * here always spin for about 20 µs and then sleep whatever the scheduling flag, page-locked host
+ * memory is always mappable and fiber stacks are always kept. The flags survive
+ * birenDeviceReset (as the flags of CUDA's primary context do). Unlike old CUDA versions,
+ * setting them on a device already in use is allowed.
+ * Returns BIREN_ERROR_INVALID_VALUE for bits outside birenDeviceMask or two scheduling flags.
+ * Thread-safe.
+ */
+enum birenError_t birenSetDeviceFlags(unsigned int flags);
+
+/**
+ * Writes the current device's flags (as set by birenSetDeviceFlags, 0 by default) to *flags.
+ * BIREN_ERROR_INVALID_VALUE if NULL. Thread-safe.
+ */
+enum birenError_t birenGetDeviceFlags(unsigned int *flags);
+
+/**
+ * Sets a limit of the current device (see birenLimit). birenLimitStackSize is rounded up to a
+ * multiple of 4 KiB, at least 16 KiB; it applies to kernels launched after the call (a launch
+ * keeps the stack size it was made with), and a kernel whose threads need more stack than that
+ * crashes the process as a stack overflow would. Limits go back to their defaults at
+ * birenDeviceReset. birenDeviceGetLimit reports the value kept.
+ * Returns BIREN_ERROR_UNSUPPORTED_LIMIT for the device-runtime and persisting-L2 limits and for
+ * values that are not birenLimit values; BIREN_ERROR_INVALID_VALUE for a stack size over
+ * 16 MiB or an L2 fetch granularity over 128. Nothing changes on error. Thread-safe.
+ */
+enum birenError_t birenDeviceSetLimit(birenLimit limit, size_t value);
+
+/**
+ * Writes the current value of `limit` on the current device to *pValue.
+ * Returns BIREN_ERROR_INVALID_VALUE if pValue is NULL; BIREN_ERROR_UNSUPPORTED_LIMIT for a limit
+ * the device does not support or an unknown value. Thread-safe.
+ */
+enum birenError_t birenDeviceGetLimit(size_t *pValue, birenLimit limit);
+
+/**
  * Creates an event on the current device and writes it to *event. Every birenEventCreate needs
  * a birenEventDestroy. BIREN_ERROR_INVALID_VALUE if event is NULL. Thread-safe.
  */
@@ -590,6 +1452,61 @@ enum birenError_t birenEventElapsedTime(float *ms, birenEvent_t start, birenEven
 enum birenError_t birenEventDestroy(birenEvent_t event);
 
 /**
+ * Allocates `size` bytes of page-locked host memory with `flags` (birenHostAllocDefault, or an
+ * OR of birenHostAllocPortable, birenHostAllocMapped, birenHostAllocWriteCombined) and writes it
+ * to *pHost. As birenMallocHost otherwise: known to the runtime (copies running past its end are
+ * refused, birenMemcpyDefault and birenPointerGetAttributes recognize it), freed with
+ * birenFreeHost, size 0 gives *pHost = NULL. Every page-locked buffer is usable by kernels at
+ * its host address (unified addressing), whatever the flags; birenHostGetFlags reports them.
+ * Returns BIREN_ERROR_INVALID_VALUE if pHost is NULL or flags has other bits,
+ * BIREN_ERROR_OUT_OF_MEMORY if the host refuses; *pHost is written only on success. Thread-safe.
+ */
+enum birenError_t birenHostAlloc(void **pHost, size_t size, unsigned int flags);
+
+/**
+ * Writes to *pDevice the device address of mapped host memory `pHost` (anywhere inside a
+ * page-locked allocation or a registered range). With unified addressing that is `pHost`
+ * itself: kernels read and write the host memory through it. Copies naming it should use the
+ * host kinds or birenMemcpyDefault (it is not device memory).
+ * Returns BIREN_ERROR_INVALID_VALUE if pDevice is NULL, flags is not 0, or pHost is not in
+ * page-locked or registered host memory; nothing is written on error. Thread-safe.
+ */
+enum birenError_t birenHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags);
+
+/**
+ * Writes to *pFlags the flags `pHost`'s allocation was made with (birenHostAlloc's flags, 0 for
+ * birenMallocHost, birenHostRegister's flags for a registered range). `pHost` may point anywhere
+ * inside it. Returns BIREN_ERROR_INVALID_VALUE if pFlags is NULL or pHost is not in page-locked
+ * or registered host memory; nothing is written on error. Thread-safe.
+ */
+enum birenError_t birenHostGetFlags(unsigned int *pFlags, void *pHost);
+
+/**
+ * Registers `size` bytes at `ptr`, host memory the program allocated itself, as page-locked:
+ * from now on the runtime knows the range like a birenHostAlloc buffer — a copy that starts in
+ * it and runs past its end is refused with BIREN_ERROR_OUT_OF_BOUNDS, birenPointerGetAttributes
+ * reports it as host memory, birenHostGetDevicePointer and birenHostGetFlags accept it. The
+ * memory is not copied, moved or locked into RAM, and stays the program's: unregister it with
+ * birenHostUnregister before freeing it. `flags`: birenHostRegisterDefault or an OR of
+ * birenHostRegisterPortable, birenHostRegisterMapped, birenHostRegisterReadOnly (recorded, not
+ * enforced).
+ * Returns BIREN_ERROR_INVALID_VALUE for NULL ptr, size 0, a range that wraps around, or unknown
+ * flags; BIREN_ERROR_NOT_SUPPORTED for birenHostRegisterIoMemory;
+ * BIREN_ERROR_HOST_MEMORY_ALREADY_REGISTERED if the range overlaps a registered range or a
+ * page-locked allocation. Nothing is registered on error. Thread-safe.
+ */
+enum birenError_t birenHostRegister(void *ptr, size_t size, unsigned int flags);
+
+/**
+ * Forgets a range registered with birenHostRegister; `ptr` must be its start. The memory is
+ * untouched. Copies already enqueued that use it still run (it is the program's memory: keep it
+ * valid until they complete). Returns BIREN_ERROR_HOST_MEMORY_NOT_REGISTERED if ptr is not the
+ * start of a registered range (a birenHostAlloc buffer included: free those with
+ * birenFreeHost), BIREN_ERROR_INVALID_VALUE if ptr is NULL. Thread-safe.
+ */
+enum birenError_t birenHostUnregister(void *ptr);
+
+/**
  * Enqueues `kernel` on `stream` (NULL: the default stream) as a grid of `grid` blocks of `block`
  * threads, with `sharedMem` bytes of per-block shared memory (birenSharedMemory).
  *
@@ -600,7 +1517,8 @@ enum birenError_t birenEventDestroy(birenEvent_t event);
  *
  * Returns BIREN_ERROR_INVALID_VALUE for a NULL kernel; BIREN_ERROR_INVALID_CONFIGURATION for a
  * zero dimension, a block over (1024,1024,64) or 1024 threads, a grid over
- * (2^31-1,65535,65535), or sharedMem over sharedMemPerBlock; BIREN_ERROR_INVALID_HANDLE for a
+ * (2^31-1,65535,65535), or sharedMem over sharedMemPerBlock or over the kernel's
+ * birenFuncAttributeMaxDynamicSharedMemorySize; BIREN_ERROR_INVALID_HANDLE for a
  * destroyed stream, or for a launch that overlaps a birenDeviceReset of its device (its
  * arguments may point to memory the reset freed). Nothing is enqueued on error. Thread-safe.
  */
@@ -641,6 +1559,47 @@ void birenSyncThreads(void);
 void birenTrap(void);
 
 /**
+ * Allocates `size` bytes of managed memory on the current device and writes its address to
+ * *devPtr: usable by kernels of every device and by the host, at that address, at any time
+ * (concurrent access is coherent, as on devices with concurrentManagedAccess). birenPointerGetAttributes
+ * reports it as birenMemoryTypeManaged. Free it with birenFree (or birenFreeAsync). It counts
+ * against the device's memory. `flags`: birenMemAttachGlobal or birenMemAttachHost.
+ * Returns BIREN_ERROR_INVALID_VALUE if devPtr is NULL, size is 0 or flags is another value;
+ * BIREN_ERROR_OUT_OF_MEMORY past the capacity. Nothing is written on error. Thread-safe.
+ */
+enum birenError_t birenMallocManaged(void **devPtr, size_t size, unsigned int flags);
+
+/**
+ * Prefetches `count` bytes of managed memory at devPtr to `dstDevice` (or birenCpuDeviceId) in
+ * stream order. Managed memory is already usable everywhere here, so there is nothing to move:
+ * the call checks its arguments and enqueues nothing.
+ * Returns BIREN_ERROR_INVALID_VALUE if the range is not inside one managed allocation,
+ * BIREN_ERROR_INVALID_DEVICE for another dstDevice, BIREN_ERROR_INVALID_HANDLE for a destroyed
+ * or unknown stream. Thread-safe.
+ */
+enum birenError_t birenMemPrefetchAsync(const void *devPtr, size_t count, int dstDevice, birenStream_t stream);
+
+/**
+ * Advises how `count` bytes of managed memory at devPtr will be used (`advice`, with `device`
+ * for the location advice). Recorded for the allocation; it changes nothing here (no
+ * migration). Returns BIREN_ERROR_INVALID_VALUE if the range is not inside one managed
+ * allocation or advice is not a birenMemoryAdvise value, BIREN_ERROR_INVALID_DEVICE for a device
+ * that is neither a device nor birenCpuDeviceId (the read-mostly advice ignores it).
+ * Thread-safe.
+ */
+enum birenError_t birenMemAdvise(const void *devPtr, size_t count, birenMemoryAdvise advice, int device);
+
+/**
+ * Attaches managed memory at devPtr to `stream` with `flags` (birenMemAttachGlobal,
+ * birenMemAttachHost or birenMemAttachSingle). Host and kernels may always use managed memory
+ * here, so the attachment is recorded and restricts nothing. `length` must be 0 or the whole
+ * allocation. Returns BIREN_ERROR_INVALID_VALUE if devPtr is not the start of a managed
+ * allocation, for another length or flags; BIREN_ERROR_INVALID_HANDLE for a destroyed or
+ * unknown stream. Thread-safe.
+ */
+enum birenError_t birenStreamAttachMemAsync(birenStream_t stream, void *devPtr, size_t length, unsigned int flags);
+
+/**
  * Allocates `size` bytes of device memory on the current device, 256-byte aligned, and writes
  * its address to *devPtr. The memory is not initialized. Size 0 succeeds with *devPtr = NULL.
  * Returns BIREN_ERROR_INVALID_VALUE if devPtr is NULL, BIREN_ERROR_OUT_OF_MEMORY past the
@@ -665,8 +1624,9 @@ enum birenError_t birenFree(void *devPtr);
 enum birenError_t birenMallocHost(void **ptr, size_t size);
 
 /**
- * Frees memory from birenMallocHost. NULL succeeds. BIREN_ERROR_INVALID_VALUE if ptr is not the
- * start of a live birenMallocHost allocation.
+ * Frees memory from birenMallocHost or birenHostAlloc. NULL succeeds. BIREN_ERROR_INVALID_VALUE
+ * if ptr is not the start of a live birenMallocHost/birenHostAlloc allocation (a range from
+ * birenHostRegister included: birenHostUnregister forgets those).
  */
 enum birenError_t birenFreeHost(void *ptr);
 
@@ -680,8 +1640,9 @@ enum birenError_t birenFreeHost(void *ptr);
  * allocation gives BIREN_ERROR_INVALID_DEVICE_POINTER; a device range that runs past the end of
  * its allocation gives BIREN_ERROR_OUT_OF_BOUNDS; a host range that wraps around the address
  * space gives BIREN_ERROR_INVALID_VALUE. A side that `kind` says is host memory but that touches
- * a live device allocation or page-locked host allocation (birenMallocHost) is bounds-checked
- * all the same: running past its end, or into it from outside, gives BIREN_ERROR_OUT_OF_BOUNDS.
+ * a live device allocation, page-locked memory (birenMallocHost, birenHostAlloc) or a
+ * birenHostRegister range is bounds-checked all the same: running past its end, or into it from
+ * outside, gives BIREN_ERROR_OUT_OF_BOUNDS.
  * BIREN_ERROR_DEADLOCK if the copy can never run: it is ordered after a blocking stream that
  * waits for the first record of an event nobody records (reported once the stall has lasted
  * BIREN_DEADLOCK_TIMEOUT_MS; the copy is withdrawn). On any error nothing is written.
@@ -721,12 +1682,385 @@ enum birenError_t birenMemsetAsync(void *devPtr, int value, size_t count, birenS
 enum birenError_t birenMemGetInfo(size_t *free, size_t *total);
 
 /**
- * Describes the memory `ptr` points into: its type (device, registered host, or
- * unregistered), its device, and the base and size of the allocation it lies in. An unknown
+ * Describes the memory `ptr` points into: its type (device, managed — with both pointers set —,
+ * registered host, or unregistered), its device, and the base and size of the allocation it lies in. An unknown
  * pointer (including NULL) is not an error: it is reported as birenMemoryTypeUnregistered.
  * BIREN_ERROR_INVALID_VALUE if attributes is NULL.
  */
 enum birenError_t birenPointerGetAttributes(struct birenPointerAttributes *attributes, const void *ptr);
+
+/**
+ * Allocates `pitch * height` bytes of device memory for `height` rows of `width` bytes, with
+ * the pitch (bytes between rows) rounded up to a multiple of 512, and writes the address to
+ * *devPtr and the pitch to *pitch. A zero width or height allocates nothing (*devPtr = NULL,
+ * *pitch = the rounded width). Address element (x, y) of type T as
+ * (T *)((char *)devPtr + y * pitch) + x.
+ * Returns BIREN_ERROR_INVALID_VALUE if devPtr or pitch is NULL or width is over memPitch
+ * (2^31-1); BIREN_ERROR_OUT_OF_MEMORY past the device's capacity. Nothing is written on error.
+ * Thread-safe.
+ */
+enum birenError_t birenMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height);
+
+/**
+ * Allocates device memory for a box of `extent` (width in bytes, height rows, depth slices)
+ * with rows padded to a pitch that is a multiple of 512, and writes it to *pitchedDevPtr:
+ * ptr, pitch, xsize = extent.width, ysize = extent.height. A zero extent allocates nothing
+ * (ptr NULL). Free it with birenFree(ptr).
+ * Returns BIREN_ERROR_INVALID_VALUE if pitchedDevPtr is NULL or the width is over memPitch;
+ * BIREN_ERROR_OUT_OF_MEMORY past the capacity (or if the size overflows). Nothing is written on
+ * error. Thread-safe.
+ */
+enum birenError_t birenMalloc3D(struct birenPitchedPtr *pitchedDevPtr, struct birenExtent extent);
+
+/**
+ * Copies `height` rows of `width` bytes from src (rows `spitch` bytes apart) to dst (rows
+ * `dpitch` bytes apart) and returns when done; ordered like work on the default stream.
+ * A zero width or height succeeds at once.
+ *
+ * Checked before anything is written: an unknown kind gives
+ * BIREN_ERROR_INVALID_MEMCPY_DIRECTION; width over dpitch or spitch, or a pitch over memPitch,
+ * BIREN_ERROR_INVALID_PITCH_VALUE; NULL dst or src BIREN_ERROR_INVALID_VALUE; then every row of
+ * both sides: device rows outside any live allocation give BIREN_ERROR_INVALID_DEVICE_POINTER,
+ * rows running past the end of their device allocation, page-locked or registered host buffer
+ * BIREN_ERROR_OUT_OF_BOUNDS. On any error nothing is written. Each row is copied as by memmove.
+ * BIREN_ERROR_NOT_PERMITTED inside a kernel or a host function. Thread-safe.
+ */
+enum birenError_t birenMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, birenMemcpyKind kind);
+
+/**
+ * Enqueues birenMemcpy2D's copy on `stream` (NULL: the default stream), run by a copy engine;
+ * checked at enqueue exactly as birenMemcpy2D, nothing enqueued on error.
+ * BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream. Thread-safe.
+ */
+enum birenError_t birenMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, birenMemcpyKind kind, birenStream_t stream);
+
+/**
+ * Sets `height` rows of `width` bytes of device memory, rows `pitch` bytes apart, to the byte
+ * `value` (its low 8 bits) and returns when done; ordered like work on the default stream.
+ * A zero width or height succeeds at once. Returns BIREN_ERROR_INVALID_VALUE for NULL devPtr or
+ * width over pitch; BIREN_ERROR_INVALID_DEVICE_POINTER for rows outside any live device
+ * allocation; BIREN_ERROR_OUT_OF_BOUNDS for rows past its end. Nothing is written on error.
+ * BIREN_ERROR_NOT_PERMITTED inside a kernel or a host function. Thread-safe.
+ */
+enum birenError_t birenMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height);
+
+/**
+ * Enqueues birenMemset2D's fill on `stream`; checked at enqueue as birenMemset2D.
+ * BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream. Thread-safe.
+ */
+enum birenError_t birenMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, birenStream_t stream);
+
+/**
+ * Sets a box of `extent` (width bytes, height rows, depth slices) of the pitched device memory
+ * `pitchedDevPtr` (slices pitch * ysize bytes apart) to the byte `value`, and returns when
+ * done. A zero extent succeeds at once. Returns BIREN_ERROR_INVALID_VALUE for a NULL ptr, a
+ * width over the pitch, or (depth > 1) a height over ysize; BIREN_ERROR_INVALID_DEVICE_POINTER
+ * or BIREN_ERROR_OUT_OF_BOUNDS when a row lies outside its allocation. Nothing is written on
+ * error. Thread-safe.
+ */
+enum birenError_t birenMemset3D(struct birenPitchedPtr pitchedDevPtr, int value, struct birenExtent extent);
+
+/**
+ * Enqueues birenMemset3D's fill on `stream`; checked at enqueue as birenMemset3D.
+ * BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream. Thread-safe.
+ */
+enum birenError_t birenMemset3DAsync(struct birenPitchedPtr pitchedDevPtr, int value, struct birenExtent extent, birenStream_t stream);
+
+/**
+ * Copies the box p->extent (width in bytes, height rows, depth slices) from p->srcPtr at
+ * p->srcPos to p->dstPtr at p->dstPos (positions: x in bytes, y in rows, z in slices; a
+ * pitched pointer's slices are pitch * ysize bytes apart) in direction p->kind, and returns
+ * when done; ordered like work on the default stream. A zero extent succeeds at once.
+ *
+ * Checked before anything is written: BIREN_ERROR_INVALID_VALUE for a NULL p, a non-NULL
+ * srcArray or dstArray (no CUDA arrays here), NULL pointers, or (depth > 1) rows that would run
+ * into the next slice (pos.y + height > ysize); BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an
+ * unknown kind; BIREN_ERROR_INVALID_PITCH_VALUE when pos.x + width is over a pitch; then every
+ * row as birenMemcpy2D (BIREN_ERROR_INVALID_DEVICE_POINTER, BIREN_ERROR_OUT_OF_BOUNDS).
+ * Nothing is written on error. Thread-safe.
+ */
+enum birenError_t birenMemcpy3D(const struct birenMemcpy3DParms *p);
+
+/**
+ * Enqueues birenMemcpy3D's copy on `stream`; checked at enqueue as birenMemcpy3D (the struct
+ * is read during the call and may be reused at once). BIREN_ERROR_INVALID_HANDLE for a
+ * destroyed or unknown stream. Thread-safe.
+ */
+enum birenError_t birenMemcpy3DAsync(const struct birenMemcpy3DParms *p, birenStream_t stream);
+
+/**
+ * Allocates `size` bytes of device memory from the current pool (birenDeviceGetMemPool) of
+ * `hStream`'s device and writes the address to *devPtr. The memory exists from this call on;
+ * in stream order it may be used by work ordered after the call, and it is given back by
+ * birenFreeAsync (or birenFree). Size 0 gives *devPtr = NULL.
+ * Returns BIREN_ERROR_INVALID_VALUE if devPtr is NULL, BIREN_ERROR_INVALID_HANDLE for a
+ * destroyed or unknown stream, BIREN_ERROR_OUT_OF_MEMORY past the device's capacity or the
+ * pool's maxSize. Nothing is written on error. Thread-safe.
+ */
+enum birenError_t birenMallocAsync(void **devPtr, size_t size, birenStream_t hStream);
+
+/**
+ * As birenMallocAsync, from `memPool` (whose device's memory it is).
+ * BIREN_ERROR_INVALID_VALUE also for an unknown or destroyed pool. Thread-safe.
+ */
+enum birenError_t birenMallocFromPoolAsync(void **ptr, size_t size, birenMemPool_t memPool, birenStream_t stream);
+
+/**
+ * Frees `devPtr` in stream order: the allocation is gone for every call made from now on (a
+ * later copy or fill naming it fails with BIREN_ERROR_INVALID_DEVICE_POINTER, and with the
+ * validator on its message names the free), and its memory goes back when `hStream` reaches
+ * this point (the work enqueued before it in the stream — and, for a blocking stream, in the
+ * default stream — still uses it safely). Work of other streams that is not ordered before the
+ * free must not use it; with the validator on, a kernel writing it after it went back is
+ * reported as a use after free. Any device allocation may be freed this way. NULL succeeds.
+ * Returns BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream,
+ * BIREN_ERROR_INVALID_DEVICE_POINTER if devPtr is not the start of a live device allocation.
+ * Nothing changes on error. Thread-safe.
+ */
+enum birenError_t birenFreeAsync(void *devPtr, birenStream_t hStream);
+
+/**
+ * Writes the default memory pool of `device` to *memPool. Returns BIREN_ERROR_INVALID_VALUE if
+ * memPool is NULL, BIREN_ERROR_INVALID_DEVICE if there is no such device. Thread-safe.
+ */
+enum birenError_t birenDeviceGetDefaultMemPool(birenMemPool_t *memPool, int device);
+
+/**
+ * Writes the pool birenMallocAsync uses on `device` (its default pool unless
+ * birenDeviceSetMemPool chose another) to *memPool. Errors as birenDeviceGetDefaultMemPool.
+ */
+enum birenError_t birenDeviceGetMemPool(birenMemPool_t *memPool, int device);
+
+/**
+ * Makes `memPool` the pool birenMallocAsync uses on `device`. Returns
+ * BIREN_ERROR_INVALID_DEVICE if there is no such device, BIREN_ERROR_INVALID_VALUE if memPool
+ * is not a live pool of that device. Thread-safe.
+ */
+enum birenError_t birenDeviceSetMemPool(int device, birenMemPool_t memPool);
+
+/**
+ * Creates a pool of device memory described by *poolProps (allocType
+ * birenMemAllocationTypePinned, location {birenMemLocationTypeDevice, device}, handleTypes
+ * birenMemHandleTypeNone, maxSize 0 or a byte limit) and writes it to *memPool. Destroy it with
+ * birenMemPoolDestroy. Returns BIREN_ERROR_INVALID_VALUE for NULL arguments, another allocType
+ * or location type; BIREN_ERROR_INVALID_DEVICE for a location id that is no device;
+ * BIREN_ERROR_NOT_SUPPORTED for export handle types. Nothing is created on error. Thread-safe.
+ */
+enum birenError_t birenMemPoolCreate(birenMemPool_t *memPool, const struct birenMemPoolProps *poolProps);
+
+/**
+ * Destroys a pool made by birenMemPoolCreate. Its live allocations stay valid until freed. A
+ * device whose current pool it was goes back to its default pool. Returns
+ * BIREN_ERROR_INVALID_VALUE for an unknown or destroyed pool or a default pool. Thread-safe.
+ */
+enum birenError_t birenMemPoolDestroy(birenMemPool_t memPool);
+
+/**
+ * Sets a pool attribute from *value (an int for the reuse flags, a uint64_t otherwise).
+ * Returns BIREN_ERROR_INVALID_VALUE for an unknown pool, a NULL value, an unknown or read-only
+ * attribute, a reuse flag other than 0 or 1, or a high-water mark other than 0. Thread-safe.
+ */
+enum birenError_t birenMemPoolSetAttribute(birenMemPool_t memPool, birenMemPoolAttr attr, void *value);
+
+/**
+ * Writes a pool attribute to *value (an int for the reuse flags, a uint64_t otherwise).
+ * Reserved bytes equal used bytes (the pool keeps nothing in reserve). Returns
+ * BIREN_ERROR_INVALID_VALUE for an unknown pool, a NULL value or an unknown attribute; nothing
+ * is written on error. Thread-safe.
+ */
+enum birenError_t birenMemPoolGetAttribute(birenMemPool_t memPool, birenMemPoolAttr attr, void *value);
+
+/**
+ * Releases reserved memory of the pool beyond `minBytesToKeep`. The pool keeps no memory in
+ * reserve (freed blocks go back to the device when the free is reached), so there is nothing to
+ * release; the call checks the pool. Returns BIREN_ERROR_INVALID_VALUE for an unknown pool.
+ * Thread-safe.
+ */
+enum birenError_t birenMemPoolTrimTo(birenMemPool_t memPool, size_t minBytesToKeep);
+
+/**
+ * Grants devices access to the memory of `memPool` (`count` descriptors). The pool's own
+ * device always has read-write access. Every device here can reach every pool's memory (one
+ * address space), so the access is recorded and reported by birenMemPoolGetAccess, not
+ * enforced. Returns BIREN_ERROR_INVALID_VALUE for an unknown pool, NULL descList with count > 0,
+ * a location that is not a device, unknown flags, or less than read-write for the pool's own
+ * device; BIREN_ERROR_INVALID_DEVICE for a device that does not exist. All descriptors are
+ * checked before any is applied. Thread-safe.
+ */
+enum birenError_t birenMemPoolSetAccess(birenMemPool_t memPool, const struct birenMemAccessDesc *descList, size_t count);
+
+/**
+ * Writes the access *location has to `memPool`'s memory to *flags: read-write for the pool's
+ * own device, what birenMemPoolSetAccess granted (none by default) for others.
+ * Returns BIREN_ERROR_INVALID_VALUE for an unknown pool, NULL arguments or a location that is
+ * not a device; BIREN_ERROR_INVALID_DEVICE for a device that does not exist. Thread-safe.
+ */
+enum birenError_t birenMemPoolGetAccess(int *flags, birenMemPool_t memPool, struct birenMemLocation *location);
+
+/**
+ * Enqueues `callback(stream, status, userData)` on `stream` (NULL: the default stream): it runs
+ * on a runtime thread once the work enqueued before it has completed, and later work in the
+ * stream waits for it to return. `status` is the device's error at that point — BIREN_SUCCESS
+ * in practice, since a device with a sticky error skips the rest of its queued work, callbacks
+ * included (CUDA would run the callback with the error). The callback must not call
+ * synchronizing runtime calls (they return BIREN_ERROR_NOT_PERMITTED there). `flags` must be 0.
+ * Returns BIREN_ERROR_INVALID_VALUE for a NULL callback or flags != 0,
+ * BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream; nothing is enqueued on error.
+ * (A callback dropped by birenDeviceReset before it ran is not called.) Thread-safe.
+ */
+enum birenError_t birenStreamAddCallback(birenStream_t stream, birenStreamCallback_t callback, void *userData, unsigned int flags);
+
+/**
+ * Writes the device `stream` belongs to (NULL: the current device's default stream) to
+ * *device. Returns BIREN_ERROR_INVALID_VALUE if device is NULL, BIREN_ERROR_INVALID_HANDLE for
+ * a destroyed or unknown stream. Nothing is written on error. Thread-safe.
+ */
+enum birenError_t birenStreamGetDevice(birenStream_t stream, int *device);
+
+/**
+ * birenEventRecord with `flags`: birenEventRecordDefault or birenEventRecordExternal (an
+ * ordinary record outside a graph capture). Returns BIREN_ERROR_INVALID_VALUE for other flags,
+ * otherwise exactly what birenEventRecord returns. Thread-safe.
+ */
+enum birenError_t birenEventRecordWithFlags(birenEvent_t event, birenStream_t stream, unsigned int flags);
+
+/**
+ * Resumes recording the trace (BIREN_TRACE) after birenProfilerStop. Without BIREN_TRACE there
+ * is nothing to record and it does nothing. Always BIREN_SUCCESS after birenInit. Thread-safe.
+ */
+enum birenError_t birenProfilerStart(void);
+
+/**
+ * Pauses recording the trace (BIREN_TRACE) until birenProfilerStart: work that runs meanwhile
+ * is not drawn (the file is still written at reset and exit). Without BIREN_TRACE it does
+ * nothing. Always BIREN_SUCCESS after birenInit. Thread-safe.
+ */
+enum birenError_t birenProfilerStop(void);
+
+/**
+ * Opens a named range on the calling host thread (NVTX's nvtxRangePushA): with BIREN_TRACE it
+ * is drawn on the thread's track, from this call to the matching birenRangePop. Ranges nest;
+ * each host thread has its own stack (at most 1024 deep). Works before birenInit.
+ * Returns BIREN_ERROR_INVALID_VALUE for a NULL name or a stack 1024 deep. Thread-safe.
+ */
+enum birenError_t birenRangePush(const char *name);
+
+/**
+ * Closes the calling host thread's innermost range (NVTX's nvtxRangePop), drawing it in the
+ * trace. Returns BIREN_ERROR_INVALID_VALUE when no range is open on this thread. Thread-safe.
+ */
+enum birenError_t birenRangePop(void);
+
+/**
+ * Writes the attributes of kernel `func` to *attr.
+ * Returns BIREN_ERROR_INVALID_VALUE if attr is NULL, BIREN_ERROR_INVALID_DEVICE_FUNCTION if func
+ * is NULL; nothing is written on error. Any non-NULL C function is a kernel. Thread-safe.
+ */
+enum birenError_t birenFuncGetAttributes(struct birenFuncAttributes *attr, birenKernel_t func);
+
+/**
+ * Sets an attribute of kernel `func` for its later launches.
+ * birenFuncAttributeMaxDynamicSharedMemorySize (0 .. 49152) bounds the sharedMem of its
+ * launches: a launch asking for more fails with BIREN_ERROR_INVALID_CONFIGURATION, and the
+ * occupancy calls count 0 blocks for it. birenFuncAttributePreferredSharedMemoryCarveout (-1 or
+ * 0 .. 100) is recorded and reported by birenFuncGetAttributes.
+ * Returns BIREN_ERROR_INVALID_DEVICE_FUNCTION if func is NULL; BIREN_ERROR_INVALID_VALUE for an
+ * unknown attribute or a value out of its range (nothing changes then). Thread-safe.
+ */
+enum birenError_t birenFuncSetAttribute(birenKernel_t func, birenFuncAttribute attr, int value);
+
+/**
+ * Records the cache preference of kernel `func` (a hint without effect: the simulated device
+ * has no L1 to split). Returns BIREN_ERROR_INVALID_DEVICE_FUNCTION if func is NULL,
+ * BIREN_ERROR_INVALID_VALUE for a value that is not a birenFuncCache. Thread-safe.
+ */
+enum birenError_t birenFuncSetCacheConfig(birenKernel_t func, birenFuncCache cacheConfig);
+
+/**
+ * Writes to *numBlocks how many blocks of `blockSize` threads, each with `dynamicSMemSize` bytes
+ * of dynamic shared memory, are resident at once on one compute unit in the compute capability
+ * 6.0 model: the least of 2048 / (blockSize rounded up to whole warps of 32), 32, and
+ * 65536 / dynamicSMemSize. 0 when such a block cannot be launched at all (over 1024 threads,
+ * or more shared memory than the kernel's birenFuncAttributeMaxDynamicSharedMemorySize): the
+ * launch would fail with BIREN_ERROR_INVALID_CONFIGURATION. (The simulator's compute units run
+ * one block at a time; the number is the one a CUDA program sizes its grids with.)
+ * Returns BIREN_ERROR_INVALID_VALUE if numBlocks is NULL or blockSize <= 0,
+ * BIREN_ERROR_INVALID_DEVICE_FUNCTION if func is NULL; nothing is written on error. Thread-safe.
+ */
+enum birenError_t birenOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, birenKernel_t func, int blockSize, size_t dynamicSMemSize);
+
+/**
+ * As birenOccupancyMaxActiveBlocksPerMultiprocessor, with `flags` birenOccupancyDefault or
+ * birenOccupancyDisableCachingOverride (no effect); other flags give BIREN_ERROR_INVALID_VALUE.
+ */
+enum birenError_t birenOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, birenKernel_t func, int blockSize, size_t dynamicSMemSize, unsigned int flags);
+
+/**
+ * Writes the block size that maximizes occupancy for kernel `func` with `dynamicSMemSize` bytes
+ * of dynamic shared memory per block (at most `blockSizeLimit` threads; 0 = no limit) to
+ * *blockSize, and the smallest grid that fills the current device at that occupancy
+ * (resident blocks per compute unit times compute units) to *minGridSize. Both 0 when no
+ * block size fits (the shared memory is over the kernel's limit). Ties go to the larger block.
+ * A C function here; in CUDA a C++ template of the same name and parameters.
+ * Returns BIREN_ERROR_INVALID_VALUE if minGridSize or blockSize is NULL or blockSizeLimit < 0,
+ * BIREN_ERROR_INVALID_DEVICE_FUNCTION if func is NULL; nothing is written on error. Thread-safe.
+ */
+enum birenError_t birenOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, birenKernel_t func, size_t dynamicSMemSize, int blockSizeLimit);
+
+/**
+ * As birenOccupancyMaxPotentialBlockSize, with the dynamic shared memory of each candidate block
+ * size given by `blockSizeToDynamicSMemSize(blockSize)` (called on the calling thread).
+ * BIREN_ERROR_INVALID_VALUE also if that function is NULL.
+ */
+enum birenError_t birenOccupancyMaxPotentialBlockSizeVariableSMem(int *minGridSize, int *blockSize, birenKernel_t func, birenBlockSizeToDynamicSMemSize_t blockSizeToDynamicSMemSize, int blockSizeLimit);
+
+/**
+ * Writes 1 to *canAccessPeer if kernels of `device` can use memory of `peerDevice` (every
+ * other device here), 0 for the device itself. Returns BIREN_ERROR_INVALID_VALUE if
+ * canAccessPeer is NULL, BIREN_ERROR_INVALID_DEVICE for a device that does not exist.
+ * Thread-safe.
+ */
+enum birenError_t birenDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice);
+
+/**
+ * Enables the current device's access to `peerDevice`'s memory (recorded: it is always
+ * possible here, kernels may use peer memory either way). `flags` must be 0.
+ * Returns BIREN_ERROR_INVALID_DEVICE for a device that does not exist or the current device
+ * itself, BIREN_ERROR_INVALID_VALUE for flags != 0, BIREN_ERROR_PEER_ACCESS_ALREADY_ENABLED if it
+ * is enabled already. Reset by birenDeviceReset of the current device. Thread-safe.
+ */
+enum birenError_t birenDeviceEnablePeerAccess(int peerDevice, unsigned int flags);
+
+/**
+ * Disables the current device's access to `peerDevice` enabled by birenDeviceEnablePeerAccess.
+ * Returns BIREN_ERROR_INVALID_DEVICE for a device that does not exist,
+ * BIREN_ERROR_PEER_ACCESS_NOT_ENABLED if it was not enabled. Thread-safe.
+ */
+enum birenError_t birenDeviceDisablePeerAccess(int peerDevice);
+
+/**
+ * Writes attribute `attr` of the link from `srcDevice` to `dstDevice` to *value.
+ * Returns BIREN_ERROR_INVALID_VALUE if value is NULL, attr is unknown, or the two devices are
+ * the same; BIREN_ERROR_INVALID_DEVICE for a device that does not exist. Thread-safe.
+ */
+enum birenError_t birenDeviceGetP2PAttribute(int *value, birenDeviceP2PAttr attr, int srcDevice, int dstDevice);
+
+/**
+ * Copies `count` bytes from device memory src on `srcDevice` to device memory dst on
+ * `dstDevice` and returns when done; ordered like work on the current device's default stream.
+ * Peer access need not be enabled. Returns BIREN_ERROR_INVALID_DEVICE for a device that does
+ * not exist; BIREN_ERROR_INVALID_DEVICE_POINTER if a side is not in a live allocation of its
+ * device; BIREN_ERROR_OUT_OF_BOUNDS if a range runs past its allocation. Count 0 succeeds.
+ * Nothing is written on error. BIREN_ERROR_NOT_PERMITTED inside a kernel or a host function.
+ * Thread-safe.
+ */
+enum birenError_t birenMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count);
+
+/**
+ * Enqueues birenMemcpyPeer's copy on `stream`; checked at enqueue, nothing enqueued on error.
+ * BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream. Thread-safe.
+ */
+enum birenError_t birenMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, birenStream_t stream);
 
 /**
  * Creates a blocking stream of the lowest priority on the current device and writes it to
@@ -799,6 +2133,64 @@ enum birenError_t birenStreamWaitEvent(birenStream_t stream, birenEvent_t event)
  * BIREN_ERROR_NOT_PERMITTED instead of deadlocking. BIREN_ERROR_INVALID_VALUE for a NULL fn.
  */
 enum birenError_t birenLaunchHostFunc(birenStream_t stream, birenHostFn_t fn, void *userData);
+
+/**
+ * Records a device symbol: `size` bytes at `symbol`, shown as `name` (may be NULL) in messages.
+ * BIREN_DEVICE_SYMBOL and BIREN_DEVICE_ARRAY call it from a constructor, before main; call it
+ * yourself only for globals declared otherwise. Works before birenInit. Registering the same
+ * address again replaces the record. Returns BIREN_ERROR_INVALID_VALUE for a NULL symbol, size
+ * 0, or a range overlapping another symbol. Thread-safe.
+ */
+enum birenError_t birenRegisterSymbol(const void *symbol, size_t size, const char *name);
+
+/**
+ * Writes the address of device symbol `symbol` to *devPtr: the variable itself (kernels and
+ * the host share one address space). The address is accepted by copies as device memory,
+ * bounded by the symbol's size. Symbols are shared by all devices (one copy per process).
+ * Returns BIREN_ERROR_INVALID_VALUE if devPtr is NULL, BIREN_ERROR_INVALID_SYMBOL if `symbol`
+ * is not the start of a declared symbol. Nothing is written on error. Thread-safe.
+ */
+enum birenError_t birenGetSymbolAddress(void **devPtr, const void *symbol);
+
+/**
+ * Writes the size in bytes of device symbol `symbol` to *size.
+ * Returns BIREN_ERROR_INVALID_VALUE if size is NULL, BIREN_ERROR_INVALID_SYMBOL if `symbol` is
+ * not the start of a declared symbol. Nothing is written on error. Thread-safe.
+ */
+enum birenError_t birenGetSymbolSize(size_t *size, const void *symbol);
+
+/**
+ * Copies `count` bytes from src to device symbol `symbol` at byte `offset`, and returns when
+ * done; ordered like work on the default stream (a kernel launched after it sees the bytes).
+ * `symbol` is the variable's address (`&name`, or `name` for an array). `kind`:
+ * birenMemcpyHostToDevice, birenMemcpyDeviceToDevice or birenMemcpyDefault.
+ * Returns BIREN_ERROR_INVALID_SYMBOL if symbol is not a declared symbol;
+ * BIREN_ERROR_INVALID_VALUE if offset + count runs past its size or src is NULL (count > 0);
+ * BIREN_ERROR_INVALID_MEMCPY_DIRECTION for another kind; src range errors as birenMemcpy
+ * (BIREN_ERROR_INVALID_DEVICE_POINTER, BIREN_ERROR_OUT_OF_BOUNDS). Nothing is written on
+ * error. BIREN_ERROR_NOT_PERMITTED inside a kernel or a host function. Thread-safe.
+ */
+enum birenError_t birenMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset, birenMemcpyKind kind);
+
+/**
+ * Copies `count` bytes from device symbol `symbol` at byte `offset` to dst, and returns when
+ * done; ordered like work on the default stream. `kind`: birenMemcpyDeviceToHost,
+ * birenMemcpyDeviceToDevice or birenMemcpyDefault. Errors as birenMemcpyToSymbol (with dst).
+ * Thread-safe.
+ */
+enum birenError_t birenMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset, birenMemcpyKind kind);
+
+/**
+ * Enqueues birenMemcpyToSymbol's copy on `stream`; checked at enqueue, nothing enqueued on
+ * error. BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream. Thread-safe.
+ */
+enum birenError_t birenMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count, size_t offset, birenMemcpyKind kind, birenStream_t stream);
+
+/**
+ * Enqueues birenMemcpyFromSymbol's copy on `stream`; checked at enqueue, nothing enqueued on
+ * error. BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream. Thread-safe.
+ */
+enum birenError_t birenMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset, birenMemcpyKind kind, birenStream_t stream);
 
 #ifdef __cplusplus
 }  // extern "C"
@@ -910,30 +2302,45 @@ static inline dim3 birenDim3(unsigned int x, unsigned int y, unsigned int z) {
 /**
  * @def BIREN_LAUNCH(kernel, grid, block, sharedMem, stream, ...)
  * BIREN_LAUNCH(kernel, grid, block, sharedMem, stream, a, b, ...) launches `kernel` with the
- * arguments a, b, ... (1 to 16 lvalues: variables, not literals), copying their values
- * (sizeof each) at launch, so they may change right after. It evaluates to the birenError_t of
+ * arguments a, b, ... (1 to 16), copying their values (sizeof each) at launch, so they may
+ * change right after. Arguments may be any expressions (n * 2, d + 1, 3.0f) with GCC, Clang,
+ * C23 and C++ (typeof / templates); a strict C99 compiler without typeof needs lvalues
+ * (variables). An argument's type is the expression's type: pass 3.0f, not 3.0, to a float
+ * parameter, and (unsigned)n to an unsigned one, as the kernel reads it. It evaluates to the birenError_t of
  * birenLaunchKernelArgs. For a kernel without arguments use birenLaunchKernel(k, g, b, NULL, 0, s).
  */
 #define BIREN_PP_CAT_(a, b) a##b
 #define BIREN_PP_CAT(a, b) BIREN_PP_CAT_(a, b)
 #define BIREN_PP_NARGS_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, N, ...) N
 #define BIREN_PP_NARGS(...) BIREN_PP_NARGS_(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
-#define BIREN_PP_A1(a) (void *)&(a)
-#define BIREN_PP_A2(a, ...) (void *)&(a), BIREN_PP_A1(__VA_ARGS__)
-#define BIREN_PP_A3(a, ...) (void *)&(a), BIREN_PP_A2(__VA_ARGS__)
-#define BIREN_PP_A4(a, ...) (void *)&(a), BIREN_PP_A3(__VA_ARGS__)
-#define BIREN_PP_A5(a, ...) (void *)&(a), BIREN_PP_A4(__VA_ARGS__)
-#define BIREN_PP_A6(a, ...) (void *)&(a), BIREN_PP_A5(__VA_ARGS__)
-#define BIREN_PP_A7(a, ...) (void *)&(a), BIREN_PP_A6(__VA_ARGS__)
-#define BIREN_PP_A8(a, ...) (void *)&(a), BIREN_PP_A7(__VA_ARGS__)
-#define BIREN_PP_A9(a, ...) (void *)&(a), BIREN_PP_A8(__VA_ARGS__)
-#define BIREN_PP_A10(a, ...) (void *)&(a), BIREN_PP_A9(__VA_ARGS__)
-#define BIREN_PP_A11(a, ...) (void *)&(a), BIREN_PP_A10(__VA_ARGS__)
-#define BIREN_PP_A12(a, ...) (void *)&(a), BIREN_PP_A11(__VA_ARGS__)
-#define BIREN_PP_A13(a, ...) (void *)&(a), BIREN_PP_A12(__VA_ARGS__)
-#define BIREN_PP_A14(a, ...) (void *)&(a), BIREN_PP_A13(__VA_ARGS__)
-#define BIREN_PP_A15(a, ...) (void *)&(a), BIREN_PP_A14(__VA_ARGS__)
-#define BIREN_PP_A16(a, ...) (void *)&(a), BIREN_PP_A15(__VA_ARGS__)
+/* Where the compiler has typeof (GCC, Clang, C23), each argument is copied into a compound
+ * literal (a one-element array of its own type, so structs work too), so any expression works:
+ * BIREN_LAUNCH(k, g, b, 0, s, n * 2, d + 1). The literal lives until the end of the enclosing
+ * block, past the launch call, which copies the values. Arrays cannot be arguments (as in CUDA:
+ * pass a pointer). Elsewhere (strict C99 without GNU extensions) arguments must be lvalues. */
+#if defined(__GNUC__) || defined(__clang__)
+#define BIREN_PP_ARG(a) (void *)(__typeof__(a)[1]){a}
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 202311L
+#define BIREN_PP_ARG(a) (void *)(typeof(a)[1]){a}
+#else
+#define BIREN_PP_ARG(a) (void *)&(a)
+#endif
+#define BIREN_PP_A1(a) BIREN_PP_ARG(a)
+#define BIREN_PP_A2(a, ...) BIREN_PP_ARG(a), BIREN_PP_A1(__VA_ARGS__)
+#define BIREN_PP_A3(a, ...) BIREN_PP_ARG(a), BIREN_PP_A2(__VA_ARGS__)
+#define BIREN_PP_A4(a, ...) BIREN_PP_ARG(a), BIREN_PP_A3(__VA_ARGS__)
+#define BIREN_PP_A5(a, ...) BIREN_PP_ARG(a), BIREN_PP_A4(__VA_ARGS__)
+#define BIREN_PP_A6(a, ...) BIREN_PP_ARG(a), BIREN_PP_A5(__VA_ARGS__)
+#define BIREN_PP_A7(a, ...) BIREN_PP_ARG(a), BIREN_PP_A6(__VA_ARGS__)
+#define BIREN_PP_A8(a, ...) BIREN_PP_ARG(a), BIREN_PP_A7(__VA_ARGS__)
+#define BIREN_PP_A9(a, ...) BIREN_PP_ARG(a), BIREN_PP_A8(__VA_ARGS__)
+#define BIREN_PP_A10(a, ...) BIREN_PP_ARG(a), BIREN_PP_A9(__VA_ARGS__)
+#define BIREN_PP_A11(a, ...) BIREN_PP_ARG(a), BIREN_PP_A10(__VA_ARGS__)
+#define BIREN_PP_A12(a, ...) BIREN_PP_ARG(a), BIREN_PP_A11(__VA_ARGS__)
+#define BIREN_PP_A13(a, ...) BIREN_PP_ARG(a), BIREN_PP_A12(__VA_ARGS__)
+#define BIREN_PP_A14(a, ...) BIREN_PP_ARG(a), BIREN_PP_A13(__VA_ARGS__)
+#define BIREN_PP_A15(a, ...) BIREN_PP_ARG(a), BIREN_PP_A14(__VA_ARGS__)
+#define BIREN_PP_A16(a, ...) BIREN_PP_ARG(a), BIREN_PP_A15(__VA_ARGS__)
 #define BIREN_PP_S1(a) sizeof(a)
 #define BIREN_PP_S2(a, ...) sizeof(a), BIREN_PP_S1(__VA_ARGS__)
 #define BIREN_PP_S3(a, ...) sizeof(a), BIREN_PP_S2(__VA_ARGS__)
@@ -951,19 +2358,98 @@ static inline dim3 birenDim3(unsigned int x, unsigned int y, unsigned int z) {
 #define BIREN_PP_S15(a, ...) sizeof(a), BIREN_PP_S14(__VA_ARGS__)
 #define BIREN_PP_S16(a, ...) sizeof(a), BIREN_PP_S15(__VA_ARGS__)
 #ifdef __cplusplus
-#define BIREN_LAUNCH(kernel, grid, block, sharedMem, stream, ...)                                 \
-  ([&]() -> birenError_t {                                                                      \
-    void *biren_launch_args_[] = {BIREN_PP_CAT(BIREN_PP_A, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)}; \
-    const size_t biren_launch_sizes_[] = {BIREN_PP_CAT(BIREN_PP_S, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)}; \
-    return birenLaunchKernelArgs((kernel), (grid), (block), biren_launch_args_, biren_launch_sizes_, \
-                                 BIREN_PP_NARGS(__VA_ARGS__), (sharedMem), (stream));           \
-  }())
+/* C++: a variadic template takes the arguments by reference, so expressions work too: their
+ * temporaries live until the launch call returns, and the values are copied at launch. */
+template <typename... BirenArgs>
+static inline birenError_t birenLaunchArgs_(birenKernel_t kernel, dim3 grid, dim3 block, size_t sharedMem,
+                                            birenStream_t stream, const BirenArgs &...args) {
+  void *ptrs[] = {(void *)&args...};
+  const size_t sizes[] = {sizeof(BirenArgs)...};
+  return birenLaunchKernelArgs(kernel, grid, block, ptrs, sizes, (unsigned)sizeof...(BirenArgs), sharedMem, stream);
+}
+#define BIREN_LAUNCH(kernel, grid, block, sharedMem, stream, ...)                                 birenLaunchArgs_((kernel), (grid), (block), (sharedMem), (stream), __VA_ARGS__)
 #else
 #define BIREN_LAUNCH(kernel, grid, block, sharedMem, stream, ...)                                 \
   birenLaunchKernelArgs((kernel), (grid), (block),                                              \
                         (void *[]){BIREN_PP_CAT(BIREN_PP_A, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)}, \
                         (const size_t[]){BIREN_PP_CAT(BIREN_PP_S, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)}, \
                         BIREN_PP_NARGS(__VA_ARGS__), (sharedMem), (stream))
+#endif
+
+/* ---- Device properties -------------------------------------------------------------------
+ * birenDeviceProp grew (warpSize, major, minor, ...). The exported birenGetDeviceProperties
+ * fills only the fields of header version 1.0, so programs built against that header keep
+ * working; programs built against this one call birenGetDeviceProperties_v2 under the old name.
+ */
+#define birenGetDeviceProperties birenGetDeviceProperties_v2
+
+/* ---- Pitched memory helpers (CUDA's make_cudaPitchedPtr, make_cudaExtent, make_cudaPos) --- */
+/** A birenPitchedPtr: pointer, pitch (bytes between rows), row width in bytes, rows per slice. */
+static inline birenPitchedPtr make_birenPitchedPtr(void *d, size_t p, size_t xsz, size_t ysz) {
+  birenPitchedPtr r;
+  r.ptr = d;
+  r.pitch = p;
+  r.xsize = xsz;
+  r.ysize = ysz;
+  return r;
+}
+/** A birenExtent: width (bytes for linear memory), height (rows), depth (slices). */
+static inline birenExtent make_birenExtent(size_t w, size_t h, size_t d) {
+  birenExtent r;
+  r.width = w;
+  r.height = h;
+  r.depth = d;
+  return r;
+}
+/** A birenPos: x (bytes), y (rows), z (slices). */
+static inline birenPos make_birenPos(size_t x, size_t y, size_t z) {
+  birenPos r;
+  r.x = x;
+  r.y = y;
+  r.z = z;
+  return r;
+}
+
+/* ---- Device symbols (CUDA's __device__ and __constant__ variables) -----------------------
+ * BIREN_DEVICE_SYMBOL(type, name) and BIREN_DEVICE_ARRAY(type, name, n) declare a global that
+ * kernels use by name and the host reaches with birenMemcpyToSymbol / birenMemcpyFromSymbol
+ * (passing &name, or name for an array), birenGetSymbolAddress and birenGetSymbolSize. A
+ * constructor records its address and size before main. An initializer may follow:
+ *     BIREN_DEVICE_ARRAY(float, coeffs, 4) = {1, 2, 3, 4};
+ *     BIREN_DEVICE_SYMBOL(int, counter);
+ * BIREN_CONSTANT_SYMBOL / BIREN_CONSTANT_ARRAY are the same (__constant__: kernels should only
+ * read them; not enforced). Use at file scope, once per name. One copy per process, shared by
+ * all devices. Needs GCC or Clang (constructor attribute); elsewhere declare the global yourself
+ * and call birenRegisterSymbol(&name, sizeof name, "name") before using it.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define BIREN_SYMBOL_REGISTRAR_(name)                                                           static void biren_register_symbol_##name(void) __attribute__((constructor));               static void biren_register_symbol_##name(void) {                                            (void)birenRegisterSymbol((const void *)&name, sizeof(name), #name);                       }
+#define BIREN_DEVICE_SYMBOL(type, name) extern type name; BIREN_SYMBOL_REGISTRAR_(name) type name
+#define BIREN_DEVICE_ARRAY(type, name, n) extern type name[n]; BIREN_SYMBOL_REGISTRAR_(name) type name[n]
+#define BIREN_CONSTANT_SYMBOL(type, name) BIREN_DEVICE_SYMBOL(type, name)
+#define BIREN_CONSTANT_ARRAY(type, name, n) BIREN_DEVICE_ARRAY(type, name, n)
+#endif
+
+/* ---- Static shared memory (CUDA's __shared__ arrays) ----------------------------------------
+ * Inside a kernel, `BIREN_SHARED float tile[16][16];` declares an array shared by the threads of
+ * a block, like CUDA's `__shared__ float tile[16][16];`: a compute unit runs one block at a time,
+ * all its threads on that unit's OS thread, so a thread-local static is exactly per block. As in
+ * CUDA, its contents are undefined when a block starts (they are what the unit's previous block
+ * left) and an initializer is not re-applied per block; write it, birenSyncThreads(), then read.
+ * It is not counted in sharedMemPerBlock. Needs C11 (_Thread_local), C++11 (thread_local) or
+ * GCC/Clang (__thread).
+ */
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define BIREN_SHARED static thread_local
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define BIREN_SHARED static _Thread_local
+#elif defined(__GNUC__) || defined(__clang__)
+#define BIREN_SHARED static __thread
+#endif
+
+/* ---- Vector types (float2 .. double4, make_float4, ...) ----------------------------------- */
+#ifndef BIREN_NO_VECTOR_TYPES
+#include "biren_vector_types.h"
 #endif
 
 #endif /* BIREN_RUNTIME_INLINE_H */

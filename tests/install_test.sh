@@ -119,6 +119,15 @@ uses_installed() { local out; out="$(LD_LIBRARY_PATH="$L" ldd "$WORK/prog-shared
 check "loader resolves $SONAME to the installed copy" uses_installed
 check "run" env LD_LIBRARY_PATH="$L" "$WORK/prog-shared"
 
+echo "== biren-prof, installed beside the library"
+check "$P/bin/biren-prof is executable" test -x "$P/bin/biren-prof"
+prof_runs() {
+  env LD_LIBRARY_PATH="$L" "$P/bin/biren-prof" --csv --output "$WORK/prof.csv" "$WORK/prog-shared" &&
+    grep -q '^copies,HtoD,1,4000,' "$WORK/prof.csv" && grep -q '^copies,DtoH,1,4000,' "$WORK/prof.csv" &&
+    grep -qE '^kernels,[^,]+,1,' "$WORK/prof.csv"
+}
+check "profiles the installed program: one kernel, 4000 bytes each way" prof_runs
+
 echo "== static: cc -static prog.c \$(pkg-config --static --cflags --libs biren_runtime)"
 # glibc's linker warns about getaddrinfo/getpwuid_r in Rust's std (never called by the runtime).
 # shellcheck disable=SC2046
@@ -210,7 +219,7 @@ check "make install" "$MAKE" -s -C "$ROOT" install DESTDIR="$S" PREFIX=/usr/loca
 staged() {
   local f
   for f in lib/libbiren_runtime.so.$VERSION lib/$SONAME lib/libbiren_runtime.so lib/libbiren_runtime.a \
-           include/biren_runtime.h lib/pkgconfig/biren_runtime.pc \
+           include/biren_runtime.h include/biren_vector_types.h lib/pkgconfig/biren_runtime.pc bin/biren-prof \
            lib/cmake/biren_runtime/biren_runtimeConfig.cmake lib/cmake/biren_runtime/biren_runtimeConfigVersion.cmake; do
     test -e "$S/usr/local/$f" || { echo "missing $S/usr/local/$f"; return 1; }
   done

@@ -25,6 +25,8 @@ pub struct Grid {
     pub grid: Dim3,
     pub block: Dim3,
     pub shared_bytes: usize,
+    /// Stack of each simulated thread (fiber), in bytes; 0: the runner's default.
+    pub stack_size: usize,
 }
 
 // The argument array is owned by the launch (or promised valid by the user) for the whole run.
@@ -240,6 +242,11 @@ impl BlockRunner {
     pub fn run_block(&mut self, grid: &Grid, linear: u64) -> BlockOutcome {
         let unit = kernel_ctx::unit();
         let ctx = unit as *mut KernelCtx;
+        if grid.stack_size != 0 && grid.stack_size != self.stack_size {
+            // birenDeviceSetLimit(birenLimitStackSize) changed it: new stacks from now on.
+            self.stacks.clear();
+            self.stack_size = grid.stack_size;
+        }
         let words = grid.shared_bytes.div_ceil(16);
         if self.shared.len() < words {
             self.shared.resize(words, 0);
@@ -361,6 +368,7 @@ mod tests {
             grid: g,
             block: b,
             shared_bytes: shared,
+            stack_size: 0,
         }
     }
 

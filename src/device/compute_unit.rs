@@ -17,8 +17,14 @@ pub trait BlockSource: Send + Sync + 'static {
     fn grid(kernel: &Self::Kernel) -> &Grid;
     /// An id of the launch, unique on the device and never 0 (for the kernel watchdog).
     fn launch_id(kernel: &Self::Kernel) -> u64;
-    /// Reports that a block handed out by `next_block` has ended.
-    fn block_done(&self, kernel: Self::Kernel, block: u64, outcome: BlockOutcome);
+    /// Reports that a block handed out by `next_block` to `unit` has ended.
+    fn block_done(
+        &self,
+        unit: &mut Self::UnitState,
+        kernel: Self::Kernel,
+        block: u64,
+        outcome: BlockOutcome,
+    );
 }
 
 /// The worker threads of one device.
@@ -61,7 +67,7 @@ impl ComputeUnits {
                                     o
                                 }
                             };
-                            src.block_done(k, b, outcome);
+                            src.block_done(&mut unit, k, b, outcome);
                         }
                         super::fault::forget_unit_thread();
                     })

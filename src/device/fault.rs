@@ -50,7 +50,9 @@ static INSTALLED: AtomicBool = AtomicBool::new(false);
 fn is_unit_thread() -> bool {
     // SAFETY: pthread_self has no preconditions.
     let me = unsafe { libc::pthread_self() } as usize;
-    UNIT_THREADS.iter().any(|t| t.load(Ordering::Relaxed) == me)
+    UNIT_THREADS
+        .iter()
+        .any(|t| t.load(Ordering::Relaxed) == me)
 }
 
 /// Installs the fault handlers (once per process; later calls do nothing).
@@ -133,11 +135,7 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, uctx: *mut
         // SAFETY: `u` is this unit thread's state (its TLS was touched when the unit started).
         unsafe {
             if std::ptr::read_volatile(&(*u).on_fiber) && !(*u).yielder.is_null() {
-                let addr = if info.is_null() {
-                    0
-                } else {
-                    (*info).si_addr() as usize
-                };
+                let addr = if info.is_null() { 0 } else { (*info).si_addr() as usize };
                 (*u).fault = Fault { signal: sig, addr };
                 // Does not return: the block runner abandons this fiber.
                 super::block::suspend_for_fault();
@@ -251,16 +249,18 @@ impl Watchdog {
                 while let Some(w) = weak.upgrade() {
                     let now = clock_ns();
                     for u in &w.units {
+                        // `busy` first (acquire): the `since` read after it is at least the one
+                        // stored before the unit set `busy` (release) for this block.
+                        if !u.busy.load(Ordering::Acquire) {
+                            continue;
+                        }
                         let since = u.since_ns.load(Ordering::Relaxed);
-                        if u.busy.load(Ordering::Acquire) && now.saturating_sub(since) > timeout_ns
-                        {
+                        if now.saturating_sub(since) > timeout_ns {
                             let t = u.thread.load(Ordering::Relaxed);
                             if t != 0 {
                                 // SAFETY: a live compute unit thread (units never exit while
                                 // their device exists, and we hold the device's watchdog).
-                                unsafe {
-                                    libc::pthread_kill(t as libc::pthread_t, watchdog_signal())
-                                };
+                                unsafe { libc::pthread_kill(t as libc::pthread_t, watchdog_signal()) };
                             }
                         }
                     }

@@ -55,6 +55,7 @@ pub fn finish(name: &str, r: Result<()>, args: impl Fn() -> String) -> birenErro
     if failed && trace::on() {
         trace::instant(
             trace::Track::HostThread,
+            trace::ERROR,
             format!("{name} -> {}", error::error_name(code)),
             String::new(),
         );

@@ -4,9 +4,6 @@ use super::boundary::{ffi_call, ffi_value, last_error, out, take_last_error};
 use super::current_device;
 use super::types::*;
 use crate::runtime::error::{self, ErrorCode};
-use crate::runtime::exec::launch::{
-    MAX_BLOCK, MAX_GRID, MAX_THREADS_PER_BLOCK, SHARED_MEM_PER_BLOCK,
-};
 use crate::runtime::exec::scheduler::Policy;
 use crate::runtime::{self, diagnostics};
 use std::ffi::{c_char, c_int, c_void};
@@ -22,11 +19,12 @@ use std::ffi::{c_char, c_int, c_void};
 /// Returns BIREN_ERROR_INVALID_VALUE, after one line on stderr naming the variable, when a
 /// variable is malformed; the runtime then stays uninitialized and birenInit may be retried.
 ///
-/// fork(): the runtime's threads do not exist in a child process, so the child does not inherit
-/// the runtime. In the child every call returns BIREN_ERROR_NOT_INITIALIZED (never a hang) until
-/// it calls birenInit, which starts a fresh runtime with no streams, events or allocations (the
-/// parent's handles and device pointers mean nothing there). The child does not write the
-/// parent's BIREN_TRACE file. The parent is unaffected.
+/// fork(): as with CUDA, a child forked after birenInit cannot use the runtime (its threads did
+/// not follow the fork). In the child every call returns BIREN_ERROR_NOT_INITIALIZED at once
+/// (never a hang), and birenInit returns BIREN_ERROR_NOT_SUPPORTED with one line on stderr.
+/// Start worker processes before birenInit, or exec a new program (posix_spawn; in Python,
+/// multiprocessing's "spawn" start method). A child forked before birenInit may call it as
+/// usual. The child does not write the parent's BIREN_TRACE file. The parent is unaffected.
 #[no_mangle]
 pub extern "C" fn birenInit() -> birenError_t {
     ffi_call!("birenInit"() {
@@ -99,7 +97,10 @@ pub extern "C" fn birenGetDevice(device: *mut c_int) -> birenError_t {
     })
 }
 
-/// Fills *prop with the properties of `device`.
+/// Fills the fields of *prop that version 1.0 of this header had (name .. streamPrioritiesSupported)
+/// and writes nothing past them: programs compiled against that header pass that smaller
+/// struct. Programs compiled against this header reach birenGetDeviceProperties_v2 under this
+/// name (see the #define below), which fills every field.
 /// BIREN_ERROR_INVALID_VALUE if prop is NULL; BIREN_ERROR_INVALID_DEVICE if there is no such device.
 #[no_mangle]
 pub extern "C" fn birenGetDeviceProperties(
@@ -109,24 +110,16 @@ pub extern "C" fn birenGetDeviceProperties(
     ffi_call!("birenGetDeviceProperties"(prop, device) {
         let rt = runtime::get()?;
         let i = usize::try_from(device).map_err(|_| ErrorCode::InvalidDevice)?;
-        let d = rt.device(i)?;
-        let p = out(prop)?;
-        let mut name = [0 as c_char; 256];
-        let text = format!("BIREN simulated accelerator {i} ({} compute units)", d.exec.compute_units());
-        for (dst, b) in name.iter_mut().zip(text.bytes().take(255)) {
-            *dst = b as c_char;
-        }
-        *p = birenDeviceProp {
-            name,
-            totalGlobalMem: d.exec.memory.capacity() as usize,
-            sharedMemPerBlock: SHARED_MEM_PER_BLOCK,
-            maxThreadsPerBlock: MAX_THREADS_PER_BLOCK as c_int,
-            maxThreadsDim: [MAX_BLOCK.x as c_int, MAX_BLOCK.y as c_int, MAX_BLOCK.z as c_int],
-            maxGridSize: [MAX_GRID.x as c_int, MAX_GRID.y as c_int, MAX_GRID.z as c_int],
-            multiProcessorCount: d.exec.compute_units() as c_int,
-            asyncEngineCount: 2,
-            concurrentKernels: 1,
-            streamPrioritiesSupported: 1,
+        rt.device(i)?;
+        out(prop)?;
+        let full = super::device::properties(i)?;
+        // SAFETY: the caller's struct has at least the version-1.0 fields; only those are written.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                &full as *const birenDeviceProp as *const u8,
+                prop as *mut u8,
+                super::device::PROP_V1_BYTES,
+            )
         };
         Ok(())
     })

@@ -8,7 +8,7 @@ use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::launch::{
     check_config, KernelArgs, Launch, MAX_ARG_SIZE, MAX_KERNEL_ARGS,
 };
-use crate::runtime::exec::stream::Work;
+use crate::runtime::exec::work::Work;
 use crate::runtime::{self, diagnostics};
 use std::collections::HashSet;
 use std::ffi::{c_char, c_uint, c_void, CStr};
@@ -39,7 +39,15 @@ fn launch(
         );
         return Err(e);
     }
-    let s = rt.stream(handle(stream))?;
+    let max_shared = rt.func_attrs.get(k as usize).max_dynamic_shared;
+    if sharedMem > max_shared {
+        diagnostics::finding(
+            call,
+            &format!("sharedMem={sharedMem} is over the kernel's birenFuncAttributeMaxDynamicSharedMemorySize ({max_shared})"),
+        );
+        return Err(ErrorCode::InvalidConfiguration);
+    }
+    let s = rt.stream_ref(handle(stream))?;
     let d = device_of(rt, s.device)?;
     // Arguments may point into device memory that a reset during this call frees.
     let epoch = d.exec.epoch();
@@ -60,6 +68,7 @@ fn launch(
         grid,
         block,
         shared: sharedMem,
+        stack_size: rt.settings[s.device].stack_size(),
         args,
         info,
     };
@@ -93,7 +102,8 @@ fn advise_unregistered(k: usize) {
 ///
 /// Returns BIREN_ERROR_INVALID_VALUE for a NULL kernel; BIREN_ERROR_INVALID_CONFIGURATION for a
 /// zero dimension, a block over (1024,1024,64) or 1024 threads, a grid over
-/// (2^31-1,65535,65535), or sharedMem over sharedMemPerBlock; BIREN_ERROR_INVALID_HANDLE for a
+/// (2^31-1,65535,65535), or sharedMem over sharedMemPerBlock or over the kernel's
+/// birenFuncAttributeMaxDynamicSharedMemorySize; BIREN_ERROR_INVALID_HANDLE for a
 /// destroyed stream, or for a launch that overlaps a birenDeviceReset of its device (its
 /// arguments may point to memory the reset freed). Nothing is enqueued on error. Thread-safe.
 #[no_mangle]

@@ -5,7 +5,7 @@ use super::types::*;
 use super::{current_device, device_of};
 use crate::runtime::diagnostics::{self, caller, racecheck};
 use crate::runtime::error::ErrorCode;
-use crate::runtime::exec::stream::Work;
+use crate::runtime::exec::work::Work;
 use crate::runtime::memory::ALIGN;
 use crate::runtime::{self, exec::context::sync_forbidden_here};
 use std::ffi::{c_int, c_void};
@@ -56,6 +56,8 @@ pub extern "C" fn birenFree(devPtr: *mut c_void) -> birenError_t {
         if diagnostics::validator_on() {
             crate::runtime::diagnostics::validator::check_on_free(&d.exec.memory, p);
         }
+        rt.pools.forget(p);
+        rt.managed.remove(p);
         let r = d.free(p);
         if r.is_ok() && racecheck::on() {
             racecheck::freed(p);
@@ -88,8 +90,9 @@ pub extern "C" fn birenMallocHost(ptr: *mut *mut c_void, size: usize) -> birenEr
     })
 }
 
-/// Frees memory from birenMallocHost. NULL succeeds. BIREN_ERROR_INVALID_VALUE if ptr is not the
-/// start of a live birenMallocHost allocation.
+/// Frees memory from birenMallocHost or birenHostAlloc. NULL succeeds. BIREN_ERROR_INVALID_VALUE
+/// if ptr is not the start of a live birenMallocHost/birenHostAlloc allocation (a range from
+/// birenHostRegister included: birenHostUnregister forgets those).
 #[no_mangle]
 pub extern "C" fn birenFreeHost(ptr: *mut c_void) -> birenError_t {
     ffi_call!("birenFreeHost"(ptr) {
@@ -100,7 +103,9 @@ pub extern "C" fn birenFreeHost(ptr: *mut c_void) -> birenError_t {
         if racecheck::on() && rt.host_memory.find(ptr as usize).is_some_and(|r| r.base == ptr as usize) {
             racecheck::host_buffer_freed(ptr as usize);
         }
-        let a = rt.host_memory.unregister(ptr as usize).map_err(|_| ErrorCode::InvalidValue)?;
+        // Registered ranges are the caller's memory: birenHostUnregister, not this, forgets them.
+        let a = rt.host_memory.unregister_if(ptr as usize, |a| !a.is_foreign()).map_err(|_| ErrorCode::InvalidValue)?;
+        rt.host_flags.remove(a.base);
         rt.host_memory.release(a);
         Ok(())
     })
@@ -109,7 +114,7 @@ pub extern "C" fn birenFreeHost(ptr: *mut c_void) -> birenError_t {
 /// Resolves `stream`, refuses synchronous calls where they would wait for themselves, and lets
 /// `plan` check the arguments (None: nothing to do). Then enqueues the work (or, synchronous on an
 /// idle device, lets `inline` do it at once) and, if `sync`, waits for it.
-fn copy_or_fill(
+pub(crate) fn copy_or_fill(
     stream: birenStream_t,
     sync: bool,
     call: &str,
@@ -127,9 +132,12 @@ fn copy_or_fill(
     let Some(work) = plan(rt)? else {
         return Ok(());
     };
-    // Nothing is queued anywhere on the device: a synchronous call is next in line; do it here.
-    // (Not while race detection is on: it sees accesses as ops in streams.)
-    if let Some(f) = inline.filter(|_| sync && !racecheck::on()) {
+    // Nothing is queued anywhere on the device: a synchronous call is next in line; do it here
+    // (unless tracing: the trace shows copies where they run, on the stream and a copy engine;
+    // nor with race detection on: it sees accesses as ops in streams).
+    if let Some(f) =
+        inline.filter(|_| sync && !runtime::diagnostics::trace::on() && !racecheck::on())
+    {
         if d.run_inline_since(&s, epoch, || f(&work)) {
             return Ok(());
         }
@@ -157,6 +165,7 @@ fn memcpy_on(
             src: p.src,
             len: p.len,
             engine: p.engine,
+            dir: p.dir(),
         }))
     };
     fn inline(w: &Work) {
@@ -177,8 +186,9 @@ fn memcpy_on(
 /// allocation gives BIREN_ERROR_INVALID_DEVICE_POINTER; a device range that runs past the end of
 /// its allocation gives BIREN_ERROR_OUT_OF_BOUNDS; a host range that wraps around the address
 /// space gives BIREN_ERROR_INVALID_VALUE. A side that `kind` says is host memory but that touches
-/// a live device allocation or page-locked host allocation (birenMallocHost) is bounds-checked
-/// all the same: running past its end, or into it from outside, gives BIREN_ERROR_OUT_OF_BOUNDS.
+/// a live device allocation, page-locked memory (birenMallocHost, birenHostAlloc) or a
+/// birenHostRegister range is bounds-checked all the same: running past its end, or into it from
+/// outside, gives BIREN_ERROR_OUT_OF_BOUNDS.
 /// BIREN_ERROR_DEADLOCK if the copy can never run: it is ordered after a blocking stream that
 /// waits for the first record of an event nobody records (reported once the stall has lasted
 /// BIREN_DEADLOCK_TIMEOUT_MS; the copy is withdrawn). On any error nothing is written.
@@ -276,8 +286,8 @@ pub extern "C" fn birenMemGetInfo(free: *mut usize, total: *mut usize) -> birenE
     })
 }
 
-/// Describes the memory `ptr` points into: its type (device, registered host, or
-/// unregistered), its device, and the base and size of the allocation it lies in. An unknown
+/// Describes the memory `ptr` points into: its type (device, managed — with both pointers set —,
+/// registered host, or unregistered), its device, and the base and size of the allocation it lies in. An unknown
 /// pointer (including NULL) is not an error: it is reported as birenMemoryTypeUnregistered.
 /// BIREN_ERROR_INVALID_VALUE if attributes is NULL.
 #[no_mangle]
@@ -290,7 +300,16 @@ pub extern "C" fn birenPointerGetAttributes(
         let o = out(attributes)?;
         let p = ptr as usize;
         let null = std::ptr::null_mut();
-        *o = if let Some((dev, r)) = rt.device_region(p) {
+        *o = if let Some((dev, r)) = rt.device_region(p).filter(|(_, r)| rt.managed.get(r.base).is_some()) {
+            birenPointerAttributes {
+                type_: birenMemoryType::birenMemoryTypeManaged,
+                device: dev as c_int,
+                devicePointer: ptr as *mut c_void,
+                hostPointer: ptr as *mut c_void,
+                basePointer: r.base as *mut c_void,
+                size: r.size,
+            }
+        } else if let Some((dev, r)) = rt.device_region(p) {
             birenPointerAttributes {
                 type_: birenMemoryType::birenMemoryTypeDevice,
                 device: dev as c_int,

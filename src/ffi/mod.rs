@@ -7,10 +7,19 @@
 
 pub mod boundary;
 pub mod control;
+pub mod device;
 pub mod event;
+pub mod hostmem;
 pub mod launch;
+pub mod managed;
 pub mod memory;
+pub mod memory2d;
+pub mod mempool;
+pub mod misc;
+pub mod occupancy;
+pub mod peer;
 pub mod stream;
+pub mod symbols;
 pub mod types;
 
 use crate::runtime::{self, error::Result, exec::context::DeviceContext, Runtime};

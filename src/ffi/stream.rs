@@ -6,7 +6,8 @@ use super::{current_device, device_of};
 use crate::runtime;
 use crate::runtime::diagnostics::{self, caller};
 use crate::runtime::error::{ErrorCode, Result};
-use crate::runtime::exec::stream::{HostCall, StreamCore, Work, STREAM_NON_BLOCKING};
+use crate::runtime::exec::stream::{StreamCore, STREAM_NON_BLOCKING};
+use crate::runtime::exec::work::{HostCall, Work};
 use std::ffi::{c_int, c_uint, c_void};
 use std::sync::Arc;
 
@@ -25,7 +26,7 @@ fn create(pStream: *mut birenStream_t, flags: c_uint, priority: c_int) -> Result
         super::control::BIREN_STREAM_PRIORITY_GREATEST,
         super::control::BIREN_STREAM_PRIORITY_LEAST,
     );
-    let s = Arc::new(StreamCore::new(
+    let s = StreamCore::new(
         rt.next_id(),
         d.index,
         flags,
@@ -33,7 +34,7 @@ fn create(pStream: *mut birenStream_t, flags: c_uint, priority: c_int) -> Result
         false,
         d.exec.clone(),
         caller::user_caller(),
-    ));
+    );
     let h = rt.streams.insert(s.clone()).ok_or(ErrorCode::OutOfMemory)?;
     d.add_stream(s);
     *o = h as usize as birenStream_t;

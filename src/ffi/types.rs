@@ -39,8 +39,24 @@ pub enum birenError_t {
     BIREN_ERROR_NOT_PERMITTED = 14,
     /// The operation is not supported.
     BIREN_ERROR_NOT_SUPPORTED = 15,
+    /// The limit is not supported by the device.
+    BIREN_ERROR_UNSUPPORTED_LIMIT = 16,
+    /// A pitch, width or height of a 2D/3D copy or fill is invalid.
+    BIREN_ERROR_INVALID_PITCH_VALUE = 17,
+    /// The symbol is not a declared device symbol.
+    BIREN_ERROR_INVALID_SYMBOL = 18,
+    /// Part of the host range is already registered.
+    BIREN_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 19,
+    /// The host pointer is not the start of a registered range.
+    BIREN_ERROR_HOST_MEMORY_NOT_REGISTERED = 20,
+    /// The kernel function is NULL or invalid.
+    BIREN_ERROR_INVALID_DEVICE_FUNCTION = 21,
+    /// Peer access to that device is enabled already.
+    BIREN_ERROR_PEER_ACCESS_ALREADY_ENABLED = 22,
+    /// Peer access to that device is not enabled.
+    BIREN_ERROR_PEER_ACCESS_NOT_ENABLED = 23,
     /// A kernel ran longer than BIREN_KERNEL_TIMEOUT_MS and was stopped by the watchdog.
-    BIREN_ERROR_LAUNCH_TIMEOUT = 16,
+    BIREN_ERROR_LAUNCH_TIMEOUT = 24,
     /// An unknown internal error occurred.
     BIREN_ERROR_UNKNOWN = 999,
 }
@@ -66,7 +82,15 @@ impl birenError_t {
             13 => BIREN_ERROR_ILLEGAL_ADDRESS,
             14 => BIREN_ERROR_NOT_PERMITTED,
             15 => BIREN_ERROR_NOT_SUPPORTED,
-            16 => BIREN_ERROR_LAUNCH_TIMEOUT,
+            16 => BIREN_ERROR_UNSUPPORTED_LIMIT,
+            17 => BIREN_ERROR_INVALID_PITCH_VALUE,
+            18 => BIREN_ERROR_INVALID_SYMBOL,
+            19 => BIREN_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
+            20 => BIREN_ERROR_HOST_MEMORY_NOT_REGISTERED,
+            21 => BIREN_ERROR_INVALID_DEVICE_FUNCTION,
+            22 => BIREN_ERROR_PEER_ACCESS_ALREADY_ENABLED,
+            23 => BIREN_ERROR_PEER_ACCESS_NOT_ENABLED,
+            24 => BIREN_ERROR_LAUNCH_TIMEOUT,
             _ => BIREN_ERROR_UNKNOWN,
         }
     }
@@ -117,6 +141,8 @@ pub enum birenMemoryType {
     birenMemoryTypeHost = 1,
     /// Device memory from birenMalloc.
     birenMemoryTypeDevice = 2,
+    /// Managed memory from birenMallocManaged: usable by host and device at one address.
+    birenMemoryTypeManaged = 3,
 }
 
 /// Stream flag: the stream follows the default-stream rules (waits for and is waited by the default stream).
@@ -130,7 +156,15 @@ pub const birenEventBlockingSync: c_uint = 1;
 /// Event flag: the event records no time; birenEventElapsedTime refuses it. Recording is cheaper.
 pub const birenEventDisableTiming: c_uint = 2;
 
-/// Properties of a device (birenGetDeviceProperties).
+/// Properties of a device (birenGetDeviceProperties, birenGetDeviceProperties_v2).
+///
+/// ABI: the fields up to streamPrioritiesSupported are the struct of version 1.0 of this header,
+/// which the exported symbol birenGetDeviceProperties fills (and nothing past it), so programs
+/// compiled against that header keep working. The fields from warpSize on were added later;
+/// birenGetDeviceProperties_v2 fills the whole struct, and this header maps the name
+/// birenGetDeviceProperties to it (as CUDA 12 maps cudaGetDeviceProperties to
+/// cudaGetDeviceProperties_v2), so programs compiled now get every field. `reserved` is zero and
+/// leaves room for fields to come.
 #[repr(C)]
 pub struct birenDeviceProp {
     /// NUL-terminated device name.
@@ -153,6 +187,70 @@ pub struct birenDeviceProp {
     pub concurrentKernels: c_int,
     /// 1: stream priorities are honoured by the scheduler.
     pub streamPrioritiesSupported: c_int,
+    /// Threads per warp: 32. (Fields from here on: birenGetDeviceProperties_v2 only.)
+    pub warpSize: c_int,
+    /// Compute capability: 6.0 (see birenDeviceGetAttribute for what it promises).
+    pub major: c_int,
+    pub minor: c_int,
+    /// Registers per block (nominal: C kernels' register use is not known).
+    pub regsPerBlock: c_int,
+    /// Largest pitch of birenMallocPitch / 2D copies, in bytes.
+    pub memPitch: usize,
+    /// Constant memory in bytes (nominal).
+    pub totalConstMem: usize,
+    /// Nominal clock in kHz.
+    pub clockRate: c_int,
+    /// 1: copies overlap kernels (asyncEngineCount > 0).
+    pub deviceOverlap: c_int,
+    /// 0: no run-time limit on kernels.
+    pub kernelExecTimeoutEnabled: c_int,
+    /// 0: device memory is separate from host memory (copies are needed).
+    pub integrated: c_int,
+    /// 1: kernels may use page-locked host memory (birenHostAlloc with birenHostAllocMapped).
+    pub canMapHostMemory: c_int,
+    /// 0: default compute mode (any number of host threads may use the device).
+    pub computeMode: c_int,
+    /// Nominal memory clock (kHz) and bus width (bits).
+    pub memoryClockRate: c_int,
+    pub memoryBusWidth: c_int,
+    /// Nominal L2 size in bytes.
+    pub l2CacheSize: c_int,
+    /// Resident threads per compute unit in the occupancy model: 2048.
+    pub maxThreadsPerMultiProcessor: c_int,
+    /// 1: one address space for host and device memory (birenMemcpyDefault works).
+    pub unifiedAddressing: c_int,
+    /// 1: birenMallocManaged is available (and concurrently accessible by host and kernels).
+    pub managedMemory: c_int,
+    pub concurrentManagedAccess: c_int,
+    /// 1 when birenLaunchCooperativeKernel is available.
+    pub cooperativeLaunch: c_int,
+    /// Shared memory per compute unit (occupancy model) and the largest per-block opt-in.
+    pub sharedMemPerMultiprocessor: usize,
+    pub sharedMemPerBlockOptin: usize,
+    pub regsPerMultiprocessor: c_int,
+    /// Resident blocks per compute unit in the occupancy model: 32.
+    pub maxBlocksPerMultiProcessor: c_int,
+    /// PCI location: the device index as bus id, 0 elsewhere.
+    pub pciBusID: c_int,
+    pub pciDeviceID: c_int,
+    pub pciDomainID: c_int,
+    pub ECCEnabled: c_int,
+    pub isMultiGpuBoard: c_int,
+    /// 1: kernels run on host threads, so atomics on host memory are native.
+    pub hostNativeAtomicSupported: c_int,
+    /// 1: kernels can read and write any host memory at its own address.
+    pub pageableMemoryAccess: c_int,
+    pub pageableMemoryAccessUsesHostPageTables: c_int,
+    /// 1: birenHostRegister is available.
+    pub hostRegisterSupported: c_int,
+    /// 1: registered host memory is usable by kernels at its host address.
+    pub canUseHostPointerForRegisteredMem: c_int,
+    pub globalL1CacheSupported: c_int,
+    pub localL1CacheSupported: c_int,
+    /// 1: stream-ordered allocation (birenMallocAsync) and memory pools are available.
+    pub memoryPoolsSupported: c_int,
+    /// Zero; room for fields to come.
+    pub reserved: [c_int; 32],
 }
 
 /// What birenPointerGetAttributes reports about a pointer.

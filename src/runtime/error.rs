@@ -18,7 +18,15 @@ pub enum ErrorCode {
     IllegalAddress = 13,
     NotPermitted = 14,
     NotSupported = 15,
-    LaunchTimeout = 16,
+    UnsupportedLimit = 16,
+    InvalidPitchValue = 17,
+    InvalidSymbol = 18,
+    HostMemoryAlreadyRegistered = 19,
+    HostMemoryNotRegistered = 20,
+    InvalidDeviceFunction = 21,
+    PeerAccessAlreadyEnabled = 22,
+    PeerAccessNotEnabled = 23,
+    LaunchTimeout = 24,
     Unknown = 999,
 }
 
@@ -101,6 +109,46 @@ pub(crate) const ERROR_TABLE: &[(i32, &str, &str)] = &[
     ),
     (
         16,
+        "BIREN_ERROR_UNSUPPORTED_LIMIT",
+        "the limit is not supported by the device",
+    ),
+    (
+        17,
+        "BIREN_ERROR_INVALID_PITCH_VALUE",
+        "a pitch, width or height of a 2D/3D copy or fill is invalid",
+    ),
+    (
+        18,
+        "BIREN_ERROR_INVALID_SYMBOL",
+        "the symbol is not a declared device symbol",
+    ),
+    (
+        19,
+        "BIREN_ERROR_HOST_MEMORY_ALREADY_REGISTERED",
+        "part of the host range is already registered",
+    ),
+    (
+        20,
+        "BIREN_ERROR_HOST_MEMORY_NOT_REGISTERED",
+        "the host pointer is not the start of a registered range",
+    ),
+    (
+        21,
+        "BIREN_ERROR_INVALID_DEVICE_FUNCTION",
+        "the kernel function is NULL or invalid",
+    ),
+    (
+        22,
+        "BIREN_ERROR_PEER_ACCESS_ALREADY_ENABLED",
+        "peer access to that device is enabled already",
+    ),
+    (
+        23,
+        "BIREN_ERROR_PEER_ACCESS_NOT_ENABLED",
+        "peer access to that device is not enabled",
+    ),
+    (
+        24,
         "BIREN_ERROR_LAUNCH_TIMEOUT",
         "a kernel ran longer than BIREN_KERNEL_TIMEOUT_MS and was stopped by the watchdog",
     ),
@@ -113,7 +161,7 @@ pub(crate) const ERROR_TABLE: &[(i32, &str, &str)] = &[
 
 impl ErrorCode {
     /// Every error code, in table order.
-    pub const ALL: [ErrorCode; 17] = [
+    pub const ALL: [ErrorCode; 25] = [
         ErrorCode::InvalidValue,
         ErrorCode::OutOfMemory,
         ErrorCode::NotInitialized,
@@ -129,6 +177,14 @@ impl ErrorCode {
         ErrorCode::IllegalAddress,
         ErrorCode::NotPermitted,
         ErrorCode::NotSupported,
+        ErrorCode::UnsupportedLimit,
+        ErrorCode::InvalidPitchValue,
+        ErrorCode::InvalidSymbol,
+        ErrorCode::HostMemoryAlreadyRegistered,
+        ErrorCode::HostMemoryNotRegistered,
+        ErrorCode::InvalidDeviceFunction,
+        ErrorCode::PeerAccessAlreadyEnabled,
+        ErrorCode::PeerAccessNotEnabled,
         ErrorCode::LaunchTimeout,
         ErrorCode::Unknown,
     ];
@@ -196,6 +252,6 @@ mod tests {
         assert_eq!(error_text(-1), "unrecognized error code");
         assert_eq!(error_name(0), "BIREN_SUCCESS");
         assert!(ErrorCode::from_code(500).is_none());
-        assert_eq!(ErrorCode::from_code(16), Some(ErrorCode::LaunchTimeout));
+        assert_eq!(ErrorCode::from_code(24), Some(ErrorCode::LaunchTimeout));
     }
 }

@@ -2,12 +2,16 @@
 //! on `Runtime` and maps the results back.
 
 // Three groups, with imports that run one way: `exec` -> `diagnostics` -> `memory`.
+pub mod caps;
 pub mod config;
 pub mod diagnostics;
 pub mod error;
 pub mod exec;
 pub mod memory;
+pub mod mempool;
 pub mod registry;
+pub mod settings;
+pub mod symbols;
 
 use config::Config;
 use error::{ErrorCode, Result};
@@ -34,6 +38,18 @@ pub struct Runtime {
     pub kernels: KernelTable,
     /// Page-locked host memory from `birenMallocHost`.
     pub host_memory: MemoryTable,
+    /// Flags of page-locked allocations and registered ranges (birenHostAlloc, birenHostRegister).
+    pub host_flags: memory::host::HostFlags,
+    /// Per device: flags and limits (birenSetDeviceFlags, birenDeviceSetLimit).
+    pub settings: Vec<settings::DeviceSettings>,
+    /// Kernels' attributes (birenFuncSetAttribute).
+    pub func_attrs: settings::FuncAttrTable,
+    /// Memory pools and stream-ordered allocations (birenMallocAsync).
+    pub pools: mempool::Pools,
+    /// Managed allocations (birenMallocManaged).
+    pub managed: memory::managed::ManagedSet,
+    /// Peer access enabled: (device, peer) pairs (birenDeviceEnablePeerAccess).
+    pub peers: parking_lot::Mutex<std::collections::HashSet<(usize, usize)>>,
     pub clock: Instant,
     ids: AtomicU64,
 }
@@ -43,9 +59,42 @@ pub struct Runtime {
 /// child, so its runtime is abandoned (leaked, never dropped: its memory is the child's copy).
 static RUNTIME: AtomicPtr<Runtime> = AtomicPtr::new(std::ptr::null_mut());
 static INIT: Mutex<()> = Mutex::new(());
+/// Set in a child forked after the runtime was started (see `install_fork_handlers`).
+static FORKED_AFTER_INIT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 thread_local! {
     static CURRENT_DEVICE: Cell<usize> = const { Cell::new(0) };
+    /// The stream this host thread last launched on, with its handle (see `stream_ref`).
+    static LAST_STREAM: Cell<Option<(u64, Arc<StreamCore>)>> = const { Cell::new(None) };
+}
+
+/// A stream borrowed for one call (`Runtime::stream_ref`): the current device's default stream,
+/// or a stream by handle that goes back to the thread's one-entry cache when dropped.
+pub enum StreamRef {
+    Default(&'static Arc<StreamCore>),
+    /// Always `Some` until dropped.
+    Handle(u64, Option<Arc<StreamCore>>),
+}
+
+impl std::ops::Deref for StreamRef {
+    type Target = Arc<StreamCore>;
+    fn deref(&self) -> &Arc<StreamCore> {
+        match self {
+            StreamRef::Default(s) => s,
+            StreamRef::Handle(_, s) => s.as_ref().expect("present until dropped"),
+        }
+    }
+}
+
+impl Drop for StreamRef {
+    fn drop(&mut self) {
+        if let StreamRef::Handle(h, s) = self {
+            if let Some(s) = s.take() {
+                let old = LAST_STREAM.with(|c| c.replace(Some((*h, s))));
+                drop(old);
+            }
+        }
+    }
 }
 
 /// Starts the runtime (idempotent, thread-safe). A malformed configuration fails with
@@ -57,6 +106,14 @@ pub fn init() -> Result<&'static Runtime> {
     let _g = INIT.lock();
     if let Some(rt) = try_get() {
         return Ok(rt);
+    }
+    if FORKED_AFTER_INIT.load(Ordering::Acquire) {
+        eprintln!(
+            "biren: birenInit in a process forked after its parent started the runtime: not supported \
+             (the runtime's threads did not follow the fork). Start worker processes before birenInit, \
+             or exec a new program (posix_spawn; Python: multiprocessing's \"spawn\" start method)."
+        );
+        return Err(ErrorCode::NotSupported);
     }
     install_fork_handlers();
     let config = config::load()?;
@@ -72,7 +129,7 @@ pub fn init() -> Result<&'static Runtime> {
     }
     let clock = Instant::now();
     if let Some(path) = &config.trace_path {
-        diagnostics::trace::start(path.clone(), clock);
+        diagnostics::trace::start(path.clone(), clock, config.compute_units);
     }
     crate::device::fault::install_handlers();
     crate::device::fault::set_kernel_timeout_ms(config.kernel_timeout_ms);
@@ -90,6 +147,10 @@ pub fn init() -> Result<&'static Runtime> {
             ))
         })
         .collect();
+    let device_count = config.device_count;
+    let settings = (0..config.device_count)
+        .map(|_| settings::DeviceSettings::default())
+        .collect();
     let rt = Runtime {
         config,
         devices,
@@ -97,6 +158,12 @@ pub fn init() -> Result<&'static Runtime> {
         events: Registry::new(HandleKind::Event),
         kernels: KernelTable::default(),
         host_memory: MemoryTable::new(u64::MAX),
+        host_flags: Default::default(),
+        settings,
+        func_attrs: settings::FuncAttrTable::default(),
+        pools: mempool::Pools::new(device_count),
+        managed: Default::default(),
+        peers: Default::default(),
         clock,
         ids: AtomicU64::new(0),
     };
@@ -122,9 +189,12 @@ pub fn try_get() -> Option<&'static Runtime> {
 }
 
 /// After `fork()` only the forking thread exists in the child, so the runtime's compute units,
-/// engines and host-function thread are gone and every synchronizing call would hang. The child
-/// forgets the parent's runtime: its calls return `NotInitialized` until it calls `birenInit`,
-/// which starts a fresh runtime (the parent's handles, memory and work are not the child's).
+/// engines and host-function thread are gone and every synchronizing call would hang. Nor can
+/// the child start a fresh runtime safely: the parent's threads may have been parked inside the
+/// lock library's global wait table, whose entries point into their stacks, which the C library
+/// hands to the child's new threads (seen: a crash in about one fork in thirty). So, as CUDA
+/// does, the child's calls fail cleanly: `NotInitialized`, and `birenInit` `NotSupported`.
+/// A process that forks before `birenInit` is not affected.
 fn install_fork_handlers() {
     extern "C" fn prepare() {
         // No birenInit runs across the fork: the child can take the lock.
@@ -137,6 +207,9 @@ fn install_fork_handlers() {
     extern "C" fn child() {
         // SAFETY: locked by `prepare` in the thread that is now the child's only thread.
         unsafe { INIT.force_unlock() };
+        if !RUNTIME.load(Ordering::Acquire).is_null() {
+            FORKED_AFTER_INIT.store(true, Ordering::Release);
+        }
         RUNTIME.store(std::ptr::null_mut(), Ordering::Release);
         CURRENT_DEVICE.with(|c| c.set(0));
         diagnostics::trace::forked_child();
@@ -186,6 +259,27 @@ impl Runtime {
         self.streams.get(handle).ok_or(ErrorCode::InvalidHandle)
     }
 
+    /// Like `stream`, for the hot calls (kernel launches): the answer is the same, but a thread
+    /// that launches on the same stream again reuses the reference it kept from the last call
+    /// instead of looking the handle up, so it touches neither the registry nor the stream's
+    /// reference count (which the device's threads touch as they run the stream's work). The
+    /// kept reference is valid while its stream is neither destroyed nor killed by a reset;
+    /// then the registry decides (and refuses the handle). It keeps a destroyed stream's memory
+    /// until the thread launches elsewhere or exits.
+    #[inline]
+    pub fn stream_ref(&'static self, handle: u64) -> Result<StreamRef> {
+        if handle == 0 {
+            return Ok(StreamRef::Default(&self.current()?.default_stream));
+        }
+        if let Some((h, s)) = LAST_STREAM.with(|c| c.take()) {
+            if h == handle && !s.is_destroyed() && !s.is_dead() {
+                return Ok(StreamRef::Handle(h, Some(s)));
+            }
+        }
+        let s = self.streams.get(handle).ok_or(ErrorCode::InvalidHandle)?;
+        Ok(StreamRef::Handle(handle, Some(s)))
+    }
+
     pub fn event(&self, handle: u64) -> Result<Arc<EventCore>> {
         self.events.get(handle).ok_or(ErrorCode::InvalidHandle)
     }
@@ -198,9 +292,16 @@ impl Runtime {
             .find_map(|(i, d)| d.exec.memory.find(p).map(|r| (i, r)))
     }
 
-    /// `[p, p+len)` lies inside one live device allocation (on any device).
+    /// `[p, p+len)` lies inside one live device allocation (on any device) or one device
+    /// symbol (BIREN_DEVICE_SYMBOL).
     pub fn check_device_range(&self, p: usize, len: usize) -> Result<()> {
         let mut first = Err(ErrorCode::InvalidDevicePointer);
+        if let Some(r) = symbols::find(p) {
+            first = Err(ErrorCode::OutOfBounds);
+            if p.checked_add(len).is_some_and(|end| end <= r.base + r.size) {
+                return Ok(());
+            }
+        }
         for d in &self.devices {
             match d.exec.memory.check_range(p, len) {
                 Ok(_) => return Ok(()),
@@ -223,6 +324,10 @@ impl Runtime {
         let streams = self.streams.remove_where(|s| s.device == i);
         let events = self.events.remove_where(|e| e.device == i);
         let allocations = d.reset();
+        self.settings[i].reset_limits();
+        self.pools.on_reset(i);
+        self.managed.on_reset(i);
+        self.peers.lock().retain(|&(d, _)| d != i);
         // After the reset dropped the queued work: streams of other devices that wait for these
         // events' first records stop waiting.
         for (_, e) in &events {

@@ -8,14 +8,13 @@ use std::fmt;
 /// other integer (a newer library, or a corrupted value), so no code from C is ever lost.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ErrorCode {
-    /// `BIREN_SUCCESS` (0): never carried by a [`BirenError`].
+    /// `BIREN_SUCCESS` (0).
     Success,
     /// `BIREN_ERROR_INVALID_VALUE` (1).
     InvalidValue,
     /// `BIREN_ERROR_OUT_OF_MEMORY` (2).
     OutOfMemory,
-    /// `BIREN_ERROR_NOT_INITIALIZED` (3): also what this crate returns before the library is
-    /// loaded.
+    /// `BIREN_ERROR_NOT_INITIALIZED` (3).
     NotInitialized,
     /// `BIREN_ERROR_INVALID_DEVICE` (4).
     InvalidDevice,
@@ -29,20 +28,35 @@ pub enum ErrorCode {
     InvalidMemcpyDirection,
     /// `BIREN_ERROR_INVALID_CONFIGURATION` (9).
     InvalidConfiguration,
-    /// `BIREN_ERROR_NOT_READY` (10): an answer ("not yet"), mapped to `Ok(false)` by the
-    /// `query` methods.
+    /// `BIREN_ERROR_NOT_READY` (10).
     NotReady,
     /// `BIREN_ERROR_DEADLOCK` (11).
     Deadlock,
-    /// `BIREN_ERROR_LAUNCH_FAILURE` (12): sticky until [`crate::device_reset`].
+    /// `BIREN_ERROR_LAUNCH_FAILURE` (12).
     LaunchFailure,
-    /// `BIREN_ERROR_ILLEGAL_ADDRESS` (13): sticky until [`crate::device_reset`].
+    /// `BIREN_ERROR_ILLEGAL_ADDRESS` (13).
     IllegalAddress,
     /// `BIREN_ERROR_NOT_PERMITTED` (14).
     NotPermitted,
     /// `BIREN_ERROR_NOT_SUPPORTED` (15).
     NotSupported,
-    /// `BIREN_ERROR_LAUNCH_TIMEOUT` (16).
+    /// `BIREN_ERROR_UNSUPPORTED_LIMIT` (16).
+    UnsupportedLimit,
+    /// `BIREN_ERROR_INVALID_PITCH_VALUE` (17).
+    InvalidPitchValue,
+    /// `BIREN_ERROR_INVALID_SYMBOL` (18).
+    InvalidSymbol,
+    /// `BIREN_ERROR_HOST_MEMORY_ALREADY_REGISTERED` (19).
+    HostMemoryAlreadyRegistered,
+    /// `BIREN_ERROR_HOST_MEMORY_NOT_REGISTERED` (20).
+    HostMemoryNotRegistered,
+    /// `BIREN_ERROR_INVALID_DEVICE_FUNCTION` (21).
+    InvalidDeviceFunction,
+    /// `BIREN_ERROR_PEER_ACCESS_ALREADY_ENABLED` (22).
+    PeerAccessAlreadyEnabled,
+    /// `BIREN_ERROR_PEER_ACCESS_NOT_ENABLED` (23).
+    PeerAccessNotEnabled,
+    /// `BIREN_ERROR_LAUNCH_TIMEOUT` (24).
     LaunchTimeout,
     /// `BIREN_ERROR_UNKNOWN` (999).
     Unknown,
@@ -51,7 +65,7 @@ pub enum ErrorCode {
 }
 
 /// `(code, value, name)` for every value the header lists.
-const TABLE: [(ErrorCode, i32, &str); 18] = [
+const TABLE: [(ErrorCode, i32, &str); 26] = [
     (ErrorCode::Success, 0, "BIREN_SUCCESS"),
     (ErrorCode::InvalidValue, 1, "BIREN_ERROR_INVALID_VALUE"),
     (ErrorCode::OutOfMemory, 2, "BIREN_ERROR_OUT_OF_MEMORY"),
@@ -80,7 +94,43 @@ const TABLE: [(ErrorCode, i32, &str); 18] = [
     (ErrorCode::IllegalAddress, 13, "BIREN_ERROR_ILLEGAL_ADDRESS"),
     (ErrorCode::NotPermitted, 14, "BIREN_ERROR_NOT_PERMITTED"),
     (ErrorCode::NotSupported, 15, "BIREN_ERROR_NOT_SUPPORTED"),
-    (ErrorCode::LaunchTimeout, 16, "BIREN_ERROR_LAUNCH_TIMEOUT"),
+    (
+        ErrorCode::UnsupportedLimit,
+        16,
+        "BIREN_ERROR_UNSUPPORTED_LIMIT",
+    ),
+    (
+        ErrorCode::InvalidPitchValue,
+        17,
+        "BIREN_ERROR_INVALID_PITCH_VALUE",
+    ),
+    (ErrorCode::InvalidSymbol, 18, "BIREN_ERROR_INVALID_SYMBOL"),
+    (
+        ErrorCode::HostMemoryAlreadyRegistered,
+        19,
+        "BIREN_ERROR_HOST_MEMORY_ALREADY_REGISTERED",
+    ),
+    (
+        ErrorCode::HostMemoryNotRegistered,
+        20,
+        "BIREN_ERROR_HOST_MEMORY_NOT_REGISTERED",
+    ),
+    (
+        ErrorCode::InvalidDeviceFunction,
+        21,
+        "BIREN_ERROR_INVALID_DEVICE_FUNCTION",
+    ),
+    (
+        ErrorCode::PeerAccessAlreadyEnabled,
+        22,
+        "BIREN_ERROR_PEER_ACCESS_ALREADY_ENABLED",
+    ),
+    (
+        ErrorCode::PeerAccessNotEnabled,
+        23,
+        "BIREN_ERROR_PEER_ACCESS_NOT_ENABLED",
+    ),
+    (ErrorCode::LaunchTimeout, 24, "BIREN_ERROR_LAUNCH_TIMEOUT"),
     (ErrorCode::Unknown, 999, "BIREN_ERROR_UNKNOWN"),
 ];
 

@@ -3,6 +3,15 @@
 //! thread that synchronizes. Events are kept in memory and the file is written whole at
 //! `birenDeviceReset` and at process exit, so it is well-formed even when work is pending.
 //! Off, every hook costs one atomic load.
+//!
+//! Every span and instant carries a category (`cat`, one of the constants below) so that tools
+//! such as `biren-prof` tell kernels, copies, waits and host synchronizations apart without
+//! guessing from names. Copies carry their direction (`"kind":"HtoD"`, ...), host
+//! synchronizations the user code that called them (`caller`, `caller_object`, `caller_offset`:
+//! the return address, as an address in that file that `addr2line` reads), and each device's
+//! `process_name` record its number of compute units. A `metadata` object beside `traceEvents`
+//! lists the process's code segments (file, load bias, address range) so that an address in the
+//! trace (an unregistered kernel's `kernel@0x...`) can be traced back to a file and a function.
 
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -60,6 +69,20 @@ impl Track {
     }
 }
 
+/// Categories (`cat`) of spans and instants.
+pub const KERNEL: &str = "kernel";
+pub const MEMCPY: &str = "memcpy";
+pub const MEMSET: &str = "memset";
+pub const HOST_FUNCTION: &str = "host_function";
+/// A stream held before an op by an event wait or the default-stream rule.
+pub const WAIT: &str = "wait";
+/// The host blocked in a synchronizing call.
+pub const SYNC: &str = "sync";
+pub const ERROR: &str = "error";
+pub const EVENT: &str = "event";
+/// A named range of the program (birenRangePush/birenRangePop).
+pub const RANGE: &str = "range";
+
 enum Phase {
     Span { dur_ns: u64 },
     Instant,
@@ -71,6 +94,7 @@ struct Event {
     pid: u64,
     tid: u64,
     ts_ns: u64,
+    cat: &'static str,
     name: String,
     args: String,
     phase: Phase,
@@ -79,6 +103,7 @@ struct Event {
 pub struct Tracer {
     path: String,
     clock: Instant,
+    compute_units: usize,
     events: Mutex<Vec<Event>>,
     tracks: Mutex<HashMap<(u64, u64), String>>,
 }
@@ -100,18 +125,28 @@ pub fn forked_child() {
     FORKED.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
-/// Starts tracing into `path` (at `birenInit`).
-pub fn start(path: String, clock: Instant) {
+/// Starts tracing into `path` (at `birenInit`); every device has `compute_units` units.
+pub fn start(path: String, clock: Instant, compute_units: usize) {
     let _ = TRACER.set(Tracer {
         path,
         clock,
+        compute_units,
         events: Mutex::new(Vec::new()),
         tracks: Mutex::new(HashMap::new()),
     });
 }
 
+/// Recording paused by `birenProfilerStop` (until `birenProfilerStart`).
+static PAUSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 #[inline]
 pub fn on() -> bool {
+    tracer().is_some() && !PAUSED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Pauses (`false`) or resumes (`true`) recording; whether a trace is being written at all.
+pub fn set_recording(on: bool) -> bool {
+    PAUSED.store(!on, std::sync::atomic::Ordering::Relaxed);
     tracer().is_some()
 }
 
@@ -121,7 +156,7 @@ pub fn now() -> u64 {
     tracer().map_or(0, |t| t.clock.elapsed().as_nanos() as u64)
 }
 
-fn push(track: Track, ts_ns: u64, name: String, args: String, phase: Phase) {
+fn push(track: Track, ts_ns: u64, cat: &'static str, name: String, args: String, phase: Phase) {
     let Some(t) = tracer() else { return };
     let (pid, tid) = track.ids();
     {
@@ -132,6 +167,7 @@ fn push(track: Track, ts_ns: u64, name: String, args: String, phase: Phase) {
         pid,
         tid,
         ts_ns,
+        cat,
         name,
         args,
         phase,
@@ -139,12 +175,13 @@ fn push(track: Track, ts_ns: u64, name: String, args: String, phase: Phase) {
 }
 
 /// A span from `start_ns` to now. `args` is a JSON object body (`"k":v,...`) or empty.
-pub fn span(track: Track, name: String, start_ns: u64, args: String) {
+pub fn span(track: Track, cat: &'static str, name: String, start_ns: u64, args: String) {
     if on() {
         let end = now();
         push(
             track,
             start_ns,
+            cat,
             name,
             args,
             Phase::Span {
@@ -154,9 +191,9 @@ pub fn span(track: Track, name: String, start_ns: u64, args: String) {
     }
 }
 
-pub fn instant(track: Track, name: String, args: String) {
+pub fn instant(track: Track, cat: &'static str, name: String, args: String) {
     if on() {
-        push(track, now(), name, args, Phase::Instant);
+        push(track, now(), cat, name, args, Phase::Instant);
     }
 }
 
@@ -166,6 +203,7 @@ pub fn flow_start(track: Track, id: u64) {
         push(
             track,
             now(),
+            EVENT,
             "event".into(),
             String::new(),
             Phase::FlowStart(id),
@@ -178,6 +216,7 @@ pub fn flow_end(track: Track, id: u64) {
         push(
             track,
             now(),
+            EVENT,
             "event".into(),
             String::new(),
             Phase::FlowEnd(id),
@@ -225,7 +264,12 @@ fn render(t: &Tracer) -> String {
         } else {
             format!("BIREN device {}", pid - 1)
         };
-        let _ = write!(o, "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{pid},\"tid\":0,\"args\":{{\"name\":{}}}}}", json_str(&name));
+        let units = if pid == 0 {
+            String::new()
+        } else {
+            format!(",\"compute_units\":{}", t.compute_units)
+        };
+        let _ = write!(o, "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{pid},\"tid\":0,\"args\":{{\"name\":{}{units}}}}}", json_str(&name));
     }
     for ((pid, tid), name) in tracks.iter() {
         sep(&mut o);
@@ -249,21 +293,32 @@ fn render(t: &Tracer) -> String {
             }
             Phase::Instant => o.push_str(",\"ph\":\"i\",\"s\":\"t\""),
             Phase::FlowStart(id) => {
-                let _ = write!(o, ",\"ph\":\"s\",\"cat\":\"event\",\"id\":{id}");
+                let _ = write!(o, ",\"ph\":\"s\",\"id\":{id}");
             }
             Phase::FlowEnd(id) => {
-                let _ = write!(
-                    o,
-                    ",\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"event\",\"id\":{id}"
-                );
+                let _ = write!(o, ",\"ph\":\"f\",\"bp\":\"e\",\"id\":{id}");
             }
         }
+        let _ = write!(o, ",\"cat\":\"{}\"", e.cat);
         if !e.args.is_empty() {
             let _ = write!(o, ",\"args\":{{{}}}", e.args);
         }
         o.push('}');
     }
-    o.push_str("\n]}\n");
+    // Outside traceEvents, where viewers ignore it: the code segments, for tools (biren-prof)
+    // that name unregistered kernels (`kernel@0x...`) from the program's debug information.
+    o.push_str("\n],\"metadata\":{\"biren_code_segments\":[");
+    for (i, (file, bias, start, end)) in super::caller::code_segments().iter().enumerate() {
+        if i > 0 {
+            o.push(',');
+        }
+        let _ = write!(
+            o,
+            "\n{{\"file\":{},\"bias\":\"{bias:#x}\",\"start\":\"{start:#x}\",\"end\":\"{end:#x}\"}}",
+            json_str(file)
+        );
+    }
+    o.push_str("\n]}}\n");
     o
 }
 

@@ -8,11 +8,14 @@ use crate::runtime::diagnostics::racecheck;
 use crate::runtime::diagnostics::trace::{self, Track};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::deadlock::{self, Goal};
-use crate::runtime::exec::event::{EventCore, FutureRecord, Futures, RecordState};
+use crate::runtime::exec::event::{EventCore, Futures};
 use crate::runtime::exec::executor::Executor;
 use crate::runtime::exec::scheduler::Policy;
-use crate::runtime::exec::stream::{run_wakeups, Dep, StreamCore, StreamPoint, WaitOn, Work};
+use crate::runtime::exec::stream::{
+    run_wakeups, Dep, FutureRecord, OpWork, RecordState, StreamCore, StreamPoint, WaitOn,
+};
 use crate::runtime::exec::stream_set::StreamSet;
+use crate::runtime::exec::work::Point;
 use parking_lot::{Mutex, RwLock};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -38,6 +41,27 @@ pub fn sync_forbidden_here() -> bool {
     on_device_thread()
 }
 
+/// Tracing: a host synchronization, drawn on the calling thread's track with its call site (found
+/// before the wait, so that the stack walk does not count as time blocked).
+struct SyncSite(Option<(String, u64)>);
+
+impl SyncSite {
+    fn start() -> SyncSite {
+        SyncSite(trace::on().then(|| {
+            (
+                crate::runtime::diagnostics::caller::trace_site(),
+                trace::now(),
+            )
+        }))
+    }
+
+    fn end(self, name: impl FnOnce() -> String) {
+        if let Some((site, t0)) = self.0 {
+            trace::span(Track::HostThread, trace::SYNC, name(), t0, site);
+        }
+    }
+}
+
 impl DeviceContext {
     pub fn new(
         index: usize,
@@ -49,7 +73,7 @@ impl DeviceContext {
         futures: Arc<Futures>,
     ) -> DeviceContext {
         let exec = Executor::start(index, compute_units, capacity, policy, clock);
-        let default_stream = Arc::new(StreamCore::new(
+        let default_stream = StreamCore::new(
             deadlock::default_stream_id(index),
             index,
             0,
@@ -57,7 +81,7 @@ impl DeviceContext {
             true,
             exec.clone(),
             0,
-        ));
+        );
         DeviceContext {
             index,
             exec,
@@ -122,7 +146,12 @@ impl DeviceContext {
     }
 
     /// Enqueues `work` on `s` after `deps` (and the default-stream rules); returns its seq.
-    pub fn enqueue(&self, s: &Arc<StreamCore>, work: Work, deps: Vec<Dep>) -> Result<u64> {
+    pub fn enqueue(
+        &self,
+        s: &Arc<StreamCore>,
+        work: impl Into<OpWork>,
+        deps: Vec<Dep>,
+    ) -> Result<u64> {
         self.enqueue_since(s, work, deps, self.exec.epoch())
     }
 
@@ -133,22 +162,25 @@ impl DeviceContext {
     pub fn enqueue_since(
         &self,
         s: &Arc<StreamCore>,
-        work: Work,
+        work: impl Into<OpWork>,
         mut deps: Vec<Dep>,
         epoch: u64,
     ) -> Result<u64> {
         self.check_enqueue(s)?;
-        let implicit = self.implicit_deps(s);
-        if s.is_default && !implicit.is_empty() && diagnostics::validator_on() {
-            crate::runtime::diagnostics::advice::default_stream_serialized(implicit.len());
+        // Non-blocking streams have no implicit dependencies (and skip building none).
+        if s.is_default || s.is_blocking() {
+            let implicit = self.implicit_deps(s);
+            if s.is_default && !implicit.is_empty() && diagnostics::validator_on() {
+                crate::runtime::diagnostics::advice::default_stream_serialized(implicit.len());
+            }
+            deps.extend(implicit);
         }
-        deps.extend(implicit);
-        let mut q = s.queue.lock();
+        let mut t = s.tail.lock();
         if self.exec.epoch() != epoch {
             return Err(ErrorCode::InvalidDevicePointer);
         }
-        let (seq, kick) = s.push_locked(&mut q, work, deps);
-        drop(q);
+        let (seq, kick) = s.push_locked(&mut t, work.into(), deps);
+        drop(t);
         if kick {
             s.kick();
         }
@@ -173,7 +205,7 @@ impl DeviceContext {
         let deps = self.implicit_deps(s);
         let mut st = ev.state.lock();
         if st.future.is_none() {
-            let mut q = s.queue.lock();
+            let mut t = s.tail.lock();
             let rs = Arc::new(RecordState::new(
                 StreamPoint {
                     stream: s.clone(),
@@ -182,18 +214,18 @@ impl DeviceContext {
                 ev.id,
                 !ev.timing_disabled(),
             ));
-            if deps.is_empty() && !trace::on() && s.record_now_locked(&mut q) {
+            if deps.is_empty() && !trace::on() && s.record_now_locked(&mut t) {
                 // Nothing enqueued before it is unfinished: the record is reached now.
                 rs.mark(|| self.exec.now_ns());
                 if racecheck::on() {
                     racecheck::completed_at_once(crate::runtime::exec::race::tag(s), s.enqueued());
                 }
-                drop(q);
+                drop(t);
                 st.latest = Some(rs);
                 return Ok(());
             }
-            let (_, kick) = s.push_locked(&mut q, Work::Record(rs.clone()), deps);
-            drop(q);
+            let (_, kick) = s.push_locked(&mut t, OpWork::Record(rs.clone()), deps);
+            drop(t);
             st.latest = Some(rs);
             drop(st);
             if kick {
@@ -214,7 +246,9 @@ impl DeviceContext {
             drop(st);
             return self.record(ev, s);
         };
-        let mut q = s.queue.lock();
+        // The whole stream in view (consumer's end, then the tail) while we search and push.
+        let q = s.queue.lock();
+        let mut t = s.tail.lock();
         let seq = s.enqueued() + 1;
         let mut starts: Vec<StreamPoint> = deps
             .iter()
@@ -228,7 +262,7 @@ impl DeviceContext {
             seq: seq - 1,
         });
         let waits: Vec<(u64, u64)> = future.waits().iter().map(|(w, n)| (w.id, *n)).collect();
-        if let Some(found) = deadlock::search(&starts, Some((s, &q)), Goal::Waits(&waits)) {
+        if let Some(found) = deadlock::search(&starts, Some((s, &q, &t)), Goal::Waits(&waits)) {
             let chain = if found.hops.is_empty() {
                 String::new()
             } else {
@@ -257,7 +291,8 @@ impl DeviceContext {
             ev.id,
             !ev.timing_disabled(),
         ));
-        let (_, kick) = s.push_locked(&mut q, Work::Record(rs.clone()), deps);
+        let (_, kick) = s.push_locked(&mut t, OpWork::Record(rs.clone()), deps);
+        drop(t);
         drop(q);
         st.latest = Some(rs.clone());
         st.future = None;
@@ -277,7 +312,7 @@ impl DeviceContext {
         self.check_enqueue(s)?;
         let wait_for = |rs: Arc<RecordState>| {
             let deps = vec![Dep::Point(rs.point.clone())];
-            let work = Work::Wait {
+            let work = OpWork::Wait {
                 event: ev.id,
                 on: WaitOn::Record(rs),
             };
@@ -303,17 +338,17 @@ impl DeviceContext {
         };
         let mut deps = vec![Dep::Future(future.clone())];
         deps.extend(self.implicit_deps(s));
-        let mut q = s.queue.lock();
+        let mut t = s.tail.lock();
         let (seq, kick) = s.push_locked(
-            &mut q,
-            Work::Wait {
+            &mut t,
+            OpWork::Wait {
                 event: ev.id,
                 on: WaitOn::Future(future.clone()),
             },
             deps,
         );
         future.add_wait(s, seq);
-        drop(q);
+        drop(t);
         drop(st);
         if kick {
             s.kick();
@@ -365,7 +400,7 @@ impl DeviceContext {
                         );
                         return Err(ErrorCode::Deadlock);
                     }
-                    if p.stream.notifier.wait_until(|| p.reached(), Some(d)) {
+                    if p.stream.notifier.wait_until(p.seq, || p.reached(), Some(d)) {
                         return Ok(());
                     }
                     continue;
@@ -375,6 +410,7 @@ impl DeviceContext {
             // Not blocked on a future: the work will finish. Re-check now and then, in case a
             // future appears upstream (it cannot for enqueued work, but waits are cheap).
             if p.stream.notifier.wait_until(
+                p.seq,
                 || p.reached(),
                 Some(Instant::now() + Duration::from_millis(50)),
             ) {
@@ -390,12 +426,18 @@ impl DeviceContext {
             stream: s.clone(),
             seq,
         };
+        let site = SyncSite::start();
         if let Err(e) = self.wait_point(&p, call) {
             if s.withdraw(seq) {
+                site.end(|| call.to_string());
                 return Err(e);
             }
             // It started (or finished) just as the wait gave up: it completes normally.
-            self.wait_point(&p, call)?;
+            let r = self.wait_point(&p, call);
+            site.end(|| call.to_string());
+            r?;
+        } else {
+            site.end(|| call.to_string());
         }
         if racecheck::on() {
             racecheck::host_synced(&[(s.id, seq)]);
@@ -425,17 +467,13 @@ impl DeviceContext {
         }
         self.exec.sticky()?;
         let upto = s.enqueued();
-        if let Some(p) = s.pending_tail() {
-            let t0 = trace::now();
-            let r = self.wait_point(&p, call);
-            trace::span(
-                Track::HostThread,
-                format!("{call}({})", deadlock::stream_name(s.id)),
-                t0,
-                String::new(),
-            );
-            r?;
-        }
+        let site = SyncSite::start();
+        let r = match s.pending_tail() {
+            Some(p) => self.wait_point(&p, call),
+            None => Ok(()),
+        };
+        site.end(|| format!("{call}({})", deadlock::stream_name(s.id)));
+        r?;
         if racecheck::on() {
             racecheck::host_synced(&[(s.id, upto)]);
         }
@@ -456,23 +494,23 @@ impl DeviceContext {
                 .count();
             diagnostics::advice::streams_busy(busy, self.exec.compute_units(), self.index);
         }
-        let t0 = trace::now();
+        let site = SyncSite::start();
+        let mut r = Ok(());
         let streams = self.all_streams();
         let upto: Vec<(u64, u64)> = streams.iter().map(|s| (s.id, s.enqueued())).collect();
         for s in streams {
             if let Some(p) = s.pending_tail() {
-                self.wait_point(&p, "birenDeviceSynchronize")?;
+                r = self.wait_point(&p, "birenDeviceSynchronize");
+                if r.is_err() {
+                    break;
+                }
             }
         }
+        site.end(|| "birenDeviceSynchronize".into());
+        r?;
         if racecheck::on() {
             racecheck::host_synced(&upto);
         }
-        trace::span(
-            Track::HostThread,
-            "birenDeviceSynchronize".into(),
-            t0,
-            String::new(),
-        );
         self.exec.reclaim();
         self.after_sync("birenDeviceSynchronize")
     }
@@ -482,22 +520,19 @@ impl DeviceContext {
             return Err(ErrorCode::NotPermitted);
         }
         self.exec.sticky()?;
-        if let Some(rs) = ev.latest() {
-            let t0 = trace::now();
-            let r = self.wait_point(&rs.point, "birenEventSynchronize");
-            trace::span(
-                Track::HostThread,
-                format!("birenEventSynchronize(event #{})", ev.id),
-                t0,
-                String::new(),
-            );
-            r?;
-            if rs.point.stream.is_dead() {
-                return Err(ErrorCode::InvalidHandle);
-            }
-            if racecheck::on() {
-                racecheck::host_synced(&[(rs.point.stream.id, rs.point.seq)]);
-            }
+        let site = SyncSite::start();
+        let latest = ev.latest();
+        let r = match &latest {
+            Some(rs) => self.wait_point(&rs.point, "birenEventSynchronize"),
+            None => Ok(()),
+        };
+        site.end(|| format!("birenEventSynchronize(event #{})", ev.id));
+        r?;
+        if latest.as_ref().is_some_and(|rs| rs.point.stream.is_dead()) {
+            return Err(ErrorCode::InvalidHandle);
+        }
+        if let Some(rs) = latest.filter(|_| racecheck::on()) {
+            racecheck::host_synced(&[(rs.point.stream.id, rs.point.seq)]);
         }
         self.after_sync("birenEventSynchronize")
     }
@@ -511,7 +546,7 @@ impl DeviceContext {
             let until = self
                 .all_streams()
                 .iter()
-                .filter_map(|s| s.pending_tail())
+                .filter_map(|s| s.pending_tail().map(|p| p.point()))
                 .collect();
             self.exec.free_after(a, until);
         }
@@ -551,14 +586,21 @@ impl DeviceContext {
                 }
                 for p in points {
                     // Work that can never finish holds its memory for good: out of memory.
-                    self.wait_point(&p, "birenMalloc")
-                        .map_err(|_| ErrorCode::OutOfMemory)?;
+                    self.wait_deferred(&p).map_err(|_| ErrorCode::OutOfMemory)?;
                 }
                 self.exec.reclaim();
                 self.exec.memory.allocate(size, guard, caller)
             }
             r => r,
         }
+    }
+
+    /// Waits for a point a deferred free waits for (the executor names the stream by id only).
+    fn wait_deferred(&self, p: &Point) -> Result<()> {
+        let Some(stream) = self.all_streams().into_iter().find(|s| s.id == p.of.id()) else {
+            return Ok(()); // gone (reset): its work is dropped, its points reached
+        };
+        self.wait_point(&StreamPoint { stream, seq: p.seq }, "birenMalloc")
     }
 
     /// Drops queued work, waits for running work, destroys all streams (returned, for handle

@@ -11,6 +11,26 @@ pub(crate) const DEVICE_TO_HOST: i64 = 2;
 pub(crate) const DEVICE_TO_DEVICE: i64 = 3;
 pub(crate) const DEFAULT: i64 = 4;
 
+/// Which memories a copy goes between (shown in the trace).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyDir {
+    HostToHost,
+    HostToDevice,
+    DeviceToHost,
+    DeviceToDevice,
+}
+
+impl CopyDir {
+    pub fn short_name(self) -> &'static str {
+        match self {
+            CopyDir::HostToHost => "HtoH",
+            CopyDir::HostToDevice => "HtoD",
+            CopyDir::DeviceToHost => "DtoH",
+            CopyDir::DeviceToDevice => "DtoD",
+        }
+    }
+}
+
 /// A validated copy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CopyPlan {
@@ -22,7 +42,31 @@ pub struct CopyPlan {
     pub src_device: bool,
 }
 
+impl CopyPlan {
+    pub fn dir(&self) -> CopyDir {
+        match (self.src_device, self.dst_device) {
+            (false, false) => CopyDir::HostToHost,
+            (false, true) => CopyDir::HostToDevice,
+            (true, false) => CopyDir::DeviceToHost,
+            (true, true) => CopyDir::DeviceToDevice,
+        }
+    }
+}
+
 impl Runtime {
+    /// A host range of a strided copy or fill: not NULL, no wrap-around, and inside any known
+    /// allocation it touches (`OutOfBounds` otherwise), as for every copy.
+    pub(crate) fn check_host_span(&self, p: usize, len: usize, call: &str, arg: &str) -> Result<()> {
+        if p == 0 {
+            return Err(ErrorCode::InvalidValue);
+        }
+        self.host_range(p, len, call, arg)
+    }
+
+    pub(crate) fn check_device_span(&self, p: usize, len: usize, call: &str, arg: &str) -> Result<()> {
+        self.device_range(p, len, call, arg)
+    }
+
     /// A side of a copy that `kind` calls host memory. Its range must not overflow, and if it
     /// touches a known allocation — device memory (a HostToHost copy into a device buffer) or
     /// page-locked host memory — it must lie inside it, whatever the kind says.
@@ -38,10 +82,7 @@ impl Runtime {
             .devices
             .iter()
             .map(|d| (&d.exec.memory, "device allocation"))
-            .chain(std::iter::once((
-                &self.host_memory,
-                "page-locked host allocation",
-            )));
+            .chain(std::iter::once((&self.host_memory, "page-locked or registered host buffer")));
         for (table, what) in tables {
             if let Some(Err(e)) = table.touches(p, len) {
                 let why = match table.find(p) {
@@ -66,7 +107,10 @@ impl Runtime {
         if let Err(e) = r {
             let why = match e {
                 ErrorCode::OutOfBounds => {
-                    let reg = self.device_region(p).map(|(_, r)| r);
+                    let reg = self
+                        .device_region(p)
+                        .map(|(_, r)| r)
+                        .or_else(|| crate::runtime::symbols::find(p));
                     match reg {
                         Some(r) => format!(
                             "{arg}={p:#x}: {len} bytes from offset {} run {} bytes past the end of the {}-byte allocation at {:#x}",
@@ -78,7 +122,14 @@ impl Runtime {
                         None => format!("{arg}={p:#x}: range of {len} bytes overflows"),
                     }
                 }
-                _ => format!("{arg}={p:#x} is not inside any live device allocation (host pointer, freed, or never allocated)"),
+                _ => match self.pools.freed_range(p) {
+                    Some((base, f)) => format!(
+                        "{arg}={p:#x} lies in the {}-byte allocation at {base:#x} that birenFreeAsync freed in {}: a use after the free in stream order",
+                        f.size,
+                        crate::runtime::exec::deadlock::stream_name(f.stream)
+                    ),
+                    None => format!("{arg}={p:#x} is not inside any live device allocation (host pointer, freed, or never allocated)"),
+                },
             };
             crate::runtime::diagnostics::finding(call, &why);
         }

@@ -8,7 +8,9 @@
 //! The search walks backwards from points, over the unfinished ops of each stream and their
 //! dependencies, scanning each stream's range once.
 
-use crate::runtime::exec::stream::{Dep, Op, StreamCore, StreamPoint, StreamQueue, Work};
+use crate::runtime::exec::stream::{
+    Dep, Op, OpWork, StreamCore, StreamPoint, StreamQueue, StreamTail,
+};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -39,10 +41,11 @@ pub struct Found {
     pub event: Option<u64>,
 }
 
-/// Searches backwards from `starts`. `held` is a stream whose queue the caller has locked.
+/// Searches backwards from `starts`. `held` is a stream whose queue and tail the caller has
+/// locked.
 pub(crate) fn search(
     starts: &[StreamPoint],
-    held: Option<(&Arc<StreamCore>, &StreamQueue)>,
+    held: Option<(&Arc<StreamCore>, &StreamQueue, &StreamTail)>,
     goal: Goal,
 ) -> Option<Found> {
     let mut scanned: HashMap<u64, u64> = HashMap::new();
@@ -74,7 +77,7 @@ pub(crate) fn search(
                 }
             }
             let event = match op.work {
-                Work::Wait { event, .. } => Some(event),
+                OpWork::Wait { event, .. } => Some(event),
                 _ => None,
             };
             for d in &op.deps {
@@ -102,8 +105,13 @@ pub(crate) fn search(
             }
         };
         match held {
-            Some((h, q)) if Arc::ptr_eq(h, &s) => StreamCore::scan_ops(q, lo, upto, &mut visit),
-            _ => StreamCore::scan_ops(&s.queue.lock(), lo, upto, &mut visit),
+            Some((h, q, t)) if Arc::ptr_eq(h, &s) => {
+                StreamCore::scan_ops(q, t, lo, upto, &mut visit)
+            }
+            _ => {
+                let q = s.queue.lock();
+                StreamCore::scan_ops(&q, &s.tail.lock(), lo, upto, &mut visit)
+            }
         }
         if let Some((seq, event)) = found {
             let mut hops = Vec::new();

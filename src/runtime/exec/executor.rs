@@ -7,7 +7,7 @@ use crate::runtime::diagnostics::trace::{self, Track};
 use crate::runtime::diagnostics::{self, validator};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::scheduler::{Policy, Scheduler};
-use crate::runtime::exec::stream::{Started, StreamCore, StreamPoint, Work};
+use crate::runtime::exec::work::{Padded, Point, Started, Ticket, Work};
 use crate::runtime::memory::{Allocation, MemoryTable};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
@@ -20,7 +20,7 @@ pub(crate) const ENGINE_FROM_DEVICE: usize = 1;
 
 struct DeferredFree {
     alloc: Allocation,
-    until: Vec<StreamPoint>,
+    until: Vec<Point>,
 }
 
 pub struct Executor {
@@ -32,7 +32,10 @@ pub struct Executor {
     units: ComputeUnits,
     epoch: AtomicU64,
     sticky: AtomicI32,
-    outstanding: AtomicU64,
+    /// Ops enqueued and ops finished (completed, withdrawn or dropped) on the device, on lines of
+    /// their own: enqueuing hosts write the first, the device's threads the second.
+    ops_in: Padded<AtomicU64>,
+    ops_out: Padded<AtomicU64>,
     deferred: Mutex<Vec<DeferredFree>>,
     has_deferred: AtomicBool,
     /// True during a reset: no op starts.
@@ -72,7 +75,8 @@ impl Executor {
                         Some((e, msg)) => {
                             diagnostics::async_error(&msg);
                             trace::instant(
-                                k.stream().track(),
+                                k.ticket().to.track(),
+                                trace::ERROR,
                                 format!("error: {msg}"),
                                 String::new(),
                             );
@@ -84,7 +88,7 @@ impl Executor {
                             result = ex.check_memory(&format!("kernel '{}'", k.launch.name()));
                         }
                     }
-                    k.stream().finish_op(k.seq(), k.epoch(), result);
+                    k.ticket().finish(result);
                 }),
             ));
             let units = ComputeUnits::start(device, compute_units, scheduler.clone());
@@ -111,7 +115,8 @@ impl Executor {
             units,
             epoch: AtomicU64::new(1),
             sticky: AtomicI32::new(0),
-            outstanding: AtomicU64::new(0),
+            ops_in: Padded(AtomicU64::new(0)),
+            ops_out: Padded(AtomicU64::new(0)),
             deferred: Mutex::new(Vec::new()),
             has_deferred: AtomicBool::new(false),
             resetting: AtomicBool::new(false),
@@ -148,11 +153,11 @@ impl Executor {
     }
 
     pub fn op_enqueued(&self) {
-        self.outstanding.fetch_add(1, Ordering::SeqCst);
+        self.ops_in.fetch_add(1, Ordering::SeqCst);
     }
 
     pub fn op_completed(&self) {
-        self.outstanding.fetch_sub(1, Ordering::SeqCst);
+        self.ops_out.fetch_add(1, Ordering::SeqCst);
         if self.has_deferred.load(Ordering::Acquire) {
             self.reclaim();
         }
@@ -160,22 +165,22 @@ impl Executor {
 
     /// True when no enqueued work is unfinished on the device.
     pub fn is_idle(&self) -> bool {
-        self.outstanding.load(Ordering::SeqCst) == 0
+        // Finished first: if it equals the enqueued count read after it, nothing was pending
+        // at the moment of the first read (an op is counted in before it can be counted out).
+        let out = self.ops_out.load(Ordering::SeqCst);
+        self.ops_in.load(Ordering::SeqCst) == out
     }
 
-    /// Hands a ready op to whatever runs it.
-    pub fn run(&self, stream: &Arc<StreamCore>, seq: u64, epoch: u64, work: Work) -> Started {
+    /// Hands ready work to whatever runs it; `ticket` is finished when it ends (not when it is
+    /// skipped: then the result is returned at once). `priority` orders kernels.
+    pub fn run(&self, work: Work, priority: i32, ticket: Ticket) -> Started {
+        // A device with a sticky error runs nothing more until it is reset.
+        if self.sticky.load(Ordering::Acquire) != 0 {
+            return Started::Done(Ok(()));
+        }
         match work {
-            Work::Record(r) => {
-                r.mark(|| self.now_ns());
-                Started::Done(Ok(()))
-            }
-            Work::Wait { .. } | Work::Taken => Started::Done(Ok(())),
-            // A device with a sticky error runs nothing more until it is reset.
-            _ if self.sticky.load(Ordering::Acquire) != 0 => Started::Done(Ok(())),
             Work::Kernel(launch) => {
-                self.scheduler
-                    .submit(launch, stream.priority, stream.clone(), seq, epoch);
+                self.scheduler.submit(launch, priority, ticket);
                 Started::Running
             }
             Work::Copy {
@@ -183,8 +188,8 @@ impl Executor {
                 src,
                 len,
                 engine,
+                dir,
             } => {
-                let s = stream.clone();
                 let device = self.device;
                 self.copy[engine].submit(Box::new(move || {
                     let t0 = trace::now();
@@ -193,16 +198,16 @@ impl Executor {
                     unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len) };
                     trace::span(
                         Track::CopyEngine { device, engine },
+                        trace::MEMCPY,
                         format!("memcpy {len} B"),
                         t0,
-                        format!("\"bytes\":{len}"),
+                        format!("\"bytes\":{len},\"kind\":\"{}\"", dir.short_name()),
                     );
-                    s.finish_op(seq, epoch, Ok(()));
+                    ticket.finish(Ok(()));
                 }));
                 Started::Running
             }
             Work::Fill { dst, value, len } => {
-                let s = stream.clone();
                 let device = self.device;
                 self.copy[ENGINE_FROM_DEVICE].submit(Box::new(move || {
                     let t0 = trace::now();
@@ -213,30 +218,52 @@ impl Executor {
                     };
                     trace::span(
                         track,
+                        trace::MEMSET,
                         format!("memset {len} B"),
                         t0,
                         format!("\"bytes\":{len}"),
                     );
-                    s.finish_op(seq, epoch, Ok(()));
+                    ticket.finish(Ok(()));
+                }));
+                Started::Running
+            }
+            Work::Strided(t) => {
+                let device = self.device;
+                self.copy[t.engine].submit(Box::new(move || {
+                    let t0 = trace::now();
+                    // SAFETY: every row was validated at enqueue; the memory is kept alive until
+                    // this op completes (deferred free).
+                    unsafe { t.run() };
+                    let engine = t.engine;
+                    trace::span(
+                        Track::CopyEngine { device, engine },
+                        trace::MEMCPY,
+                        t.describe(),
+                        t0,
+                        format!("\"bytes\":{}", t.bytes()),
+                    );
+                    ticket.finish(Ok(()));
                 }));
                 Started::Running
             }
             Work::Host(h) => {
-                let s = stream.clone();
                 let device = self.device;
                 self.host.submit(Box::new(move || {
                     if diagnostics::racecheck::on() {
-                        diagnostics::racecheck::host_function_enters(s.id, seq);
+                        if let Track::Stream { id, .. } = ticket.to.track() {
+                            diagnostics::racecheck::host_function_enters(id, ticket.seq);
+                        }
                     }
                     let t0 = trace::now();
                     unsafe { (h.func)(h.data as *mut std::ffi::c_void) };
                     trace::span(
                         Track::HostFunctions { device },
+                        trace::HOST_FUNCTION,
                         "host function".into(),
                         t0,
                         String::new(),
                     );
-                    s.finish_op(seq, epoch, Ok(()));
+                    ticket.finish(Ok(()));
                 }));
                 Started::Running
             }
@@ -331,8 +358,9 @@ impl Executor {
     }
 
     /// Releases `a` once every point in `until` is reached (now, if they all are).
-    pub fn free_after(&self, a: Allocation, until: Vec<StreamPoint>) {
-        if until.iter().all(|p| p.reached()) {
+    pub fn free_after(&self, a: Allocation, mut until: Vec<Point>) {
+        until.retain(|p| !p.reached());
+        if until.is_empty() {
             self.release(a);
             return;
         }
@@ -350,7 +378,10 @@ impl Executor {
         let mut any = false;
         let mut i = 0;
         while i < d.len() {
-            if d[i].until.iter().all(|p| p.reached()) {
+            // Points once reached stay reached: drop them, so that the next scan (one per
+            // completed op) only looks at the points still pending.
+            d[i].until.retain(|p| !p.reached());
+            if d[i].until.is_empty() {
                 self.release(d.swap_remove(i).alloc);
                 any = true;
             } else {
@@ -365,7 +396,7 @@ impl Executor {
 
     /// The points deferred frees wait for (an allocation that fails for lack of memory waits
     /// for them and tries again).
-    pub fn deferred_points(&self) -> Vec<StreamPoint> {
+    pub fn deferred_points(&self) -> Vec<Point> {
         self.deferred
             .lock()
             .iter()
@@ -407,7 +438,7 @@ impl Executor {
 
     /// Ops dropped unfinished (reset): no longer pending.
     pub fn ops_dropped(&self, n: u64) {
-        self.outstanding.fetch_sub(n, Ordering::SeqCst);
+        self.ops_out.fetch_add(n, Ordering::SeqCst);
     }
 
     pub fn end_reset(&self) {

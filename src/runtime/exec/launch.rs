@@ -171,6 +171,8 @@ pub struct Launch {
     pub grid: Dim3,
     pub block: Dim3,
     pub shared: usize,
+    /// Fiber stack per simulated thread (the device's stack-size limit at launch).
+    pub stack_size: usize,
     pub args: KernelArgs,
     pub info: Option<Arc<KernelInfo>>,
 }
@@ -183,6 +185,7 @@ impl Launch {
             grid: self.grid,
             block: self.block,
             shared_bytes: self.shared,
+            stack_size: self.stack_size,
         }
     }
 

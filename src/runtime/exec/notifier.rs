@@ -1,15 +1,29 @@
 //! Waiting without burning a core: a short spin for the common fast case, then a park on a
-//! condition variable. Notifying is one atomic load when nobody is parked.
+//! condition variable. Notifying is one atomic load when nobody is parked, and two when the
+//! parked waiters wait for a later point than the one just reached (a host that synchronizes
+//! behind 100 000 queued kernels is woken once, not once per kernel).
 
 use parking_lot::{Condvar, Mutex};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-#[derive(Default)]
 pub struct Notifier {
     parked: AtomicUsize,
+    /// The smallest target of the parked waiters (`u64::MAX`: none registered).
+    min_target: AtomicU64,
     lock: Mutex<()>,
     cv: Condvar,
+}
+
+impl Default for Notifier {
+    fn default() -> Notifier {
+        Notifier {
+            parked: AtomicUsize::new(0),
+            min_target: AtomicU64::new(u64::MAX),
+            lock: Mutex::new(()),
+            cv: Condvar::new(),
+        }
+    }
 }
 
 /// How long a waiter spins before it parks.
@@ -23,13 +37,31 @@ impl Notifier {
     /// Wakes every parked waiter. Call after making the awaited condition true (SeqCst store).
     pub fn notify(&self) {
         if self.parked.load(Ordering::SeqCst) > 0 {
-            let _g = self.lock.lock();
-            self.cv.notify_all();
+            self.wake_all();
         }
     }
 
-    /// Waits until `done()` is true or `until` passes; returns `done()`.
-    pub fn wait_until(&self, done: impl Fn() -> bool, until: Option<Instant>) -> bool {
+    /// Point `reached` has been reached (SeqCst store before): wakes the parked waiters if one
+    /// of them waits for it or an earlier point.
+    pub fn notify_reached(&self, reached: u64) {
+        if self.parked.load(Ordering::SeqCst) > 0
+            && reached >= self.min_target.load(Ordering::SeqCst)
+        {
+            self.wake_all();
+        }
+    }
+
+    fn wake_all(&self) {
+        let _g = self.lock.lock();
+        // The woken waiters that must wait on register their targets again.
+        self.min_target.store(u64::MAX, Ordering::SeqCst);
+        self.cv.notify_all();
+    }
+
+    /// Waits until `done()` is true or `until` passes; returns `done()`. `target` is the point
+    /// `done` waits for (`notify_reached` of an earlier point does not wake this waiter; use 0
+    /// to be woken by every notification).
+    pub fn wait_until(&self, target: u64, done: impl Fn() -> bool, until: Option<Instant>) -> bool {
         if done() {
             return true;
         }
@@ -50,6 +82,9 @@ impl Notifier {
         self.parked.fetch_add(1, Ordering::SeqCst);
         let mut g = self.lock.lock();
         let r = loop {
+            // Registered before the check: a notifier that reads the old minimum made its
+            // point reachable before our check sees it (both SeqCst).
+            self.min_target.fetch_min(target, Ordering::SeqCst);
             if done() {
                 break true;
             }
@@ -84,15 +119,55 @@ mod tests {
             f2.store(true, Ordering::SeqCst);
             n2.notify();
         });
-        assert!(n.wait_until(|| flag.load(Ordering::SeqCst), None));
+        assert!(n.wait_until(0, || flag.load(Ordering::SeqCst), None));
         t.join().unwrap();
+    }
+
+    #[test]
+    fn an_earlier_point_does_not_wake_a_later_waiter() {
+        let n = Arc::new(Notifier::new());
+        let reached = Arc::new(AtomicU64::new(0));
+        let wakeups = Arc::new(AtomicUsize::new(0));
+        let (n2, r2, w2) = (n.clone(), reached.clone(), wakeups.clone());
+        let t = std::thread::spawn(move || {
+            n2.wait_until(
+                100,
+                || {
+                    w2.fetch_add(1, Ordering::SeqCst);
+                    r2.load(Ordering::SeqCst) >= 100
+                },
+                None,
+            )
+        });
+        while n.parked.load(Ordering::SeqCst) == 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+        let before = wakeups.load(Ordering::SeqCst);
+        for i in 1..100 {
+            reached.store(i, Ordering::SeqCst);
+            n.notify_reached(i);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(
+            wakeups.load(Ordering::SeqCst),
+            before,
+            "woken before its point"
+        );
+        reached.store(100, Ordering::SeqCst);
+        n.notify_reached(100);
+        assert!(t.join().unwrap());
     }
 
     #[test]
     fn times_out() {
         let n = Notifier::new();
         let t0 = Instant::now();
-        assert!(!n.wait_until(|| false, Some(Instant::now() + Duration::from_millis(20))));
+        assert!(!n.wait_until(
+            0,
+            || false,
+            Some(Instant::now() + Duration::from_millis(20))
+        ));
         assert!(t0.elapsed() >= Duration::from_millis(20));
     }
 }

@@ -2,7 +2,8 @@
 //! its own plain terms. Each hook in the stream queue is `if racecheck::on() { ... }`.
 
 use crate::runtime::diagnostics::racecheck::{self, OpDesc, StreamKind, StreamTag};
-use crate::runtime::exec::stream::{StreamCore, Work};
+use crate::runtime::exec::stream::{OpWork, StreamCore};
+use crate::runtime::exec::work::Work;
 
 pub(crate) fn tag(s: &StreamCore) -> StreamTag {
     StreamTag {
@@ -18,45 +19,47 @@ pub(crate) fn tag(s: &StreamCore) -> StreamTag {
     }
 }
 
-fn desc(w: &Work) -> OpDesc {
-    let (kind, name, ranges, words) = match w {
-        Work::Kernel(l) => (
+fn desc(w: &OpWork) -> OpDesc {
+    let (kind, name, ranges, words, code) = match w {
+        OpWork::Run(Work::Kernel(l)) => (
             "kernel",
             // Registered name, or the symbol looked up only when a race is reported.
             l.info.as_ref().map_or(String::new(), |i| i.name.clone()),
             Vec::new(),
             l.args.words(),
+            l.kernel as usize,
         ),
-        Work::Copy { dst, src, len, .. } => (
+        OpWork::Run(Work::Copy { dst, src, len, .. }) => (
             "memcpy",
             String::new(),
             vec![(*src, *len, false), (*dst, *len, true)],
             Vec::new(),
+            0,
         ),
-        Work::Fill { dst, len, .. } => (
+        OpWork::Run(Work::Fill { dst, len, .. }) => (
             "memset",
             String::new(),
             vec![(*dst, *len, true)],
             Vec::new(),
+            0,
         ),
-        Work::Host(_) => ("host function", String::new(), Vec::new(), Vec::new()),
-        Work::Record(_) => ("event record", String::new(), Vec::new(), Vec::new()),
-        Work::Wait { .. } => ("event wait", String::new(), Vec::new(), Vec::new()),
-        Work::Taken => ("op", String::new(), Vec::new(), Vec::new()),
+        // 2D/3D copies and fills are not tracked (their rows are not described here).
+        OpWork::Run(Work::Strided(_)) => ("2D/3D copy", String::new(), Vec::new(), Vec::new(), 0),
+        OpWork::Run(Work::Host(_)) => ("host function", String::new(), Vec::new(), Vec::new(), 0),
+        OpWork::Record(_) => ("event record", String::new(), Vec::new(), Vec::new(), 0),
+        OpWork::Wait { .. } => ("event wait", String::new(), Vec::new(), Vec::new(), 0),
+        OpWork::Taken => ("op", String::new(), Vec::new(), Vec::new(), 0),
     };
     OpDesc {
         kind,
         name,
-        code: match w {
-            Work::Kernel(l) => l.kernel as usize,
-            _ => 0,
-        },
+        code,
         ranges,
         words,
     }
 }
 
 /// Op `seq` is being pushed on `s` (the queue is locked).
-pub(crate) fn pushed(s: &StreamCore, seq: u64, w: &Work) {
+pub(crate) fn pushed(s: &StreamCore, seq: u64, w: &OpWork) {
     racecheck::pushed(tag(s), seq, desc(w));
 }

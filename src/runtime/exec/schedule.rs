@@ -15,7 +15,8 @@
 
 use crate::device::engine::mark_device_thread;
 use crate::runtime::config::Schedule;
-use crate::runtime::exec::stream::{Started, StreamCore, Work};
+use crate::runtime::exec::stream::{OpWork, StreamCore};
+use crate::runtime::exec::work::Started;
 use parking_lot::{Condvar, Mutex};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -40,7 +41,7 @@ struct Start {
     stream: Arc<StreamCore>,
     seq: u64,
     epoch: u64,
-    work: Work,
+    work: OpWork,
 }
 
 struct Starter {
@@ -172,10 +173,7 @@ fn start_now(s: Start) {
         serial_release(&stream, seq);
         return;
     }
-    if crate::runtime::diagnostics::racecheck::on() {
-        crate::runtime::diagnostics::racecheck::started(stream.id, seq);
-    }
-    let started = exec.run(&stream, seq, epoch, work);
+    let started = stream.start_op(seq, epoch, work);
     exec.leave_start();
     if let Started::Done(r) = started {
         stream.finish_op(seq, epoch, r);
@@ -186,11 +184,11 @@ fn start_now(s: Start) {
 /// or None if it was deferred (the stream stays `running`; the op starts later on the
 /// schedule thread).
 pub(crate) fn before_start(
-    stream: &Arc<StreamCore>,
+    stream: &StreamCore,
     seq: u64,
     epoch: u64,
-    work: Work,
-) -> Option<Work> {
+    work: OpWork,
+) -> Option<OpWork> {
     match MODE.load(Ordering::Relaxed) {
         FUZZ => {
             let f = FUZZ_STATE.get()?;
@@ -207,7 +205,7 @@ pub(crate) fn before_start(
             let us = 1 + (r >> 8) % 1000;
             hand_over(
                 Start {
-                    stream: stream.clone(),
+                    stream: stream.arc(),
                     seq,
                     epoch,
                     work,
@@ -224,7 +222,7 @@ pub(crate) fn before_start(
                 return Some(work);
             }
             s.waiting.push_back(Start {
-                stream: stream.clone(),
+                stream: stream.arc(),
                 seq,
                 epoch,
                 work,

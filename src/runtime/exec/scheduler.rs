@@ -12,8 +12,9 @@ use crate::device::{BlockOutcome, BlockSource, Grid};
 use crate::runtime::diagnostics::trace::{self, Track};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::launch::Launch;
-use crate::runtime::exec::stream::StreamCore;
+use crate::runtime::exec::work::Ticket;
 use parking_lot::{Condvar, Mutex};
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
@@ -43,19 +44,20 @@ pub struct KernelRun {
     total: u64,
     next: AtomicU64,
     finished: AtomicU64,
+    /// Set once `failure` holds something (the common end reads no lock).
+    failed: AtomicBool,
     failure: Mutex<Option<(ErrorCode, String)>>,
     pub launch: Launch,
-    stream: Arc<StreamCore>,
-    seq: u64,
-    epoch: u64,
+    ticket: Ticket,
 }
 
 impl KernelRun {
     fn has_blocks(&self) -> bool {
         self.next.load(Ordering::Acquire) < self.total
     }
-    pub fn stream(&self) -> &Arc<StreamCore> {
-        &self.stream
+    /// Who is told when the kernel has ended.
+    pub fn ticket(&self) -> &Ticket {
+        &self.ticket
     }
 }
 
@@ -119,10 +121,31 @@ pub type KernelDone = Box<dyn Fn(&KernelRun, Option<(ErrorCode, String)>) + Send
 /// How long an idle compute unit spins for new work before it parks.
 const UNIT_SPIN: Duration = Duration::from_micros(50);
 
+/// What the thread that runs a compute unit remembers between a block's end and its next look
+/// for work (one thread-local, read once per use).
+struct UnitLocal {
+    /// Set between the end of a block and the unit's next look for work, to the address of the
+    /// unit's own scheduler: the first kernel it submits meanwhile to that scheduler (a stream
+    /// moving on) needs no other unit woken for it, and may be handed to it. A kernel for another
+    /// device's scheduler (a stream released through an event) gets neither.
+    will_look: Cell<usize>,
+    /// That kernel, when it went to the front of the ready list (the one the unit would pick),
+    /// with the scheduler version of that moment: the unit takes it without the lock while the
+    /// version holds. So a stream's kernels follow each other on the unit that completes them.
+    handoff: Cell<Option<(Arc<KernelRun>, u64)>>,
+    /// A finished kernel's allocation that nobody else holds any more: the unit's next submit
+    /// reuses it (a stream's kernels chained on one unit allocate nothing per launch).
+    spare: Cell<Option<Arc<KernelRun>>>,
+}
+
 thread_local! {
-    /// Set on a compute unit between the end of a block and its next look for work: the first
-    /// kernel it submits meanwhile (a stream moving on) needs no other unit woken for it.
-    static UNIT_WILL_LOOK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static UNIT: UnitLocal = const {
+        UnitLocal {
+            will_look: Cell::new(0),
+            handoff: Cell::new(None),
+            spare: Cell::new(None),
+        }
+    };
 }
 
 /// A compute unit's view: the kernel it is working on.
@@ -153,6 +176,7 @@ impl UnitState {
                     device: self.device,
                     cu: self.cu,
                 },
+                trace::KERNEL,
                 old.launch.name(),
                 start,
                 format!(
@@ -201,28 +225,34 @@ impl Scheduler {
     }
 
     /// Queues a kernel for its blocks to be dispatched.
-    pub fn submit(
-        &self,
-        launch: Launch,
-        priority: i32,
-        stream: Arc<StreamCore>,
-        seq: u64,
-        epoch: u64,
-    ) {
+    pub fn submit(&self, launch: Launch, priority: i32, ticket: Ticket) {
+        UNIT.with(|u| self.submit_from(u, launch, priority, ticket))
+    }
+
+    fn submit_from(&self, unit: &UnitLocal, launch: Launch, priority: i32, ticket: Ticket) {
         let grid = launch.grid();
-        let k = Arc::new(KernelRun {
+        let run = KernelRun {
             total: grid.grid.volume(),
             grid,
             priority,
             order: self.order.fetch_add(1, Ordering::Relaxed),
             next: AtomicU64::new(0),
             finished: AtomicU64::new(0),
+            failed: AtomicBool::new(false),
             failure: Mutex::new(None),
             launch,
-            stream,
-            seq,
-            epoch,
-        });
+            ticket,
+        };
+        let k = match unit.spare.take() {
+            Some(mut spare) => match Arc::get_mut(&mut spare) {
+                Some(slot) => {
+                    *slot = run;
+                    spare
+                }
+                None => Arc::new(run),
+            },
+            None => Arc::new(run),
+        };
         let mut q = self.queues.lock();
         // Kernels whose blocks are all handed out leave the list lazily: drop them from the
         // front first, so that they do not count as work waiting.
@@ -232,19 +262,30 @@ impl Scheduler {
         // Units that will find the work at once by themselves: the spinning one, and the caller
         // if it is a unit submitting from its completion path (it looks for work right after).
         // Units busy running a block do not count: the work must not wait for their block.
-        let finders = self.spinner.load(Ordering::Acquire) as usize
-            + UNIT_WILL_LOOK.with(|c| c.replace(false)) as usize;
+        let own = unit.will_look.replace(0) == self as *const Self as usize;
+        let finders = self.spinner.load(Ordering::Acquire) as usize + own as usize;
         let demand = (k.total.min(usize::MAX as u64) as usize).saturating_add(q.ready.0.len());
         let wake = q.idle.min(demand.saturating_sub(finders));
         // Units cache the kernel they work on; make them look again only if this one should
         // preempt it (strictly more urgent than the best waiting kernel).
-        let preempts = self.policy() == Policy::Preemptive
-            && q.ready.best().is_some_and(|b| k.priority < b.priority);
+        let preemptive = self.policy() == Policy::Preemptive;
+        let preempts = preemptive && q.ready.best().is_some_and(|b| k.priority < b.priority);
+        let single = k.total == 1;
+        let handoff = own && preemptive && q.ready.best().is_none_or(|b| k.priority < b.priority);
+        let mine = handoff.then(|| k.clone());
         q.ready.insert(k);
         if preempts {
             self.version.fetch_add(1, Ordering::AcqRel);
         }
-        self.submitted.fetch_add(1, Ordering::Release);
+        if let Some(k) = mine {
+            unit.handoff
+                .set(Some((k, self.version.load(Ordering::Acquire))));
+        }
+        // The spinning unit watches this count; a one-block kernel that the submitting unit
+        // takes itself is not news for it (it would only race that unit for the block).
+        if !(own && single) {
+            self.submitted.fetch_add(1, Ordering::Release);
+        }
         drop(q);
         for _ in 0..wake {
             self.work.notify_one();
@@ -282,7 +323,12 @@ impl Scheduler {
             return;
         }
         if k.finished.fetch_add(n, Ordering::AcqRel) + n == k.total {
-            let failure = k.failure.lock().take();
+            // AcqRel above: the last finisher sees every failure recorded before its block ended.
+            let failure = if k.failed.load(Ordering::Acquire) {
+                k.failure.lock().take()
+            } else {
+                None
+            };
             (self.on_done)(k, failure);
         }
     }
@@ -337,56 +383,7 @@ impl BlockSource for Scheduler {
     }
 
     fn next_block(&self, st: &mut UnitState) -> Option<(Arc<KernelRun>, u64)> {
-        UNIT_WILL_LOOK.with(|c| c.set(false));
-        loop {
-            if let Some(k) = &st.current {
-                if self.version.load(Ordering::Acquire) == st.version {
-                    // Busy before the claim: a reset that cancels after our claim sees us busy.
-                    st.busy.store(true, Ordering::SeqCst);
-                    let b = k.next.fetch_add(1, Ordering::SeqCst);
-                    if b < k.total {
-                        let k = k.clone();
-                        st.trace_switch(Some(&k));
-                        return Some((k, b));
-                    }
-                }
-                st.busy.store(false, Ordering::Release);
-                st.current = None;
-            }
-            let mut q = self.queues.lock();
-            let mut spun = false;
-            loop {
-                if q.shutdown {
-                    return None;
-                }
-                if let Some(k) = self.pick(&mut q) {
-                    st.version = self.version.load(Ordering::Acquire);
-                    st.current = Some(k);
-                    break;
-                }
-                st.trace_switch(None);
-                // One idle unit at a time spins briefly before parking: a launch that follows
-                // closely (the common case) then costs no futex wake-up on either side.
-                if !spun && !self.spinner.swap(true, Ordering::AcqRel) {
-                    spun = true;
-                    let seen = self.submitted.load(Ordering::Acquire);
-                    drop(q);
-                    let end = Instant::now() + UNIT_SPIN;
-                    while self.submitted.load(Ordering::Acquire) == seen && Instant::now() < end {
-                        for _ in 0..32 {
-                            std::hint::spin_loop();
-                        }
-                    }
-                    self.spinner.store(false, Ordering::Release);
-                    q = self.queues.lock();
-                    continue;
-                }
-                q.idle += 1;
-                self.work.wait(&mut q);
-                q.idle -= 1;
-                spun = false;
-            }
-        }
+        UNIT.with(|u| self.next_block_on(u, st))
     }
 
     fn grid(k: &Arc<KernelRun>) -> &Grid {
@@ -397,8 +394,13 @@ impl BlockSource for Scheduler {
         k.order + 1
     }
 
-    fn block_done(&self, k: Arc<KernelRun>, block: u64, outcome: BlockOutcome) {
-        UNIT_WILL_LOOK.with(|c| c.set(true));
+    fn block_done(&self, st: &mut UnitState, k: Arc<KernelRun>, block: u64, outcome: BlockOutcome) {
+        UNIT.with(|u| u.will_look.set(self as *const Self as usize));
+        // Tracing: no block of `k` is left for this unit: end its span before the kernel's
+        // completion can let the host go on (and exit, writing the trace without it).
+        if trace::on() && k.next.load(Ordering::Acquire) >= k.total {
+            st.trace_switch(None);
+        }
         if outcome != BlockOutcome::Completed {
             let code = match outcome {
                 BlockOutcome::Faulted { fault, .. }
@@ -457,17 +459,80 @@ impl BlockSource for Scheduler {
                 BlockOutcome::Completed => unreachable!(),
             };
             k.failure.lock().get_or_insert((code, msg));
+            k.failed.store(true, Ordering::Release);
             self.cancel(&k);
         }
         self.finish_blocks(&k, 1);
     }
 }
 
-impl KernelRun {
-    pub fn seq(&self) -> u64 {
-        self.seq
+impl Scheduler {
+    /// Keeps a kernel the unit lets go of as its spare if nobody else holds it.
+    fn recycle(unit: &UnitLocal, k: Option<Arc<KernelRun>>) {
+        if let Some(k) = k {
+            if Arc::strong_count(&k) == 1 {
+                unit.spare.set(Some(k));
+            }
+        }
     }
-    pub fn epoch(&self) -> u64 {
-        self.epoch
+
+    fn next_block_on(&self, u: &UnitLocal, st: &mut UnitState) -> Option<(Arc<KernelRun>, u64)> {
+        u.will_look.set(0);
+        if let Some((k, v)) = u.handoff.take() {
+            // Still what a pick would choose while no more urgent kernel came (version).
+            if self.version.load(Ordering::Acquire) == v {
+                Self::recycle(u, st.current.replace(k));
+                st.version = v;
+            }
+        }
+        loop {
+            if let Some(k) = &st.current {
+                if self.version.load(Ordering::Acquire) == st.version {
+                    // Busy before the claim: a reset that cancels after our claim sees us busy.
+                    st.busy.store(true, Ordering::SeqCst);
+                    let b = k.next.fetch_add(1, Ordering::SeqCst);
+                    if b < k.total {
+                        let k = k.clone();
+                        st.trace_switch(Some(&k));
+                        return Some((k, b));
+                    }
+                }
+                st.busy.store(false, Ordering::Release);
+                Self::recycle(u, st.current.take());
+            }
+            let mut q = self.queues.lock();
+            let mut spun = false;
+            loop {
+                if q.shutdown {
+                    return None;
+                }
+                if let Some(k) = self.pick(&mut q) {
+                    st.version = self.version.load(Ordering::Acquire);
+                    st.current = Some(k);
+                    break;
+                }
+                st.trace_switch(None);
+                // One idle unit at a time spins briefly before parking: a launch that follows
+                // closely (the common case) then costs no futex wake-up on either side.
+                if !spun && !self.spinner.swap(true, Ordering::AcqRel) {
+                    spun = true;
+                    let seen = self.submitted.load(Ordering::Acquire);
+                    drop(q);
+                    let end = Instant::now() + UNIT_SPIN;
+                    while self.submitted.load(Ordering::Acquire) == seen && Instant::now() < end {
+                        for _ in 0..32 {
+                            std::hint::spin_loop();
+                        }
+                    }
+                    self.spinner.store(false, Ordering::Release);
+                    q = self.queues.lock();
+                    continue;
+                }
+                q.idle += 1;
+                self.work.wait(&mut q);
+                q.idle -= 1;
+                spun = false;
+            }
+        }
     }
 }

@@ -8,45 +8,23 @@
 use crate::runtime::diagnostics::racecheck;
 use crate::runtime::diagnostics::trace::{self, Track};
 use crate::runtime::error::{ErrorCode, Result};
-use crate::runtime::exec::event::{FutureRecord, RecordState};
 use crate::runtime::exec::executor::Executor;
 use crate::runtime::exec::notifier::Notifier;
 use crate::runtime::exec::schedule;
+use crate::runtime::exec::work::{Completion, Padded, Point, Progress, Started, Ticket, Work};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
 
-pub use crate::runtime::exec::launch::Launch;
-
-/// A host function enqueued with `birenLaunchHostFunc`.
-#[derive(Clone, Copy)]
-pub struct HostCall {
-    pub func: unsafe extern "C" fn(*mut std::ffi::c_void),
-    pub data: usize,
-}
-
-/// What an op does when it runs.
-pub enum Work {
-    Kernel(Launch),
-    Copy {
-        dst: usize,
-        src: usize,
-        len: usize,
-        engine: usize,
-    },
-    Fill {
-        dst: usize,
-        value: u8,
-        len: usize,
-    },
-    Host(HostCall),
+/// What an op does when it starts.
+pub enum OpWork {
+    /// Work for the device (handed to the executor).
+    Run(Work),
+    /// Stamps an event record (completes at once).
     Record(Arc<RecordState>),
     /// Only dependencies (`birenStreamWaitEvent` on event `event`).
-    Wait {
-        event: u64,
-        on: WaitOn,
-    },
+    Wait { event: u64, on: WaitOn },
     /// Moved out when the op started.
     Taken,
 }
@@ -55,6 +33,12 @@ pub enum Work {
 pub enum WaitOn {
     Record(Arc<RecordState>),
     Future(Arc<FutureRecord>),
+}
+
+impl From<Work> for OpWork {
+    fn from(w: Work) -> OpWork {
+        OpWork::Run(w)
+    }
 }
 
 impl WaitOn {
@@ -87,19 +71,159 @@ pub enum Dep {
     Future(Arc<FutureRecord>),
 }
 
+/// One record of an event: the point in its stream, and when it was reached.
+pub struct RecordState {
+    pub point: StreamPoint,
+    /// The recorded event's id (messages, traces).
+    pub event: u64,
+    /// Unique per record (trace arrows from the record to its waiters).
+    pub id: u64,
+    /// False for events created with DisableTiming: no clock is read when reached.
+    pub timed: bool,
+    time_ns: AtomicU64,
+}
+
+static RECORD_IDS: AtomicU64 = AtomicU64::new(1);
+
+const NOT_YET: u64 = u64::MAX;
+
+impl RecordState {
+    pub fn new(point: StreamPoint, event: u64, timed: bool) -> RecordState {
+        RecordState {
+            timed,
+            point,
+            event,
+            id: RECORD_IDS.fetch_add(1, Ordering::Relaxed),
+            time_ns: AtomicU64::new(NOT_YET),
+        }
+    }
+    /// Marks the record reached; `now_ns` is called only for timed events.
+    pub fn mark(&self, now_ns: impl FnOnce() -> u64) {
+        self.time_ns
+            .store(if self.timed { now_ns() } else { 0 }, Ordering::SeqCst);
+    }
+    /// When the record was reached (ns on the runtime clock), once it has been.
+    pub fn time_ns(&self) -> Option<u64> {
+        let t = self.time_ns.load(Ordering::SeqCst);
+        (t != NOT_YET).then_some(t)
+    }
+    pub fn reached(&self) -> bool {
+        self.point.reached()
+    }
+}
+
+/// The next record of an event that streams already wait for.
+pub struct FutureRecord {
+    pub event_id: u64,
+    inner: Mutex<FutureInner>,
+}
+
+struct FutureInner {
+    resolved: Option<Arc<RecordState>>,
+    /// Streams parked on this future (woken when it resolves).
+    waiters: Vec<Arc<StreamCore>>,
+    /// The wait ops that hold it: (stream, op seq), for cycle checks.
+    pub waits: Vec<(Arc<StreamCore>, u64)>,
+}
+
+impl FutureRecord {
+    pub fn new(event_id: u64) -> FutureRecord {
+        FutureRecord {
+            event_id,
+            inner: Mutex::new(FutureInner {
+                resolved: None,
+                waiters: Vec::new(),
+                waits: Vec::new(),
+            }),
+        }
+    }
+
+    pub fn resolved(&self) -> Option<StreamPoint> {
+        self.inner.lock().resolved.as_ref().map(|r| r.point.clone())
+    }
+
+    /// The record that resolved the future, once one has.
+    pub fn record(&self) -> Option<Arc<RecordState>> {
+        self.inner.lock().resolved.clone()
+    }
+
+    /// Parks `s` on the future; false if it is already resolved.
+    pub fn add_waiter(&self, s: &Arc<StreamCore>) -> bool {
+        let mut g = self.inner.lock();
+        if g.resolved.is_some() {
+            return false;
+        }
+        g.waiters.push(s.clone());
+        true
+    }
+
+    pub fn add_wait(&self, s: &Arc<StreamCore>, seq: u64) {
+        self.inner.lock().waits.push((s.clone(), seq));
+    }
+
+    pub fn waits(&self) -> Vec<(Arc<StreamCore>, u64)> {
+        self.inner.lock().waits.clone()
+    }
+
+    /// Resolves to record `r`; returns the streams to wake.
+    /// The streams whose wait ops hold this future.
+    pub fn waiting_streams(&self) -> Vec<u64> {
+        self.inner.lock().waits.iter().map(|(s, _)| s.id).collect()
+    }
+
+    /// Resolves the future without a record (its event was destroyed): the waits are satisfied
+    /// at once, as a wait on a never-recorded event is in CUDA. Returns the streams to wake.
+    pub fn abandon(&self) -> Vec<Arc<StreamCore>> {
+        let mut g = self.inner.lock();
+        let first = g.waits.first().map(|(s, _)| s.clone());
+        let Some(s) = first.or_else(|| g.waiters.first().cloned()) else {
+            return Vec::new();
+        };
+        // Point 0 of a stream is reached from the start.
+        let r = Arc::new(RecordState::new(
+            StreamPoint { stream: s, seq: 0 },
+            self.event_id,
+            false,
+        ));
+        r.mark(|| 0);
+        g.resolved = Some(r);
+        g.waits.clear();
+        std::mem::take(&mut g.waiters)
+    }
+
+    pub fn resolve(&self, r: Arc<RecordState>) -> Vec<Arc<StreamCore>> {
+        let mut g = self.inner.lock();
+        g.resolved = Some(r);
+        g.waits.clear();
+        std::mem::take(&mut g.waiters)
+    }
+}
+
 pub struct Op {
     pub seq: u64,
-    pub work: Work,
+    pub work: OpWork,
     pub deps: Vec<Dep>,
 }
 
+/// The enqueuers' end of a stream: ops pushed and not yet taken over by the stream's consumer.
+/// Host threads take this lock to enqueue; the consumer takes it only when its own queue has run
+/// dry (it then takes the whole batch at once), so a host that enqueues ahead of the device and
+/// the compute unit that runs the stream's ops do not share a lock or a cache line per op.
+pub(crate) struct StreamTail {
+    ops: VecDeque<Op>,
+    /// The consumer found nothing to do and stopped: the next push must start it (`kick`).
+    idle: bool,
+}
+
+/// The consumer's end of a stream: the ops it has taken over, head first, and the running one.
+/// Locked by whoever advances or completes the stream (compute units, engines, a kicking host).
 pub(crate) struct StreamQueue {
     pub ops: VecDeque<Op>,
     pub running: bool,
     /// Tracing: since when the head op has been blocked on its dependencies (0: not blocked).
     blocked_since: u64,
-    /// Tracing: the running op's name, start and arguments.
-    span: Option<(String, u64, String)>,
+    /// Tracing: the running op's category, name, start and arguments.
+    span: Option<(&'static str, String, u64, String)>,
 }
 
 pub struct StreamCore {
@@ -111,21 +235,20 @@ pub struct StreamCore {
     pub exec: Arc<Executor>,
     /// Return address of the creator (leak reports).
     pub caller: usize,
-    pub(crate) queue: Mutex<StreamQueue>,
-    completed: AtomicU64,
-    enqueued: AtomicU64,
+    /// This stream (it registers itself as a waiter, and hands itself out as a completion).
+    me: Weak<StreamCore>,
+    /// The enqueuers' end, and `enqueued`, on their own cache lines.
+    pub(crate) tail: Padded<Mutex<StreamTail>>,
+    enqueued: Padded<AtomicU64>,
+    /// The consumer's end, and `completed`.
+    pub(crate) queue: Padded<Mutex<StreamQueue>>,
+    completed: Padded<AtomicU64>,
     point_waiters: Mutex<Vec<(u64, Arc<StreamCore>)>>,
+    /// `point_waiters.len()`, read without the lock by completions.
+    point_waiter_count: AtomicUsize,
     pub notifier: Notifier,
     dead: AtomicBool,
     destroyed: AtomicBool,
-}
-
-/// Outcome of starting an op.
-pub enum Started {
-    /// Done already (records, waits, skipped work).
-    Done(Result<()>),
-    /// Handed to a compute unit or an engine, which will call `finish_op`.
-    Running,
 }
 
 pub(crate) const STREAM_NON_BLOCKING: u32 = 1;
@@ -139,8 +262,9 @@ impl StreamCore {
         is_default: bool,
         exec: Arc<Executor>,
         caller: usize,
-    ) -> StreamCore {
-        StreamCore {
+    ) -> Arc<StreamCore> {
+        Arc::new_cyclic(|me| StreamCore {
+            me: me.clone(),
             id,
             device,
             flags,
@@ -148,19 +272,29 @@ impl StreamCore {
             is_default,
             exec,
             caller,
-            queue: Mutex::new(StreamQueue {
+            tail: Padded(Mutex::new(StreamTail {
+                ops: VecDeque::new(),
+                idle: true,
+            })),
+            enqueued: Padded(AtomicU64::new(0)),
+            queue: Padded(Mutex::new(StreamQueue {
                 ops: VecDeque::new(),
                 running: false,
                 blocked_since: 0,
                 span: None,
-            }),
-            completed: AtomicU64::new(0),
-            enqueued: AtomicU64::new(0),
+            })),
+            completed: Padded(AtomicU64::new(0)),
             point_waiters: Mutex::new(Vec::new()),
+            point_waiter_count: AtomicUsize::new(0),
             notifier: Notifier::new(),
             dead: AtomicBool::new(false),
             destroyed: AtomicBool::new(false),
-        }
+        })
+    }
+
+    /// The `Arc` this stream lives in (alive while `&self` is).
+    pub(crate) fn arc(&self) -> Arc<StreamCore> {
+        self.me.upgrade().expect("a stream in use is alive")
     }
 
     /// True for streams that follow the legacy default-stream rules.
@@ -205,27 +339,29 @@ impl StreamCore {
         })
     }
 
-    /// Appends an op to an already locked queue; returns (seq, must_advance).
+    /// Appends an op to the locked tail; returns (seq, must_kick): the consumer had stopped, so
+    /// the caller must `kick` the stream once it has dropped the lock.
     pub(crate) fn push_locked(
-        self: &Arc<Self>,
-        q: &mut StreamQueue,
-        work: Work,
+        &self,
+        t: &mut StreamTail,
+        work: OpWork,
         deps: Vec<Dep>,
     ) -> (u64, bool) {
         let seq = self.enqueued.load(Ordering::Relaxed) + 1;
         if racecheck::on() {
             crate::runtime::exec::race::pushed(self, seq, &work);
         }
-        q.ops.push_back(Op { seq, work, deps });
+        t.ops.push_back(Op { seq, work, deps });
         self.enqueued.store(seq, Ordering::SeqCst);
         self.exec.op_enqueued();
-        (seq, !q.running && q.ops.len() == 1)
+        (seq, std::mem::take(&mut t.idle))
     }
 
     /// If the stream is idle, takes the next sequence number as an op that is complete already
-    /// (an event record with nothing to wait for) and returns true.
-    pub(crate) fn record_now_locked(&self, q: &mut StreamQueue) -> bool {
-        if q.running || !q.ops.is_empty() || !self.is_idle() || self.exec.is_resetting() {
+    /// (an event record with nothing to wait for) and returns true. (Every op enqueued so far
+    /// has completed, so the consumer holds none and runs none.)
+    pub(crate) fn record_now_locked(&self, t: &mut StreamTail) -> bool {
+        if !t.ops.is_empty() || !self.is_idle() || self.exec.is_resetting() {
             return false;
         }
         let seq = self.enqueued.load(Ordering::Relaxed) + 1;
@@ -235,29 +371,61 @@ impl StreamCore {
     }
 
     /// Makes progress after a push: starts the head op if it can start.
-    pub fn kick(self: &Arc<Self>) {
+    pub fn kick(&self) {
         let mut wake = Vec::new();
         self.advance(&mut wake);
         run_wakeups(wake);
     }
 
-    fn add_point_waiter(&self, seq: u64, waiter: &Arc<StreamCore>) {
-        self.point_waiters.lock().push((seq, waiter.clone()));
+    fn add_point_waiter(&self, seq: u64, waiter: Arc<StreamCore>) {
+        let mut w = self.point_waiters.lock();
+        w.push((seq, waiter));
+        // Before the caller's re-check of the point (SeqCst), paired with `after_progress`.
+        self.point_waiter_count.store(w.len(), Ordering::SeqCst);
+    }
+
+    /// Takes the tail's ops over when the consumer's own queue is empty; with nothing there
+    /// either, marks the stream stopped (if `stop`) so that the next push kicks it. Returns
+    /// the number every op up to which has completed once the running op (if any) completes,
+    /// i.e. the next pending op's seq - 1, or `enqueued` with none.
+    fn refill(&self, q: &mut StreamQueue, stop: bool) -> u64 {
+        if let Some(op) = q.ops.front() {
+            return op.seq - 1;
+        }
+        let mut t = self.tail.lock();
+        if t.ops.is_empty() {
+            if stop {
+                t.idle = true;
+            }
+            return self.enqueued.load(Ordering::SeqCst);
+        }
+        // Our empty deque (with its capacity) goes back to the tail.
+        std::mem::swap(&mut q.ops, &mut t.ops);
+        q.ops.front().map_or(0, |o| o.seq - 1)
+    }
+
+    /// Moves every op of the tail to the consumer's queue (for a full view of the stream).
+    pub(crate) fn gather(&self, q: &mut StreamQueue) {
+        let mut t = self.tail.lock();
+        q.ops.append(&mut t.ops);
     }
 
     /// Starts as many head ops as possible; streams to wake go to `wake`.
-    fn advance(self: &Arc<Self>, wake: &mut Vec<Arc<StreamCore>>) {
+    fn advance(&self, wake: &mut Vec<Arc<StreamCore>>) {
         loop {
             let mut q = self.queue.lock();
             if q.running || self.is_dead() || self.exec.is_resetting() {
                 return;
+            }
+            if q.ops.is_empty() {
+                self.refill(&mut q, true);
             }
             let Some(op) = q.ops.front_mut() else { return };
             while let Some(d) = op.deps.last_mut() {
                 match d {
                     Dep::Point(p) => {
                         if !p.reached() {
-                            p.stream.add_point_waiter(p.seq, self);
+                            p.stream.add_point_waiter(p.seq, self.arc());
                             if !p.reached() {
                                 if trace::on() && q.blocked_since == 0 {
                                     q.blocked_since = trace::now();
@@ -272,7 +440,7 @@ impl StreamCore {
                             continue;
                         }
                         None => {
-                            if !f.add_waiter(self) {
+                            if !f.add_waiter(&self.arc()) {
                                 continue; // resolved meanwhile: look again
                             }
                             if trace::on() && q.blocked_since == 0 {
@@ -295,7 +463,7 @@ impl StreamCore {
                 return;
             }
             let seq = op.seq;
-            let work = std::mem::replace(&mut op.work, Work::Taken);
+            let work = std::mem::replace(&mut op.work, OpWork::Taken);
             q.running = true;
             if trace::on() {
                 self.trace_start(&mut q, &work);
@@ -314,10 +482,7 @@ impl StreamCore {
             } else {
                 work
             };
-            if racecheck::on() {
-                racecheck::started(self.id, seq);
-            }
-            let started = self.exec.run(self, seq, epoch, work);
+            let started = self.start_op(seq, epoch, work);
             self.exec.leave_start();
             match started {
                 Started::Running => return,
@@ -326,15 +491,31 @@ impl StreamCore {
         }
     }
 
+    /// Hands a taken op over: records and waits complete at once, work goes to the executor.
+    pub(crate) fn start_op(&self, seq: u64, epoch: u64, work: OpWork) -> Started {
+        if racecheck::on() {
+            racecheck::started(self.id, seq);
+        }
+        match work {
+            OpWork::Record(r) => {
+                r.mark(|| self.exec.now_ns());
+                Started::Done(Ok(()))
+            }
+            OpWork::Wait { .. } | OpWork::Taken => Started::Done(Ok(())),
+            OpWork::Run(w) => {
+                let ticket = Ticket {
+                    to: self.arc(),
+                    seq,
+                    epoch,
+                };
+                self.exec.run(w, self.priority, ticket)
+            }
+        }
+    }
+
     /// Records the completion of op `seq`; streams whose waits it satisfies go to `wake` (the
     /// caller goes on advancing this stream itself).
-    fn complete(
-        self: &Arc<Self>,
-        seq: u64,
-        epoch: u64,
-        result: Result<()>,
-        wake: &mut Vec<Arc<StreamCore>>,
-    ) {
+    fn complete(&self, seq: u64, epoch: u64, result: Result<()>, wake: &mut Vec<Arc<StreamCore>>) {
         if epoch != self.exec.epoch() {
             return; // the device was reset meanwhile: this work no longer exists
         }
@@ -349,12 +530,13 @@ impl StreamCore {
             }
             q.ops.pop_front();
             q.running = false;
-            self.mark_completed(&q);
+            let done = self.refill(&mut q, false);
+            self.completed.fetch_max(done, Ordering::SeqCst);
             if schedule::active() {
                 schedule::completed(self, seq);
             }
-            if let Some((name, start, args)) = q.span.take() {
-                trace::span(self.track(), name, start, args);
+            if let Some((cat, name, start, args)) = q.span.take() {
+                trace::span(self.track(), cat, name, start, args);
             }
         }
         self.exec.op_completed();
@@ -363,16 +545,16 @@ impl StreamCore {
 
     /// Everything before the next pending op is complete (sequence numbers may have gaps where
     /// an op was withdrawn).
-    fn mark_completed(&self, q: &StreamQueue) {
-        let done = q.ops.front().map_or(self.enqueued(), |o| o.seq - 1);
+    fn mark_completed(&self, q: &mut StreamQueue) {
+        let done = self.refill(q, false);
         self.completed.fetch_max(done, Ordering::SeqCst);
     }
 
     /// Wakes host waiters and the streams waiting for points now reached.
     fn after_progress(&self, wake: &mut Vec<Arc<StreamCore>>) {
-        self.notifier.notify();
         let done = self.completed();
-        {
+        self.notifier.notify_reached(done);
+        if self.point_waiter_count.load(Ordering::SeqCst) != 0 {
             let mut w = self.point_waiters.lock();
             let mut i = 0;
             while i < w.len() {
@@ -382,6 +564,7 @@ impl StreamCore {
                     i += 1;
                 }
             }
+            self.point_waiter_count.store(w.len(), Ordering::SeqCst);
         }
     }
 
@@ -394,59 +577,82 @@ impl StreamCore {
     }
 
     /// Tracing: the op about to start, and the wait that held it.
-    fn trace_start(&self, q: &mut StreamQueue, work: &Work) {
+    fn trace_start(&self, q: &mut StreamQueue, work: &OpWork) {
         let now = trace::now();
         if q.blocked_since != 0 {
             let what = match work {
-                Work::Wait { event, .. } => format!("wait for event #{event}"),
+                OpWork::Wait { event, .. } => format!("wait for event #{event}"),
                 _ => "wait (default-stream rule)".to_string(),
             };
-            trace::span(self.track(), what, q.blocked_since, String::new());
+            let args = match work {
+                OpWork::Wait { event, .. } => format!("\"event\":{event}"),
+                _ => String::new(),
+            };
+            trace::span(self.track(), trace::WAIT, what, q.blocked_since, args);
             q.blocked_since = 0;
         }
-        let (name, args) = match work {
-            Work::Kernel(l) => (
+        let (cat, name, args) = match work {
+            OpWork::Run(Work::Kernel(l)) => (
+                trace::KERNEL,
                 l.name(),
                 format!(
                     "\"grid\":\"({},{},{})\",\"block\":\"({},{},{})\",\"sharedMem\":{}",
                     l.grid.x, l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z, l.shared
                 ),
             ),
-            Work::Copy { len, engine, .. } => (
+            OpWork::Run(Work::Copy {
+                len, engine, dir, ..
+            }) => (
+                trace::MEMCPY,
                 format!("memcpy {len} B"),
-                format!("\"bytes\":{len},\"engine\":{engine}"),
+                format!(
+                    "\"bytes\":{len},\"engine\":{engine},\"kind\":\"{}\"",
+                    dir.short_name()
+                ),
             ),
-            Work::Fill { len, value, .. } => (
+            OpWork::Run(Work::Fill { len, value, .. }) => (
+                trace::MEMSET,
                 format!("memset {len} B"),
                 format!("\"bytes\":{len},\"value\":{value}"),
             ),
-            Work::Host(_) => ("host function".to_string(), String::new()),
-            Work::Record(r) => {
+            OpWork::Run(Work::Host(_)) => (
+                trace::HOST_FUNCTION,
+                "host function".to_string(),
+                String::new(),
+            ),
+            OpWork::Run(Work::Strided(t)) => (
+                trace::MEMCPY,
+                t.describe(),
+                format!("\"bytes\":{}", t.bytes()),
+            ),
+            OpWork::Record(r) => {
                 trace::instant(
                     self.track(),
+                    trace::EVENT,
                     format!("record event #{}", r.event),
                     String::new(),
                 );
                 trace::flow_start(self.track(), r.id);
                 return;
             }
-            Work::Wait { on, .. } => {
+            OpWork::Wait { on, .. } => {
                 if let Some(r) = on.record() {
                     trace::flow_end(self.track(), r.id);
                 }
                 return;
             }
-            Work::Taken => return,
+            OpWork::Taken => return,
         };
-        q.span = Some((name, now, args));
+        q.span = Some((cat, name, now, args));
     }
 
     /// Withdraws op `seq` if it has not started (a synchronous copy that gave up): it will never
     /// run and nothing waits for it. False if it has started or completed.
-    pub fn withdraw(self: &Arc<Self>, seq: u64) -> bool {
+    pub fn withdraw(&self, seq: u64) -> bool {
         let mut wake = Vec::new();
         {
             let mut q = self.queue.lock();
+            self.gather(&mut q);
             let Some(i) = q.ops.iter().position(|o| o.seq == seq) else {
                 return false; // completed already, or dropped by a reset
             };
@@ -455,7 +661,7 @@ impl StreamCore {
             }
             let op = q.ops.remove(i);
             if i == 0 {
-                self.mark_completed(&q);
+                self.mark_completed(&mut q);
             }
             drop(q);
             drop(op);
@@ -468,7 +674,7 @@ impl StreamCore {
     }
 
     /// Called by compute units and engines when a running op ends.
-    pub fn finish_op(self: &Arc<Self>, seq: u64, epoch: u64, result: Result<()>) {
+    pub fn finish_op(&self, seq: u64, epoch: u64, result: Result<()>) {
         if racecheck::on() {
             racecheck::finished(self.id, seq);
         }
@@ -488,6 +694,7 @@ impl StreamCore {
     pub fn drain(&self) {
         let ops: Vec<Op> = {
             let mut q = self.queue.lock();
+            self.gather(&mut q);
             q.running = false;
             self.completed.fetch_max(self.enqueued(), Ordering::SeqCst);
             q.ops.drain(..).collect()
@@ -496,16 +703,26 @@ impl StreamCore {
         self.exec.ops_dropped(ops.len() as u64);
         // Streams parked on our points: they are all reached now (drained or dead); wake them,
         // or a stream that took a dependency on us just before the reset would wait forever.
-        let waiters: Vec<Arc<StreamCore>> =
-            self.point_waiters.lock().drain(..).map(|w| w.1).collect();
+        let waiters: Vec<Arc<StreamCore>> = {
+            let mut w = self.point_waiters.lock();
+            self.point_waiter_count.store(0, Ordering::SeqCst);
+            w.drain(..).map(|w| w.1).collect()
+        };
         self.notifier.notify();
         drop(ops);
         run_wakeups(waiters);
     }
 
-    /// Runs `f` over the deps of the ops in `(completed, upto]` (for the wait-for graph).
-    pub(crate) fn scan_ops(q: &StreamQueue, from: u64, upto: u64, mut f: impl FnMut(&Op)) {
-        for op in q.ops.iter() {
+    /// Runs `f` over the deps of the ops in `(completed, upto]` (for the wait-for graph): those
+    /// of the consumer's queue, then those still in the tail.
+    pub(crate) fn scan_ops(
+        q: &StreamQueue,
+        t: &StreamTail,
+        from: u64,
+        upto: u64,
+        mut f: impl FnMut(&Op),
+    ) {
+        for op in q.ops.iter().chain(t.ops.iter()) {
             if op.seq > from && op.seq <= upto {
                 f(op);
             }
@@ -521,9 +738,133 @@ impl StreamCore {
     }
 }
 
+impl Completion for StreamCore {
+    fn op_finished(&self, seq: u64, epoch: u64, result: Result<()>) {
+        self.finish_op(seq, epoch, result);
+    }
+    fn track(&self) -> Track {
+        StreamCore::track(self)
+    }
+}
+
+impl Progress for StreamCore {
+    fn reached(&self, seq: u64) -> bool {
+        StreamCore::reached(self, seq)
+    }
+    fn id(&self) -> u64 {
+        self.id
+    }
+}
+
+impl StreamPoint {
+    /// The same point, for the executor's deferred frees.
+    pub fn point(&self) -> Point {
+        Point {
+            of: self.stream.clone(),
+            seq: self.seq,
+        }
+    }
+}
+
 /// Advances every stream in `wake`, and those their progress wakes in turn (no recursion).
 pub fn run_wakeups(mut wake: Vec<Arc<StreamCore>>) {
     while let Some(s) = wake.pop() {
         s.advance(&mut wake);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::exec::scheduler::Policy;
+    use crate::runtime::exec::work::HostCall;
+    use std::time::{Duration, Instant};
+
+    static LOG: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+    unsafe extern "C" fn log_it(data: *mut std::ffi::c_void) {
+        LOG.lock().push(data as usize);
+    }
+
+    fn push(s: &StreamCore, value: usize) {
+        let mut t = s.tail.lock();
+        let call = HostCall {
+            func: log_it,
+            data: value,
+        };
+        let (_, kick) = s.push_locked(&mut t, OpWork::Run(Work::Host(call)), Vec::new());
+        drop(t);
+        if kick {
+            s.kick();
+        }
+    }
+
+    /// Several host threads enqueue on one stream while its consumer takes batches from the
+    /// tail and stops when it runs dry: every op runs once, each thread's in its order, and a
+    /// push onto a stopped stream starts it.
+    #[test]
+    fn concurrent_enqueuers_lose_nothing_and_keep_order() {
+        const THREADS: usize = 4;
+        const EACH: usize = 2000;
+        let exec = Executor::start(0, 1, 1 << 20, Policy::Preemptive, Instant::now());
+        let s = StreamCore::new(1, 0, STREAM_NON_BLOCKING, 0, false, exec, 0);
+        let producers: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let s = s.clone();
+                std::thread::spawn(move || {
+                    for i in 0..EACH {
+                        push(&s, t << 16 | i);
+                        if i % 97 == 0 {
+                            // Let the consumer run dry now and then, so pushes find it stopped.
+                            std::thread::sleep(Duration::from_micros(200));
+                        }
+                    }
+                })
+            })
+            .collect();
+        for p in producers {
+            p.join().unwrap();
+        }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while s.completed() < (THREADS * EACH) as u64 {
+            assert!(
+                Instant::now() < deadline,
+                "ops lost: {} done",
+                s.completed()
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let log = LOG.lock().clone();
+        assert_eq!(log.len(), THREADS * EACH);
+        for t in 0..THREADS {
+            let mine: Vec<usize> = log
+                .iter()
+                .filter(|v| *v >> 16 == t)
+                .map(|v| v & 0xffff)
+                .collect();
+            assert_eq!(
+                mine,
+                (0..EACH).collect::<Vec<_>>(),
+                "thread {t}'s ops out of order"
+            );
+        }
+        assert!(s.is_idle());
+        // Ran dry: stopped, so that the next push kicks it.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !s.tail.lock().idle {
+            assert!(
+                Instant::now() < deadline,
+                "a drained stream is not marked stopped"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        push(&s, 7 << 16);
+        while s.completed() < (THREADS * EACH + 1) as u64 {
+            assert!(
+                Instant::now() < deadline,
+                "a push onto a stopped stream did not start it"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
     }
 }

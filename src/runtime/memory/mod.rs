@@ -2,6 +2,8 @@
 //! Lookups of the allocation a pointer lies in are O(log n) in an ordered map.
 
 pub mod arena;
+pub mod host;
+pub mod managed;
 
 use crate::runtime::error::{ErrorCode, Result};
 use arena::Arena;
@@ -48,6 +50,10 @@ impl Allocation {
     /// The whole block, guards included: (start, len).
     pub fn block(&self) -> (*mut u8, usize) {
         (self.block, self.block_len)
+    }
+    /// Memory the runtime knows but does not own (birenHostRegister).
+    pub fn is_foreign(&self) -> bool {
+        self.block_len == 0
     }
 }
 
@@ -181,8 +187,49 @@ impl MemoryTable {
             .ok_or(ErrorCode::InvalidDevicePointer)
     }
 
+    /// Makes `[base, base + size)`, memory the caller owns, known to the table (size > 0).
+    /// `HostMemoryAlreadyRegistered` if it overlaps a live allocation or registered range.
+    pub fn register_foreign(&self, base: usize, size: usize, caller: usize) -> Result<()> {
+        let end = base.checked_add(size).ok_or(ErrorCode::InvalidValue)?;
+        let mut m = self.map.write();
+        if let Some((_, a)) = m.range(..end).next_back() {
+            if a.end() > base {
+                return Err(ErrorCode::HostMemoryAlreadyRegistered);
+            }
+        }
+        let a = Allocation {
+            base,
+            size,
+            reserved: 0,
+            guard: 0,
+            block: std::ptr::null_mut(),
+            block_len: 0,
+            serial: self.serial.fetch_add(1, Ordering::Relaxed) + 1,
+            caller,
+        };
+        m.insert(base, a);
+        Ok(())
+    }
+
+    /// Unregisters the allocation that starts at `base` if `keep` says so;
+    /// `InvalidDevicePointer` if none starts there or `keep` refuses it.
+    pub fn unregister_if(
+        &self,
+        base: usize,
+        keep: impl Fn(&Allocation) -> bool,
+    ) -> Result<Allocation> {
+        let mut m = self.map.write();
+        match m.get(&base) {
+            Some(a) if keep(a) => Ok(m.remove(&base).expect("present")),
+            _ => Err(ErrorCode::InvalidDevicePointer),
+        }
+    }
+
     /// Returns an unregistered allocation's memory to its backing and the capacity.
     pub fn release(&self, a: Allocation) {
+        if a.is_foreign() {
+            return;
+        }
         match &self.backing {
             Backing::Arena(arena) => arena.free(a.block as usize, a.block_len),
             // SAFETY: block came from std::alloc::alloc with this size and alignment.
@@ -350,6 +397,30 @@ mod tests {
             "double free"
         );
         t.release(al);
+    }
+
+    #[test]
+    fn foreign_ranges() {
+        let t = MemoryTable::new(u64::MAX);
+        let mut buf = vec![0u8; 4096];
+        let b = buf.as_mut_ptr() as usize;
+        t.register_foreign(b + 1024, 1024, 0).unwrap();
+        assert_eq!(t.find(b + 2047).map(|r| r.base), Some(b + 1024));
+        assert_eq!(t.check_range(b + 1024, 1025), Err(ErrorCode::OutOfBounds));
+        for (at, len) in [(b, 1025), (b + 2047, 10), (b + 1500, 1), (b, 4096)] {
+            assert_eq!(
+                t.register_foreign(at, len, 0),
+                Err(ErrorCode::HostMemoryAlreadyRegistered)
+            );
+        }
+        t.register_foreign(b, 1024, 0).unwrap();
+        t.register_foreign(b + 2048, 1024, 0).unwrap();
+        assert!(t.unregister_if(b + 1024, |a| !a.is_foreign()).is_err());
+        let a = t.unregister_if(b + 1024, |a| a.is_foreign()).unwrap();
+        t.release(a);
+        assert_eq!(t.used(), 0);
+        assert_eq!(t.count(), 2);
+        buf[0] = 1;
     }
 
     #[test]

@@ -1,0 +1,100 @@
+/* Helpers for the ported samples, in the role of the CUDA samples' helper_cuda.h and
+ * helper_functions.h (written for BIREN, not copied): error checks, device selection by
+ * compute capability, a stopwatch, command-line flags. */
+#ifndef BIREN_SAMPLE_HELPERS_H
+#define BIREN_SAMPLE_HELPERS_H
+#define _POSIX_C_SOURCE 200809L
+#include "biren_runtime.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* checkCudaErrors(call) */
+#define checkBirenErrors(call)                                                                 \
+  do {                                                                                         \
+    birenError_t e_ = (call);                                                                  \
+    if (e_ != BIREN_SUCCESS) {                                                                 \
+      fprintf(stderr, "BIREN error at %s:%d code=%d(%s) \"%s\"\n", __FILE__, __LINE__, (int)e_, \
+              birenGetErrorName(e_), #call);                                                   \
+      exit(EXIT_FAILURE);                                                                      \
+    }                                                                                          \
+  } while (0)
+
+/* getLastCudaError(msg) */
+#define getLastBirenError(msg)                                                                 \
+  do {                                                                                         \
+    birenError_t e_ = birenGetLastError();                                                     \
+    if (e_ != BIREN_SUCCESS) {                                                                 \
+      fprintf(stderr, "%s(%d): %s: (%d) %s\n", __FILE__, __LINE__, msg, (int)e_,              \
+              birenGetErrorString(e_));                                                        \
+      exit(EXIT_FAILURE);                                                                      \
+    }                                                                                          \
+  } while (0)
+
+/* Cores per multiprocessor by compute capability (helper_cuda.h's _ConvertSMVer2Cores). */
+static inline int convertSMVer2Cores(int major, int minor) {
+  static const struct { int sm, cores; } table[] = {{0x30, 192}, {0x50, 128}, {0x60, 64}, {0x61, 128},
+                                                   {0x70, 64},  {0x75, 64},  {0x80, 64}, {0x86, 128}};
+  int sm = (major << 4) + minor;
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+    if (table[i].sm == sm) return table[i].cores;
+  return 64;
+}
+
+/* The value of "-name=value" on the command line, or NULL. */
+static inline const char *getCmdLineArgument(int argc, char **argv, const char *name) {
+  size_t n = strlen(name);
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    while (*a == '-') a++;
+    if (strncmp(a, name, n) == 0 && (a[n] == '=' || a[n] == 0)) return a[n] == '=' ? a + n + 1 : a + n;
+  }
+  return NULL;
+}
+
+/* findCudaDevice: the device named by -device=N, else device 0; prints its compute capability
+ * (read with birenDeviceGetAttribute, as helper_cuda.h does). */
+static inline int findBirenDevice(int argc, char **argv) {
+  int count = 0, dev = 0;
+  checkBirenErrors(birenGetDeviceCount(&count));
+  const char *d = getCmdLineArgument(argc, argv, "device");
+  if (d && *d) dev = atoi(d);
+  if (dev < 0 || dev >= count) {
+    fprintf(stderr, "Invalid device %d, using 0\n", dev);
+    dev = 0;
+  }
+  checkBirenErrors(birenSetDevice(dev));
+  int major = 0, minor = 0;
+  checkBirenErrors(birenDeviceGetAttribute(&major, birenDevAttrComputeCapabilityMajor, dev));
+  checkBirenErrors(birenDeviceGetAttribute(&minor, birenDevAttrComputeCapabilityMinor, dev));
+  birenDeviceProp p;
+  checkBirenErrors(birenGetDeviceProperties(&p, dev));
+  printf("GPU Device %d: \"%s\" with compute capability %d.%d\n\n", dev, p.name, major, minor);
+  return dev;
+}
+
+/* checkCudaCapabilities(major, minor) */
+static inline int checkBirenCapabilities(int major, int minor) {
+  int dev = 0, ma = 0, mi = 0;
+  checkBirenErrors(birenGetDevice(&dev));
+  checkBirenErrors(birenDeviceGetAttribute(&ma, birenDevAttrComputeCapabilityMajor, dev));
+  checkBirenErrors(birenDeviceGetAttribute(&mi, birenDevAttrComputeCapabilityMinor, dev));
+  return ma > major || (ma == major && mi >= minor);
+}
+
+/* The StopWatchInterface of helper_functions.h, reduced to what the samples use. */
+static inline double sdkNowMs(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+/* The samples' sizes are cut for `make test`; BIREN_SAMPLES_FULL=1 restores the originals. */
+static inline int sampleFullSize(void) {
+  const char *v = getenv("BIREN_SAMPLES_FULL");
+  return v && strcmp(v, "1") == 0;
+}
+
+#endif

@@ -1,0 +1,513 @@
+//! Pitched and 2D/3D memory (CUDA's cudaMallocPitch, cudaMalloc3D, cudaMemcpy2D/3D,
+//! cudaMemset2D/3D): allocations whose rows are padded to an aligned pitch, and copies and
+//! fills of rectangles and boxes, every row checked before a byte moves.
+
+use super::boundary::{ffi_call, out};
+use super::current_device;
+use super::memory::{copy_or_fill, GUARD};
+use super::types::*;
+use crate::runtime::caps::{MAX_PITCH, PITCH_ALIGNMENT};
+use crate::runtime::diagnostics::{self, caller};
+use crate::runtime::error::{ErrorCode, Result};
+use crate::runtime::exec::work::Work;
+use crate::runtime::exec::strided::{Side, Strided};
+use crate::runtime::{self, Runtime};
+use std::ffi::{c_int, c_void};
+
+/// A pitched allocation or view (CUDA's cudaPitchedPtr): `ptr`, the bytes between rows
+/// (`pitch`), the row width in bytes (`xsize`) and the rows per slice (`ysize`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct birenPitchedPtr {
+    pub ptr: *mut c_void,
+    pub pitch: usize,
+    pub xsize: usize,
+    pub ysize: usize,
+}
+
+/// The size of a box (CUDA's cudaExtent): `width` in bytes (for linear memory), `height` rows,
+/// `depth` slices.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct birenExtent {
+    pub width: usize,
+    pub height: usize,
+    pub depth: usize,
+}
+
+/// A position in a box (CUDA's cudaPos): `x` in bytes, `y` in rows, `z` in slices.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct birenPos {
+    pub x: usize,
+    pub y: usize,
+    pub z: usize,
+}
+
+/// The parameters of birenMemcpy3D (CUDA's cudaMemcpy3DParms). There are no CUDA arrays here:
+/// srcArray and dstArray must be NULL (zero-initialize the struct, as CUDA programs do).
+#[repr(C)]
+pub struct birenMemcpy3DParms {
+    pub srcArray: *mut c_void,
+    pub srcPos: birenPos,
+    pub srcPtr: birenPitchedPtr,
+    pub dstArray: *mut c_void,
+    pub dstPos: birenPos,
+    pub dstPtr: birenPitchedPtr,
+    pub extent: birenExtent,
+    pub kind: birenMemcpyKind_int,
+}
+
+impl super::boundary::LogArg for birenExtent {
+    fn show(&self) -> String {
+        format!("{{{}, {}, {}}}", self.width, self.height, self.depth)
+    }
+}
+
+impl super::boundary::LogArg for birenPitchedPtr {
+    fn show(&self) -> String {
+        format!(
+            "{{{:p}, {}, {}, {}}}",
+            self.ptr, self.pitch, self.xsize, self.ysize
+        )
+    }
+}
+
+fn pitch_for(width: usize) -> Option<usize> {
+    width.checked_next_multiple_of(PITCH_ALIGNMENT)
+}
+
+/// Allocates `pitch * height` bytes of device memory for `height` rows of `width` bytes, with
+/// the pitch (bytes between rows) rounded up to a multiple of 512, and writes the address to
+/// *devPtr and the pitch to *pitch. A zero width or height allocates nothing (*devPtr = NULL,
+/// *pitch = the rounded width). Address element (x, y) of type T as
+/// (T *)((char *)devPtr + y * pitch) + x.
+/// Returns BIREN_ERROR_INVALID_VALUE if devPtr or pitch is NULL or width is over memPitch
+/// (2^31-1); BIREN_ERROR_OUT_OF_MEMORY past the device's capacity. Nothing is written on error.
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenMallocPitch(
+    devPtr: *mut *mut c_void,
+    pitch: *mut usize,
+    width: usize,
+    height: usize,
+) -> birenError_t {
+    ffi_call!("birenMallocPitch"(devPtr, pitch, width, height) {
+        let (_, d) = current_device()?;
+        let (o, op) = (out(devPtr)?, out(pitch)?);
+        if width > MAX_PITCH {
+            diagnostics::finding("birenMallocPitch", &format!("width={width} is over memPitch ({MAX_PITCH})"));
+            return Err(ErrorCode::InvalidValue);
+        }
+        let p = pitch_for(width).ok_or(ErrorCode::InvalidValue)?;
+        let bytes = p.checked_mul(height).ok_or(ErrorCode::OutOfMemory)?;
+        let ptr = if bytes == 0 {
+            std::ptr::null_mut()
+        } else {
+            let guard = if diagnostics::validator_on() { GUARD } else { 0 };
+            d.malloc(bytes, guard, caller::user_caller())? as *mut c_void
+        };
+        *o = ptr;
+        *op = p;
+        Ok(())
+    })
+}
+
+/// Allocates device memory for a box of `extent` (width in bytes, height rows, depth slices)
+/// with rows padded to a pitch that is a multiple of 512, and writes it to *pitchedDevPtr:
+/// ptr, pitch, xsize = extent.width, ysize = extent.height. A zero extent allocates nothing
+/// (ptr NULL). Free it with birenFree(ptr).
+/// Returns BIREN_ERROR_INVALID_VALUE if pitchedDevPtr is NULL or the width is over memPitch;
+/// BIREN_ERROR_OUT_OF_MEMORY past the capacity (or if the size overflows). Nothing is written on
+/// error. Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenMalloc3D(
+    pitchedDevPtr: *mut birenPitchedPtr,
+    extent: birenExtent,
+) -> birenError_t {
+    ffi_call!("birenMalloc3D"(pitchedDevPtr, extent) {
+        let (_, d) = current_device()?;
+        let o = out(pitchedDevPtr)?;
+        if extent.width > MAX_PITCH {
+            diagnostics::finding("birenMalloc3D", &format!("extent.width={} is over memPitch ({MAX_PITCH})", extent.width));
+            return Err(ErrorCode::InvalidValue);
+        }
+        let p = pitch_for(extent.width).ok_or(ErrorCode::InvalidValue)?;
+        let bytes = p
+            .checked_mul(extent.height)
+            .and_then(|b| b.checked_mul(extent.depth))
+            .ok_or(ErrorCode::OutOfMemory)?;
+        let ptr = if bytes == 0 {
+            std::ptr::null_mut()
+        } else {
+            let guard = if diagnostics::validator_on() { GUARD } else { 0 };
+            d.malloc(bytes, guard, caller::user_caller())? as *mut c_void
+        };
+        *o = birenPitchedPtr { ptr, pitch: p, xsize: extent.width, ysize: extent.height };
+        Ok(())
+    })
+}
+
+fn run_inline(w: &Work) {
+    if let Work::Strided(t) = w {
+        // SAFETY: validated by plan_strided, and no reset has run since.
+        unsafe { t.run() };
+    }
+}
+
+fn strided_on(
+    stream: birenStream_t,
+    sync: bool,
+    call: &str,
+    plan: impl FnOnce(&Runtime) -> Result<Option<Strided>>,
+) -> Result<()> {
+    copy_or_fill(
+        stream,
+        sync,
+        call,
+        |rt| Ok(plan(rt)?.map(Work::Strided)),
+        Some(run_inline),
+    )
+}
+
+fn check_pitches(
+    dpitch: usize,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    call: &str,
+) -> Result<()> {
+    if dpitch > MAX_PITCH
+        || spitch > MAX_PITCH
+        || (height > 0 && width > 0 && (width > dpitch || width > spitch))
+    {
+        diagnostics::finding(
+            call,
+            &format!("width={width} dpitch={dpitch} spitch={spitch}: the width must not exceed either pitch, nor a pitch memPitch ({MAX_PITCH})"),
+        );
+        return Err(ErrorCode::InvalidPitchValue);
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn memcpy2d(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    kind: c_int,
+    stream: birenStream_t,
+    sync: bool,
+    call: &str,
+) -> Result<()> {
+    strided_on(stream, sync, call, |rt| {
+        if !(0..=4).contains(&kind) {
+            diagnostics::finding(
+                call,
+                &format!("kind={kind} is not a birenMemcpyKind value (0..4)"),
+            );
+            return Err(ErrorCode::InvalidMemcpyDirection);
+        }
+        check_pitches(dpitch, spitch, width, height, call)?;
+        let d = Side {
+            base: dst as usize,
+            pitch: dpitch,
+            slice: 0,
+        };
+        let s = Side {
+            base: src as usize,
+            pitch: spitch,
+            slice: 0,
+        };
+        rt.plan_strided(d, Some(s), 0, width, height, 1, kind as i64, call)
+    })
+}
+
+/// Copies `height` rows of `width` bytes from src (rows `spitch` bytes apart) to dst (rows
+/// `dpitch` bytes apart) and returns when done; ordered like work on the default stream.
+/// A zero width or height succeeds at once.
+///
+/// Checked before anything is written: an unknown kind gives
+/// BIREN_ERROR_INVALID_MEMCPY_DIRECTION; width over dpitch or spitch, or a pitch over memPitch,
+/// BIREN_ERROR_INVALID_PITCH_VALUE; NULL dst or src BIREN_ERROR_INVALID_VALUE; then every row of
+/// both sides: device rows outside any live allocation give BIREN_ERROR_INVALID_DEVICE_POINTER,
+/// rows running past the end of their device allocation, page-locked or registered host buffer
+/// BIREN_ERROR_OUT_OF_BOUNDS. On any error nothing is written. Each row is copied as by memmove.
+/// BIREN_ERROR_NOT_PERMITTED inside a kernel or a host function. Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenMemcpy2D(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    kind: birenMemcpyKind_int,
+) -> birenError_t {
+    ffi_call!("birenMemcpy2D"(dst, dpitch, src, spitch, width, height, kind) {
+        current_device()?;
+        memcpy2d(dst, dpitch, src, spitch, width, height, kind, std::ptr::null_mut(), true, "birenMemcpy2D")
+    })
+}
+
+/// Enqueues birenMemcpy2D's copy on `stream` (NULL: the default stream), run by a copy engine;
+/// checked at enqueue exactly as birenMemcpy2D, nothing enqueued on error.
+/// BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream. Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenMemcpy2DAsync(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    kind: birenMemcpyKind_int,
+    stream: birenStream_t,
+) -> birenError_t {
+    ffi_call!("birenMemcpy2DAsync"(dst, dpitch, src, spitch, width, height, kind, stream) {
+        memcpy2d(dst, dpitch, src, spitch, width, height, kind, stream, false, "birenMemcpy2DAsync")
+    })
+}
+
+fn memset2d(
+    devPtr: *mut c_void,
+    pitch: usize,
+    value: c_int,
+    width: usize,
+    height: usize,
+    depth: usize,
+    slice: usize,
+    stream: birenStream_t,
+    sync: bool,
+    call: &str,
+) -> Result<()> {
+    strided_on(stream, sync, call, |rt| {
+        if width > 0 && height > 0 && depth > 0 && (width > pitch || pitch > MAX_PITCH) {
+            diagnostics::finding(call, &format!("width={width} pitch={pitch}: the width must not exceed the pitch, nor the pitch memPitch"));
+            return Err(ErrorCode::InvalidValue);
+        }
+        let d = Side {
+            base: devPtr as usize,
+            pitch,
+            slice,
+        };
+        rt.plan_strided(d, None, value as u8, width, height, depth, 0, call)
+    })
+}
+
+/// Sets `height` rows of `width` bytes of device memory, rows `pitch` bytes apart, to the byte
+/// `value` (its low 8 bits) and returns when done; ordered like work on the default stream.
+/// A zero width or height succeeds at once. Returns BIREN_ERROR_INVALID_VALUE for NULL devPtr or
+/// width over pitch; BIREN_ERROR_INVALID_DEVICE_POINTER for rows outside any live device
+/// allocation; BIREN_ERROR_OUT_OF_BOUNDS for rows past its end. Nothing is written on error.
+/// BIREN_ERROR_NOT_PERMITTED inside a kernel or a host function. Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenMemset2D(
+    devPtr: *mut c_void,
+    pitch: usize,
+    value: c_int,
+    width: usize,
+    height: usize,
+) -> birenError_t {
+    ffi_call!("birenMemset2D"(devPtr, pitch, value, width, height) {
+        current_device()?;
+        memset2d(devPtr, pitch, value, width, height, 1, 0, std::ptr::null_mut(), true, "birenMemset2D")
+    })
+}
+
+/// Enqueues birenMemset2D's fill on `stream`; checked at enqueue as birenMemset2D.
+/// BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream. Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenMemset2DAsync(
+    devPtr: *mut c_void,
+    pitch: usize,
+    value: c_int,
+    width: usize,
+    height: usize,
+    stream: birenStream_t,
+) -> birenError_t {
+    ffi_call!("birenMemset2DAsync"(devPtr, pitch, value, width, height, stream) {
+        memset2d(devPtr, pitch, value, width, height, 1, 0, stream, false, "birenMemset2DAsync")
+    })
+}
+
+fn slice_of(p: &birenPitchedPtr) -> Option<usize> {
+    p.pitch.checked_mul(p.ysize)
+}
+
+fn memset3d(
+    pitchedDevPtr: birenPitchedPtr,
+    value: c_int,
+    extent: birenExtent,
+    stream: birenStream_t,
+    sync: bool,
+    call: &str,
+) -> Result<()> {
+    let p = pitchedDevPtr;
+    if extent.depth > 1 && extent.height > p.ysize {
+        diagnostics::finding(call, &format!("extent.height={} is over pitchedDevPtr.ysize={}: rows would run into the next slice", extent.height, p.ysize));
+        return Err(ErrorCode::InvalidValue);
+    }
+    let slice = slice_of(&p).ok_or(ErrorCode::InvalidValue)?;
+    memset2d(
+        p.ptr,
+        p.pitch,
+        value,
+        extent.width,
+        extent.height,
+        extent.depth,
+        slice,
+        stream,
+        sync,
+        call,
+    )
+}
+
+/// Sets a box of `extent` (width bytes, height rows, depth slices) of the pitched device memory
+/// `pitchedDevPtr` (slices pitch * ysize bytes apart) to the byte `value`, and returns when
+/// done. A zero extent succeeds at once. Returns BIREN_ERROR_INVALID_VALUE for a NULL ptr, a
+/// width over the pitch, or (depth > 1) a height over ysize; BIREN_ERROR_INVALID_DEVICE_POINTER
+/// or BIREN_ERROR_OUT_OF_BOUNDS when a row lies outside its allocation. Nothing is written on
+/// error. Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenMemset3D(
+    pitchedDevPtr: birenPitchedPtr,
+    value: c_int,
+    extent: birenExtent,
+) -> birenError_t {
+    ffi_call!("birenMemset3D"(pitchedDevPtr, value, extent) {
+        current_device()?;
+        memset3d(pitchedDevPtr, value, extent, std::ptr::null_mut(), true, "birenMemset3D")
+    })
+}
+
+/// Enqueues birenMemset3D's fill on `stream`; checked at enqueue as birenMemset3D.
+/// BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream. Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenMemset3DAsync(
+    pitchedDevPtr: birenPitchedPtr,
+    value: c_int,
+    extent: birenExtent,
+    stream: birenStream_t,
+) -> birenError_t {
+    ffi_call!("birenMemset3DAsync"(pitchedDevPtr, value, extent, stream) {
+        memset3d(pitchedDevPtr, value, extent, stream, false, "birenMemset3DAsync")
+    })
+}
+
+fn memcpy3d(
+    p: *const birenMemcpy3DParms,
+    stream: birenStream_t,
+    sync: bool,
+    call: &str,
+) -> Result<()> {
+    runtime::get()?;
+    // SAFETY: the C caller promises a non-NULL p points to a birenMemcpy3DParms.
+    let Some(p) = (unsafe { p.as_ref() }) else {
+        diagnostics::finding(call, "p is NULL");
+        return Err(ErrorCode::InvalidValue);
+    };
+    if !p.srcArray.is_null() || !p.dstArray.is_null() {
+        diagnostics::finding(
+            call,
+            "srcArray/dstArray: there are no CUDA arrays here; they must be NULL",
+        );
+        return Err(ErrorCode::InvalidValue);
+    }
+    let e = p.extent;
+    let side = |ptr: &birenPitchedPtr, pos: &birenPos, arg: &str| -> Result<Side> {
+        let bad = |why: String| {
+            diagnostics::finding(call, &format!("{arg}: {why}"));
+            Err(ErrorCode::InvalidValue)
+        };
+        if ptr.pitch > MAX_PITCH || pos.x.checked_add(e.width).is_none_or(|end| end > ptr.pitch) {
+            diagnostics::finding(call, &format!("{arg}: pos.x={} + extent.width={} is over the pitch {} (or the pitch over memPitch)", pos.x, e.width, ptr.pitch));
+            return Err(ErrorCode::InvalidPitchValue);
+        }
+        let slice = slice_of(ptr).ok_or(ErrorCode::InvalidValue)?;
+        if (e.depth > 1 || pos.z > 0)
+            && pos
+                .y
+                .checked_add(e.height)
+                .is_none_or(|end| end > ptr.ysize)
+        {
+            return bad(format!(
+                "pos.y={} + extent.height={} is over ysize={}: rows would run into the next slice",
+                pos.y, e.height, ptr.ysize
+            ));
+        }
+        let offset = pos
+            .z
+            .checked_mul(slice)
+            .and_then(|o| o.checked_add(pos.y.checked_mul(ptr.pitch)?))
+            .and_then(|o| o.checked_add(pos.x));
+        let base = match offset.and_then(|o| (ptr.ptr as usize).checked_add(o)) {
+            Some(b) if !ptr.ptr.is_null() => b,
+            _ => return bad("NULL pointer, or the position overflows".into()),
+        };
+        Ok(Side {
+            base,
+            pitch: ptr.pitch,
+            slice,
+        })
+    };
+    strided_on(stream, sync, call, |rt| {
+        if !(0..=4).contains(&p.kind) {
+            diagnostics::finding(
+                call,
+                &format!("kind={} is not a birenMemcpyKind value (0..4)", p.kind),
+            );
+            return Err(ErrorCode::InvalidMemcpyDirection);
+        }
+        if e.width == 0 || e.height == 0 || e.depth == 0 {
+            return Ok(None);
+        }
+        let d = side(&p.dstPtr, &p.dstPos, "dstPtr")?;
+        let s = side(&p.srcPtr, &p.srcPos, "srcPtr")?;
+        rt.plan_strided(
+            d,
+            Some(s),
+            0,
+            e.width,
+            e.height,
+            e.depth,
+            p.kind as i64,
+            call,
+        )
+    })
+}
+
+/// Copies the box p->extent (width in bytes, height rows, depth slices) from p->srcPtr at
+/// p->srcPos to p->dstPtr at p->dstPos (positions: x in bytes, y in rows, z in slices; a
+/// pitched pointer's slices are pitch * ysize bytes apart) in direction p->kind, and returns
+/// when done; ordered like work on the default stream. A zero extent succeeds at once.
+///
+/// Checked before anything is written: BIREN_ERROR_INVALID_VALUE for a NULL p, a non-NULL
+/// srcArray or dstArray (no CUDA arrays here), NULL pointers, or (depth > 1) rows that would run
+/// into the next slice (pos.y + height > ysize); BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an
+/// unknown kind; BIREN_ERROR_INVALID_PITCH_VALUE when pos.x + width is over a pitch; then every
+/// row as birenMemcpy2D (BIREN_ERROR_INVALID_DEVICE_POINTER, BIREN_ERROR_OUT_OF_BOUNDS).
+/// Nothing is written on error. Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenMemcpy3D(p: *const birenMemcpy3DParms) -> birenError_t {
+    ffi_call!("birenMemcpy3D"(p) {
+        current_device()?;
+        memcpy3d(p, std::ptr::null_mut(), true, "birenMemcpy3D")
+    })
+}
+
+/// Enqueues birenMemcpy3D's copy on `stream`; checked at enqueue as birenMemcpy3D (the struct
+/// is read during the call and may be reused at once). BIREN_ERROR_INVALID_HANDLE for a
+/// destroyed or unknown stream. Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenMemcpy3DAsync(
+    p: *const birenMemcpy3DParms,
+    stream: birenStream_t,
+) -> birenError_t {
+    ffi_call!("birenMemcpy3DAsync"(p, stream) {
+        memcpy3d(p, stream, false, "birenMemcpy3DAsync")
+    })
+}

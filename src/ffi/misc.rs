@@ -1,0 +1,181 @@
+//! Smaller pieces of CUDA's runtime API: stream callbacks with a status, a stream's device,
+//! event records with flags, profiler start/stop and named ranges (NVTX's push/pop) in the trace.
+
+use super::boundary::{ffi_call, handle, out};
+use super::device_of;
+use super::types::*;
+use crate::runtime::diagnostics;
+use crate::runtime::diagnostics::trace::{self, Track};
+use crate::runtime::error::ErrorCode;
+use crate::runtime::exec::work::{HostCall, Work};
+use crate::runtime::{self};
+use std::cell::RefCell;
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+
+/// A stream callback (CUDA's cudaStreamCallback_t): the stream it was added to, the status of
+/// the stream's work before it, and the user's data.
+pub type birenStreamCallback_t = Option<
+    unsafe extern "C" fn(stream: birenStream_t, status: birenError_t, userData: *mut c_void),
+>;
+
+/// birenEventRecordWithFlags flag: an ordinary record.
+pub const birenEventRecordDefault: c_uint = 0;
+/// birenEventRecordWithFlags flag: an external event node when capturing a graph; outside a
+/// capture an ordinary record.
+pub const birenEventRecordExternal: c_uint = 1;
+
+struct Callback {
+    f: unsafe extern "C" fn(birenStream_t, birenError_t, *mut c_void),
+    stream: usize,
+    device: usize,
+    data: usize,
+}
+
+unsafe extern "C" fn run_callback(p: *mut c_void) {
+    // SAFETY: p is the Box<Callback> leaked by birenStreamAddCallback, run exactly once.
+    let cb = unsafe { Box::from_raw(p as *mut Callback) };
+    let status = runtime::try_get()
+        .and_then(|rt| rt.device(cb.device).ok())
+        .map_or(birenError_t::BIREN_SUCCESS, |d| {
+            birenError_t::from_code(crate::runtime::error::code_of(d.exec.sticky()))
+        });
+    unsafe { (cb.f)(cb.stream as birenStream_t, status, cb.data as *mut c_void) };
+}
+
+/// Enqueues `callback(stream, status, userData)` on `stream` (NULL: the default stream): it runs
+/// on a runtime thread once the work enqueued before it has completed, and later work in the
+/// stream waits for it to return. `status` is the device's error at that point — BIREN_SUCCESS
+/// in practice, since a device with a sticky error skips the rest of its queued work, callbacks
+/// included (CUDA would run the callback with the error). The callback must not call
+/// synchronizing runtime calls (they return BIREN_ERROR_NOT_PERMITTED there). `flags` must be 0.
+/// Returns BIREN_ERROR_INVALID_VALUE for a NULL callback or flags != 0,
+/// BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream; nothing is enqueued on error.
+/// (A callback dropped by birenDeviceReset before it ran is not called.) Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenStreamAddCallback(
+    stream: birenStream_t,
+    callback: birenStreamCallback_t,
+    userData: *mut c_void,
+    flags: c_uint,
+) -> birenError_t {
+    ffi_call!("birenStreamAddCallback"(stream, callback, userData, flags) {
+        let rt = runtime::get()?;
+        let s = rt.stream(handle(stream))?;
+        let d = device_of(rt, s.device)?;
+        let Some(f) = callback else {
+            diagnostics::finding("birenStreamAddCallback", "callback is NULL");
+            return Err(ErrorCode::InvalidValue);
+        };
+        if flags != 0 {
+            diagnostics::finding("birenStreamAddCallback", &format!("flags={flags:#x}: must be 0"));
+            return Err(ErrorCode::InvalidValue);
+        }
+        let data = Box::into_raw(Box::new(Callback { f, stream: stream as usize, device: s.device, data: userData as usize }));
+        let r = d.enqueue(&s, Work::Host(HostCall { func: run_callback, data: data as usize }), Vec::new());
+        if r.is_err() {
+            // SAFETY: not enqueued: nobody else owns it.
+            drop(unsafe { Box::from_raw(data) });
+        }
+        r.map(|_| ())
+    })
+}
+
+/// Writes the device `stream` belongs to (NULL: the current device's default stream) to
+/// *device. Returns BIREN_ERROR_INVALID_VALUE if device is NULL, BIREN_ERROR_INVALID_HANDLE for
+/// a destroyed or unknown stream. Nothing is written on error. Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenStreamGetDevice(stream: birenStream_t, device: *mut c_int) -> birenError_t {
+    ffi_call!("birenStreamGetDevice"(stream, device) {
+        let rt = runtime::get()?;
+        let o = out(device)?;
+        let s = rt.stream(handle(stream))?;
+        *o = s.device as c_int;
+        Ok(())
+    })
+}
+
+/// birenEventRecord with `flags`: birenEventRecordDefault or birenEventRecordExternal (an
+/// ordinary record outside a graph capture). Returns BIREN_ERROR_INVALID_VALUE for other flags,
+/// otherwise exactly what birenEventRecord returns. Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenEventRecordWithFlags(
+    event: birenEvent_t,
+    stream: birenStream_t,
+    flags: c_uint,
+) -> birenError_t {
+    ffi_call!("birenEventRecordWithFlags"(event, stream, flags) {
+        let rt = runtime::get()?;
+        let e = rt.event(handle(event))?;
+        if flags > birenEventRecordExternal {
+            diagnostics::finding("birenEventRecordWithFlags", &format!("flags={flags:#x}: only birenEventRecordDefault (0) and birenEventRecordExternal (1) are defined"));
+            return Err(ErrorCode::InvalidValue);
+        }
+        let s = rt.stream(handle(stream))?;
+        device_of(rt, s.device)?.record(&e, &s)
+    })
+}
+
+/// Resumes recording the trace (BIREN_TRACE) after birenProfilerStop. Without BIREN_TRACE there
+/// is nothing to record and it does nothing. Always BIREN_SUCCESS after birenInit. Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenProfilerStart() -> birenError_t {
+    ffi_call!("birenProfilerStart"() {
+        runtime::get()?;
+        trace::set_recording(true);
+        Ok(())
+    })
+}
+
+/// Pauses recording the trace (BIREN_TRACE) until birenProfilerStart: work that runs meanwhile
+/// is not drawn (the file is still written at reset and exit). Without BIREN_TRACE it does
+/// nothing. Always BIREN_SUCCESS after birenInit. Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenProfilerStop() -> birenError_t {
+    ffi_call!("birenProfilerStop"() {
+        runtime::get()?;
+        trace::set_recording(false);
+        Ok(())
+    })
+}
+
+thread_local! {
+    static RANGES: RefCell<Vec<(String, u64)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Opens a named range on the calling host thread (NVTX's nvtxRangePushA): with BIREN_TRACE it
+/// is drawn on the thread's track, from this call to the matching birenRangePop. Ranges nest;
+/// each host thread has its own stack (at most 1024 deep). Works before birenInit.
+/// Returns BIREN_ERROR_INVALID_VALUE for a NULL name or a stack 1024 deep. Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenRangePush(name: *const c_char) -> birenError_t {
+    ffi_call!("birenRangePush"(name) {
+        if name.is_null() {
+            diagnostics::finding("birenRangePush", "name is NULL");
+            return Err(ErrorCode::InvalidValue);
+        }
+        let n = unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned();
+        RANGES.with(|r| {
+            let mut r = r.borrow_mut();
+            if r.len() >= 1024 {
+                diagnostics::finding("birenRangePush", "1024 ranges are open on this thread: a birenRangePop is missing");
+                return Err(ErrorCode::InvalidValue);
+            }
+            r.push((n, trace::now()));
+            Ok(())
+        })
+    })
+}
+
+/// Closes the calling host thread's innermost range (NVTX's nvtxRangePop), drawing it in the
+/// trace. Returns BIREN_ERROR_INVALID_VALUE when no range is open on this thread. Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenRangePop() -> birenError_t {
+    ffi_call!("birenRangePop"() {
+        let Some((name, t0)) = RANGES.with(|r| r.borrow_mut().pop()) else {
+            diagnostics::finding("birenRangePop", "no range is open on this thread");
+            return Err(ErrorCode::InvalidValue);
+        };
+        trace::span(Track::HostThread, trace::RANGE, name, t0, "\"range\":true".into());
+        Ok(())
+    })
+}

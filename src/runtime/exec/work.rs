@@ -1,0 +1,105 @@
+//! The plain types at the bottom of the execution core: the work a device runs (kernels, copies,
+//! fills, host functions) and the way a finished piece of work is reported back up.
+//!
+//! The executor and the scheduler run `Work` and report its end through a `Ticket` without
+//! knowing who asked: the stream layer implements `Completion` (and `Progress`, for the frees
+//! that wait for points in it). So the imports run one way, streams -> executor -> scheduler ->
+//! work, and completions flow back up through these trait objects.
+
+use crate::runtime::diagnostics::trace::Track;
+use crate::runtime::error::Result;
+use crate::runtime::exec::copy::CopyDir;
+use std::sync::Arc;
+
+pub use crate::runtime::exec::launch::Launch;
+
+/// A host function enqueued with `birenLaunchHostFunc`.
+#[derive(Clone, Copy)]
+pub struct HostCall {
+    pub func: unsafe extern "C" fn(*mut std::ffi::c_void),
+    pub data: usize,
+}
+
+/// Work that the device runs: on the compute units, a copy engine or the host-function thread.
+pub enum Work {
+    Kernel(Launch),
+    Copy {
+        dst: usize,
+        src: usize,
+        len: usize,
+        engine: usize,
+        /// Which way the bytes go (traces, profiles).
+        dir: CopyDir,
+    },
+    Fill {
+        dst: usize,
+        value: u8,
+        len: usize,
+    },
+    Host(HostCall),
+    /// A 2D/3D copy or fill (birenMemcpy2D, birenMemset3D, ...).
+    Strided(crate::runtime::exec::strided::Strided),
+}
+
+/// Whoever is told when a piece of work has ended (a stream, for its op).
+pub trait Completion: Send + Sync {
+    /// Op `seq`, started at reset epoch `epoch`, has ended with `result`.
+    fn op_finished(&self, seq: u64, epoch: u64, result: Result<()>);
+    /// Tracing: the track that shows the op.
+    fn track(&self) -> Track;
+}
+
+/// The claim of one running op on its completion: handed to the executor with the work, used
+/// once when the work ends.
+pub struct Ticket {
+    pub to: Arc<dyn Completion>,
+    pub seq: u64,
+    pub epoch: u64,
+}
+
+impl Ticket {
+    pub fn finish(&self, result: Result<()>) {
+        self.to.op_finished(self.seq, self.epoch, result);
+    }
+}
+
+/// Something with numbered points that are reached in order (a stream's completed ops).
+pub trait Progress: Send + Sync {
+    /// Point `seq` is reached.
+    fn reached(&self, seq: u64) -> bool;
+    /// A number that names the sequence (a stream's id).
+    fn id(&self) -> u64;
+}
+
+/// Point `seq` of `of`.
+#[derive(Clone)]
+pub struct Point {
+    pub of: Arc<dyn Progress>,
+    pub seq: u64,
+}
+
+impl Point {
+    pub fn reached(&self) -> bool {
+        self.of.reached(self.seq)
+    }
+}
+
+/// Outcome of handing work over.
+pub enum Started {
+    /// Done already (records, waits, work skipped after a sticky error).
+    Done(Result<()>),
+    /// Handed to a compute unit or an engine, which will finish its ticket.
+    Running,
+}
+
+/// A value on cache lines of its own (two, against the adjacent-line prefetcher), so that
+/// threads writing its neighbours do not take its line away.
+#[repr(align(128))]
+pub struct Padded<T>(pub T);
+
+impl<T> std::ops::Deref for Padded<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
