@@ -896,13 +896,167 @@ static void print_machine(void) {
   printf("runtime: version %d, %d compute units (multiProcessorCount); %d repetitions per figure, median shown\n", ver, g_cus, g_reps);
 }
 
+
+/* ------------------------------------------------------------------------------------------ */
+/* G1-G4. Graphs                                                                               */
+
+/* A graph of n 1-block kernel nodes of `threads` threads; chain: each after the previous one,
+ * else independent. */
+static birenGraphExec_t make_graph(int n, int chain, birenKernel_t k, void **args, unsigned threads) {
+  birenGraph_t g;
+  birenGraphExec_t e;
+  BIREN_CHECK(birenGraphCreate(&g, 0));
+  birenGraphNode_t prev = NULL;
+  for (int i = 0; i < n; i++) {
+    birenKernelNodeParams p;
+    memset(&p, 0, sizeof p);
+    p.func = k;
+    p.gridDim = birenDim3(1, 1, 1);
+    p.blockDim = birenDim3(threads, 1, 1);
+    p.kernelParams = args;
+    birenGraphNode_t node;
+    BIREN_CHECK(birenGraphAddKernelNode(&node, g, chain && prev ? &prev : NULL, chain && prev ? 1 : 0, &p));
+    prev = node;
+  }
+  BIREN_CHECK(birenGraphInstantiate(&e, g, 0));
+  BIREN_CHECK(birenGraphDestroy(g));
+  return e;
+}
+
+/* args: (double ms): busy-waits ms. */
+static void k_spin(void **args) {
+  double ms = *(double *)args[0];
+  double end = now_s() + ms / 1000.0;
+  while (now_s() < end) {
+  }
+}
+
+static void bench_graph(void) {
+  enum { NODES = 100 };
+  int launches = g_quick ? 200 : 2000;
+  g_current = "graph: 100-node chain vs 100 stream launches";
+  progress("%s: %d x %d launches", g_current, g_reps, launches);
+  birenGraphExec_t chain = make_graph(NODES, 1, k_empty, NULL, 1);
+  dim3 one = birenDim3(1, 1, 1);
+  double per_node[MAX_REPS], stream_per[MAX_REPS], ratio[MAX_REPS], one_at_a_time[MAX_REPS];
+  for (int w = 0; w < 20; w++) BIREN_CHECK(birenGraphLaunch(chain, g_stream)); /* warm-up */
+  BIREN_CHECK(birenStreamSynchronize(g_stream));
+  for (int r = 0; r < g_reps; r++) {
+    /* Launch to completion: `launches` graph launches back to back, then one sync. */
+    double t0 = now_s();
+    for (int i = 0; i < launches; i++) BIREN_CHECK(birenGraphLaunch(chain, g_stream));
+    BIREN_CHECK(birenStreamSynchronize(g_stream));
+    double tg = (now_s() - t0) / (double)launches;
+    /* The same 100 kernels launched one by one on the stream, as many times, then a sync. */
+    t0 = now_s();
+    for (int i = 0; i < launches; i++)
+      for (int k = 0; k < NODES; k++) BIREN_CHECK(birenLaunchKernel(k_empty, one, one, NULL, 0, g_stream));
+    BIREN_CHECK(birenStreamSynchronize(g_stream));
+    double ts = (now_s() - t0) / (double)launches;
+    /* One launch and a synchronize at a time (includes the host's wake-up after completion). */
+    t0 = now_s();
+    for (int i = 0; i < launches / 10; i++) {
+      BIREN_CHECK(birenGraphLaunch(chain, g_stream));
+      BIREN_CHECK(birenStreamSynchronize(g_stream));
+    }
+    one_at_a_time[r] = (now_s() - t0) / (double)(launches / 10) / NODES;
+    per_node[r] = tg / NODES;
+    stream_per[r] = ts / NODES;
+    ratio[r] = ts / tg;
+  }
+  stat_t pn = stats(per_node, g_reps), sp = stats(stream_per, g_reps), ra = stats(ratio, g_reps);
+  stat_t sg = stats(one_at_a_time, g_reps);
+  row_t *row = add_row("G1", "Graph of 100 empty kernels in a chain, per node, launches to completion");
+  set_value(row, pn, 1e9, "%.0f", "ns");
+  set_target(row, pn.med * 1e9, 1, 50, "<= 50 ns");
+  row = add_row("G1b", "same, one launch + stream synchronize at a time, per node");
+  set_value(row, sg, 1e9, "%.0f", "ns");
+  /* Unfused: a chain of 2-thread kernels runs node by node through the scheduler. */
+  birenGraphExec_t chain2 = make_graph(NODES, 1, k_empty, NULL, 2);
+  double unf[MAX_REPS];
+  for (int r = 0; r < g_reps; r++) {
+    double t0 = now_s();
+    for (int i = 0; i < launches / 10; i++) BIREN_CHECK(birenGraphLaunch(chain2, g_stream));
+    BIREN_CHECK(birenStreamSynchronize(g_stream));
+    unf[r] = (now_s() - t0) / (double)(launches / 10) / NODES;
+  }
+  stat_t un = stats(unf, g_reps);
+  row = add_row("G1c", "Chain of 100 two-thread kernels (not fused), per node");
+  set_value(row, un, 1e9, "%.0f", "ns");
+  BIREN_CHECK(birenGraphExecDestroy(chain2));
+  row = add_row("G2", "Same 100 kernels one by one on a stream / the graph");
+  set_value(row, ra, 1, "%.2f", "x");
+  snprintf(row->baseline, sizeof row->baseline, "stream %.0f ns/kernel", sp.med * 1e9);
+  set_target(row, ra.med, 0, 5, ">= 5x");
+
+  /* G3: enqueue cost of a launch on the host, 1-node and 100-node graphs (launches queue up). */
+  g_current = "graph: launch enqueue cost";
+  birenGraphExec_t single = make_graph(1, 1, k_empty, NULL, 1);
+  double enq1[MAX_REPS], enq100[MAX_REPS];
+  for (int r = 0; r < g_reps; r++) {
+    double t0 = now_s();
+    for (int i = 0; i < launches; i++) BIREN_CHECK(birenGraphLaunch(single, g_stream));
+    enq1[r] = (now_s() - t0) / launches;
+    BIREN_CHECK(birenStreamSynchronize(g_stream));
+    t0 = now_s();
+    for (int i = 0; i < launches / 10; i++) BIREN_CHECK(birenGraphLaunch(chain, g_stream));
+    enq100[r] = (now_s() - t0) / (launches / 10);
+    BIREN_CHECK(birenStreamSynchronize(g_stream));
+  }
+  stat_t e1 = stats(enq1, g_reps), e100 = stats(enq100, g_reps);
+  row = add_row("G3", "Graph launch enqueue (host), 100-node graph");
+  set_value(row, e100, 1e9, "%.0f", "ns");
+  snprintf(row->baseline, sizeof row->baseline, "1-node graph %.0f ns", e1.med * 1e9);
+  snprintf(row->ratio, sizeof row->ratio, "%.2f", e100.med / e1.med);
+  set_target(row, e100.med * 1e9, 1, 1000, "<= 1 us");
+
+  /* G4: 100 independent nodes of ~1 ms on the compute units, against the ideal. */
+  g_current = "graph: wide graph of 1 ms nodes";
+  double ms = 1.0;
+  void *args[1] = {&ms};
+  birenGraphExec_t wide = make_graph(NODES, 0, k_spin, args, 1);
+  int reps = reps_within(0.05 * 100.0 / g_cus, 10);
+  double wt[MAX_REPS];
+  BIREN_CHECK(birenGraphLaunch(wide, g_stream));
+  BIREN_CHECK(birenStreamSynchronize(g_stream));
+  for (int r = 0; r < reps; r++) {
+    double t0 = now_s();
+    BIREN_CHECK(birenGraphLaunch(wide, g_stream));
+    BIREN_CHECK(birenStreamSynchronize(g_stream));
+    wt[r] = now_s() - t0;
+  }
+  /* The same 100 kernels on two streams, alternately, in the same run (what the load allows). */
+  double st2[MAX_REPS];
+  birenStream_t s2;
+  BIREN_CHECK(birenStreamCreate(&s2));
+  for (int r = 0; r < reps; r++) {
+    double t0 = now_s();
+    for (int i = 0; i < NODES; i++) BIREN_CHECK(BIREN_LAUNCH(k_spin, one, one, 0, i % 2 ? s2 : g_stream, ms));
+    BIREN_CHECK(birenDeviceSynchronize());
+    st2[r] = now_s() - t0;
+  }
+  BIREN_CHECK(birenStreamDestroy(s2));
+  stat_t s2st = stats(st2, reps);
+  stat_t wst = stats(wt, reps);
+  double ideal = NODES * ms / 1000.0 / g_cus;
+  row = add_row("G4", "Wide graph, 100 independent 1 ms nodes, / ideal (nodes x 1 ms / units)");
+  set_value(row, wst, 1e3, "%.1f", "ms");
+  snprintf(row->baseline, sizeof row->baseline, "ideal %.1f ms (%d units); 2 streams %.1f ms", ideal * 1e3, g_cus,
+           s2st.med * 1e3);
+  snprintf(row->ratio, sizeof row->ratio, "%.3f", wst.med / ideal);
+  set_target(row, wst.med / ideal, 1, 1.1, "<= 1.1x ideal");
+  BIREN_CHECK(birenGraphExecDestroy(chain));
+  BIREN_CHECK(birenGraphExecDestroy(single));
+  BIREN_CHECK(birenGraphExecDestroy(wide));
+}
+
 int main(int argc, char **argv) {
   int child = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--trace-child") == 0) child = 1;
     else if (strncmp(argv[i], "--only=", 7) == 0) g_only = argv[i] + 7;
     else {
-      fprintf(stderr, "usage: %s [--only=GROUP[,GROUP...]] (groups: launch roundtrip sync event memcpy vadd reduce streams validator trace idle)\n", argv[0]);
+      fprintf(stderr, "usage: %s [--only=GROUP[,GROUP...]] (groups: launch roundtrip sync event memcpy vadd reduce streams validator trace idle graph)\n", argv[0]);
       return 1;
     }
   }
@@ -940,6 +1094,8 @@ int main(int argc, char **argv) {
   BIREN_CHECK(birenKernelRegister(k_vadd, "vadd", 4, vsz));
   BIREN_CHECK(birenKernelRegister(k_reduce, "reduce", 3, vsz + 1));
   BIREN_CHECK(birenKernelRegister(k_small, "small", 1, vsz));
+  size_t dsz[1] = {sizeof(double)};
+  BIREN_CHECK(birenKernelRegister(k_spin, "spin", 1, dsz));
 
   if (child) {
     trace_child();
@@ -955,7 +1111,7 @@ int main(int argc, char **argv) {
   } groups[] = {{"launch", bench_launch},   {"roundtrip", bench_roundtrip}, {"sync", bench_idle_sync},
                 {"event", bench_event},     {"memcpy", bench_memcpy},       {"vadd", bench_vadd},
                 {"reduce", bench_reduce},   {"streams", bench_streams},     {"validator", bench_validator},
-                {"trace", bench_trace},     {"idle", bench_idle_cpu}};
+                {"trace", bench_trace},     {"idle", bench_idle_cpu},       {"graph", bench_graph}};
   double t0 = now_s(), worst_other = 0;
   for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
     if (!want(groups[g].name)) continue;

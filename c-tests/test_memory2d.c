@@ -203,7 +203,7 @@ static int errors_3d_write_nothing(void) {
   p.extent = ext;
   p.kind = birenMemcpyHostToDevice;
   int dummy;
-  p.dstArray = &dummy;
+  p.dstArray = (birenArray_t)&dummy;
   EXPECT_FAIL(birenMemcpy3D(&p), BIREN_ERROR_INVALID_VALUE);
   p.dstArray = NULL;
   p.kind = (birenMemcpyKind)5;

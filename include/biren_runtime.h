@@ -99,6 +99,22 @@
 #define birenDeviceMask 31
 
 /**
+ * birenGraphInstantiateWithFlags: accepted for compatibility (no memory-allocation nodes exist,
+ * so there is nothing to free at launch).
+ */
+#define birenGraphInstantiateFlagAutoFreeOnLaunch 1
+
+/**
+ * birenGraphInstantiateWithFlags: the graph is prepared for launch at instantiation (always so).
+ */
+#define birenGraphInstantiateFlagUpload 2
+
+/**
+ * birenGraphDebugDotPrint: also print each node's parameters.
+ */
+#define birenGraphDebugDotFlagsVerbose 1
+
+/**
  * birenHostAlloc flag: default page-locked memory.
  */
 #define birenHostAllocDefault 0
@@ -304,6 +320,54 @@
 #define L2_CACHE_SIZE (4 << 20)
 
 /**
+ * `birenGraphNodeType` values (CUDA's).
+ */
+#define NODE_KERNEL 0
+
+#define NODE_MEMCPY 1
+
+#define NODE_MEMSET 2
+
+#define NODE_HOST 3
+
+#define NODE_GRAPH 4
+
+#define NODE_EMPTY 5
+
+#define NODE_WAIT_EVENT 6
+
+#define NODE_EVENT_RECORD 7
+
+/**
+ * `birenStreamCaptureMode` values (CUDA's).
+ */
+#define MODE_GLOBAL 0
+
+#define MODE_THREAD_LOCAL 1
+
+#define MODE_RELAXED 2
+
+/**
+ * `birenStreamCaptureStatus` values (CUDA's).
+ */
+#define STATUS_NONE 0
+
+#define STATUS_ACTIVE 1
+
+#define STATUS_INVALIDATED 2
+
+/**
+ * `birenGraphExecUpdateResult` values (CUDA's).
+ */
+#define UPDATE_SUCCESS 0
+
+#define UPDATE_TOPOLOGY_CHANGED 2
+
+#define UPDATE_NODE_TYPE_CHANGED 3
+
+#define UPDATE_PARAMETERS_CHANGED 5
+
+/**
  * Bounds of birenDeviceSetLimit(birenLimitStackSize).
  */
 #define MIN_STACK_SIZE (16 * 1024)
@@ -447,8 +511,42 @@ typedef enum birenError_t {
   /**
    * An unknown internal error occurred.
    */
+  BIREN_ERROR_ILLEGAL_STATE = 401,
+  BIREN_ERROR_OPERATING_SYSTEM = 304,
+  BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
+  BIREN_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
+  BIREN_ERROR_STREAM_CAPTURE_MERGE = 902,
+  BIREN_ERROR_STREAM_CAPTURE_UNMATCHED = 903,
+  BIREN_ERROR_STREAM_CAPTURE_UNJOINED = 904,
+  BIREN_ERROR_STREAM_CAPTURE_ISOLATION = 905,
+  BIREN_ERROR_STREAM_CAPTURE_IMPLICIT = 906,
+  BIREN_ERROR_CAPTURED_EVENT = 907,
+  BIREN_ERROR_STREAM_CAPTURE_WRONG_THREAD = 908,
+  BIREN_ERROR_GRAPH_EXEC_UPDATE_FAILURE = 910,
   BIREN_ERROR_UNKNOWN = 999,
 } birenError_t;
+
+/**
+ * Whether a stream is capturing (birenStreamIsCapturing, birenStreamGetCaptureInfo).
+ */
+typedef enum birenStreamCaptureStatus {
+  birenStreamCaptureStatusNone = 0,
+  birenStreamCaptureStatusActive = 1,
+  /**
+   * The capture failed; birenStreamEndCapture will return STREAM_CAPTURE_INVALIDATED.
+   */
+  birenStreamCaptureStatusInvalidated = 2,
+} birenStreamCaptureStatus;
+
+/**
+ * How a capture restricts potentially unsafe calls (birenStreamBeginCapture,
+ * birenThreadExchangeStreamCaptureMode).
+ */
+typedef enum birenStreamCaptureMode {
+  birenStreamCaptureModeGlobal = 0,
+  birenStreamCaptureModeThreadLocal = 1,
+  birenStreamCaptureModeRelaxed = 2,
+} birenStreamCaptureMode;
 
 /**
  * How compute units are shared between kernels (see birenDeviceSetSchedulingPolicy).
@@ -463,6 +561,35 @@ typedef enum birenSchedulingPolicy {
    */
   birenScheduleCooperative = 1,
 } birenSchedulingPolicy;
+
+/**
+ * What a graph node does (birenGraphNodeGetType).
+ */
+typedef enum birenGraphNodeType {
+  birenGraphNodeTypeKernel = 0,
+  birenGraphNodeTypeMemcpy = 1,
+  birenGraphNodeTypeMemset = 2,
+  birenGraphNodeTypeHost = 3,
+  birenGraphNodeTypeGraph = 4,
+  birenGraphNodeTypeEmpty = 5,
+  birenGraphNodeTypeWaitEvent = 6,
+  birenGraphNodeTypeEventRecord = 7,
+} birenGraphNodeType;
+
+/**
+ * Why birenGraphExecUpdate did or did not update (CUDA's values).
+ */
+typedef enum birenGraphExecUpdateResult {
+  birenGraphExecUpdateSuccess = 0,
+  birenGraphExecUpdateError = 1,
+  birenGraphExecUpdateErrorTopologyChanged = 2,
+  birenGraphExecUpdateErrorNodeTypeChanged = 3,
+  birenGraphExecUpdateErrorFunctionChanged = 4,
+  birenGraphExecUpdateErrorParametersChanged = 5,
+  birenGraphExecUpdateErrorNotSupported = 6,
+  birenGraphExecUpdateErrorUnsupportedFunctionChange = 7,
+  birenGraphExecUpdateErrorAttributesChanged = 8,
+} birenGraphExecUpdateResult;
 
 /**
  * What kind of memory a pointer refers to.
@@ -711,9 +838,29 @@ typedef enum birenDeviceP2PAttr {
 } birenDeviceP2PAttr;
 
 /**
+ * Opaque array object. The runtime has no arrays: every array field must be NULL.
+ */
+typedef struct birenArray_st birenArray_st;
+
+/**
  * Opaque event object; only ever handled through birenEvent_t.
  */
 typedef struct birenEvent_st birenEvent_st;
+
+/**
+ * Opaque executable graph; only ever handled through birenGraphExec_t.
+ */
+typedef struct birenGraphExec_st birenGraphExec_st;
+
+/**
+ * Opaque graph node; only ever handled through birenGraphNode_t.
+ */
+typedef struct birenGraphNode_st birenGraphNode_st;
+
+/**
+ * Opaque graph object; only ever handled through birenGraph_t.
+ */
+typedef struct birenGraph_st birenGraph_st;
 
 /**
  * Opaque memory pool object; only ever handled through birenMemPool_t.
@@ -724,6 +871,26 @@ typedef struct birenMemPool_st birenMemPool_st;
  * Opaque stream object; only ever handled through birenStream_t.
  */
 typedef struct birenStream_st birenStream_st;
+
+/**
+ * A stream handle. NULL is the current device's default stream.
+ */
+typedef struct birenStream_st *birenStream_t;
+
+/**
+ * A capture mode received from C: read as an integer and checked.
+ */
+typedef int birenStreamCaptureMode_int;
+
+/**
+ * A graph handle: a DAG of nodes built explicitly or by stream capture.
+ */
+typedef struct birenGraph_st *birenGraph_t;
+
+/**
+ * A node of a graph. Valid until its graph is destroyed.
+ */
+typedef struct birenGraphNode_st *birenGraphNode_t;
 
 /**
  * Properties of a device (birenGetDeviceProperties, birenGetDeviceProperties_v2).
@@ -906,11 +1073,6 @@ typedef void (*birenValidatorCallback_t)(const char *message, void *userData);
 typedef struct birenEvent_st *birenEvent_t;
 
 /**
- * A stream handle. NULL is the current device's default stream.
- */
-typedef struct birenStream_st *birenStream_t;
-
-/**
  * A kernel: a plain C function receiving the array of pointers to its arguments.
  */
 typedef void (*birenKernel_t)(void **args);
@@ -932,6 +1094,111 @@ typedef struct dim3 {
    */
   unsigned int z;
 } dim3;
+
+/**
+ * A kernel node: `func` launched as `gridDim` blocks of `blockDim` threads with
+ * `sharedMemBytes` of shared memory and the arguments `kernelParams` (CUDA's array of pointers
+ * to the values). `extra` must be NULL.
+ */
+typedef struct birenKernelNodeParams {
+  birenKernel_t func;
+  struct dim3 gridDim;
+  struct dim3 blockDim;
+  unsigned int sharedMemBytes;
+  void **kernelParams;
+  void **extra;
+} birenKernelNodeParams;
+
+/**
+ * An array handle (not supported: always NULL).
+ */
+typedef struct birenArray_st *birenArray_t;
+
+/**
+ * A position in a pitched allocation: `x` in bytes, `y` in rows, `z` in slices.
+ */
+typedef struct birenPos {
+  size_t x;
+  size_t y;
+  size_t z;
+} birenPos;
+
+/**
+ * Pitched memory: `ptr`, `pitch` bytes per row, `xsize` bytes of data per row (informational),
+ * `ysize` rows per slice.
+ */
+typedef struct birenPitchedPtr {
+  void *ptr;
+  size_t pitch;
+  size_t xsize;
+  size_t ysize;
+} birenPitchedPtr;
+
+/**
+ * The size of a copy: `width` in bytes, `height` in rows, `depth` in slices.
+ */
+typedef struct birenExtent {
+  size_t width;
+  size_t height;
+  size_t depth;
+} birenExtent;
+
+/**
+ * A 3-D copy, as CUDA's cudaMemcpy3DParms: `extent` from `srcPtr` at `srcPos` to `dstPtr` at
+ * `dstPos`, in direction `kind` (a birenMemcpyKind value). `srcArray` and `dstArray` must be
+ * NULL (no arrays).
+ */
+typedef struct birenMemcpy3DParms {
+  birenArray_t srcArray;
+  struct birenPos srcPos;
+  struct birenPitchedPtr srcPtr;
+  birenArray_t dstArray;
+  struct birenPos dstPos;
+  struct birenPitchedPtr dstPtr;
+  struct birenExtent extent;
+  birenMemcpyKind kind;
+} birenMemcpy3DParms;
+
+/**
+ * A memset node: `height` rows of `width` elements of `elementSize` bytes (1, 2 or 4) set to
+ * `value` (its low elementSize bytes), rows `pitch` bytes apart, from `dst`.
+ */
+typedef struct birenMemsetParams {
+  void *dst;
+  size_t pitch;
+  unsigned int value;
+  unsigned int elementSize;
+  size_t width;
+  size_t height;
+} birenMemsetParams;
+
+/**
+ * A host function run in stream order by birenLaunchHostFunc.
+ */
+typedef void (*birenHostFn_t)(void *userData);
+
+/**
+ * A host node: `fn(userData)` run on a runtime thread.
+ */
+typedef struct birenHostNodeParams {
+  birenHostFn_t fn;
+  void *userData;
+} birenHostNodeParams;
+
+/**
+ * An executable graph (birenGraphInstantiate), launched with birenGraphLaunch.
+ */
+typedef struct birenGraphExec_st *birenGraphExec_t;
+
+/**
+ * What birenGraphExecUpdate reports: the result, and the node of the new graph that caused a
+ * failure (NULL if none); errorFromNode is always NULL here.
+ */
+typedef struct birenGraphExecUpdateResultInfo {
+  enum birenGraphExecUpdateResult result;
+  birenGraphNode_t errorNode;
+  birenGraphNode_t errorFromNode;
+} birenGraphExecUpdateResultInfo;
 
 /**
  * What birenPointerGetAttributes reports about a pointer.
@@ -962,51 +1229,6 @@ typedef struct birenPointerAttributes {
    */
   size_t size;
 } birenPointerAttributes;
-
-/**
- * A pitched allocation or view (CUDA's cudaPitchedPtr): `ptr`, the bytes between rows
- * (`pitch`), the row width in bytes (`xsize`) and the rows per slice (`ysize`).
- */
-typedef struct birenPitchedPtr {
-  void *ptr;
-  size_t pitch;
-  size_t xsize;
-  size_t ysize;
-} birenPitchedPtr;
-
-/**
- * The size of a box (CUDA's cudaExtent): `width` in bytes (for linear memory), `height` rows,
- * `depth` slices.
- */
-typedef struct birenExtent {
-  size_t width;
-  size_t height;
-  size_t depth;
-} birenExtent;
-
-/**
- * A position in a box (CUDA's cudaPos): `x` in bytes, `y` in rows, `z` in slices.
- */
-typedef struct birenPos {
-  size_t x;
-  size_t y;
-  size_t z;
-} birenPos;
-
-/**
- * The parameters of birenMemcpy3D (CUDA's cudaMemcpy3DParms). There are no CUDA arrays here:
- * srcArray and dstArray must be NULL (zero-initialize the struct, as CUDA programs do).
- */
-typedef struct birenMemcpy3DParms {
-  void *srcArray;
-  struct birenPos srcPos;
-  struct birenPitchedPtr srcPtr;
-  void *dstArray;
-  struct birenPos dstPos;
-  struct birenPitchedPtr dstPtr;
-  struct birenExtent extent;
-  birenMemcpyKind kind;
-} birenMemcpy3DParms;
 
 /**
  * A memory pool handle (birenDeviceGetDefaultMemPool, birenMemPoolCreate).
@@ -1128,11 +1350,6 @@ typedef struct birenFuncAttributes {
 typedef size_t (*birenBlockSizeToDynamicSMemSize_t)(int blockSize);
 
 /**
- * A host function run in stream order by birenLaunchHostFunc.
- */
-typedef void (*birenHostFn_t)(void *userData);
-
-/**
  * The context of the calling kernel thread (read by the inline built-ins in this header).
  */
 typedef struct birenKernelCtx {
@@ -1171,6 +1388,63 @@ extern "C" {
  * birenInit and never changes afterwards.
  */
 extern ptrdiff_t birenKernelCtxOffset;
+
+/**
+ * Starts capturing `stream`: until birenStreamEndCapture, work enqueued in it (kernels, copies,
+ * memsets, host functions, graph launches, event records and waits) is recorded as nodes of a
+ * graph and does not run. Other streams join the capture by waiting (birenStreamWaitEvent) for
+ * an event recorded in a capturing stream, and must join back before the capture ends.
+ * `mode` restricts potentially unsafe calls (birenMalloc, birenFree, birenMemcpy, birenMemset,
+ * birenDeviceSynchronize) while the capture lasts: birenStreamCaptureModeGlobal (in any thread
+ * whose mode is global, and in this thread), ...ThreadLocal (in this thread only), ...Relaxed
+ * (nowhere); such a call then returns BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the
+ * calling thread's captures.
+ * Returns BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED for the default (NULL) stream;
+ * BIREN_ERROR_ILLEGAL_STATE if the stream is already capturing; BIREN_ERROR_INVALID_VALUE for an
+ * unknown mode; BIREN_ERROR_INVALID_HANDLE for a destroyed stream.
+ */
+enum birenError_t birenStreamBeginCapture(birenStream_t stream, birenStreamCaptureMode_int mode);
+
+/**
+ * Ends the capture begun in `stream` and writes the captured graph to *pGraph (the caller owns
+ * it: birenGraphDestroy). Every stream that joined the capture leaves it.
+ * Returns BIREN_ERROR_ILLEGAL_STATE if the stream is not capturing;
+ * BIREN_ERROR_STREAM_CAPTURE_UNMATCHED if the capture began in another stream (the capture goes
+ * on); BIREN_ERROR_STREAM_CAPTURE_WRONG_THREAD for a global or thread-local capture begun by
+ * another thread (the capture goes on); BIREN_ERROR_STREAM_CAPTURE_INVALIDATED if an illegal
+ * call invalidated it, and BIREN_ERROR_STREAM_CAPTURE_UNJOINED if a stream forked from it did
+ * not join back (in both cases the capture ends and no graph is written);
+ * BIREN_ERROR_INVALID_VALUE if pGraph is NULL.
+ */
+enum birenError_t birenStreamEndCapture(birenStream_t stream, birenGraph_t *pGraph);
+
+/**
+ * Writes whether `stream` is capturing to *pCaptureStatus (None, Active, or Invalidated).
+ * BIREN_ERROR_STREAM_CAPTURE_IMPLICIT for the default stream while a blocking stream of its
+ * device captures; BIREN_ERROR_INVALID_VALUE if pCaptureStatus is NULL.
+ * Thread-safe.
+ */
+enum birenError_t birenStreamIsCapturing(birenStream_t stream, enum birenStreamCaptureStatus *pCaptureStatus);
+
+/**
+ * Writes the capture status of `stream` to *captureStatus_out and, when it is capturing, to the
+ * optional (NULL: not wanted) outputs: the capture's unique id, the graph being built (owned by
+ * the capture until birenStreamEndCapture), and the nodes the stream's next captured work will
+ * depend on (*dependencies_out points to runtime memory valid until the next call of this
+ * function for the same capture or the end of the capture). When not capturing, the optional
+ * outputs are left alone. Errors as birenStreamIsCapturing.
+ * Thread-safe.
+ */
+enum birenError_t birenStreamGetCaptureInfo(birenStream_t stream, enum birenStreamCaptureStatus *captureStatus_out, unsigned long long *id_out, birenGraph_t *graph_out, const birenGraphNode_t **dependencies_out, size_t *numDependencies_out);
+
+/**
+ * Sets the calling thread's capture interaction mode to *mode and writes the previous one to
+ * *mode (so that a second call restores it). A thread in mode global is refused potentially
+ * unsafe calls while it or any other thread has a global capture (or it has a thread-local
+ * one); thread-local only for its own captures; relaxed never. Default: global.
+ * BIREN_ERROR_INVALID_VALUE for a NULL mode or an unknown value (nothing changes then).
+ */
+enum birenError_t birenThreadExchangeStreamCaptureMode(enum birenStreamCaptureMode *mode);
 
 /**
  * Starts the runtime and its simulated device(s), reading the configuration from the
@@ -1450,6 +1724,234 @@ enum birenError_t birenEventElapsedTime(float *ms, birenEvent_t start, birenEven
  * handle passed as an event).
  */
 enum birenError_t birenEventDestroy(birenEvent_t event);
+
+/**
+ * Creates an empty graph and writes it to *pGraph. `flags` must be 0. Pair with
+ * birenGraphDestroy. BIREN_ERROR_INVALID_VALUE for NULL pGraph or nonzero flags. Thread-safe.
+ */
+enum birenError_t birenGraphCreate(birenGraph_t *pGraph, unsigned int flags);
+
+/**
+ * Adds a kernel node to `graph` after the `numDependencies` nodes in `pDependencies` and writes
+ * it to *pGraphNode. For a kernel registered with birenKernelRegister the argument values are
+ * copied now (the caller may reuse kernelParams at once); for an unregistered kernel,
+ * kernelParams and the values it points to are read at every launch and must stay valid.
+ * BIREN_ERROR_INVALID_VALUE for NULL pGraphNode or pNodeParams, a NULL func, a non-NULL extra,
+ * NULL pDependencies with numDependencies > 0, a dependency listed twice or from another graph;
+ * BIREN_ERROR_INVALID_CONFIGURATION as birenLaunchKernel; BIREN_ERROR_INVALID_HANDLE for a
+ * destroyed graph or node. Thread-safe (calls on one graph are serialized).
+ */
+enum birenError_t birenGraphAddKernelNode(birenGraphNode_t *pGraphNode, birenGraph_t graph, const birenGraphNode_t *pDependencies, size_t numDependencies, const struct birenKernelNodeParams *pNodeParams);
+
+/**
+ * Adds a copy node described as by CUDA's cudaMemcpy3DParms (see birenMemcpy3DParms): `extent`
+ * (width in bytes, height in rows, depth in slices) from srcPtr at srcPos to dstPtr at dstPos.
+ * Checked now as birenMemcpy checks its arguments, and again at every launch (device memory
+ * freed since makes the launch fail with BIREN_ERROR_INVALID_DEVICE_POINTER).
+ * BIREN_ERROR_INVALID_VALUE for NULL pointers, a non-NULL array, a zero extent, a row wider than
+ * its pitch or a slice taller than its ysize; BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an
+ * unknown kind; BIREN_ERROR_INVALID_DEVICE_POINTER / BIREN_ERROR_OUT_OF_BOUNDS for device ranges
+ * not inside one live allocation; the dependency errors of birenGraphAddKernelNode.
+ * Thread-safe.
+ */
+enum birenError_t birenGraphAddMemcpyNode(birenGraphNode_t *pGraphNode, birenGraph_t graph, const birenGraphNode_t *pDependencies, size_t numDependencies, const struct birenMemcpy3DParms *pCopyParams);
+
+/**
+ * Adds a node that copies `count` bytes from src to dst (as birenMemcpyAsync would), after the
+ * dependencies. Checked now exactly as birenMemcpy (same codes) and again at every launch;
+ * count 0 gives BIREN_ERROR_INVALID_VALUE (a node must do something; use an empty node).
+ * Thread-safe.
+ */
+enum birenError_t birenGraphAddMemcpyNode1D(birenGraphNode_t *pGraphNode, birenGraph_t graph, const birenGraphNode_t *pDependencies, size_t numDependencies, void *dst, const void *src, size_t count, birenMemcpyKind kind);
+
+/**
+ * Adds a memset node (see birenMemsetParams): `height` rows of `width` elements of
+ * `elementSize` bytes set to `value`, rows `pitch` bytes apart, in device memory.
+ * BIREN_ERROR_INVALID_VALUE for NULL pointers, an elementSize other than 1, 2 or 4, a zero
+ * width or height, a pitch smaller than a row when height > 1; BIREN_ERROR_INVALID_DEVICE_POINTER
+ * / BIREN_ERROR_OUT_OF_BOUNDS for memory not inside one live device allocation.
+ * Thread-safe.
+ */
+enum birenError_t birenGraphAddMemsetNode(birenGraphNode_t *pGraphNode, birenGraph_t graph, const birenGraphNode_t *pDependencies, size_t numDependencies, const struct birenMemsetParams *pMemsetParams);
+
+/**
+ * Adds a node that runs `fn(userData)` on a runtime thread (as birenLaunchHostFunc); inside
+ * it, synchronizing calls return BIREN_ERROR_NOT_PERMITTED. BIREN_ERROR_INVALID_VALUE for NULL
+ * pNodeParams or fn.
+ */
+enum birenError_t birenGraphAddHostNode(birenGraphNode_t *pGraphNode, birenGraph_t graph, const birenGraphNode_t *pDependencies, size_t numDependencies, const struct birenHostNodeParams *pNodeParams);
+
+/**
+ * Adds a node that records `event`. Difference from CUDA: the record is made in the launch's
+ * stream right after the whole graph launch (so the event is reached when the launch
+ * completes: later than CUDA's, never earlier). BIREN_ERROR_INVALID_HANDLE for a destroyed event.
+ * Thread-safe.
+ */
+enum birenError_t birenGraphAddEventRecordNode(birenGraphNode_t *pGraphNode, birenGraph_t graph, const birenGraphNode_t *pDependencies, size_t numDependencies, birenEvent_t event);
+
+/**
+ * Adds a node that waits for `event`. Difference from CUDA: the wait is made in the launch's
+ * stream just before the graph launch (so the whole launch waits for the event's latest record
+ * at the time of birenGraphLaunch, or — BIREN extension — for its next record if it was never
+ * recorded). BIREN_ERROR_INVALID_HANDLE for a destroyed event.
+ * Thread-safe.
+ */
+enum birenError_t birenGraphAddEventWaitNode(birenGraphNode_t *pGraphNode, birenGraph_t graph, const birenGraphNode_t *pDependencies, size_t numDependencies, birenEvent_t event);
+
+/**
+ * Adds a node that runs a copy of `childGraph` (taken now: later changes to childGraph do not
+ * affect the node). BIREN_ERROR_INVALID_HANDLE for a destroyed child graph;
+ * BIREN_ERROR_INVALID_VALUE if childGraph is graph itself.
+ * Thread-safe.
+ */
+enum birenError_t birenGraphAddChildGraphNode(birenGraphNode_t *pGraphNode, birenGraph_t graph, const birenGraphNode_t *pDependencies, size_t numDependencies, birenGraph_t childGraph);
+
+/**
+ * Adds a node that does nothing (a join point for dependencies).
+ * Thread-safe.
+ */
+enum birenError_t birenGraphAddEmptyNode(birenGraphNode_t *pGraphNode, birenGraph_t graph, const birenGraphNode_t *pDependencies, size_t numDependencies);
+
+/**
+ * Adds the `numDependencies` edges from[i] -> to[i] (to[i] runs after from[i]), all or none.
+ * BIREN_ERROR_INVALID_VALUE for NULL arrays with numDependencies > 0, nodes of another graph, a
+ * node depending on itself, an edge already present, or an edge that would close a cycle
+ * (nothing is added then); BIREN_ERROR_INVALID_HANDLE for a destroyed graph or node.
+ * Thread-safe.
+ */
+enum birenError_t birenGraphAddDependencies(birenGraph_t graph, const birenGraphNode_t *from, const birenGraphNode_t *to, size_t numDependencies);
+
+/**
+ * Removes the edges from[i] -> to[i], all or none. BIREN_ERROR_INVALID_VALUE if one of them is
+ * not present (nothing is removed then), and as birenGraphAddDependencies.
+ * Thread-safe.
+ */
+enum birenError_t birenGraphRemoveDependencies(birenGraph_t graph, const birenGraphNode_t *from, const birenGraphNode_t *to, size_t numDependencies);
+
+/**
+ * Writes the graph's nodes (in creation order) to `nodes` and their number to *numNodes. With
+ * nodes NULL only the number is written; otherwise at most *numNodes handles are written (the
+ * rest of the array, if the graph has fewer, is set to NULL) and *numNodes becomes the graph's
+ * node count. BIREN_ERROR_INVALID_VALUE if numNodes is NULL; BIREN_ERROR_INVALID_HANDLE for a
+ * destroyed graph.
+ * Thread-safe.
+ */
+enum birenError_t birenGraphGetNodes(birenGraph_t graph, birenGraphNode_t *nodes, size_t *numNodes);
+
+/**
+ * As birenGraphGetNodes, for the nodes without dependencies.
+ * Thread-safe.
+ */
+enum birenError_t birenGraphGetRootNodes(birenGraph_t graph, birenGraphNode_t *pRootNodes, size_t *pNumRootNodes);
+
+/**
+ * Writes the graph's edges as pairs from[i] -> to[i] and their number to *numEdges; with from
+ * and to both NULL only the number. Otherwise at most *numEdges pairs are written (entries past
+ * the total set to NULL). BIREN_ERROR_INVALID_VALUE if numEdges is NULL or only one of from and
+ * to is NULL.
+ * Thread-safe.
+ */
+enum birenError_t birenGraphGetEdges(birenGraph_t graph, birenGraphNode_t *from, birenGraphNode_t *to, size_t *numEdges);
+
+/**
+ * Writes the node's type to *pType. BIREN_ERROR_INVALID_VALUE if pType is NULL;
+ * BIREN_ERROR_INVALID_HANDLE for a destroyed or forged node.
+ * Thread-safe.
+ */
+enum birenError_t birenGraphNodeGetType(birenGraphNode_t node, enum birenGraphNodeType *pType);
+
+/**
+ * Creates a copy of `originalGraph` (same nodes, parameters and edges; new node handles) and
+ * writes it to *pGraphClone. BIREN_ERROR_INVALID_VALUE if pGraphClone is NULL;
+ * BIREN_ERROR_INVALID_HANDLE for a destroyed graph.
+ * Thread-safe.
+ */
+enum birenError_t birenGraphClone(birenGraph_t *pGraphClone, birenGraph_t originalGraph);
+
+/**
+ * Instantiates `graph` for the current device: flattens child graphs and computes, for every
+ * node, its dependency count and dependents, so that a launch is cheap. The exec is independent
+ * of the graph afterwards (the graph may change or be destroyed). `flags`: 0,
+ * birenGraphInstantiateFlagAutoFreeOnLaunch, birenGraphInstantiateFlagUpload.
+ * BIREN_ERROR_INVALID_VALUE for NULL pGraphExec or other flags; BIREN_ERROR_INVALID_HANDLE for a
+ * destroyed graph. Pair with birenGraphExecDestroy.
+ * Thread-safe.
+ */
+enum birenError_t birenGraphInstantiate(birenGraphExec_t *pGraphExec, birenGraph_t graph, unsigned long long flags);
+
+/**
+ * Same as birenGraphInstantiate.
+ * Thread-safe.
+ */
+enum birenError_t birenGraphInstantiateWithFlags(birenGraphExec_t *pGraphExec, birenGraph_t graph, unsigned long long flags);
+
+/**
+ * Launches `graphExec` in `stream` (NULL: the default stream) as one item of the stream: it
+ * starts after the stream's earlier work, later work waits for all of it. Inside, every node
+ * starts when its dependencies have finished; independent nodes run in parallel on the compute
+ * units and copy engines. Launches of one exec run one after another, also from different
+ * streams. A node that fails (birenTrap) fails the launch: BIREN_ERROR_LAUNCH_FAILURE, sticky,
+ * reported by later calls; the nodes not yet started are skipped. Into a capturing stream, the
+ * launch is captured as a child graph node.
+ * Returns BIREN_ERROR_INVALID_HANDLE for a destroyed exec or stream; BIREN_ERROR_INVALID_VALUE
+ * for a stream of another device than the exec's; BIREN_ERROR_INVALID_DEVICE_POINTER if a copy
+ * or memset node's device memory has been freed (nothing is enqueued then). The waits of event
+ * wait nodes are enqueued before the launch and the records of event record nodes after it, with
+ * the codes of birenStreamWaitEvent and birenEventRecord: a record refused with
+ * BIREN_ERROR_DEADLOCK (it would close a cycle of waits) is returned as such, but the launch
+ * itself is then already enqueued (the one exception to "a failed call enqueues nothing").
+ * Thread-safe.
+ */
+enum birenError_t birenGraphLaunch(birenGraphExec_t graphExec, birenStream_t stream);
+
+/**
+ * Sets the parameters of kernel node `node` (a node of the graph `hGraphExec` was instantiated
+ * from) for the exec's later launches; launches already made keep the old ones. Argument values
+ * are captured as by birenGraphAddKernelNode. BIREN_ERROR_INVALID_VALUE for NULL pNodeParams,
+ * a node of another graph or not a kernel node, and the parameter errors of
+ * birenGraphAddKernelNode; BIREN_ERROR_INVALID_HANDLE for a destroyed exec or node.
+ * Thread-safe.
+ */
+enum birenError_t birenGraphExecKernelNodeSetParams(birenGraphExec_t hGraphExec, birenGraphNode_t node, const struct birenKernelNodeParams *pNodeParams);
+
+/**
+ * Updates `hGraphExec` with the parameters of `hGraph`, whose topology must be that of the
+ * graph the exec came from (same nodes in the same order, same types, same edges). Launches
+ * already made keep the old parameters. Writes the outcome to *resultInfo in every case (as
+ * CUDA does): birenGraphExecUpdateSuccess, or ...ErrorTopologyChanged / ...ErrorNodeTypeChanged
+ * / ...ErrorParametersChanged with errorNode set to the offending node of hGraph.
+ * BIREN_ERROR_GRAPH_EXEC_UPDATE_FAILURE when the update was refused (the exec is unchanged);
+ * BIREN_ERROR_INVALID_VALUE if resultInfo is NULL; BIREN_ERROR_INVALID_HANDLE for a destroyed
+ * exec or graph.
+ * Thread-safe.
+ */
+enum birenError_t birenGraphExecUpdate(birenGraphExec_t hGraphExec, birenGraph_t hGraph, struct birenGraphExecUpdateResultInfo *resultInfo);
+
+/**
+ * Destroys a graph and its nodes (their handles then give BIREN_ERROR_INVALID_HANDLE). Execs
+ * instantiated from it are not affected. BIREN_ERROR_INVALID_HANDLE for a destroyed or forged
+ * graph.
+ * Thread-safe.
+ */
+enum birenError_t birenGraphDestroy(birenGraph_t graph);
+
+/**
+ * Destroys an executable graph. Launches already enqueued still complete (the validator warns
+ * when one is pending: destroying an exec that runs is a bug in CUDA programs).
+ * BIREN_ERROR_INVALID_HANDLE for a destroyed or forged exec.
+ * Thread-safe.
+ */
+enum birenError_t birenGraphExecDestroy(birenGraphExec_t graphExec);
+
+/**
+ * Writes the graph as a Graphviz DOT file at `path` (render with `dot -Tsvg`): a box per
+ * kernel, a parallelogram per copy or memset, and so on, with their edges; child graphs as
+ * nested clusters. `flags` nonzero (birenGraphDebugDotFlagsVerbose) adds each node's
+ * parameters. BIREN_ERROR_INVALID_VALUE for a NULL path; BIREN_ERROR_OPERATING_SYSTEM if the
+ * file cannot be written; BIREN_ERROR_INVALID_HANDLE for a destroyed graph.
+ * Thread-safe.
+ */
+enum birenError_t birenGraphDebugDotPrint(birenGraph_t graph, const char *path, unsigned int flags);
 
 /**
  * Allocates `size` bytes of page-locked host memory with `flags` (birenHostAllocDefault, or an
@@ -2095,14 +2597,18 @@ enum birenError_t birenStreamDestroy(birenStream_t stream);
  * asynchronous error if one occurred. BIREN_ERROR_INVALID_HANDLE for an unknown stream (or one
  * destroyed by birenDeviceReset while waiting); BIREN_ERROR_DEADLOCK if the work is blocked on a
  * wait no enqueued record can satisfy for BIREN_DEADLOCK_TIMEOUT_MS; BIREN_ERROR_NOT_PERMITTED
- * inside a kernel or host function. Waits by spinning briefly, then parking.
+ * inside a kernel or host function. Waits by spinning briefly, then parking. While capturing:
+ * BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED for a capturing stream, and
+ * BIREN_ERROR_STREAM_CAPTURE_IMPLICIT for the default stream while a blocking stream of its
+ * device captures (both invalidate the capture).
  */
 enum birenError_t birenStreamSynchronize(birenStream_t stream);
 
 /**
  * BIREN_SUCCESS if all work enqueued in `stream` has completed, BIREN_ERROR_NOT_READY if some
  * is still queued or running (NOT_READY is an answer, not a failure: it does not set the last
- * error). BIREN_ERROR_INVALID_HANDLE for an unknown stream.
+ * error). BIREN_ERROR_INVALID_HANDLE for an unknown stream. While capturing, the codes of
+ * birenStreamSynchronize.
  */
 enum birenError_t birenStreamQuery(birenStream_t stream);
 

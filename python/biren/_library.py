@@ -77,6 +77,19 @@ class Dim3(Structure):
         return "Dim3(%d, %d, %d)" % (self.x, self.y, self.z)
 
 
+class Extent(Structure):
+    """`birenExtent`: width (bytes for linear memory), height, depth."""
+
+    _fields_ = [("width", c_size_t), ("height", c_size_t), ("depth", c_size_t)]
+
+
+class PitchedPtr(Structure):
+    """`birenPitchedPtr`: a pitched allocation (pointer, pitch, logical width and height)."""
+
+    _fields_ = [("ptr", c_void_p), ("pitch", c_size_t), ("xsize", c_size_t), ("ysize", c_size_t)]
+
+
+
 class DeviceProp(Structure):
     """`birenDeviceProp`."""
 
@@ -193,6 +206,126 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "birenStreamGetFlags": (_err, [_stream, POINTER(c_uint)]),
     "birenStreamWaitEvent": (_err, [_stream, _event]),
     "birenLaunchHostFunc": (_err, [_stream, HOST_FN_T, c_void_p]),
+    # device queries, occupancy, host memory, 2D/3D, symbols, pools, managed, peers, misc
+    "birenDeviceCanAccessPeer": (_err, [POINTER(c_int), c_int, c_int]),
+    "birenDeviceDisablePeerAccess": (_err, [c_int]),
+    "birenDeviceEnablePeerAccess": (_err, [c_int, c_uint]),
+    "birenDeviceGetAttribute": (_err, [POINTER(c_int), c_int, c_int]),
+    "birenDeviceGetDefaultMemPool": (_err, [POINTER(c_void_p), c_int]),
+    "birenDeviceGetLimit": (_err, [POINTER(c_size_t), c_int]),
+    "birenDeviceGetMemPool": (_err, [POINTER(c_void_p), c_int]),
+    "birenDeviceGetP2PAttribute": (_err, [POINTER(c_int), c_int, c_int, c_int]),
+    "birenDeviceSetLimit": (_err, [c_int, c_size_t]),
+    "birenDeviceSetMemPool": (_err, [c_int, c_void_p]),
+    "birenDriverGetVersion": (_err, [POINTER(c_int)]),
+    "birenEventRecordWithFlags": (_err, [_event, _stream, c_uint]),
+    "birenFreeAsync": (_err, [c_void_p, _stream]),
+    "birenFuncGetAttributes": (_err, [c_void_p, KERNEL_T]),
+    "birenFuncSetAttribute": (_err, [KERNEL_T, c_int, c_int]),
+    "birenFuncSetCacheConfig": (_err, [KERNEL_T, c_int]),
+    "birenGetDeviceFlags": (_err, [POINTER(c_uint)]),
+    "birenGetDeviceProperties_v2": (_err, [c_void_p, c_int]),
+    "birenGetSymbolAddress": (_err, [POINTER(c_void_p), c_void_p]),
+    "birenGetSymbolSize": (_err, [POINTER(c_size_t), c_void_p]),
+    "birenHostAlloc": (_err, [POINTER(c_void_p), c_size_t, c_uint]),
+    "birenHostGetDevicePointer": (_err, [POINTER(c_void_p), c_void_p, c_uint]),
+    "birenHostGetFlags": (_err, [POINTER(c_uint), c_void_p]),
+    "birenHostRegister": (_err, [c_void_p, c_size_t, c_uint]),
+    "birenHostUnregister": (_err, [c_void_p]),
+    "birenMalloc3D": (_err, [POINTER(PitchedPtr), Extent]),
+    "birenMallocAsync": (_err, [POINTER(c_void_p), c_size_t, _stream]),
+    "birenMallocFromPoolAsync": (_err, [POINTER(c_void_p), c_size_t, c_void_p, _stream]),
+    "birenMallocManaged": (_err, [POINTER(c_void_p), c_size_t, c_uint]),
+    "birenMallocPitch": (_err, [POINTER(c_void_p), POINTER(c_size_t), c_size_t, c_size_t]),
+    "birenMemAdvise": (_err, [c_void_p, c_size_t, c_int, c_int]),
+    "birenMemPoolCreate": (_err, [POINTER(c_void_p), c_void_p]),
+    "birenMemPoolDestroy": (_err, [c_void_p]),
+    "birenMemPoolGetAccess": (_err, [POINTER(c_int), c_void_p, c_void_p]),
+    "birenMemPoolGetAttribute": (_err, [c_void_p, c_int, c_void_p]),
+    "birenMemPoolSetAccess": (_err, [c_void_p, c_void_p, c_size_t]),
+    "birenMemPoolSetAttribute": (_err, [c_void_p, c_int, c_void_p]),
+    "birenMemPoolTrimTo": (_err, [c_void_p, c_size_t]),
+    "birenMemPrefetchAsync": (_err, [c_void_p, c_size_t, c_int, _stream]),
+    "birenMemcpy2D": (_err, [c_void_p, c_size_t, c_void_p, c_size_t, c_size_t, c_size_t, c_int]),
+    "birenMemcpy2DAsync": (
+        _err,
+        [c_void_p, c_size_t, c_void_p, c_size_t, c_size_t, c_size_t, c_int, _stream],
+    ),
+    "birenMemcpy3D": (_err, [c_void_p]),
+    "birenMemcpy3DAsync": (_err, [c_void_p, _stream]),
+    "birenMemcpyFromSymbol": (_err, [c_void_p, c_void_p, c_size_t, c_size_t, c_int]),
+    "birenMemcpyFromSymbolAsync": (_err, [c_void_p, c_void_p, c_size_t, c_size_t, c_int, _stream]),
+    "birenMemcpyPeer": (_err, [c_void_p, c_int, c_void_p, c_int, c_size_t]),
+    "birenMemcpyPeerAsync": (_err, [c_void_p, c_int, c_void_p, c_int, c_size_t, _stream]),
+    "birenMemcpyToSymbol": (_err, [c_void_p, c_void_p, c_size_t, c_size_t, c_int]),
+    "birenMemcpyToSymbolAsync": (_err, [c_void_p, c_void_p, c_size_t, c_size_t, c_int, _stream]),
+    "birenMemset2D": (_err, [c_void_p, c_size_t, c_int, c_size_t, c_size_t]),
+    "birenMemset2DAsync": (_err, [c_void_p, c_size_t, c_int, c_size_t, c_size_t, _stream]),
+    "birenMemset3D": (_err, [PitchedPtr, c_int, Extent]),
+    "birenMemset3DAsync": (_err, [PitchedPtr, c_int, Extent, _stream]),
+    "birenOccupancyMaxActiveBlocksPerMultiprocessor": (
+        _err,
+        [POINTER(c_int), KERNEL_T, c_int, c_size_t],
+    ),
+    "birenOccupancyMaxActiveBlocksPerMultiprocessorWithFlags": (
+        _err,
+        [POINTER(c_int), KERNEL_T, c_int, c_size_t, c_uint],
+    ),
+    "birenOccupancyMaxPotentialBlockSize": (
+        _err,
+        [POINTER(c_int), POINTER(c_int), KERNEL_T, c_size_t, c_int],
+    ),
+    "birenOccupancyMaxPotentialBlockSizeVariableSMem": (
+        _err,
+        [POINTER(c_int), POINTER(c_int), KERNEL_T, c_void_p, c_int],
+    ),
+    "birenProfilerStart": (_err, []),
+    "birenProfilerStop": (_err, []),
+    "birenRangePop": (_err, []),
+    "birenRangePush": (_err, [c_char_p]),
+    "birenRegisterSymbol": (_err, [c_void_p, c_size_t, c_char_p]),
+    "birenSetDeviceFlags": (_err, [c_uint]),
+    "birenStreamAddCallback": (_err, [_stream, c_void_p, c_void_p, c_uint]),
+    "birenStreamAttachMemAsync": (_err, [_stream, c_void_p, c_size_t, c_uint]),
+    "birenStreamGetDevice": (_err, [_stream, POINTER(c_int)]),
+    # graphs (handles and parameter structs passed as opaque pointers)
+    "birenGraphCreate": (_err, [POINTER(c_void_p), c_uint]),
+    "birenGraphAddKernelNode": (_err, [POINTER(c_void_p), c_void_p, POINTER(c_void_p), c_size_t, c_void_p]),
+    "birenGraphAddMemcpyNode": (_err, [POINTER(c_void_p), c_void_p, POINTER(c_void_p), c_size_t, c_void_p]),
+    "birenGraphAddMemcpyNode1D": (
+        _err,
+        [POINTER(c_void_p), c_void_p, POINTER(c_void_p), c_size_t, c_void_p, c_void_p, c_size_t, c_int],
+    ),
+    "birenGraphAddMemsetNode": (_err, [POINTER(c_void_p), c_void_p, POINTER(c_void_p), c_size_t, c_void_p]),
+    "birenGraphAddHostNode": (_err, [POINTER(c_void_p), c_void_p, POINTER(c_void_p), c_size_t, c_void_p]),
+    "birenGraphAddEventRecordNode": (_err, [POINTER(c_void_p), c_void_p, POINTER(c_void_p), c_size_t, _event]),
+    "birenGraphAddEventWaitNode": (_err, [POINTER(c_void_p), c_void_p, POINTER(c_void_p), c_size_t, _event]),
+    "birenGraphAddChildGraphNode": (_err, [POINTER(c_void_p), c_void_p, POINTER(c_void_p), c_size_t, c_void_p]),
+    "birenGraphAddEmptyNode": (_err, [POINTER(c_void_p), c_void_p, POINTER(c_void_p), c_size_t]),
+    "birenGraphAddDependencies": (_err, [c_void_p, POINTER(c_void_p), POINTER(c_void_p), c_size_t]),
+    "birenGraphRemoveDependencies": (_err, [c_void_p, POINTER(c_void_p), POINTER(c_void_p), c_size_t]),
+    "birenGraphGetNodes": (_err, [c_void_p, POINTER(c_void_p), POINTER(c_size_t)]),
+    "birenGraphGetRootNodes": (_err, [c_void_p, POINTER(c_void_p), POINTER(c_size_t)]),
+    "birenGraphGetEdges": (_err, [c_void_p, POINTER(c_void_p), POINTER(c_void_p), POINTER(c_size_t)]),
+    "birenGraphNodeGetType": (_err, [c_void_p, POINTER(c_int)]),
+    "birenGraphClone": (_err, [POINTER(c_void_p), c_void_p]),
+    "birenGraphInstantiate": (_err, [POINTER(c_void_p), c_void_p, ctypes.c_ulonglong]),
+    "birenGraphInstantiateWithFlags": (_err, [POINTER(c_void_p), c_void_p, ctypes.c_ulonglong]),
+    "birenGraphLaunch": (_err, [c_void_p, _stream]),
+    "birenGraphExecKernelNodeSetParams": (_err, [c_void_p, c_void_p, c_void_p]),
+    "birenGraphExecUpdate": (_err, [c_void_p, c_void_p, c_void_p]),
+    "birenGraphDestroy": (_err, [c_void_p]),
+    "birenGraphExecDestroy": (_err, [c_void_p]),
+    "birenGraphDebugDotPrint": (_err, [c_void_p, c_char_p, c_uint]),
+    # stream capture
+    "birenStreamBeginCapture": (_err, [_stream, c_int]),
+    "birenStreamEndCapture": (_err, [_stream, POINTER(c_void_p)]),
+    "birenStreamIsCapturing": (_err, [_stream, POINTER(c_int)]),
+    "birenStreamGetCaptureInfo": (
+        _err,
+        [_stream, POINTER(c_int), POINTER(ctypes.c_ulonglong), POINTER(c_void_p), POINTER(c_void_p), POINTER(c_size_t)],
+    ),
+    "birenThreadExchangeStreamCaptureMode": (_err, [POINTER(c_int)]),
 }
 
 # Calls that never block and never call back into Python: bound through a PyDLL handle so that

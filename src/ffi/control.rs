@@ -61,6 +61,7 @@ pub extern "C" fn birenDeviceReset() -> birenError_t {
 pub extern "C" fn birenDeviceSynchronize() -> birenError_t {
     ffi_call!("birenDeviceSynchronize"() {
         let (_, d) = current_device()?;
+        crate::runtime::exec::graph::capture::check_unsafe("birenDeviceSynchronize")?;
         d.sync_device()
     })
 }

@@ -7,6 +7,7 @@ use crate::runtime;
 use crate::runtime::diagnostics::{self, caller};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::event::{EventCore, EVENT_BLOCKING_SYNC, EVENT_DISABLE_TIMING};
+use crate::runtime::exec::graph::capture;
 use std::ffi::{c_float, c_uint};
 use std::sync::Arc;
 
@@ -66,7 +67,13 @@ pub extern "C" fn birenEventRecord(event: birenEvent_t, stream: birenStream_t) -
     ffi_call!("birenEventRecord"(event, stream) {
         let (rt, e) = event_of(event)?;
         let s = rt.stream(handle(stream))?;
-        device_of(rt, s.device)?.record(&e, &s)
+        let d = device_of(rt, s.device)?;
+        if capture::active() {
+            if let Some(r) = capture::record(&e, &s) {
+                return r;
+            }
+        }
+        d.record(&e, &s)
     })
 }
 
@@ -77,6 +84,7 @@ pub extern "C" fn birenEventQuery(event: birenEvent_t) -> birenError_t {
     ffi_call!("birenEventQuery"(event) {
         let (rt, e) = event_of(event)?;
         device_of(rt, e.device)?;
+        capture::check_event(&e)?;
         match e.latest() {
             Some(r) if !r.reached() => Err(ErrorCode::NotReady),
             Some(r) => {
@@ -97,7 +105,9 @@ pub extern "C" fn birenEventQuery(event: birenEvent_t) -> birenError_t {
 pub extern "C" fn birenEventSynchronize(event: birenEvent_t) -> birenError_t {
     ffi_call!("birenEventSynchronize"(event) {
         let (rt, e) = event_of(event)?;
-        device_of(rt, e.device)?.sync_event(&e)
+        let d = device_of(rt, e.device)?;
+        capture::check_event(&e)?;
+        d.sync_event(&e)
     })
 }
 

@@ -75,7 +75,22 @@ fn launch(
     match d.enqueue_since(&s, Work::Kernel(l), Vec::new(), epoch) {
         // The device was reset during the call: the launch goes the way of the reset's streams.
         Err(ErrorCode::InvalidDevicePointer) => Err(ErrorCode::InvalidHandle),
-        r => r.map(|_| ()),
+        r => {
+            if r.is_ok() && diagnostics::validator_on() {
+                let threads = grid.volume().saturating_mul(block.volume());
+                crate::runtime::diagnostics::advice::small_kernel_launched(
+                    k as usize,
+                    threads,
+                    |a| {
+                        rt.kernels.get(a).map_or_else(
+                            || crate::runtime::diagnostics::caller::symbol_or_address(a),
+                            |i| i.name.clone(),
+                        )
+                    },
+                );
+            }
+            r.map(|_| ())
+        }
     }
 }
 
@@ -266,6 +281,7 @@ pub(crate) fn install_exit_hook() {
             if let Some(rt) = runtime::try_get() {
                 if diagnostics::validator_on() {
                     rt.live_objects().report("process exit");
+                    super::graph::report_at_exit();
                 }
                 diagnostics::racecheck::exit_summary();
                 if let Some(n) = diagnostics::schedule_note() {

@@ -5,6 +5,7 @@ use super::types::*;
 use super::{current_device, device_of};
 use crate::runtime::diagnostics::{self, caller, racecheck};
 use crate::runtime::error::ErrorCode;
+use crate::runtime::exec::graph::capture;
 use crate::runtime::exec::work::Work;
 use crate::runtime::memory::ALIGN;
 use crate::runtime::{self, exec::context::sync_forbidden_here};
@@ -22,6 +23,7 @@ pub extern "C" fn birenMalloc(devPtr: *mut *mut c_void, size: usize) -> birenErr
     ffi_call!("birenMalloc"(devPtr, size) {
         let (_, d) = current_device()?;
         let o = out(devPtr)?;
+        capture::check_unsafe("birenMalloc")?;
         if size == 0 {
             *o = std::ptr::null_mut();
             return Ok(());
@@ -47,6 +49,7 @@ pub extern "C" fn birenFree(devPtr: *mut c_void) -> birenError_t {
         if devPtr.is_null() {
             return Ok(());
         }
+        capture::check_unsafe("birenFree")?;
         let p = devPtr as usize;
         let Some((dev, _)) = rt.device_region(p) else {
             diagnostics::finding("birenFree", &format!("devPtr={p:#x} is not a live device allocation (double free, or not from birenMalloc)"));
@@ -134,10 +137,11 @@ pub(crate) fn copy_or_fill(
     };
     // Nothing is queued anywhere on the device: a synchronous call is next in line; do it here
     // (unless tracing: the trace shows copies where they run, on the stream and a copy engine;
+    // not while capturing: the enqueue decides whether the call may touch the default stream;
     // nor with race detection on: it sees accesses as ops in streams).
-    if let Some(f) =
-        inline.filter(|_| sync && !runtime::diagnostics::trace::on() && !racecheck::on())
-    {
+    if let Some(f) = inline.filter(|_| {
+        sync && !runtime::diagnostics::trace::on() && !capture::active() && !racecheck::on()
+    }) {
         if d.run_inline_since(&s, epoch, || f(&work)) {
             return Ok(());
         }
@@ -204,6 +208,7 @@ pub extern "C" fn birenMemcpy(
 ) -> birenError_t {
     ffi_call!("birenMemcpy"(dst, src, count, kind) {
         current_device()?;
+        capture::check_unsafe("birenMemcpy")?;
         memcpy_on(dst, src, count, kind, std::ptr::null_mut(), true, "birenMemcpy")
     })
 }
@@ -253,6 +258,7 @@ fn memset_on(
 pub extern "C" fn birenMemset(devPtr: *mut c_void, value: c_int, count: usize) -> birenError_t {
     ffi_call!("birenMemset"(devPtr, value, count) {
         current_device()?;
+        capture::check_unsafe("birenMemset")?;
         memset_on(devPtr, value, count, std::ptr::null_mut(), true, "birenMemset")
     })
 }

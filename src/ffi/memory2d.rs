@@ -14,49 +14,11 @@ use crate::runtime::exec::strided::{Side, Strided};
 use crate::runtime::{self, Runtime};
 use std::ffi::{c_int, c_void};
 
-/// A pitched allocation or view (CUDA's cudaPitchedPtr): `ptr`, the bytes between rows
-/// (`pitch`), the row width in bytes (`xsize`) and the rows per slice (`ysize`).
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct birenPitchedPtr {
-    pub ptr: *mut c_void,
-    pub pitch: usize,
-    pub xsize: usize,
-    pub ysize: usize,
-}
+pub use super::memcpy3d_types::{birenExtent, birenMemcpy3DParms, birenPitchedPtr, birenPos};
 
-/// The size of a box (CUDA's cudaExtent): `width` in bytes (for linear memory), `height` rows,
-/// `depth` slices.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct birenExtent {
-    pub width: usize,
-    pub height: usize,
-    pub depth: usize,
-}
 
-/// A position in a box (CUDA's cudaPos): `x` in bytes, `y` in rows, `z` in slices.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct birenPos {
-    pub x: usize,
-    pub y: usize,
-    pub z: usize,
-}
 
-/// The parameters of birenMemcpy3D (CUDA's cudaMemcpy3DParms). There are no CUDA arrays here:
-/// srcArray and dstArray must be NULL (zero-initialize the struct, as CUDA programs do).
-#[repr(C)]
-pub struct birenMemcpy3DParms {
-    pub srcArray: *mut c_void,
-    pub srcPos: birenPos,
-    pub srcPtr: birenPitchedPtr,
-    pub dstArray: *mut c_void,
-    pub dstPos: birenPos,
-    pub dstPtr: birenPitchedPtr,
-    pub extent: birenExtent,
-    pub kind: birenMemcpyKind_int,
-}
+
 
 impl super::boundary::LogArg for birenExtent {
     fn show(&self) -> String {

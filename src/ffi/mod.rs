@@ -6,12 +6,16 @@
 #![allow(clippy::not_unsafe_ptr_arg_deref, clippy::too_many_arguments)]
 
 pub mod boundary;
+pub mod capture;
 pub mod control;
 pub mod device;
 pub mod event;
+pub mod graph;
+pub mod graph_types;
 pub mod hostmem;
 pub mod launch;
 pub mod managed;
+pub mod memcpy3d_types;
 pub mod memory;
 pub mod memory2d;
 pub mod mempool;

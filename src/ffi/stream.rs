@@ -6,6 +6,7 @@ use super::{current_device, device_of};
 use crate::runtime;
 use crate::runtime::diagnostics::{self, caller};
 use crate::runtime::error::{ErrorCode, Result};
+use crate::runtime::exec::graph::capture;
 use crate::runtime::exec::stream::{StreamCore, STREAM_NON_BLOCKING};
 use crate::runtime::exec::work::{HostCall, Work};
 use std::ffi::{c_int, c_uint, c_void};
@@ -88,6 +89,7 @@ pub extern "C" fn birenStreamDestroy(stream: birenStream_t) -> birenError_t {
         let s = rt.streams.get(handle(stream)).ok_or(ErrorCode::InvalidHandle)?;
         device_of(rt, s.device)?;
         let s = rt.streams.remove(handle(stream)).ok_or(ErrorCode::InvalidHandle)?;
+        capture::stream_gone(&s);
         rt.device(s.device)?.retire_stream(&s);
         Ok(())
     })
@@ -97,23 +99,30 @@ pub extern "C" fn birenStreamDestroy(stream: birenStream_t) -> birenError_t {
 /// asynchronous error if one occurred. BIREN_ERROR_INVALID_HANDLE for an unknown stream (or one
 /// destroyed by birenDeviceReset while waiting); BIREN_ERROR_DEADLOCK if the work is blocked on a
 /// wait no enqueued record can satisfy for BIREN_DEADLOCK_TIMEOUT_MS; BIREN_ERROR_NOT_PERMITTED
-/// inside a kernel or host function. Waits by spinning briefly, then parking.
+/// inside a kernel or host function. Waits by spinning briefly, then parking. While capturing:
+/// BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED for a capturing stream, and
+/// BIREN_ERROR_STREAM_CAPTURE_IMPLICIT for the default stream while a blocking stream of its
+/// device captures (both invalidate the capture).
 #[no_mangle]
 pub extern "C" fn birenStreamSynchronize(stream: birenStream_t) -> birenError_t {
     ffi_call!("birenStreamSynchronize"(stream) {
         let (rt, s) = stream_of(stream)?;
-        device_of(rt, s.device)?.sync_stream(&s, "birenStreamSynchronize")
+        let d = device_of(rt, s.device)?;
+        capture::check_sync(&s, "birenStreamSynchronize")?;
+        d.sync_stream(&s, "birenStreamSynchronize")
     })
 }
 
 /// BIREN_SUCCESS if all work enqueued in `stream` has completed, BIREN_ERROR_NOT_READY if some
 /// is still queued or running (NOT_READY is an answer, not a failure: it does not set the last
-/// error). BIREN_ERROR_INVALID_HANDLE for an unknown stream.
+/// error). BIREN_ERROR_INVALID_HANDLE for an unknown stream. While capturing, the codes of
+/// birenStreamSynchronize.
 #[no_mangle]
 pub extern "C" fn birenStreamQuery(stream: birenStream_t) -> birenError_t {
     ffi_call!("birenStreamQuery"(stream) {
         let (rt, s) = stream_of(stream)?;
         device_of(rt, s.device)?;
+        capture::check_sync(&s, "birenStreamQuery")?;
         let upto = s.enqueued();
         if !s.is_idle() {
             return Err(ErrorCode::NotReady);
@@ -159,7 +168,13 @@ pub extern "C" fn birenStreamWaitEvent(stream: birenStream_t, event: birenEvent_
     ffi_call!("birenStreamWaitEvent"(stream, event) {
         let (rt, s) = stream_of(stream)?;
         let e = rt.event(handle(event))?;
-        device_of(rt, s.device)?.wait_event(&s, &e)
+        let d = device_of(rt, s.device)?;
+        if capture::active() {
+            if let Some(r) = capture::wait(&s, &e) {
+                return r;
+            }
+        }
+        d.wait_event(&s, &e)
     })
 }
 

@@ -27,6 +27,18 @@ pub enum ErrorCode {
     PeerAccessAlreadyEnabled = 22,
     PeerAccessNotEnabled = 23,
     LaunchTimeout = 24,
+    IllegalState = 401,
+    OperatingSystem = 304,
+    StreamCaptureUnsupported = 900,
+    StreamCaptureInvalidated = 901,
+    StreamCaptureMerge = 902,
+    StreamCaptureUnmatched = 903,
+    StreamCaptureUnjoined = 904,
+    StreamCaptureIsolation = 905,
+    StreamCaptureImplicit = 906,
+    CapturedEvent = 907,
+    StreamCaptureWrongThread = 908,
+    GraphExecUpdateFailure = 910,
     Unknown = 999,
 }
 
@@ -153,6 +165,66 @@ pub(crate) const ERROR_TABLE: &[(i32, &str, &str)] = &[
         "a kernel ran longer than BIREN_KERNEL_TIMEOUT_MS and was stopped by the watchdog",
     ),
     (
+        401,
+        "BIREN_ERROR_ILLEGAL_STATE",
+        "the resource is not in a valid state for this operation",
+    ),
+    (
+        304,
+        "BIREN_ERROR_OPERATING_SYSTEM",
+        "an operating system call failed (e.g. a file could not be written)",
+    ),
+    (
+        900,
+        "BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+        "the operation is not permitted while a stream is capturing",
+    ),
+    (
+        901,
+        "BIREN_ERROR_STREAM_CAPTURE_INVALIDATED",
+        "the current capture sequence was invalidated by an earlier error",
+    ),
+    (
+        902,
+        "BIREN_ERROR_STREAM_CAPTURE_MERGE",
+        "the operation would merge two independent capture sequences",
+    ),
+    (
+        903,
+        "BIREN_ERROR_STREAM_CAPTURE_UNMATCHED",
+        "the capture was not initiated in this stream",
+    ),
+    (
+        904,
+        "BIREN_ERROR_STREAM_CAPTURE_UNJOINED",
+        "the capture sequence contains a fork that was not joined to the primary stream",
+    ),
+    (
+        905,
+        "BIREN_ERROR_STREAM_CAPTURE_ISOLATION",
+        "a dependency would cross the capture sequence boundary",
+    ),
+    (
+        906,
+        "BIREN_ERROR_STREAM_CAPTURE_IMPLICIT",
+        "the operation would create an implicit dependency on the default stream, which a capturing stream forbids",
+    ),
+    (
+        907,
+        "BIREN_ERROR_CAPTURED_EVENT",
+        "the operation is not permitted on an event last recorded in a capturing stream",
+    ),
+    (
+        908,
+        "BIREN_ERROR_STREAM_CAPTURE_WRONG_THREAD",
+        "a thread-local or global capture was ended from another thread",
+    ),
+    (
+        910,
+        "BIREN_ERROR_GRAPH_EXEC_UPDATE_FAILURE",
+        "the graph update was not performed: it changes the executable graph in a way update does not allow",
+    ),
+    (
         999,
         "BIREN_ERROR_UNKNOWN",
         "an unknown internal error occurred",
@@ -161,7 +233,7 @@ pub(crate) const ERROR_TABLE: &[(i32, &str, &str)] = &[
 
 impl ErrorCode {
     /// Every error code, in table order.
-    pub const ALL: [ErrorCode; 25] = [
+    pub const ALL: [ErrorCode; 37] = [
         ErrorCode::InvalidValue,
         ErrorCode::OutOfMemory,
         ErrorCode::NotInitialized,
@@ -186,6 +258,18 @@ impl ErrorCode {
         ErrorCode::PeerAccessAlreadyEnabled,
         ErrorCode::PeerAccessNotEnabled,
         ErrorCode::LaunchTimeout,
+        ErrorCode::IllegalState,
+        ErrorCode::OperatingSystem,
+        ErrorCode::StreamCaptureUnsupported,
+        ErrorCode::StreamCaptureInvalidated,
+        ErrorCode::StreamCaptureMerge,
+        ErrorCode::StreamCaptureUnmatched,
+        ErrorCode::StreamCaptureUnjoined,
+        ErrorCode::StreamCaptureIsolation,
+        ErrorCode::StreamCaptureImplicit,
+        ErrorCode::CapturedEvent,
+        ErrorCode::StreamCaptureWrongThread,
+        ErrorCode::GraphExecUpdateFailure,
         ErrorCode::Unknown,
     ];
 

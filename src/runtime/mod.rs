@@ -333,6 +333,7 @@ impl Runtime {
         for (_, e) in &events {
             d.abandon_future(e);
         }
+        exec::graph::capture::forget_device(i);
         diagnostics::leaks::Leaks {
             streams: streams.iter().map(|(_, s)| (s.id, s.caller)).collect(),
             events: events.iter().map(|(_, e)| (e.id, e.caller)).collect(),

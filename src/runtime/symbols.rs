@@ -54,8 +54,8 @@ mod tests {
     fn register_and_find() {
         static mut A: [u8; 64] = [0; 64];
         static mut B: [u8; 64] = [0; 64];
-        let a = unsafe { std::ptr::addr_of!(A) } as usize;
-        let b = unsafe { std::ptr::addr_of!(B) } as usize;
+        let a = std::ptr::addr_of!(A) as usize;
+        let b = std::ptr::addr_of!(B) as usize;
         register(a, 64, "A".into()).unwrap();
         register(a, 64, "A".into()).unwrap();
         register(b, 64, "B".into()).unwrap();

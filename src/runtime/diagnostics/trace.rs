@@ -39,6 +39,12 @@ pub enum Track {
         device: usize,
     },
     HostThread,
+    /// One node of a graph launch (executable node `node` of graph exec `exec`).
+    GraphNode {
+        device: usize,
+        exec: u64,
+        node: u32,
+    },
 }
 
 impl Track {
@@ -53,6 +59,9 @@ impl Track {
             Track::CopyEngine { device, engine } => (device as u64 + 1, 200 + engine as u64),
             Track::HostFunctions { device } => (device as u64 + 1, 300),
             Track::HostThread => (0, unsafe { libc::gettid() } as u64),
+            Track::GraphNode { device, exec, node } => {
+                (device as u64 + 1, 1 << 40 | exec << 20 | node as u64)
+            }
         }
     }
 
@@ -65,6 +74,7 @@ impl Track {
             Track::CopyEngine { .. } => "copy engine 1 (from device, fills)".into(),
             Track::HostFunctions { .. } => "host functions".into(),
             Track::HostThread => format!("host thread {}", unsafe { libc::gettid() }),
+            Track::GraphNode { exec, node, .. } => format!("graph exec #{exec} node {node}"),
         }
     }
 }
@@ -80,6 +90,9 @@ pub const WAIT: &str = "wait";
 pub const SYNC: &str = "sync";
 pub const ERROR: &str = "error";
 pub const EVENT: &str = "event";
+/// A node of a graph launch (on its own row) and a whole graph launch (on its stream).
+pub const GRAPH_NODE: &str = "graph_node";
+pub const GRAPH: &str = "graph";
 /// A named range of the program (birenRangePush/birenRangePop).
 pub const RANGE: &str = "range";
 
@@ -221,6 +234,18 @@ pub fn flow_end(track: Track, id: u64) {
             String::new(),
             Phase::FlowEnd(id),
         );
+    }
+}
+
+/// An arrow's start (`start`) or end at time `ts_ns`, bound to the slice around it on `track`.
+pub fn flow_at(track: Track, id: u64, ts_ns: u64, start: bool) {
+    if on() {
+        let phase = if start {
+            Phase::FlowStart(id)
+        } else {
+            Phase::FlowEnd(id)
+        };
+        push(track, ts_ns, GRAPH_NODE, "edge".into(), String::new(), phase);
     }
 }
 

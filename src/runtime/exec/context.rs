@@ -10,6 +10,7 @@ use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::deadlock::{self, Goal};
 use crate::runtime::exec::event::{EventCore, Futures};
 use crate::runtime::exec::executor::Executor;
+use crate::runtime::exec::graph::capture;
 use crate::runtime::exec::scheduler::Policy;
 use crate::runtime::exec::stream::{
     run_wakeups, Dep, FutureRecord, OpWork, RecordState, StreamCore, StreamPoint, WaitOn,
@@ -167,6 +168,15 @@ impl DeviceContext {
         epoch: u64,
     ) -> Result<u64> {
         self.check_enqueue(s)?;
+        // Stream capture: device work for a capturing stream becomes a graph node instead.
+        let work: OpWork = work.into();
+        let work = match work {
+            OpWork::Run(w) if capture::active() => match capture::divert(s, w) {
+                Ok(r) => return r,
+                Err(w) => OpWork::Run(w),
+            },
+            other => other,
+        };
         // Non-blocking streams have no implicit dependencies (and skip building none).
         if s.is_default || s.is_blocking() {
             let implicit = self.implicit_deps(s);
@@ -179,7 +189,7 @@ impl DeviceContext {
         if self.exec.epoch() != epoch {
             return Err(ErrorCode::InvalidDevicePointer);
         }
-        let (seq, kick) = s.push_locked(&mut t, work.into(), deps);
+        let (seq, kick) = s.push_locked(&mut t, work, deps);
         drop(t);
         if kick {
             s.kick();

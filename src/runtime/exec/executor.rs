@@ -24,6 +24,8 @@ struct DeferredFree {
 }
 
 pub struct Executor {
+    /// This executor, for work that must outlive the call that starts it (graph launches).
+    me: Weak<Executor>,
     pub device: usize,
     pub memory: MemoryTable,
     pub scheduler: Arc<Scheduler>,
@@ -65,6 +67,7 @@ impl Executor {
         clock: Instant,
     ) -> Arc<Executor> {
         Arc::new_cyclic(|me: &Weak<Executor>| {
+            let me_for_graphs = me.clone();
             let me = me.clone();
             let scheduler = Arc::new(Scheduler::new(
                 device,
@@ -92,7 +95,7 @@ impl Executor {
                 }),
             ));
             let units = ComputeUnits::start(device, compute_units, scheduler.clone());
-            Executor::with_parts(device, capacity, scheduler, units, clock)
+            Executor::with_parts(device, capacity, scheduler, units, clock, me_for_graphs)
         })
     }
 
@@ -102,8 +105,10 @@ impl Executor {
         scheduler: Arc<Scheduler>,
         units: ComputeUnits,
         clock: Instant,
+        me: Weak<Executor>,
     ) -> Executor {
         Executor {
+            me,
             device,
             memory: MemoryTable::device(capacity),
             scheduler,
@@ -179,6 +184,10 @@ impl Executor {
             return Started::Done(Ok(()));
         }
         match work {
+            Work::Graph(g) => match self.me.upgrade() {
+                Some(me) => crate::runtime::exec::graph::run::start(me, priority, ticket, g),
+                None => Started::Done(Ok(())),
+            },
             Work::Kernel(launch) => {
                 self.scheduler.submit(launch, priority, ticket);
                 Started::Running
@@ -268,6 +277,16 @@ impl Executor {
                 Started::Running
             }
         }
+    }
+
+    /// Runs `job` on copy engine `engine` (graph nodes; the job completes what it belongs to).
+    pub(crate) fn submit_engine(&self, engine: usize, job: crate::device::engine::Job) {
+        self.copy[engine].submit(job);
+    }
+
+    /// Runs `job` on the host-function thread.
+    pub(crate) fn submit_host(&self, job: crate::device::engine::Job) {
+        self.host.submit(job);
     }
 
     /// Returns a freed allocation's memory; with the validator on, keeps it poisoned in

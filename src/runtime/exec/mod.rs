@@ -36,6 +36,7 @@ pub mod copy;
 pub mod deadlock;
 pub mod event;
 pub mod executor;
+pub mod graph;
 pub mod launch;
 pub mod notifier;
 pub mod race;

@@ -625,6 +625,11 @@ impl StreamCore {
                 t.describe(),
                 format!("\"bytes\":{}", t.bytes()),
             ),
+            OpWork::Run(Work::Graph(g)) => (
+                trace::GRAPH,
+                format!("graph exec #{}", g.exec_id),
+                format!("\"nodes\":{}", g.nodes.len()),
+            ),
             OpWork::Record(r) => {
                 trace::instant(
                     self.track(),

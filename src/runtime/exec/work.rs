@@ -39,6 +39,8 @@ pub enum Work {
     Host(HostCall),
     /// A 2D/3D copy or fill (birenMemcpy2D, birenMemset3D, ...).
     Strided(crate::runtime::exec::strided::Strided),
+    /// A launch of an executable graph (birenGraphLaunch): one op in its stream.
+    Graph(Arc<crate::runtime::exec::graph::exec::ExecGraph>),
 }
 
 /// Whoever is told when a piece of work has ended (a stream, for its op).

@@ -1,0 +1,992 @@
+//! Graphs (CUDA's cudaGraph* calls, cuda -> biren): building, querying, instantiating,
+//! launching, updating and destroying task graphs.
+
+use super::boundary::{ffi_call, handle, out};
+use super::device_of;
+use super::graph_types::*;
+use super::memcpy3d_types::birenMemcpy3DParms;
+use super::types::*;
+use crate::runtime::diagnostics::{self, caller};
+use crate::runtime::error::{ErrorCode, Result};
+use crate::runtime::exec::executor::{ENGINE_FROM_DEVICE, ENGINE_TO_DEVICE};
+use crate::runtime::exec::graph::exec::{GraphExec, UPDATE_SUCCESS};
+use crate::runtime::exec::graph::{
+    capture, tables, CopyNode, FillNode, GraphCore, KernelNode, NodeKind,
+};
+use crate::runtime::exec::launch::{check_config, KernelArgs};
+use crate::runtime::exec::stream::{Dep, StreamPoint};
+use crate::runtime::exec::work::{HostCall, Work};
+use crate::runtime::{self, Runtime};
+use std::ffi::{c_char, c_uint, c_ulonglong, c_void, CStr};
+use std::sync::Arc;
+
+fn graph_of(g: birenGraph_t) -> Result<Arc<GraphCore>> {
+    runtime::get()?;
+    tables()
+        .graphs
+        .get(handle(g))
+        .ok_or(ErrorCode::InvalidHandle)
+}
+
+fn exec_of(e: birenGraphExec_t) -> Result<Arc<GraphExec>> {
+    runtime::get()?;
+    tables()
+        .execs
+        .get(handle(e))
+        .ok_or(ErrorCode::InvalidHandle)
+}
+
+/// The indices in graph `g` of `n` node handles at `p`: INVALID_VALUE for NULL with n > 0 or a
+/// node of another graph, INVALID_HANDLE for a destroyed or forged node.
+fn nodes_in(g: &GraphCore, p: *const birenGraphNode_t, n: usize, call: &str) -> Result<Vec<u32>> {
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    if p.is_null() {
+        diagnostics::finding(call, &format!("the node array is NULL with a count of {n}"));
+        return Err(ErrorCode::InvalidValue);
+    }
+    let hs = unsafe { std::slice::from_raw_parts(p, n) };
+    hs.iter()
+        .map(|h| {
+            let r = tables().node(handle(*h))?;
+            if r.graph != g.id {
+                diagnostics::finding(call, &format!("node {:p} belongs to another graph", *h));
+                return Err(ErrorCode::InvalidValue);
+            }
+            Ok(r.index)
+        })
+        .collect()
+}
+
+/// The common part of every birenGraphAdd*Node: checks, then adds `kind()` after the
+/// dependencies and writes the new node's handle.
+fn add_node(
+    pGraphNode: *mut birenGraphNode_t,
+    graph: birenGraph_t,
+    pDependencies: *const birenGraphNode_t,
+    numDependencies: usize,
+    call: &str,
+    kind: impl FnOnce(&'static Runtime) -> Result<NodeKind>,
+) -> Result<()> {
+    let rt = runtime::get()?;
+    let o = out(pGraphNode)?;
+    let g = graph_of(graph)?;
+    let deps = nodes_in(&g, pDependencies, numDependencies, call)?;
+    if (1..deps.len()).any(|i| deps[..i].contains(&deps[i])) {
+        diagnostics::finding(call, "a dependency is listed twice");
+        return Err(ErrorCode::InvalidValue);
+    }
+    let k = kind(rt)?;
+    let (h, _) = tables().add_node(&g, k, &deps)?;
+    *o = h as usize as birenGraphNode_t;
+    Ok(())
+}
+
+/// Creates an empty graph and writes it to *pGraph. `flags` must be 0. Pair with
+/// birenGraphDestroy. BIREN_ERROR_INVALID_VALUE for NULL pGraph or nonzero flags. Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenGraphCreate(pGraph: *mut birenGraph_t, flags: c_uint) -> birenError_t {
+    ffi_call!("birenGraphCreate"(pGraph, flags) {
+        runtime::get()?;
+        let o = out(pGraph)?;
+        if flags != 0 {
+            diagnostics::finding("birenGraphCreate", &format!("flags={flags:#x}: must be 0"));
+            return Err(ErrorCode::InvalidValue);
+        }
+        let (h, _) = tables().insert_graph(Default::default(), caller::user_caller())?;
+        *o = h as usize as birenGraph_t;
+        Ok(())
+    })
+}
+
+/// The kernel node `p` describes, with its argument values captured now when their sizes are
+/// known (a registered kernel).
+fn kernel_node(rt: &Runtime, p: &birenKernelNodeParams, call: &str) -> Result<KernelNode> {
+    let Some(k) = p.func else {
+        diagnostics::finding(call, "func is NULL");
+        return Err(ErrorCode::InvalidValue);
+    };
+    if !p.extra.is_null() {
+        diagnostics::finding(
+            call,
+            "extra must be NULL: pass the arguments in kernelParams",
+        );
+        return Err(ErrorCode::InvalidValue);
+    }
+    let shared = p.sharedMemBytes as usize;
+    if let Err(e) = check_config(p.gridDim, p.blockDim, shared) {
+        diagnostics::finding(
+            call,
+            &format!(
+                "invalid configuration grid=({},{},{}) block=({},{},{}) sharedMem={shared}",
+                p.gridDim.x, p.gridDim.y, p.gridDim.z, p.blockDim.x, p.blockDim.y, p.blockDim.z
+            ),
+        );
+        return Err(e);
+    }
+    let info = rt.kernels.get(k as usize);
+    let args = match &info {
+        Some(i) => unsafe { KernelArgs::copy(p.kernelParams, &i.arg_sizes)? },
+        None => {
+            static ADVISED: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
+            let mut seen = ADVISED.lock().unwrap_or_else(|e| e.into_inner());
+            if diagnostics::validator_on() && !seen.contains(&(k as usize)) {
+                seen.push(k as usize);
+                diagnostics::advice(&format!(
+                "{} is not registered: the graph node reads its kernelParams by reference at every launch, so they must stay valid \
+                 while the graph exists. Register it (birenKernelRegister) to have the values copied when the node is made.",
+                diagnostics::caller::symbol_or_address(k as usize)
+                ));
+            }
+            KernelArgs::ByReference(p.kernelParams)
+        }
+    };
+    Ok(KernelNode {
+        kernel: k,
+        grid: p.gridDim,
+        block: p.blockDim,
+        shared,
+        args,
+        info,
+    })
+}
+
+/// Adds a kernel node to `graph` after the `numDependencies` nodes in `pDependencies` and writes
+/// it to *pGraphNode. For a kernel registered with birenKernelRegister the argument values are
+/// copied now (the caller may reuse kernelParams at once); for an unregistered kernel,
+/// kernelParams and the values it points to are read at every launch and must stay valid.
+/// BIREN_ERROR_INVALID_VALUE for NULL pGraphNode or pNodeParams, a NULL func, a non-NULL extra,
+/// NULL pDependencies with numDependencies > 0, a dependency listed twice or from another graph;
+/// BIREN_ERROR_INVALID_CONFIGURATION as birenLaunchKernel; BIREN_ERROR_INVALID_HANDLE for a
+/// destroyed graph or node. Thread-safe (calls on one graph are serialized).
+#[no_mangle]
+pub extern "C" fn birenGraphAddKernelNode(
+    pGraphNode: *mut birenGraphNode_t,
+    graph: birenGraph_t,
+    pDependencies: *const birenGraphNode_t,
+    numDependencies: usize,
+    pNodeParams: *const birenKernelNodeParams,
+) -> birenError_t {
+    ffi_call!("birenGraphAddKernelNode"(pGraphNode, graph, pDependencies, numDependencies, pNodeParams) {
+        add_node(pGraphNode, graph, pDependencies, numDependencies, "birenGraphAddKernelNode", |rt| {
+            let p = unsafe { pNodeParams.as_ref() }.ok_or(ErrorCode::InvalidValue)?;
+            Ok(NodeKind::Kernel(Arc::new(kernel_node(rt, p, "birenGraphAddKernelNode")?)))
+        })
+    })
+}
+
+/// Checks one side of a copy: `len` bytes from `p`, device memory or host memory.
+fn side(rt: &Runtime, p: usize, len: usize, device: bool, call: &str, what: &str) -> Result<()> {
+    if p == 0 || p.checked_add(len).is_none() {
+        diagnostics::finding(call, &format!("{what} is NULL or its range overflows"));
+        return Err(ErrorCode::InvalidValue);
+    }
+    if device {
+        rt.check_device_range(p, len).inspect_err(|e| {
+            diagnostics::finding(
+                call,
+                &format!(
+                    "{what}={p:#x}, {len} bytes: {}",
+                    crate::runtime::error::error_text(e.code())
+                ),
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// The copy node for a (checked) 3-D copy.
+fn copy_node(rt: &Runtime, p: &birenMemcpy3DParms, call: &str) -> Result<CopyNode> {
+    let kind = p.kind as i64;
+    if !(0..=4).contains(&kind) {
+        diagnostics::finding(
+            call,
+            &format!("kind={kind} is not a birenMemcpyKind value (0..4)"),
+        );
+        return Err(ErrorCode::InvalidMemcpyDirection);
+    }
+    if !p.srcArray.is_null() || !p.dstArray.is_null() {
+        diagnostics::finding(
+            call,
+            "srcArray and dstArray must be NULL (the runtime has no arrays)",
+        );
+        return Err(ErrorCode::InvalidValue);
+    }
+    let e = p.extent;
+    let (sp, dp) = (p.srcPtr, p.dstPtr);
+    if e.width == 0 || e.height == 0 || e.depth == 0 {
+        diagnostics::finding(call, "the extent has a zero dimension");
+        return Err(ErrorCode::InvalidValue);
+    }
+    // Rows and slices must fit their pitch and row count (for more than one row / slice).
+    let fits = |pos: crate::ffi::memcpy3d_types::birenPos,
+                pp: crate::ffi::memcpy3d_types::birenPitchedPtr| {
+        (e.height == 1 && e.depth == 1 || pos.x.checked_add(e.width).is_some_and(|w| w <= pp.pitch))
+            && (e.depth == 1 || pos.y.checked_add(e.height).is_some_and(|h| h <= pp.ysize))
+    };
+    if !fits(p.srcPos, sp) || !fits(p.dstPos, dp) {
+        diagnostics::finding(
+            call,
+            "a row is wider than its pitch, or a slice taller than its ysize",
+        );
+        return Err(ErrorCode::InvalidValue);
+    }
+    let start = |base: *mut c_void,
+                 pos: crate::ffi::memcpy3d_types::birenPos,
+                 pitch: usize,
+                 ysize: usize|
+     -> Option<(usize, usize)> {
+        let slice = pitch.checked_mul(ysize)?;
+        let off = pos
+            .z
+            .checked_mul(slice)?
+            .checked_add(pos.y.checked_mul(pitch)?)?
+            .checked_add(pos.x)?;
+        Some(((base as usize).checked_add(off)?, slice))
+    };
+    let (Some((src, sslice)), Some((dst, dslice))) = (
+        start(sp.ptr, p.srcPos, sp.pitch, sp.ysize),
+        start(dp.ptr, p.dstPos, dp.pitch, dp.ysize),
+    ) else {
+        return Err(ErrorCode::InvalidValue);
+    };
+    let (src_device, dst_device) = match kind {
+        0 => (false, false),
+        1 => (false, true),
+        2 => (true, false),
+        3 => (true, true),
+        _ => (
+            rt.device_region(src).is_some(),
+            rt.device_region(dst).is_some(),
+        ),
+    };
+    let c = CopyNode {
+        dst,
+        src,
+        width: e.width,
+        height: e.height,
+        depth: e.depth,
+        dst_pitch: dp.pitch,
+        src_pitch: sp.pitch,
+        dst_slice: dslice,
+        src_slice: sslice,
+        engine: if src_device {
+            ENGINE_FROM_DEVICE
+        } else {
+            ENGINE_TO_DEVICE
+        },
+        dst_device,
+        src_device,
+    };
+    let span = |pitch: usize, slice: usize| -> Option<usize> {
+        (e.depth - 1)
+            .checked_mul(slice)?
+            .checked_add((e.height - 1).checked_mul(pitch)?)?
+            .checked_add(e.width)
+    };
+    let (Some(_), Some(_)) = (span(dp.pitch, dslice), span(sp.pitch, sslice)) else {
+        return Err(ErrorCode::InvalidValue);
+    };
+    let (dspan, sspan) = c.spans();
+    side(rt, dst, dspan, dst_device, call, "dst")?;
+    side(rt, src, sspan, src_device, call, "src")?;
+    Ok(c)
+}
+
+/// Adds a copy node described as by CUDA's cudaMemcpy3DParms (see birenMemcpy3DParms): `extent`
+/// (width in bytes, height in rows, depth in slices) from srcPtr at srcPos to dstPtr at dstPos.
+/// Checked now as birenMemcpy checks its arguments, and again at every launch (device memory
+/// freed since makes the launch fail with BIREN_ERROR_INVALID_DEVICE_POINTER).
+/// BIREN_ERROR_INVALID_VALUE for NULL pointers, a non-NULL array, a zero extent, a row wider than
+/// its pitch or a slice taller than its ysize; BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an
+/// unknown kind; BIREN_ERROR_INVALID_DEVICE_POINTER / BIREN_ERROR_OUT_OF_BOUNDS for device ranges
+/// not inside one live allocation; the dependency errors of birenGraphAddKernelNode.
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenGraphAddMemcpyNode(
+    pGraphNode: *mut birenGraphNode_t,
+    graph: birenGraph_t,
+    pDependencies: *const birenGraphNode_t,
+    numDependencies: usize,
+    pCopyParams: *const birenMemcpy3DParms,
+) -> birenError_t {
+    ffi_call!("birenGraphAddMemcpyNode"(pGraphNode, graph, pDependencies, numDependencies, pCopyParams) {
+        add_node(pGraphNode, graph, pDependencies, numDependencies, "birenGraphAddMemcpyNode", |rt| {
+            let p = unsafe { pCopyParams.as_ref() }.ok_or(ErrorCode::InvalidValue)?;
+            Ok(NodeKind::Memcpy(copy_node(rt, p, "birenGraphAddMemcpyNode")?))
+        })
+    })
+}
+
+/// Adds a node that copies `count` bytes from src to dst (as birenMemcpyAsync would), after the
+/// dependencies. Checked now exactly as birenMemcpy (same codes) and again at every launch;
+/// count 0 gives BIREN_ERROR_INVALID_VALUE (a node must do something; use an empty node).
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenGraphAddMemcpyNode1D(
+    pGraphNode: *mut birenGraphNode_t,
+    graph: birenGraph_t,
+    pDependencies: *const birenGraphNode_t,
+    numDependencies: usize,
+    dst: *mut c_void,
+    src: *const c_void,
+    count: usize,
+    kind: birenMemcpyKind_int,
+) -> birenError_t {
+    ffi_call!("birenGraphAddMemcpyNode1D"(pGraphNode, graph, pDependencies, numDependencies, dst, src, count, kind) {
+        add_node(pGraphNode, graph, pDependencies, numDependencies, "birenGraphAddMemcpyNode1D", |rt| {
+            let call = "birenGraphAddMemcpyNode1D";
+            let Some(p) = rt.plan_copy(dst as usize, src as usize, count, kind as i64, call)? else {
+                diagnostics::finding(call, "count is 0");
+                return Err(ErrorCode::InvalidValue);
+            };
+            Ok(NodeKind::Memcpy(CopyNode {
+                dst: p.dst,
+                src: p.src,
+                width: p.len,
+                height: 1,
+                depth: 1,
+                dst_pitch: p.len,
+                src_pitch: p.len,
+                dst_slice: p.len,
+                src_slice: p.len,
+                engine: p.engine,
+                dst_device: p.dst_device,
+                src_device: p.src_device,
+            }))
+        })
+    })
+}
+
+/// Adds a memset node (see birenMemsetParams): `height` rows of `width` elements of
+/// `elementSize` bytes set to `value`, rows `pitch` bytes apart, in device memory.
+/// BIREN_ERROR_INVALID_VALUE for NULL pointers, an elementSize other than 1, 2 or 4, a zero
+/// width or height, a pitch smaller than a row when height > 1; BIREN_ERROR_INVALID_DEVICE_POINTER
+/// / BIREN_ERROR_OUT_OF_BOUNDS for memory not inside one live device allocation.
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenGraphAddMemsetNode(
+    pGraphNode: *mut birenGraphNode_t,
+    graph: birenGraph_t,
+    pDependencies: *const birenGraphNode_t,
+    numDependencies: usize,
+    pMemsetParams: *const birenMemsetParams,
+) -> birenError_t {
+    ffi_call!("birenGraphAddMemsetNode"(pGraphNode, graph, pDependencies, numDependencies, pMemsetParams) {
+        add_node(pGraphNode, graph, pDependencies, numDependencies, "birenGraphAddMemsetNode", |rt| {
+            let call = "birenGraphAddMemsetNode";
+            let p = unsafe { pMemsetParams.as_ref() }.ok_or(ErrorCode::InvalidValue)?;
+            let elem = p.elementSize as usize;
+            let row = p.width.checked_mul(elem);
+            let ok = matches!(elem, 1 | 2 | 4)
+                && p.width > 0
+                && p.height > 0
+                && row.is_some_and(|r| p.height == 1 || r <= p.pitch);
+            if !ok {
+                diagnostics::finding(call, &format!("elementSize={} width={} height={} pitch={}: elementSize must be 1, 2 or 4, width and height nonzero, rows no wider than pitch", p.elementSize, p.width, p.height, p.pitch));
+                return Err(ErrorCode::InvalidValue);
+            }
+            let f = FillNode { dst: p.dst as usize, pitch: p.pitch, value: p.value, elem, width: p.width, height: p.height };
+            let span = (p.height - 1).checked_mul(p.pitch).and_then(|x| x.checked_add(row?));
+            let Some(span) = span else { return Err(ErrorCode::InvalidValue) };
+            side(rt, f.dst, span, true, call, "dst")?;
+            Ok(NodeKind::Memset(f))
+        })
+    })
+}
+
+/// Adds a node that runs `fn(userData)` on a runtime thread (as birenLaunchHostFunc); inside
+/// it, synchronizing calls return BIREN_ERROR_NOT_PERMITTED. BIREN_ERROR_INVALID_VALUE for NULL
+/// pNodeParams or fn.
+#[no_mangle]
+pub extern "C" fn birenGraphAddHostNode(
+    pGraphNode: *mut birenGraphNode_t,
+    graph: birenGraph_t,
+    pDependencies: *const birenGraphNode_t,
+    numDependencies: usize,
+    pNodeParams: *const birenHostNodeParams,
+) -> birenError_t {
+    ffi_call!("birenGraphAddHostNode"(pGraphNode, graph, pDependencies, numDependencies, pNodeParams) {
+        add_node(pGraphNode, graph, pDependencies, numDependencies, "birenGraphAddHostNode", |_| {
+            let p = unsafe { pNodeParams.as_ref() }.ok_or(ErrorCode::InvalidValue)?;
+            let f = p.fn_.ok_or(ErrorCode::InvalidValue)?;
+            Ok(NodeKind::Host(HostCall { func: f, data: p.userData as usize }))
+        })
+    })
+}
+
+/// Adds a node that records `event`. Difference from CUDA: the record is made in the launch's
+/// stream right after the whole graph launch (so the event is reached when the launch
+/// completes: later than CUDA's, never earlier). BIREN_ERROR_INVALID_HANDLE for a destroyed event.
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenGraphAddEventRecordNode(
+    pGraphNode: *mut birenGraphNode_t,
+    graph: birenGraph_t,
+    pDependencies: *const birenGraphNode_t,
+    numDependencies: usize,
+    event: birenEvent_t,
+) -> birenError_t {
+    ffi_call!("birenGraphAddEventRecordNode"(pGraphNode, graph, pDependencies, numDependencies, event) {
+        add_node(pGraphNode, graph, pDependencies, numDependencies, "birenGraphAddEventRecordNode", |rt| {
+            Ok(NodeKind::EventRecord(rt.event(handle(event))?))
+        })
+    })
+}
+
+/// Adds a node that waits for `event`. Difference from CUDA: the wait is made in the launch's
+/// stream just before the graph launch (so the whole launch waits for the event's latest record
+/// at the time of birenGraphLaunch, or — BIREN extension — for its next record if it was never
+/// recorded). BIREN_ERROR_INVALID_HANDLE for a destroyed event.
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenGraphAddEventWaitNode(
+    pGraphNode: *mut birenGraphNode_t,
+    graph: birenGraph_t,
+    pDependencies: *const birenGraphNode_t,
+    numDependencies: usize,
+    event: birenEvent_t,
+) -> birenError_t {
+    ffi_call!("birenGraphAddEventWaitNode"(pGraphNode, graph, pDependencies, numDependencies, event) {
+        add_node(pGraphNode, graph, pDependencies, numDependencies, "birenGraphAddEventWaitNode", |rt| {
+            Ok(NodeKind::EventWait(rt.event(handle(event))?))
+        })
+    })
+}
+
+/// Adds a node that runs a copy of `childGraph` (taken now: later changes to childGraph do not
+/// affect the node). BIREN_ERROR_INVALID_HANDLE for a destroyed child graph;
+/// BIREN_ERROR_INVALID_VALUE if childGraph is graph itself.
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenGraphAddChildGraphNode(
+    pGraphNode: *mut birenGraphNode_t,
+    graph: birenGraph_t,
+    pDependencies: *const birenGraphNode_t,
+    numDependencies: usize,
+    childGraph: birenGraph_t,
+) -> birenError_t {
+    ffi_call!("birenGraphAddChildGraphNode"(pGraphNode, graph, pDependencies, numDependencies, childGraph) {
+        let child = graph_of(childGraph)?;
+        if handle(childGraph) == handle(graph) {
+            return Err(ErrorCode::InvalidValue);
+        }
+        let body = Arc::new(child.body.lock().detached());
+        add_node(pGraphNode, graph, pDependencies, numDependencies, "birenGraphAddChildGraphNode", |_| {
+            Ok(NodeKind::Child(body))
+        })
+    })
+}
+
+/// Adds a node that does nothing (a join point for dependencies).
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenGraphAddEmptyNode(
+    pGraphNode: *mut birenGraphNode_t,
+    graph: birenGraph_t,
+    pDependencies: *const birenGraphNode_t,
+    numDependencies: usize,
+) -> birenError_t {
+    ffi_call!("birenGraphAddEmptyNode"(pGraphNode, graph, pDependencies, numDependencies) {
+        add_node(pGraphNode, graph, pDependencies, numDependencies, "birenGraphAddEmptyNode", |_| Ok(NodeKind::Empty))
+    })
+}
+
+/// An edge (from, to) by node index.
+type Edge = (u32, u32);
+
+fn edges_of(
+    graph: birenGraph_t,
+    from: *const birenGraphNode_t,
+    to: *const birenGraphNode_t,
+    n: usize,
+    call: &str,
+) -> Result<(Arc<GraphCore>, Vec<Edge>)> {
+    let g = graph_of(graph)?;
+    if n > 0 && (from.is_null() || to.is_null()) {
+        return Err(ErrorCode::InvalidValue);
+    }
+    let f = nodes_in(&g, from, n, call)?;
+    let t = nodes_in(&g, to, n, call)?;
+    Ok((g, f.into_iter().zip(t).collect()))
+}
+
+/// Adds the `numDependencies` edges from[i] -> to[i] (to[i] runs after from[i]), all or none.
+/// BIREN_ERROR_INVALID_VALUE for NULL arrays with numDependencies > 0, nodes of another graph, a
+/// node depending on itself, an edge already present, or an edge that would close a cycle
+/// (nothing is added then); BIREN_ERROR_INVALID_HANDLE for a destroyed graph or node.
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenGraphAddDependencies(
+    graph: birenGraph_t,
+    from: *const birenGraphNode_t,
+    to: *const birenGraphNode_t,
+    numDependencies: usize,
+) -> birenError_t {
+    ffi_call!("birenGraphAddDependencies"(graph, from, to, numDependencies) {
+        let (g, edges) = edges_of(graph, from, to, numDependencies, "birenGraphAddDependencies")?;
+        let r = g.body.lock().add_edges(&edges);
+        r.inspect_err(|_| {
+            diagnostics::finding("birenGraphAddDependencies", "an edge is a self edge, already present, or would close a cycle; nothing was added");
+        })
+    })
+}
+
+/// Removes the edges from[i] -> to[i], all or none. BIREN_ERROR_INVALID_VALUE if one of them is
+/// not present (nothing is removed then), and as birenGraphAddDependencies.
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenGraphRemoveDependencies(
+    graph: birenGraph_t,
+    from: *const birenGraphNode_t,
+    to: *const birenGraphNode_t,
+    numDependencies: usize,
+) -> birenError_t {
+    ffi_call!("birenGraphRemoveDependencies"(graph, from, to, numDependencies) {
+        let (g, edges) = edges_of(graph, from, to, numDependencies, "birenGraphRemoveDependencies")?;
+        let r = g.body.lock().remove_edges(&edges);
+        r
+    })
+}
+
+/// Writes up to *count handles to `dst` (NULL: only the count) and the total to *count; the
+/// entries past the total are set to NULL, as CUDA does.
+fn write_list(items: &[u64], dst: *mut birenGraphNode_t, count: *mut usize) -> Result<()> {
+    let c = out(count)?;
+    if !dst.is_null() {
+        let room = *c;
+        for i in 0..room {
+            let h = items.get(i).copied().unwrap_or(0);
+            unsafe { *dst.add(i) = h as usize as birenGraphNode_t };
+        }
+    }
+    *c = items.len();
+    Ok(())
+}
+
+/// Writes the graph's nodes (in creation order) to `nodes` and their number to *numNodes. With
+/// nodes NULL only the number is written; otherwise at most *numNodes handles are written (the
+/// rest of the array, if the graph has fewer, is set to NULL) and *numNodes becomes the graph's
+/// node count. BIREN_ERROR_INVALID_VALUE if numNodes is NULL; BIREN_ERROR_INVALID_HANDLE for a
+/// destroyed graph.
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenGraphGetNodes(
+    graph: birenGraph_t,
+    nodes: *mut birenGraphNode_t,
+    numNodes: *mut usize,
+) -> birenError_t {
+    ffi_call!("birenGraphGetNodes"(graph, nodes, numNodes) {
+        let g = graph_of(graph)?;
+        let hs: Vec<u64> = g.body.lock().nodes.iter().map(|n| n.handle).collect();
+        write_list(&hs, nodes, numNodes)
+    })
+}
+
+/// As birenGraphGetNodes, for the nodes without dependencies.
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenGraphGetRootNodes(
+    graph: birenGraph_t,
+    pRootNodes: *mut birenGraphNode_t,
+    pNumRootNodes: *mut usize,
+) -> birenError_t {
+    ffi_call!("birenGraphGetRootNodes"(graph, pRootNodes, pNumRootNodes) {
+        let g = graph_of(graph)?;
+        let hs: Vec<u64> = g.body.lock().nodes.iter().filter(|n| n.deps.is_empty()).map(|n| n.handle).collect();
+        write_list(&hs, pRootNodes, pNumRootNodes)
+    })
+}
+
+/// Writes the graph's edges as pairs from[i] -> to[i] and their number to *numEdges; with from
+/// and to both NULL only the number. Otherwise at most *numEdges pairs are written (entries past
+/// the total set to NULL). BIREN_ERROR_INVALID_VALUE if numEdges is NULL or only one of from and
+/// to is NULL.
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenGraphGetEdges(
+    graph: birenGraph_t,
+    from: *mut birenGraphNode_t,
+    to: *mut birenGraphNode_t,
+    numEdges: *mut usize,
+) -> birenError_t {
+    ffi_call!("birenGraphGetEdges"(graph, from, to, numEdges) {
+        let g = graph_of(graph)?;
+        if from.is_null() != to.is_null() {
+            return Err(ErrorCode::InvalidValue);
+        }
+        let c = out(numEdges)?;
+        let b = g.body.lock();
+        let edges = b.edges();
+        if !from.is_null() {
+            for i in 0..*c {
+                let (f, t) = edges.get(i).map_or((0, 0), |&(f, t)| (b.nodes[f as usize].handle, b.nodes[t as usize].handle));
+                unsafe {
+                    *from.add(i) = f as usize as birenGraphNode_t;
+                    *to.add(i) = t as usize as birenGraphNode_t;
+                }
+            }
+        }
+        *c = edges.len();
+        Ok(())
+    })
+}
+
+/// Writes the node's type to *pType. BIREN_ERROR_INVALID_VALUE if pType is NULL;
+/// BIREN_ERROR_INVALID_HANDLE for a destroyed or forged node.
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenGraphNodeGetType(
+    node: birenGraphNode_t,
+    pType: *mut birenGraphNodeType,
+) -> birenError_t {
+    ffi_call!("birenGraphNodeGetType"(node, pType) {
+        runtime::get()?;
+        let o = out(pType)?;
+        let r = tables().node(handle(node))?;
+        let g = r.owner.upgrade().ok_or(ErrorCode::InvalidHandle)?;
+        use birenGraphNodeType::*;
+        *o = match g.body.lock().nodes[r.index as usize].kind.type_code() {
+            0 => birenGraphNodeTypeKernel,
+            1 => birenGraphNodeTypeMemcpy,
+            2 => birenGraphNodeTypeMemset,
+            3 => birenGraphNodeTypeHost,
+            4 => birenGraphNodeTypeGraph,
+            5 => birenGraphNodeTypeEmpty,
+            6 => birenGraphNodeTypeWaitEvent,
+            _ => birenGraphNodeTypeEventRecord,
+        };
+        Ok(())
+    })
+}
+
+/// Creates a copy of `originalGraph` (same nodes, parameters and edges; new node handles) and
+/// writes it to *pGraphClone. BIREN_ERROR_INVALID_VALUE if pGraphClone is NULL;
+/// BIREN_ERROR_INVALID_HANDLE for a destroyed graph.
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenGraphClone(
+    pGraphClone: *mut birenGraph_t,
+    originalGraph: birenGraph_t,
+) -> birenError_t {
+    ffi_call!("birenGraphClone"(pGraphClone, originalGraph) {
+        let o = out(pGraphClone)?;
+        let g = graph_of(originalGraph)?;
+        let body = g.body.lock().detached();
+        let (h, _) = tables().insert_graph(body, caller::user_caller())?;
+        *o = h as usize as birenGraph_t;
+        Ok(())
+    })
+}
+
+fn instantiate(
+    pGraphExec: *mut birenGraphExec_t,
+    graph: birenGraph_t,
+    flags: u64,
+    call: &str,
+) -> Result<()> {
+    let rt = runtime::get()?;
+    let o = out(pGraphExec)?;
+    let g = graph_of(graph)?;
+    let allowed = birenGraphInstantiateFlagAutoFreeOnLaunch | birenGraphInstantiateFlagUpload;
+    if flags & !allowed != 0 {
+        diagnostics::finding(
+            call,
+            &format!("flags={flags:#x}: only AutoFreeOnLaunch (1) and Upload (2) are supported"),
+        );
+        return Err(ErrorCode::InvalidValue);
+    }
+    let d = rt.current()?;
+    d.exec.sticky()?;
+    let t = tables();
+    let id = t.next_id();
+    let body = g.body.lock().detached();
+    let e = Arc::new(GraphExec::new(
+        id,
+        d.index,
+        g.id,
+        body,
+        caller::user_caller(),
+    ));
+    let h = t.execs.insert(e).ok_or(ErrorCode::OutOfMemory)?;
+    *o = h as usize as birenGraphExec_t;
+    Ok(())
+}
+
+/// Instantiates `graph` for the current device: flattens child graphs and computes, for every
+/// node, its dependency count and dependents, so that a launch is cheap. The exec is independent
+/// of the graph afterwards (the graph may change or be destroyed). `flags`: 0,
+/// birenGraphInstantiateFlagAutoFreeOnLaunch, birenGraphInstantiateFlagUpload.
+/// BIREN_ERROR_INVALID_VALUE for NULL pGraphExec or other flags; BIREN_ERROR_INVALID_HANDLE for a
+/// destroyed graph. Pair with birenGraphExecDestroy.
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenGraphInstantiate(
+    pGraphExec: *mut birenGraphExec_t,
+    graph: birenGraph_t,
+    flags: c_ulonglong,
+) -> birenError_t {
+    ffi_call!("birenGraphInstantiate"(pGraphExec, graph, flags) {
+        instantiate(pGraphExec, graph, flags, "birenGraphInstantiate")
+    })
+}
+
+/// Same as birenGraphInstantiate.
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenGraphInstantiateWithFlags(
+    pGraphExec: *mut birenGraphExec_t,
+    graph: birenGraph_t,
+    flags: c_ulonglong,
+) -> birenError_t {
+    ffi_call!("birenGraphInstantiateWithFlags"(pGraphExec, graph, flags) {
+        instantiate(pGraphExec, graph, flags, "birenGraphInstantiateWithFlags")
+    })
+}
+
+/// Launches `graphExec` in `stream` (NULL: the default stream) as one item of the stream: it
+/// starts after the stream's earlier work, later work waits for all of it. Inside, every node
+/// starts when its dependencies have finished; independent nodes run in parallel on the compute
+/// units and copy engines. Launches of one exec run one after another, also from different
+/// streams. A node that fails (birenTrap) fails the launch: BIREN_ERROR_LAUNCH_FAILURE, sticky,
+/// reported by later calls; the nodes not yet started are skipped. Into a capturing stream, the
+/// launch is captured as a child graph node.
+/// Returns BIREN_ERROR_INVALID_HANDLE for a destroyed exec or stream; BIREN_ERROR_INVALID_VALUE
+/// for a stream of another device than the exec's; BIREN_ERROR_INVALID_DEVICE_POINTER if a copy
+/// or memset node's device memory has been freed (nothing is enqueued then). The waits of event
+/// wait nodes are enqueued before the launch and the records of event record nodes after it, with
+/// the codes of birenStreamWaitEvent and birenEventRecord: a record refused with
+/// BIREN_ERROR_DEADLOCK (it would close a cycle of waits) is returned as such, but the launch
+/// itself is then already enqueued (the one exception to "a failed call enqueues nothing").
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenGraphLaunch(
+    graphExec: birenGraphExec_t,
+    stream: birenStream_t,
+) -> birenError_t {
+    ffi_call!("birenGraphLaunch"(graphExec, stream) {
+        let rt = runtime::get()?;
+        let e = tables().execs.get(handle(graphExec)).ok_or(ErrorCode::InvalidHandle)?;
+        let s = rt.stream(handle(stream))?;
+        let d = device_of(rt, s.device)?;
+        if s.device != e.device {
+            diagnostics::finding("birenGraphLaunch", &format!("the exec was instantiated for device {}, the stream is on device {}", e.device, s.device));
+            return Err(ErrorCode::InvalidValue);
+        }
+        let epoch = d.exec.epoch();
+        let g = e.snapshot();
+        check_memory_nodes(rt, &g)?;
+        // Event wait nodes: before the launch; record nodes: after it.
+        for ev in &g.waits {
+            if capture::active() {
+                if let Some(r) = capture::wait(&s, ev) { r?; continue; }
+            }
+            d.wait_event(&s, ev)?;
+        }
+        let mut last = e.last.lock();
+        let deps: Vec<Dep> = last.iter().filter(|p| !Arc::ptr_eq(&p.stream, &s) && !p.reached()).cloned().map(Dep::Point).collect();
+        let seq = d.enqueue_since(&s, Work::Graph(g.clone()), deps, epoch)?;
+        if seq != 0 {
+            *last = Some(StreamPoint { stream: s.clone(), seq });
+        }
+        drop(last);
+        for ev in &g.records {
+            if capture::active() {
+                if let Some(r) = capture::record(ev, &s) { r?; continue; }
+            }
+            d.record(ev, &s)?;
+        }
+        Ok(())
+    })
+}
+
+/// Every copy and memset node's device memory must still be live (it is checked at launch).
+fn check_memory_nodes(
+    rt: &Runtime,
+    g: &crate::runtime::exec::graph::exec::ExecGraph,
+) -> Result<()> {
+    use crate::runtime::exec::graph::exec::ExecWork;
+    for &i in g.memory_nodes.iter() {
+        let n = &g.nodes[i as usize];
+        let bad = match &n.work {
+            ExecWork::Copy(c) => {
+                let (ds, ss) = c.spans();
+                (c.dst_device && rt.check_device_range(c.dst, ds).is_err())
+                    || (c.src_device && rt.check_device_range(c.src, ss).is_err())
+            }
+            ExecWork::Fill(f) => rt.check_device_range(f.dst, f.span()).is_err(),
+            _ => false,
+        };
+        if bad {
+            diagnostics::finding(
+                "birenGraphLaunch",
+                &format!(
+                    "graph exec #{} node {} ({}) uses device memory that is no longer allocated (freed, or the device was reset); nothing was enqueued",
+                    g.exec_id, n.path, n.label()
+                ),
+            );
+            return Err(ErrorCode::InvalidDevicePointer);
+        }
+    }
+    Ok(())
+}
+
+/// Sets the parameters of kernel node `node` (a node of the graph `hGraphExec` was instantiated
+/// from) for the exec's later launches; launches already made keep the old ones. Argument values
+/// are captured as by birenGraphAddKernelNode. BIREN_ERROR_INVALID_VALUE for NULL pNodeParams,
+/// a node of another graph or not a kernel node, and the parameter errors of
+/// birenGraphAddKernelNode; BIREN_ERROR_INVALID_HANDLE for a destroyed exec or node.
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenGraphExecKernelNodeSetParams(
+    hGraphExec: birenGraphExec_t,
+    node: birenGraphNode_t,
+    pNodeParams: *const birenKernelNodeParams,
+) -> birenError_t {
+    ffi_call!("birenGraphExecKernelNodeSetParams"(hGraphExec, node, pNodeParams) {
+        let rt = runtime::get()?;
+        let e = exec_of(hGraphExec)?;
+        let r = tables().node(handle(node))?;
+        let p = unsafe { pNodeParams.as_ref() }.ok_or(ErrorCode::InvalidValue)?;
+        let k = kernel_node(rt, p, "birenGraphExecKernelNodeSetParams")?;
+        e.set_kernel(r.graph, r.index, k)
+    })
+}
+
+/// Updates `hGraphExec` with the parameters of `hGraph`, whose topology must be that of the
+/// graph the exec came from (same nodes in the same order, same types, same edges). Launches
+/// already made keep the old parameters. Writes the outcome to *resultInfo in every case (as
+/// CUDA does): birenGraphExecUpdateSuccess, or ...ErrorTopologyChanged / ...ErrorNodeTypeChanged
+/// / ...ErrorParametersChanged with errorNode set to the offending node of hGraph.
+/// BIREN_ERROR_GRAPH_EXEC_UPDATE_FAILURE when the update was refused (the exec is unchanged);
+/// BIREN_ERROR_INVALID_VALUE if resultInfo is NULL; BIREN_ERROR_INVALID_HANDLE for a destroyed
+/// exec or graph.
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenGraphExecUpdate(
+    hGraphExec: birenGraphExec_t,
+    hGraph: birenGraph_t,
+    resultInfo: *mut birenGraphExecUpdateResultInfo,
+) -> birenError_t {
+    ffi_call!("birenGraphExecUpdate"(hGraphExec, hGraph, resultInfo) {
+        let e = exec_of(hGraphExec)?;
+        let g = graph_of(hGraph)?;
+        let o = out(resultInfo)?;
+        let body = g.body.lock().clone();
+        use birenGraphExecUpdateResult::*;
+        match e.update(&body) {
+            Ok(()) => {
+                *o = birenGraphExecUpdateResultInfo { result: birenGraphExecUpdateSuccess, errorNode: std::ptr::null_mut(), errorFromNode: std::ptr::null_mut() };
+                let _ = UPDATE_SUCCESS;
+                Ok(())
+            }
+            Err((code, node)) => {
+                let result = match code {
+                    2 => birenGraphExecUpdateErrorTopologyChanged,
+                    3 => birenGraphExecUpdateErrorNodeTypeChanged,
+                    5 => birenGraphExecUpdateErrorParametersChanged,
+                    _ => birenGraphExecUpdateError,
+                };
+                let errorNode = body.nodes.get(node as usize).map_or(0, |n| n.handle) as usize as birenGraphNode_t;
+                *o = birenGraphExecUpdateResultInfo { result, errorNode, errorFromNode: std::ptr::null_mut() };
+                diagnostics::finding("birenGraphExecUpdate", &format!("{result:?} at node {node}; the exec is unchanged"));
+                Err(ErrorCode::GraphExecUpdateFailure)
+            }
+        }
+    })
+}
+
+/// Destroys a graph and its nodes (their handles then give BIREN_ERROR_INVALID_HANDLE). Execs
+/// instantiated from it are not affected. BIREN_ERROR_INVALID_HANDLE for a destroyed or forged
+/// graph.
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenGraphDestroy(graph: birenGraph_t) -> birenError_t {
+    ffi_call!("birenGraphDestroy"(graph) {
+        runtime::get()?;
+        tables().destroy_graph(handle(graph))
+    })
+}
+
+/// Destroys an executable graph. Launches already enqueued still complete (the validator warns
+/// when one is pending: destroying an exec that runs is a bug in CUDA programs).
+/// BIREN_ERROR_INVALID_HANDLE for a destroyed or forged exec.
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenGraphExecDestroy(graphExec: birenGraphExec_t) -> birenError_t {
+    ffi_call!("birenGraphExecDestroy"(graphExec) {
+        runtime::get()?;
+        let e = tables().execs.remove(handle(graphExec)).ok_or(ErrorCode::InvalidHandle)?;
+        if diagnostics::validator_on() {
+            if let Some(p) = e.last.lock().as_ref().filter(|p| !p.reached()) {
+                diagnostics::finding(
+                    "birenGraphExecDestroy",
+                    &format!("graph exec #{} is destroyed while its launch in stream #{} has not completed; the launch still runs to completion", e.id, p.stream.id),
+                );
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Writes the graph as a Graphviz DOT file at `path` (render with `dot -Tsvg`): a box per
+/// kernel, a parallelogram per copy or memset, and so on, with their edges; child graphs as
+/// nested clusters. `flags` nonzero (birenGraphDebugDotFlagsVerbose) adds each node's
+/// parameters. BIREN_ERROR_INVALID_VALUE for a NULL path; BIREN_ERROR_OPERATING_SYSTEM if the
+/// file cannot be written; BIREN_ERROR_INVALID_HANDLE for a destroyed graph.
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenGraphDebugDotPrint(
+    graph: birenGraph_t,
+    path: *const c_char,
+    flags: c_uint,
+) -> birenError_t {
+    ffi_call!("birenGraphDebugDotPrint"(graph, path, flags) {
+        let g = graph_of(graph)?;
+        if path.is_null() {
+            return Err(ErrorCode::InvalidValue);
+        }
+        let p = unsafe { CStr::from_ptr(path) }.to_string_lossy().into_owned();
+        let mut s = format!("digraph \"graph {}\" {{\n  compound=true;\n", g.id);
+        g.body.lock().dot(&format!("graph #{}", g.id), "g", &mut s, flags != 0);
+        s.push_str("}\n");
+        std::fs::write(&p, s).map_err(|e| {
+            diagnostics::finding("birenGraphDebugDotPrint", &format!("cannot write {p}: {e}"));
+            ErrorCode::OperatingSystem
+        })
+    })
+}
+
+/// At exit (validator on): captures still open, graphs and execs still alive.
+pub(crate) fn report_at_exit() {
+    for (stream, nodes) in capture::open_captures() {
+        diagnostics::line(&format!(
+            "biren validator: a stream capture begun in stream #{stream} was never ended ({nodes} node(s) captured, nothing of it ran): \
+             call birenStreamEndCapture"
+        ));
+    }
+    let graphs = tables().graphs.collect_where(|_| true);
+    let execs = tables().execs.collect_where(|_| true);
+    if !graphs.is_empty() || !execs.is_empty() {
+        diagnostics::line(&format!(
+            "biren leak report (process exit): {} graph(s), {} graph exec(s) still alive",
+            graphs.len(),
+            execs.len()
+        ));
+        for g in graphs {
+            diagnostics::line(&format!(
+                "  leaked graph #{}, created by {}",
+                g.id,
+                caller::describe(g.caller)
+            ));
+        }
+        for e in execs {
+            diagnostics::line(&format!(
+                "  leaked graph exec #{}, instantiated by {}",
+                e.id,
+                caller::describe(e.caller)
+            ));
+        }
+    }
+}
