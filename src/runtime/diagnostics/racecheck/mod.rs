@@ -25,6 +25,13 @@ use crate::runtime::diagnostics::{self, caller};
 use parking_lot::Mutex;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, VecDeque};
+
+mod clock;
+mod snapshot;
+
+pub use clock::Clock;
+use clock::IntMap;
+use snapshot::{digest, Snapshot, CHUNK};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -48,64 +55,12 @@ pub fn set(enable: bool) {
 
 /// Kernel allocations up to this many bytes in all are digested under the state's lock.
 const SMALL: usize = 64 << 10;
-/// Chunk size of kernel write detection.
-const CHUNK: usize = 256;
 /// Accesses kept per allocation (older ones are forgotten: races with them go unseen).
 const HISTORY: usize = 64;
 /// Op clocks kept per stream (a dependency on an older op uses the oldest one kept).
 const CLOCKS: usize = 1024;
 /// First host-thread component (stream ids are smaller; default streams are near u64::MAX).
 const HOST_BASE: u64 = 1 << 62;
-
-/// A vector clock: sorted (component, tick) pairs; absent components are 0.
-#[derive(Clone, Default, Debug, PartialEq, Eq)]
-pub struct Clock(Vec<(u64, u64)>);
-
-impl Clock {
-    pub fn get(&self, c: u64) -> u64 {
-        match self.0.binary_search_by_key(&c, |e| e.0) {
-            Ok(i) => self.0[i].1,
-            Err(_) => 0,
-        }
-    }
-    pub fn set(&mut self, c: u64, t: u64) {
-        match self.0.binary_search_by_key(&c, |e| e.0) {
-            Ok(i) => self.0[i].1 = self.0[i].1.max(t),
-            Err(i) => self.0.insert(i, (c, t)),
-        }
-    }
-    /// Joins `o` into `self`, in place (clocks are small; most joins add nothing new).
-    pub fn join(&mut self, o: &Clock) {
-        for &(c, t) in &o.0 {
-            self.set(c, t);
-        }
-    }
-}
-
-/// Hashes integer keys with one multiplication (SipHash costs more than the rest of a hook).
-#[derive(Default)]
-struct IntHasher(u64);
-
-impl std::hash::Hasher for IntHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0 ^ n)
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            .rotate_left(29);
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-}
-
-type IntMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<IntHasher>>;
 
 /// How a stream follows the legacy default-stream rules.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -719,64 +674,6 @@ pub fn finished(stream: u64, seq: u64) {
     }
 }
 
-/// What an allocation held before a kernel: a copy (small allocations: copying and comparing
-/// is cheaper than hashing) or a digest of each chunk.
-enum Snapshot {
-    Copy(Vec<u8>),
-    Digest(Vec<u64>),
-}
-
-impl Snapshot {
-    fn copy(base: usize, size: usize) -> Snapshot {
-        // SAFETY: as in `digest`.
-        Snapshot::Copy(unsafe { std::slice::from_raw_parts(base as *const u8, size) }.to_vec())
-    }
-
-    /// Which chunks of [base, base+size) differ now.
-    fn changed(&self, base: usize, size: usize) -> Vec<bool> {
-        match self {
-            Snapshot::Copy(before) => {
-                // SAFETY: as in `digest`.
-                let now = unsafe { std::slice::from_raw_parts(base as *const u8, size) };
-                before
-                    .chunks(CHUNK)
-                    .zip(now.chunks(CHUNK))
-                    .map(|(a, b)| a != b)
-                    .collect()
-            }
-            Snapshot::Digest(before) => {
-                let now = digest(base, size);
-                before.iter().zip(&now).map(|(a, b)| a != b).collect()
-            }
-        }
-    }
-}
-
-/// Digest of each CHUNK of [base, base+size): four independent multiply-xor lanes.
-fn digest(base: usize, size: usize) -> Vec<u64> {
-    // SAFETY: a live allocation's bytes (device memory, or page-locked host memory); a kernel may
-    // write it concurrently only in a racy program, and then the digest is merely different.
-    let bytes = unsafe { std::slice::from_raw_parts(base as *const u8, size) };
-    const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    bytes
-        .chunks(CHUNK)
-        .map(|c| {
-            let mut h = [1u64, 2, 3, 4];
-            let mut words = c.chunks_exact(32);
-            for w in &mut words {
-                for (l, hl) in h.iter_mut().enumerate() {
-                    let v = u64::from_ne_bytes(w[l * 8..l * 8 + 8].try_into().unwrap());
-                    *hl = (*hl ^ v).wrapping_mul(K).rotate_left(31);
-                }
-            }
-            for (i, &b) in words.remainder().iter().enumerate() {
-                h[i & 3] = (h[i & 3] ^ b as u64).wrapping_mul(K);
-            }
-            h[0] ^ h[1].rotate_left(16) ^ h[2].rotate_left(32) ^ h[3].rotate_left(48)
-        })
-        .collect()
-}
-
 /// A host function of op (stream, seq) is about to run on this thread: the thread takes its clock.
 pub fn host_function_enters(stream: u64, seq: u64) {
     let c = STATE.lock().point_clock(stream, seq);
@@ -932,35 +829,6 @@ mod tests {
             c.set(k, t);
         }
         c
-    }
-
-    #[test]
-    fn clocks_join_and_order() {
-        let mut a = clock(&[(1, 3), (5, 1)]);
-        a.join(&clock(&[(2, 7), (5, 4)]));
-        assert_eq!(a, clock(&[(1, 3), (2, 7), (5, 4)]));
-        assert_eq!(a.get(9), 0);
-        a.set(1, 2);
-        assert_eq!(a.get(1), 3, "set never lowers a component");
-    }
-
-    #[test]
-    fn digests_see_one_changed_chunk() {
-        let mut v = vec![7u8; 1000];
-        let before = digest(v.as_ptr() as usize, v.len());
-        assert_eq!(before.len(), 4);
-        v[600] = 8;
-        let after = digest(v.as_ptr() as usize, v.len());
-        let changed: Vec<usize> = (0..4).filter(|&i| before[i] != after[i]).collect();
-        assert_eq!(changed, vec![2]);
-        v[999] = 0;
-        assert_ne!(digest(v.as_ptr() as usize, v.len())[3], before[3]);
-        let snap = Snapshot::copy(v.as_ptr() as usize, v.len());
-        v[300] = 1;
-        assert_eq!(
-            snap.changed(v.as_ptr() as usize, v.len()),
-            vec![false, true, false, false]
-        );
     }
 
     fn op(comp: u64, tick: u64) -> Arc<OpInfo> {
