@@ -189,6 +189,7 @@ int main(int argc, char **argv) {
          "the bug anyway.\n\n");
   printf("  race detection (birenSetRaceCheck(1); findings to a birenSetValidatorCallback callback):\n");
   BIREN_CHECK(birenSetValidatorCallback(on_finding, NULL));
+  BIREN_CHECK(birenSetRaceCheck(0)); /* off, then on: a fresh start even under BIREN_RACECHECK=1 */
   BIREN_CHECK(birenSetRaceCheck(1));
   printf("  - without the edge, first run:\n");
   long r0 = run_fast(stream1, stream2, event, 0, d_data, d_sum);
