@@ -1590,6 +1590,22 @@ enum birenError_t birenPeekAtLastError(void);
 enum birenError_t birenSetDeviceValidator(int enable);
 
 /**
+ * Turns race detection on (enable != 0) or off; same as BIREN_RACECHECK=1 at birenInit.
+ * On, the runtime tracks what orders work (stream order, event records and waits, the legacy
+ * default stream's rules, host synchronizations, host functions) and what each operation
+ * touches (copies and memsets by byte range on device memory and on birenMallocHost memory;
+ * kernels by the allocations their copied pointer arguments point into, writes found by
+ * comparing the memory before and after), and reports each pair of conflicting accesses that
+ * nothing orders as one line beginning "biren racecheck:" (stderr, or the
+ * birenSetValidatorCallback callback), once per race, with a count at exit. Turning it on
+ * forgets what was tracked before; memory allocated before the call is tracked from then on.
+ * Kernels launched by reference (unregistered, without BIREN_LAUNCH) are not seen, nor are
+ * plain loads and stores by host code. Returns BIREN_ERROR_NOT_INITIALIZED before birenInit.
+ * Thread-safe, but work already enqueued when it is turned on is not tracked.
+ */
+enum birenError_t birenSetRaceCheck(int enable);
+
+/**
  * Sends validator lines to `callback(message, userData)` instead of stderr; NULL restores
  * stderr. The message is valid only during the call. The callback may run on any thread
  * (including runtime threads) and must not call the runtime.

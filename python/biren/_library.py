@@ -166,6 +166,7 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "birenGetLastError": (_err, []),
     "birenPeekAtLastError": (_err, []),
     "birenSetDeviceValidator": (_err, [c_int]),
+    "birenSetRaceCheck": (_err, [c_int]),
     "birenSetValidatorCallback": (_err, [VALIDATOR_CALLBACK_T, c_void_p]),
     # events
     "birenEventCreate": (_err, [POINTER(_event)]),

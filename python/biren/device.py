@@ -164,6 +164,13 @@ def set_validator(enable: bool = True) -> None:
     check(lib().birenSetDeviceValidator(1 if enable else 0), "birenSetDeviceValidator")
 
 
+def set_race_check(enable: bool = True) -> None:
+    """birenSetRaceCheck: report unordered conflicting accesses between streams ("biren
+    racecheck:" lines, to stderr or the validator callback), for debugging."""
+    init()
+    check(lib().birenSetRaceCheck(1 if enable else 0), "birenSetRaceCheck")
+
+
 _validator_callback: Any = None  # the ctypes thunk must outlive its registration
 
 

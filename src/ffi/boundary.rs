@@ -109,6 +109,9 @@ pub fn panicked(name: &str, payload: Box<dyn std::any::Any + Send>) -> ErrorCode
 /// body evaluates to `Result<()>`. Catches panics, sets the last error, logs.
 macro_rules! ffi_call {
     ($name:literal ( $($arg:ident),* ) $body:block) => {{
+        if $crate::runtime::diagnostics::racecheck::on() {
+            $crate::runtime::diagnostics::racecheck::set_call($name);
+        }
         let r: $crate::runtime::error::Result<()> =
             match ::std::panic::catch_unwind(::std::panic::AssertUnwindSafe(|| -> $crate::runtime::error::Result<()> { $body })) {
                 Ok(r) => r,

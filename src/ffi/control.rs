@@ -263,6 +263,34 @@ pub extern "C" fn birenSetDeviceValidator(enable: c_int) -> birenError_t {
     })
 }
 
+/// Turns race detection on (enable != 0) or off; same as BIREN_RACECHECK=1 at birenInit.
+/// On, the runtime tracks what orders work (stream order, event records and waits, the legacy
+/// default stream's rules, host synchronizations, host functions) and what each operation
+/// touches (copies and memsets by byte range on device memory and on birenMallocHost memory;
+/// kernels by the allocations their copied pointer arguments point into, writes found by
+/// comparing the memory before and after), and reports each pair of conflicting accesses that
+/// nothing orders as one line beginning "biren racecheck:" (stderr, or the
+/// birenSetValidatorCallback callback), once per race, with a count at exit. Turning it on
+/// forgets what was tracked before; memory allocated before the call is tracked from then on.
+/// Kernels launched by reference (unregistered, without BIREN_LAUNCH) are not seen, nor are
+/// plain loads and stores by host code. Returns BIREN_ERROR_NOT_INITIALIZED before birenInit.
+/// Thread-safe, but work already enqueued when it is turned on is not tracked.
+#[no_mangle]
+pub extern "C" fn birenSetRaceCheck(enable: c_int) -> birenError_t {
+    ffi_call!("birenSetRaceCheck"(enable) {
+        let rt = runtime::get()?;
+        let was = diagnostics::racecheck::on();
+        diagnostics::racecheck::set(enable != 0);
+        if enable != 0 && !was {
+            for d in &rt.devices {
+                d.exec.memory.for_each(|a| diagnostics::racecheck::alloc(a.base, a.size, Some(d.index)));
+            }
+            rt.host_memory.for_each(|a| diagnostics::racecheck::alloc(a.base, a.size, None));
+        }
+        Ok(())
+    })
+}
+
 struct CallbackTarget {
     f: unsafe extern "C" fn(*const c_char, *mut c_void),
     data: usize,

@@ -87,7 +87,13 @@ pub extern "C" fn birenEventQuery(event: birenEvent_t) -> birenError_t {
         capture::check_event(&e)?;
         match e.latest() {
             Some(r) if !r.reached() => Err(ErrorCode::NotReady),
-            _ => Ok(()),
+            Some(r) => {
+                if diagnostics::racecheck::on() {
+                    diagnostics::racecheck::host_synced(&[(r.point.stream.id, r.point.seq)]);
+                }
+                Ok(())
+            }
+            None => Ok(()),
         }
     })
 }

@@ -5,7 +5,9 @@ use super::device_of;
 use super::types::*;
 use crate::device::{self, kernel_ctx};
 use crate::runtime::error::{ErrorCode, Result};
-use crate::runtime::exec::launch::{check_config, KernelArgs, Launch, MAX_ARG_SIZE, MAX_KERNEL_ARGS};
+use crate::runtime::exec::launch::{
+    check_config, KernelArgs, Launch, MAX_ARG_SIZE, MAX_KERNEL_ARGS,
+};
 use crate::runtime::exec::work::Work;
 use crate::runtime::{self, diagnostics};
 use std::collections::HashSet;
@@ -280,6 +282,10 @@ pub(crate) fn install_exit_hook() {
                 if diagnostics::validator_on() {
                     rt.live_objects().report("process exit");
                     super::graph::report_at_exit();
+                }
+                diagnostics::racecheck::exit_summary();
+                if let Some(n) = diagnostics::schedule_note() {
+                    eprintln!("biren: {n}");
                 }
                 runtime::diagnostics::trace::flush();
             }

@@ -3,7 +3,7 @@
 use super::boundary::{ffi_call, handle, out};
 use super::types::*;
 use super::{current_device, device_of};
-use crate::runtime::diagnostics::{self, caller};
+use crate::runtime::diagnostics::{self, caller, racecheck};
 use crate::runtime::error::ErrorCode;
 use crate::runtime::exec::graph::capture;
 use crate::runtime::exec::work::Work;
@@ -29,7 +29,11 @@ pub extern "C" fn birenMalloc(devPtr: *mut *mut c_void, size: usize) -> birenErr
             return Ok(());
         }
         let guard = if diagnostics::validator_on() { GUARD } else { 0 };
-        *o = d.malloc(size, guard, caller::user_caller())? as *mut c_void;
+        let p = d.malloc(size, guard, caller::user_caller())?;
+        if racecheck::on() {
+            racecheck::alloc(p, size, Some(d.index));
+        }
+        *o = p as *mut c_void;
         Ok(())
     })
 }
@@ -57,7 +61,11 @@ pub extern "C" fn birenFree(devPtr: *mut c_void) -> birenError_t {
         }
         rt.pools.forget(p);
         rt.managed.remove(p);
-        d.free(p).inspect_err(|_| {
+        let r = d.free(p);
+        if r.is_ok() && racecheck::on() {
+            racecheck::freed(p);
+        }
+        r.inspect_err(|_| {
             diagnostics::finding("birenFree", &format!("devPtr={p:#x} points inside an allocation, not at its start"));
         })
     })
@@ -76,7 +84,11 @@ pub extern "C" fn birenMallocHost(ptr: *mut *mut c_void, size: usize) -> birenEr
             *o = std::ptr::null_mut();
             return Ok(());
         }
-        *o = rt.host_memory.allocate(size, 0, caller::user_caller())? as *mut c_void;
+        let p = rt.host_memory.allocate(size, 0, caller::user_caller())?;
+        if racecheck::on() {
+            racecheck::alloc(p, size, None);
+        }
+        *o = p as *mut c_void;
         Ok(())
     })
 }
@@ -90,6 +102,9 @@ pub extern "C" fn birenFreeHost(ptr: *mut c_void) -> birenError_t {
         let rt = runtime::get()?;
         if ptr.is_null() {
             return Ok(());
+        }
+        if racecheck::on() && rt.host_memory.find(ptr as usize).is_some_and(|r| r.base == ptr as usize) {
+            racecheck::host_buffer_freed(ptr as usize);
         }
         // Registered ranges are the caller's memory: birenHostUnregister, not this, forgets them.
         let a = rt.host_memory.unregister_if(ptr as usize, |a| !a.is_foreign()).map_err(|_| ErrorCode::InvalidValue)?;
@@ -122,8 +137,11 @@ pub(crate) fn copy_or_fill(
     };
     // Nothing is queued anywhere on the device: a synchronous call is next in line; do it here
     // (unless tracing: the trace shows copies where they run, on the stream and a copy engine;
-    // not while capturing: the enqueue decides whether the call may touch the default stream).
-    if let Some(f) = inline.filter(|_| sync && !runtime::diagnostics::trace::on() && !capture::active()) {
+    // not while capturing: the enqueue decides whether the call may touch the default stream;
+    // nor with race detection on: it sees accesses as ops in streams).
+    if let Some(f) = inline.filter(|_| {
+        sync && !runtime::diagnostics::trace::on() && !capture::active() && !racecheck::on()
+    }) {
         if d.run_inline_since(&s, epoch, || f(&work)) {
             return Ok(());
         }

@@ -123,7 +123,14 @@ pub extern "C" fn birenStreamQuery(stream: birenStream_t) -> birenError_t {
         let (rt, s) = stream_of(stream)?;
         device_of(rt, s.device)?;
         capture::check_sync(&s, "birenStreamQuery")?;
-        if s.is_idle() { Ok(()) } else { Err(ErrorCode::NotReady) }
+        let upto = s.enqueued();
+        if !s.is_idle() {
+            return Err(ErrorCode::NotReady);
+        }
+        if diagnostics::racecheck::on() {
+            diagnostics::racecheck::host_synced(&[(s.id, upto)]);
+        }
+        Ok(())
     })
 }
 

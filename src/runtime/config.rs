@@ -15,6 +15,21 @@ pub struct Config {
     pub kernel_timeout_ms: u64,
     pub trace_path: Option<String>,
     pub log: LogLevel,
+    /// Race detection (`BIREN_RACECHECK=1`).
+    pub racecheck: bool,
+    /// Order of ready work (`BIREN_SCHEDULE`).
+    pub schedule: Schedule,
+}
+
+/// `BIREN_SCHEDULE`: how ready operations are ordered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Schedule {
+    /// As soon as they are ready (the default).
+    Normal,
+    /// Random short delays before operations start, drawn from the seed (`fuzz[:SEED]`).
+    Fuzz(u64),
+    /// One operation at a time on each device (`serial`).
+    Serial,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,6 +107,25 @@ pub fn parse_bytes(v: &str) -> Option<u64> {
     (bytes > 0).then_some(bytes)
 }
 
+/// `fuzz` (a seed drawn from the clock), `fuzz:SEED` or `serial`.
+fn parse_schedule(v: &str) -> Option<Schedule> {
+    match v {
+        "serial" => Some(Schedule::Serial),
+        "fuzz" => {
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.as_nanos() as u64);
+            Some(Schedule::Fuzz(t ^ (std::process::id() as u64) << 32))
+        }
+        _ => {
+            let seed = v.strip_prefix("fuzz:")?;
+            parse_uint("BIREN_SCHEDULE", seed, 0, u64::MAX, "")
+                .ok()
+                .map(Schedule::Fuzz)
+        }
+    }
+}
+
 impl Config {
     /// Reads the configuration through `get` (the environment in production, a map in tests).
     ///
@@ -112,6 +146,8 @@ impl Config {
             kernel_timeout_ms: 0,
             trace_path: None,
             log: LogLevel::Off,
+            racecheck: false,
+            schedule: Schedule::Normal,
         };
         if let Some(v) = get("BIREN_DEVICE_COUNT") {
             c.device_count = parse_uint(
@@ -132,13 +168,14 @@ impl Config {
             )? as usize;
         }
         if let Some(v) = get("BIREN_DEVICE_MEMORY") {
-            c.device_memory = parse_bytes(&v)
-                .filter(|&b| b <= MAX_DEVICE_MEMORY)
-                .ok_or(ConfigError {
-                    var: "BIREN_DEVICE_MEMORY",
-                    value: v.clone(),
-                    expected: "a byte count from 1 to 1024G, with an optional K, M or G suffix",
-                })?;
+            c.device_memory =
+                parse_bytes(&v)
+                    .filter(|&b| b <= MAX_DEVICE_MEMORY)
+                    .ok_or(ConfigError {
+                        var: "BIREN_DEVICE_MEMORY",
+                        value: v.clone(),
+                        expected: "a byte count from 1 to 1024G, with an optional K, M or G suffix",
+                    })?;
         }
         if let Some(v) = get("BIREN_SCHEDULING") {
             c.policy = match v.as_str() {
@@ -165,6 +202,26 @@ impl Config {
                     })
                 }
             };
+        }
+        if let Some(v) = get("BIREN_RACECHECK") {
+            c.racecheck = match v.as_str() {
+                "0" => false,
+                "1" => true,
+                _ => {
+                    return Err(ConfigError {
+                        var: "BIREN_RACECHECK",
+                        value: v,
+                        expected: "0 or 1",
+                    })
+                }
+            };
+        }
+        if let Some(v) = get("BIREN_SCHEDULE") {
+            c.schedule = parse_schedule(&v).ok_or(ConfigError {
+                var: "BIREN_SCHEDULE",
+                value: v.clone(),
+                expected: "fuzz, fuzz:SEED (a whole number below 2^64) or serial",
+            })?;
         }
         if let Some(v) = get("BIREN_DEADLOCK_TIMEOUT_MS") {
             c.deadlock_timeout_ms = parse_uint(
@@ -288,7 +345,10 @@ mod tests {
                 "BIREN_DEVICE_COUNT",
                 "{bad:?}"
             );
-            assert!(cfg(&[("BIREN_DEADLOCK_TIMEOUT_MS", bad)]).is_err(), "{bad:?}");
+            assert!(
+                cfg(&[("BIREN_DEADLOCK_TIMEOUT_MS", bad)]).is_err(),
+                "{bad:?}"
+            );
         }
         assert!(cfg(&[("BIREN_VALIDATOR", " 1")]).is_err());
         assert!(cfg(&[("BIREN_SCHEDULING", "cooperative ")]).is_err());
@@ -304,18 +364,56 @@ mod tests {
             "BIREN_KERNEL_TIMEOUT_MS",
             "BIREN_TRACE",
             "BIREN_LOG",
+            "BIREN_RACECHECK",
+            "BIREN_SCHEDULE",
         ] {
             let c = cfg(&[(var, "")]).unwrap();
             assert_eq!(c.device_count, 1);
             assert!(!c.validator);
             assert!(c.trace_path.is_none());
+            assert!(!c.racecheck);
+            assert_eq!(c.schedule, Schedule::Normal);
         }
+    }
+
+    #[test]
+    fn racecheck_and_schedule() {
+        let c = cfg(&[("BIREN_RACECHECK", "1"), ("BIREN_SCHEDULE", "fuzz:42")]).unwrap();
+        assert!(c.racecheck);
+        assert_eq!(c.schedule, Schedule::Fuzz(42));
+        assert_eq!(
+            cfg(&[("BIREN_SCHEDULE", "serial")]).unwrap().schedule,
+            Schedule::Serial
+        );
+        assert!(matches!(
+            cfg(&[("BIREN_SCHEDULE", "fuzz")]).unwrap().schedule,
+            Schedule::Fuzz(_)
+        ));
+        for bad in [
+            "fuzz:",
+            "fuzz:-1",
+            "fuzz: 3",
+            "random",
+            "fuzz:18446744073709551616",
+        ] {
+            assert_eq!(
+                cfg(&[("BIREN_SCHEDULE", bad)]).unwrap_err().var,
+                "BIREN_SCHEDULE",
+                "{bad:?}"
+            );
+        }
+        assert_eq!(
+            cfg(&[("BIREN_RACECHECK", "yes")]).unwrap_err().var,
+            "BIREN_RACECHECK"
+        );
     }
 
     #[test]
     fn device_memory_is_capped_at_what_can_be_reserved() {
         assert_eq!(
-            cfg(&[("BIREN_DEVICE_MEMORY", "1024G")]).unwrap().device_memory,
+            cfg(&[("BIREN_DEVICE_MEMORY", "1024G")])
+                .unwrap()
+                .device_memory,
             1 << 40
         );
         for big in ["1025G", "9223372036854775808", "17179869184G"] {

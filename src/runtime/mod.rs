@@ -118,6 +118,15 @@ pub fn init() -> Result<&'static Runtime> {
     install_fork_handlers();
     let config = config::load()?;
     diagnostics::set_validator(config.validator);
+    if config.racecheck {
+        diagnostics::racecheck::set(true);
+    }
+    exec::schedule::configure(config.schedule);
+    for var in ["BIREN_RECORD", "BIREN_REPLAY"] {
+        if std::env::var(var).is_ok_and(|v| !v.is_empty()) {
+            eprintln!("biren: {var} is set, but deterministic record and replay is not implemented in this version: ignored");
+        }
+    }
     let clock = Instant::now();
     if let Some(path) = &config.trace_path {
         diagnostics::trace::start(path.clone(), clock, config.compute_units);

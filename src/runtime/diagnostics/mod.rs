@@ -4,6 +4,7 @@
 pub mod advice;
 pub mod caller;
 pub mod leaks;
+pub mod racecheck;
 pub mod trace;
 pub mod validator;
 
@@ -57,9 +58,25 @@ pub fn finding(call: &str, msg: &str) {
     }
 }
 
-/// A failure that happened on the device, away from any call: always reported.
+/// A failure that happened on the device, away from any call: always reported (with the
+/// schedule fuzzing seed, when fuzzing).
 pub fn async_error(msg: &str) {
-    emit(&format!("biren: {msg}"));
+    match &*SCHEDULE_NOTE.read() {
+        Some(n) => emit(&format!("biren: {msg} [{n}]")),
+        None => emit(&format!("biren: {msg}")),
+    }
+}
+
+static SCHEDULE_NOTE: RwLock<Option<String>> = RwLock::new(None);
+
+/// What to say about the schedule with every error and at exit (the fuzzing seed).
+pub fn set_schedule_note(note: String) {
+    *SCHEDULE_NOTE.write() = Some(note);
+}
+
+/// The schedule note, once set.
+pub fn schedule_note() -> Option<String> {
+    SCHEDULE_NOTE.read().clone()
 }
 
 /// Advice drawn from the seed's lessons (validator on only).
@@ -74,4 +91,9 @@ pub fn line(msg: &str) {
     if validator_on() {
         emit(msg);
     }
+}
+
+/// A race detection finding (racecheck on): to stderr or the callback, whatever the validator.
+pub fn racecheck_line(msg: &str) {
+    emit(msg);
 }

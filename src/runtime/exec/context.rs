@@ -4,6 +4,7 @@
 
 use crate::device::engine::on_device_thread;
 use crate::runtime::diagnostics;
+use crate::runtime::diagnostics::racecheck;
 use crate::runtime::diagnostics::trace::{self, Track};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::deadlock::{self, Goal};
@@ -47,7 +48,12 @@ struct SyncSite(Option<(String, u64)>);
 
 impl SyncSite {
     fn start() -> SyncSite {
-        SyncSite(trace::on().then(|| (crate::runtime::diagnostics::caller::trace_site(), trace::now())))
+        SyncSite(trace::on().then(|| {
+            (
+                crate::runtime::diagnostics::caller::trace_site(),
+                trace::now(),
+            )
+        }))
     }
 
     fn end(self, name: impl FnOnce() -> String) {
@@ -221,6 +227,9 @@ impl DeviceContext {
             if deps.is_empty() && !trace::on() && s.record_now_locked(&mut t) {
                 // Nothing enqueued before it is unfinished: the record is reached now.
                 rs.mark(|| self.exec.now_ns());
+                if racecheck::on() {
+                    racecheck::completed_at_once(crate::runtime::exec::race::tag(s), s.enqueued());
+                }
                 drop(t);
                 st.latest = Some(rs);
                 return Ok(());
@@ -440,6 +449,9 @@ impl DeviceContext {
         } else {
             site.end(|| call.to_string());
         }
+        if racecheck::on() {
+            racecheck::host_synced(&[(s.id, seq)]);
+        }
         self.exec.sticky()
     }
 
@@ -464,6 +476,7 @@ impl DeviceContext {
             return Err(ErrorCode::NotPermitted);
         }
         self.exec.sticky()?;
+        let upto = s.enqueued();
         let site = SyncSite::start();
         let r = match s.pending_tail() {
             Some(p) => self.wait_point(&p, call),
@@ -471,6 +484,9 @@ impl DeviceContext {
         };
         site.end(|| format!("{call}({})", deadlock::stream_name(s.id)));
         r?;
+        if racecheck::on() {
+            racecheck::host_synced(&[(s.id, upto)]);
+        }
         self.after_wait(s)?;
         self.after_sync(call)
     }
@@ -490,7 +506,9 @@ impl DeviceContext {
         }
         let site = SyncSite::start();
         let mut r = Ok(());
-        for s in self.all_streams() {
+        let streams = self.all_streams();
+        let upto: Vec<(u64, u64)> = streams.iter().map(|s| (s.id, s.enqueued())).collect();
+        for s in streams {
             if let Some(p) = s.pending_tail() {
                 r = self.wait_point(&p, "birenDeviceSynchronize");
                 if r.is_err() {
@@ -500,6 +518,9 @@ impl DeviceContext {
         }
         site.end(|| "birenDeviceSynchronize".into());
         r?;
+        if racecheck::on() {
+            racecheck::host_synced(&upto);
+        }
         self.exec.reclaim();
         self.after_sync("birenDeviceSynchronize")
     }
@@ -517,8 +538,11 @@ impl DeviceContext {
         };
         site.end(|| format!("birenEventSynchronize(event #{})", ev.id));
         r?;
-        if latest.is_some_and(|rs| rs.point.stream.is_dead()) {
+        if latest.as_ref().is_some_and(|rs| rs.point.stream.is_dead()) {
             return Err(ErrorCode::InvalidHandle);
+        }
+        if let Some(rs) = latest.filter(|_| racecheck::on()) {
+            racecheck::host_synced(&[(rs.point.stream.id, rs.point.seq)]);
         }
         self.after_sync("birenEventSynchronize")
     }
@@ -602,6 +626,10 @@ impl DeviceContext {
         }
         self.default_stream.drain();
         let live = self.exec.reset();
+        if racecheck::on() {
+            racecheck::reset_device(self.index);
+        }
+        crate::runtime::exec::schedule::reset_device(self.index);
         self.exec.end_reset();
         // Work enqueued while the reset ran (by other host threads, on the default stream or on
         // streams created meanwhile) could not start: start it now.

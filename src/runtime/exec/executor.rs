@@ -261,6 +261,11 @@ impl Executor {
             Work::Host(h) => {
                 let device = self.device;
                 self.host.submit(Box::new(move || {
+                    if diagnostics::racecheck::on() {
+                        if let Track::Stream { id, .. } = ticket.to.track() {
+                            diagnostics::racecheck::host_function_enters(id, ticket.seq);
+                        }
+                    }
                     let t0 = trace::now();
                     unsafe { (h.func)(h.data as *mut std::ffi::c_void) };
                     trace::span(

@@ -145,6 +145,18 @@ impl KernelArgs {
         })
     }
 
+    /// The copied argument values as 8-byte words (race detection looks for pointers in them);
+    /// empty for arguments read by reference.
+    pub fn words(&self) -> Vec<usize> {
+        match self {
+            KernelArgs::ByReference(_) => Vec::new(),
+            KernelArgs::Copied { _values, .. } => _values
+                .iter()
+                .flat_map(|v| [*v as u64 as usize, (*v >> 64) as u64 as usize])
+                .collect(),
+        }
+    }
+
     pub fn as_ptr(&self) -> *mut *mut c_void {
         match self {
             KernelArgs::ByReference(p) => *p,

@@ -5,10 +5,12 @@
 //!
 //! A point `(stream, seq)` is reached when the stream has completed its op number `seq`.
 
+use crate::runtime::diagnostics::racecheck;
 use crate::runtime::diagnostics::trace::{self, Track};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::executor::Executor;
 use crate::runtime::exec::notifier::Notifier;
+use crate::runtime::exec::schedule;
 use crate::runtime::exec::work::{Completion, Padded, Point, Progress, Started, Ticket, Work};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
@@ -291,7 +293,7 @@ impl StreamCore {
     }
 
     /// The `Arc` this stream lives in (alive while `&self` is).
-    fn arc(&self) -> Arc<StreamCore> {
+    pub(crate) fn arc(&self) -> Arc<StreamCore> {
         self.me.upgrade().expect("a stream in use is alive")
     }
 
@@ -346,6 +348,9 @@ impl StreamCore {
         deps: Vec<Dep>,
     ) -> (u64, bool) {
         let seq = self.enqueued.load(Ordering::Relaxed) + 1;
+        if racecheck::on() {
+            crate::runtime::exec::race::pushed(self, seq, &work);
+        }
         t.ops.push_back(Op { seq, work, deps });
         self.enqueued.store(seq, Ordering::SeqCst);
         self.exec.op_enqueued();
@@ -445,7 +450,12 @@ impl StreamCore {
                         }
                     },
                 }
-                op.deps.pop();
+                let reached = op.deps.pop();
+                if racecheck::on() {
+                    if let Some(Dep::Point(p)) = &reached {
+                        racecheck::dep_reached(self.id, op.seq, p.stream.id, p.seq);
+                    }
+                }
             }
             // From taking the op to handing it over, a reset waits for us (and we start nothing
             // once one has begun: it kicks every stream when it ends).
@@ -460,25 +470,45 @@ impl StreamCore {
             }
             let epoch = self.exec.epoch();
             drop(q);
-            let started = match work {
-                OpWork::Record(r) => {
-                    r.mark(|| self.exec.now_ns());
-                    Started::Done(Ok(()))
+            let work = if schedule::active() {
+                match schedule::before_start(self, seq, epoch, work) {
+                    Some(w) => w,
+                    None => {
+                        // Deferred: started later by the schedule thread (the stream stays running).
+                        self.exec.leave_start();
+                        return;
+                    }
                 }
-                OpWork::Wait { .. } | OpWork::Taken => Started::Done(Ok(())),
-                OpWork::Run(w) => {
-                    let ticket = Ticket {
-                        to: self.arc(),
-                        seq,
-                        epoch,
-                    };
-                    self.exec.run(w, self.priority, ticket)
-                }
+            } else {
+                work
             };
+            let started = self.start_op(seq, epoch, work);
             self.exec.leave_start();
             match started {
                 Started::Running => return,
                 Started::Done(r) => self.complete(seq, epoch, r, wake),
+            }
+        }
+    }
+
+    /// Hands a taken op over: records and waits complete at once, work goes to the executor.
+    pub(crate) fn start_op(&self, seq: u64, epoch: u64, work: OpWork) -> Started {
+        if racecheck::on() {
+            racecheck::started(self.id, seq);
+        }
+        match work {
+            OpWork::Record(r) => {
+                r.mark(|| self.exec.now_ns());
+                Started::Done(Ok(()))
+            }
+            OpWork::Wait { .. } | OpWork::Taken => Started::Done(Ok(())),
+            OpWork::Run(w) => {
+                let ticket = Ticket {
+                    to: self.arc(),
+                    seq,
+                    epoch,
+                };
+                self.exec.run(w, self.priority, ticket)
             }
         }
     }
@@ -502,6 +532,9 @@ impl StreamCore {
             q.running = false;
             let done = self.refill(&mut q, false);
             self.completed.fetch_max(done, Ordering::SeqCst);
+            if schedule::active() {
+                schedule::completed(self, seq);
+            }
             if let Some((cat, name, start, args)) = q.span.take() {
                 trace::span(self.track(), cat, name, start, args);
             }
@@ -647,6 +680,9 @@ impl StreamCore {
 
     /// Called by compute units and engines when a running op ends.
     pub fn finish_op(&self, seq: u64, epoch: u64, result: Result<()>) {
+        if racecheck::on() {
+            racecheck::finished(self.id, seq);
+        }
         let mut wake = Vec::new();
         self.complete(seq, epoch, result, &mut wake);
         self.advance(&mut wake);

@@ -1,0 +1,273 @@
+//! `BIREN_SCHEDULE`: the order in which ready operations start.
+//!
+//! - `fuzz[:SEED]`: before an operation starts, a delay is drawn from a generator seeded by SEED
+//!   and the stream's id: half the operations start at once, the others are handed to a starter
+//!   thread that starts them after 1 µs to 1 ms. Unordered work in other streams goes ahead
+//!   meanwhile, so a missing dependency shows up as a different result for some seeds. The
+//!   draws are the same for the same seed and the same sequence of API calls (stream ids and op
+//!   numbers), but the device threads still run under the OS's timing: a seed makes an ordering
+//!   likely again, it does not replay it exactly.
+//! - `serial`: one operation at a time in the whole runtime, in the order they became ready;
+//!   the next one starts when the running one has completed.
+//!
+//! The only hooks are at an op's start (`StreamCore::advance`) and completion; both are one
+//! relaxed load when the schedule is the normal one.
+
+use crate::device::engine::mark_device_thread;
+use crate::runtime::config::Schedule;
+use crate::runtime::exec::stream::{OpWork, StreamCore};
+use crate::runtime::exec::work::Started;
+use parking_lot::{Condvar, Mutex};
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use std::time::{Duration, Instant};
+
+const NORMAL: u8 = 0;
+const FUZZ: u8 = 1;
+const SERIAL: u8 = 2;
+
+static MODE: AtomicU8 = AtomicU8::new(NORMAL);
+
+/// True unless the schedule is the normal one (one relaxed load).
+#[inline]
+pub fn active() -> bool {
+    MODE.load(Ordering::Relaxed) != NORMAL
+}
+
+/// An op taken from its stream, not yet handed to whatever runs it.
+struct Start {
+    stream: Arc<StreamCore>,
+    seq: u64,
+    epoch: u64,
+    work: OpWork,
+}
+
+struct Starter {
+    queue: Mutex<Vec<(Instant, u64, Start)>>,
+    ready: Condvar,
+}
+
+struct Fuzz {
+    seed: u64,
+    rngs: Mutex<HashMap<u64, u64>>,
+}
+
+#[derive(Default)]
+struct Serial {
+    busy: Option<(u64, u64, usize)>,
+    waiting: VecDeque<Start>,
+}
+
+/// The schedule thread of the current runtime (a fresh one for each birenInit: a child made by
+/// fork() starts a new runtime, and the parent's thread does not exist in it).
+static STARTER: parking_lot::Mutex<Option<Arc<Starter>>> = parking_lot::Mutex::new(None);
+static FUZZ_STATE: OnceLock<Fuzz> = OnceLock::new();
+static SERIAL_STATE: Mutex<Option<Serial>> = Mutex::new(None);
+static SEQUENCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Sets the schedule (at birenInit).
+pub fn configure(s: Schedule) {
+    match s {
+        Schedule::Normal => MODE.store(NORMAL, Ordering::Relaxed),
+        Schedule::Fuzz(seed) => {
+            let _ = FUZZ_STATE.set(Fuzz {
+                seed,
+                rngs: Mutex::new(HashMap::new()),
+            });
+            start_thread();
+            crate::runtime::diagnostics::set_schedule_note(format!(
+                "schedule fuzzing seed {seed} (BIREN_SCHEDULE=fuzz:{seed} repeats its draws)"
+            ));
+            MODE.store(FUZZ, Ordering::Relaxed);
+        }
+        Schedule::Serial => {
+            *SERIAL_STATE.lock() = Some(Serial::default());
+            start_thread();
+            MODE.store(SERIAL, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The fuzzing seed, if fuzzing.
+pub fn fuzz_seed() -> Option<u64> {
+    (MODE.load(Ordering::Relaxed) == FUZZ).then(|| FUZZ_STATE.get().map(|f| f.seed))?
+}
+
+fn splitmix(x: &mut u64) -> u64 {
+    *x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *x;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Starts a schedule thread for this runtime.
+fn start_thread() {
+    let st = Arc::new(Starter {
+        queue: Mutex::new(Vec::new()),
+        ready: Condvar::new(),
+    });
+    let me = st.clone();
+    std::thread::Builder::new()
+        .name("biren-schedule".into())
+        .spawn(move || run_starter(me))
+        .expect("biren: cannot start the schedule thread");
+    *STARTER.lock() = Some(st);
+}
+
+fn run_starter(st: Arc<Starter>) {
+    mark_device_thread();
+    let mut q = st.queue.lock();
+    loop {
+        let now = Instant::now();
+        // The earliest due start (ties: the order they were handed over).
+        let due = q
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.0 <= now)
+            .min_by_key(|(_, e)| (e.0, e.1))
+            .map(|(i, _)| i);
+        if let Some(i) = due {
+            let (_, _, s) = q.swap_remove(i);
+            drop(q);
+            start_now(s);
+            q = st.queue.lock();
+            continue;
+        }
+        match q.iter().map(|e| e.0).min() {
+            Some(t) => {
+                st.ready.wait_until(&mut q, t);
+            }
+            None => st.ready.wait(&mut q),
+        }
+    }
+}
+
+fn hand_over(s: Start, delay: Duration) {
+    let Some(st) = STARTER.lock().clone() else {
+        start_now(s); // no schedule thread (cannot happen once configured): start it here
+        return;
+    };
+    let n = SEQUENCE.fetch_add(1, Ordering::Relaxed);
+    st.queue.lock().push((Instant::now() + delay, n, s));
+    st.ready.notify_one();
+}
+
+/// Starts a deferred op, unless a reset came in between (then the reset dropped it).
+fn start_now(s: Start) {
+    let Start {
+        stream,
+        seq,
+        epoch,
+        work,
+    } = s;
+    let exec = stream.exec.clone();
+    if !exec.enter_start() {
+        serial_release(&stream, seq);
+        return;
+    }
+    if exec.epoch() != epoch {
+        exec.leave_start();
+        serial_release(&stream, seq);
+        return;
+    }
+    let started = stream.start_op(seq, epoch, work);
+    exec.leave_start();
+    if let Started::Done(r) = started {
+        stream.finish_op(seq, epoch, r);
+    }
+}
+
+/// Called by `advance` when an op is about to start: returns the work back if it starts now,
+/// or None if it was deferred (the stream stays `running`; the op starts later on the
+/// schedule thread).
+pub(crate) fn before_start(
+    stream: &StreamCore,
+    seq: u64,
+    epoch: u64,
+    work: OpWork,
+) -> Option<OpWork> {
+    match MODE.load(Ordering::Relaxed) {
+        FUZZ => {
+            let f = FUZZ_STATE.get()?;
+            let r = {
+                let mut rngs = f.rngs.lock();
+                let x = rngs
+                    .entry(stream.id)
+                    .or_insert_with(|| f.seed ^ stream.id.wrapping_mul(0xD1B5_4A32_D192_ED03));
+                splitmix(x)
+            };
+            if r & 1 == 0 {
+                return Some(work);
+            }
+            let us = 1 + (r >> 8) % 1000;
+            hand_over(
+                Start {
+                    stream: stream.arc(),
+                    seq,
+                    epoch,
+                    work,
+                },
+                Duration::from_micros(us),
+            );
+            None
+        }
+        SERIAL => {
+            let mut g = SERIAL_STATE.lock();
+            let s = g.as_mut()?;
+            if s.busy.is_none() {
+                s.busy = Some((stream.id, seq, stream.device));
+                return Some(work);
+            }
+            s.waiting.push_back(Start {
+                stream: stream.arc(),
+                seq,
+                epoch,
+                work,
+            });
+            None
+        }
+        _ => Some(work),
+    }
+}
+
+/// Op `seq` of `stream` completed: under `serial`, the next waiting op may start.
+pub(crate) fn completed(stream: &StreamCore, seq: u64) {
+    if MODE.load(Ordering::Relaxed) == SERIAL {
+        serial_release(stream, seq);
+    }
+}
+
+fn serial_release(stream: &StreamCore, seq: u64) {
+    let mut g = SERIAL_STATE.lock();
+    let Some(s) = g.as_mut() else { return };
+    if s.busy != Some((stream.id, seq, stream.device)) {
+        return;
+    }
+    s.busy = None;
+    if let Some(next) = s.waiting.pop_front() {
+        s.busy = Some((next.stream.id, next.seq, next.stream.device));
+        drop(g);
+        hand_over(next, Duration::ZERO);
+    }
+}
+
+/// A device reset dropped its work: under `serial`, its running and waiting ops are gone.
+pub(crate) fn reset_device(device: usize) {
+    if MODE.load(Ordering::Relaxed) != SERIAL {
+        return;
+    }
+    let mut g = SERIAL_STATE.lock();
+    let Some(s) = g.as_mut() else { return };
+    s.waiting.retain(|w| w.stream.device != device);
+    if s.busy.is_some_and(|b| b.2 == device) {
+        s.busy = None;
+        if let Some(next) = s.waiting.pop_front() {
+            s.busy = Some((next.stream.id, next.seq, next.stream.device));
+            drop(g);
+            hand_over(next, Duration::ZERO);
+        }
+    }
+}
