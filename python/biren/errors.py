@@ -25,6 +25,7 @@ class ErrorCode(enum.IntEnum):
     ILLEGAL_ADDRESS = 13
     NOT_PERMITTED = 14
     NOT_SUPPORTED = 15
+    COOPERATIVE_LAUNCH_TOO_LARGE = 30
     UNKNOWN = 999
 
 

@@ -61,13 +61,25 @@ const EMPTY: KernelCtx = KernelCtx {
 pub struct UnitTls {
     /// First, so that a pointer to the `UnitTls` is a pointer to the context.
     pub ctx: KernelCtx,
-    /// The yielder of the fiber running a kernel thread, or null outside a kernel.
-    pub yielder: *const c_void,
+    /// The run (block or cooperative grid) this unit executes, or null outside a kernel.
+    pub run: *mut c_void,
+}
+
+/// The thread loop of a `BIREN_KERNEL` block entry, shared with the header (`birenKernelLoop`):
+/// the entry runs threads up to `end` (linear), the current row up to `xe`; `tid` is the index of
+/// the thread running. Sync points lower `end` and `xe` to stop the loop after the thread that
+/// waits (its successors go on in another fiber).
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct KernelLoop {
+    pub tid: Dim3,
+    pub end: c_uint,
+    pub xe: c_uint,
 }
 
 thread_local! {
     static UNIT: UnsafeCell<UnitTls> = const {
-        UnsafeCell::new(UnitTls { ctx: EMPTY, yielder: std::ptr::null() })
+        UnsafeCell::new(UnitTls { ctx: EMPTY, run: std::ptr::null_mut() })
     };
 }
 

@@ -18,6 +18,7 @@ pub enum ErrorCode {
     IllegalAddress = 13,
     NotPermitted = 14,
     NotSupported = 15,
+    CooperativeLaunchTooLarge = 30,
     Unknown = 999,
 }
 
@@ -99,6 +100,11 @@ pub(crate) const ERROR_TABLE: &[(i32, &str, &str)] = &[
         "the operation is not supported",
     ),
     (
+        30,
+        "BIREN_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE",
+        "the cooperative launch's grid does not fit on the device at once",
+    ),
+    (
         999,
         "BIREN_ERROR_UNKNOWN",
         "an unknown internal error occurred",
@@ -107,7 +113,7 @@ pub(crate) const ERROR_TABLE: &[(i32, &str, &str)] = &[
 
 impl ErrorCode {
     /// Every error code, in table order.
-    pub const ALL: [ErrorCode; 16] = [
+    pub const ALL: [ErrorCode; 17] = [
         ErrorCode::InvalidValue,
         ErrorCode::OutOfMemory,
         ErrorCode::NotInitialized,
@@ -123,6 +129,7 @@ impl ErrorCode {
         ErrorCode::IllegalAddress,
         ErrorCode::NotPermitted,
         ErrorCode::NotSupported,
+        ErrorCode::CooperativeLaunchTooLarge,
         ErrorCode::Unknown,
     ];
 

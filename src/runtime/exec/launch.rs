@@ -1,6 +1,6 @@
 //! Kernel launches: configuration checks, the table of registered kernels, and argument capture.
 
-use crate::device::{Dim3, Grid, KernelFn};
+use crate::device::{BlockFn, Dim3, Grid, KernelFn};
 use crate::runtime::error::{ErrorCode, Result};
 use parking_lot::RwLock;
 use std::collections::HashMap;
@@ -14,6 +14,17 @@ pub(crate) const MAX_GRID: Dim3 = Dim3::new(i32::MAX as u32, 65535, 65535);
 pub(crate) const SHARED_MEM_PER_BLOCK: usize = 48 * 1024;
 pub(crate) const MAX_KERNEL_ARGS: usize = 256;
 pub(crate) const MAX_ARG_SIZE: usize = 4096;
+/// A cooperative grid fits when it has at most this many blocks per compute unit...
+pub(crate) const COOPERATIVE_BLOCKS_PER_UNIT: u64 = 32;
+/// ... and at most this many threads per compute unit (CUDA's maxThreadsPerMultiProcessor).
+pub(crate) const COOPERATIVE_THREADS_PER_UNIT: u64 = 2048;
+
+/// Whether a cooperative grid fits on a device of `units` compute units at once.
+pub fn cooperative_fits(grid: Dim3, block: Dim3, units: usize) -> bool {
+    let blocks = grid.volume();
+    blocks <= COOPERATIVE_BLOCKS_PER_UNIT * units as u64
+        && blocks * block.volume() <= COOPERATIVE_THREADS_PER_UNIT * units as u64
+}
 
 /// Checks a launch configuration against the device limits.
 pub fn check_config(grid: Dim3, block: Dim3, shared: usize) -> Result<()> {
@@ -35,6 +46,8 @@ pub fn check_config(grid: Dim3, block: Dim3, shared: usize) -> Result<()> {
 pub struct KernelInfo {
     pub name: String,
     pub arg_sizes: Vec<usize>,
+    /// The block entry of a `BIREN_KERNEL` kernel (birenKernelRegisterBlock).
+    pub block_fn: Option<BlockFn>,
 }
 
 /// Hashes a function address: one multiplication (the default SipHash costs more than the rest
@@ -60,23 +73,55 @@ impl std::hash::Hasher for AddressHasher {
 
 type AddressMap<V> = HashMap<usize, V, std::hash::BuildHasherDefault<AddressHasher>>;
 
-#[derive(Default)]
 pub struct KernelTable {
     map: RwLock<AddressMap<Arc<KernelInfo>>>,
     /// Registrations so far: launches skip the lookup while there are none.
     count: AtomicUsize,
 }
 
+impl Default for KernelTable {
+    fn default() -> KernelTable {
+        KernelTable::new()
+    }
+}
+
+/// The block entries of `BIREN_KERNEL` kernels. Process-wide: they register from constructors,
+/// before birenInit.
+pub static BLOCK_KERNELS: KernelTable = KernelTable::new();
+
 impl KernelTable {
+    pub const fn new() -> KernelTable {
+        KernelTable {
+            map: RwLock::new(HashMap::with_hasher(std::hash::BuildHasherDefault::new())),
+            count: AtomicUsize::new(0),
+        }
+    }
+
     pub fn register(&self, kernel: usize, name: String, arg_sizes: Vec<usize>) -> Result<()> {
+        self.register_entry(kernel, name, arg_sizes, None)
+    }
+
+    /// Registers a kernel, with its block entry if it has one.
+    pub fn register_entry(
+        &self,
+        kernel: usize,
+        name: String,
+        arg_sizes: Vec<usize>,
+        block_fn: Option<BlockFn>,
+    ) -> Result<()> {
         if arg_sizes.len() > MAX_KERNEL_ARGS
             || arg_sizes.iter().any(|&s| s == 0 || s > MAX_ARG_SIZE)
         {
             return Err(ErrorCode::InvalidValue);
         }
-        self.map
-            .write()
-            .insert(kernel, Arc::new(KernelInfo { name, arg_sizes }));
+        self.map.write().insert(
+            kernel,
+            Arc::new(KernelInfo {
+                name,
+                arg_sizes,
+                block_fn,
+            }),
+        );
         self.count.fetch_add(1, Ordering::Release);
         Ok(())
     }
@@ -155,16 +200,20 @@ pub struct Launch {
     pub shared: usize,
     pub args: KernelArgs,
     pub info: Option<Arc<KernelInfo>>,
+    /// birenLaunchCooperativeKernel: the whole grid is resident at once (birenGridSync).
+    pub cooperative: bool,
 }
 
 impl Launch {
     pub fn grid(&self) -> Grid {
         Grid {
             kernel: self.kernel,
+            block_fn: self.info.as_ref().and_then(|i| i.block_fn),
             args: self.args.as_ptr(),
             grid: self.grid,
             block: self.block,
             shared_bytes: self.shared,
+            cooperative: self.cooperative,
         }
     }
 

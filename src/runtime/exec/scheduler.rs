@@ -211,7 +211,7 @@ impl Scheduler {
     ) {
         let grid = launch.grid();
         let k = Arc::new(KernelRun {
-            total: grid.grid.volume(),
+            total: grid.dispatch_count(),
             grid,
             priority,
             order: self.order.fetch_add(1, Ordering::Relaxed),
@@ -407,6 +407,21 @@ impl BlockSource for Scheduler {
                 BlockOutcome::DivergentBarrier { waiting, threads } => format!(
                     "kernel '{}': {waiting} of {threads} threads of a block wait at birenSyncThreads while the others have returned",
                     k.launch.name()
+                ),
+                BlockOutcome::DivergentWarp { warp, waiting, mask } => format!(
+                    "kernel '{}': {waiting} lanes of warp {warp} wait at a warp operation with mask {mask:#010x} whose other lanes have returned or wait elsewhere",
+                    k.launch.name()
+                ),
+                BlockOutcome::DivergentGrid { waiting, threads } => format!(
+                    "kernel '{}': {waiting} of {threads} threads of the cooperative grid wait at birenGridSync while the others have returned",
+                    k.launch.name()
+                ),
+                BlockOutcome::Misuse { what, thread } => format!(
+                    "kernel '{}', thread ({},{},{}): {what}",
+                    k.launch.name(),
+                    thread.x,
+                    thread.y,
+                    thread.z
                 ),
                 BlockOutcome::Completed => unreachable!(),
             };
