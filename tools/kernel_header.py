@@ -46,9 +46,14 @@ w(r"""/* ---- The kernel form: BIREN_KERNEL ------------------------------------
  * in another fiber. To know which loop they belong to they are macros that pass the hidden
  * parameter `biren_loop_` of the thread function (a NULL constant outside BIREN_KERNEL bodies,
  * so they work in per-thread kernels too); birenThreadIdx() reads the loop's index likewise.
- * Consequences: a helper function called from the body that calls birenThreadIdx() itself sees
- * the index of the first thread of the loop (pass threadIdx to it instead, or make it a macro);
- * -Wshadow notes that the hidden parameter shadows the file-scope constant of the same name.
+ * How the runtime runs it: thread 0 of a block runs alone first; if it reaches no sync point,
+ * the block's other threads run in the one loop; if it does, they run one per fiber.
+ * Helper functions called from the body: one that uses sync points or warp operations should
+ * take a parameter `birenKernelLoop *biren_loop_` and be called with `biren_loop_`; without it,
+ * it works where thread 0 waits too, and elsewhere fails the launch (LAUNCH_FAILURE) with a
+ * message saying so. One that calls birenThreadIdx() itself sees, in the loop, the index of the
+ * loop's first thread: pass it threadIdx. -Wshadow notes that the hidden parameter shadows the
+ * file-scope constant of the same name.
  */
 #if defined(__GNUC__) || defined(__clang__)
 #define BIREN_UNUSED_ __attribute__((unused))

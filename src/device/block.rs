@@ -96,7 +96,8 @@ pub enum BlockOutcome {
 struct Slot {
     sp: *mut c_void,
     stack: Stack,
-    /// Per-thread form: the carrier runs its threads up to here (lowered when one parks).
+    /// The carrier runs threads first..end (end lowered when one parks).
+    first: u32,
     end: u32,
     /// The block (within the run) whose threads it carries.
     block: u32,
@@ -233,6 +234,10 @@ struct BlockSync {
     shared: *mut c_void,
     barrier: Vec<u32>,
     warps: Vec<Option<Box<Warp>>>,
+    /// A thread of the block has waited: a `BIREN_KERNEL` block entry then runs the block's
+    /// remaining threads one per carrier (a sync point in a helper function, which cannot stop
+    /// the entry's loop, then works).
+    one_by_one: bool,
 }
 
 /// The state of one run (a block, or a cooperative grid); the fibers reach it through the unit's
@@ -274,6 +279,7 @@ impl Run {
         self.slots.push(Slot {
             sp,
             stack,
+            first: 0,
             end: 0,
             block: 0,
         });
@@ -400,6 +406,7 @@ unsafe extern "C" fn carrier_main(arg: *mut c_void) {
         (*run).next_block += 1;
         (*run).next_thread = 0;
         let cur = (*run).cur as usize;
+        (&mut (*run).slots)[cur].first = first;
         (&mut (*run).slots)[cur].end = n;
         (&mut (*run).slots)[cur].block = b;
         if (*run).blocks.len() > 1 {
@@ -408,8 +415,20 @@ unsafe extern "C" fn carrier_main(arg: *mut c_void) {
         let ctx = (*run).ctx;
         let g = (*run).grid;
         if let Some(f) = g.block_fn {
+            // Thread 0 alone first: if it waits, the kernel has sync points and the block's
+            // threads run one per carrier; if not, the others run in one loop.
+            let end = if first == 0 || (&(*run).blocks)[b as usize].one_by_one {
+                first + 1
+            } else {
+                n
+            };
+            if end < n {
+                (*run).next_block = b;
+                (*run).next_thread = end;
+            }
+            (&mut (*run).slots)[cur].end = end;
             (*ctx).thread_idx = g.block.unlinear(first as u64);
-            f(ctx, g.args, first, n);
+            f(ctx, g.args, first, end);
         } else if g.block.y == 1 && g.block.z == 1 {
             let mut t = first;
             while t < (&mut (*run).slots)[(*run).cur as usize].end {
@@ -449,6 +468,19 @@ unsafe fn me(lp: *mut KernelLoop) -> Option<(*mut Run, Dim3)> {
         return None;
     }
     let idx = if lp.is_null() {
+        let s = &(&(*run).slots)[(*run).cur as usize];
+        if (*run).grid.block_fn.is_some() && s.end - s.first > 1 {
+            // A helper function called from a BIREN_KERNEL body's loop: the context does not
+            // know which thread calls.
+            (*(*run).ctx).thread_idx = (*run).grid.block.unlinear(s.first as u64);
+            Run::end(
+                run,
+                BlockOutcome::Misuse {
+                    what: "a sync point or warp operation in a function called from a BIREN_KERNEL body whose thread 0 never waits: call it in the body, or give the function a `birenKernelLoop *biren_loop_` parameter and pass it",
+                    thread: (*(*run).ctx).thread_idx,
+                },
+            );
+        }
         (*u).ctx.thread_idx
     } else {
         (*lp).tid
@@ -467,12 +499,15 @@ fn linear(idx: Dim3, block: Dim3) -> u32 {
 unsafe fn truncate(run: *mut Run, lp: *mut KernelLoop, t: u32) {
     let cur = (*run).cur as usize;
     let slot = &mut (&mut (*run).slots)[cur];
+    (&mut (*run).blocks)[slot.block as usize].one_by_one = true;
     if !lp.is_null() {
         if (*lp).end > t + 1 {
             (*run).next_block = slot.block;
             (*run).next_thread = t + 1;
             (*lp).end = t + 1;
             (*lp).xe = (*lp).tid.x + 1;
+            slot.first = t;
+            slot.end = t + 1;
         }
     } else if slot.end > t + 1 {
         (*run).next_block = slot.block;
@@ -757,6 +792,7 @@ impl BlockRunner {
                 shared,
                 barrier: Vec::new(),
                 warps: Vec::new(),
+                one_by_one: false,
             });
         }
         run.next_block = 0;
