@@ -16,9 +16,13 @@
 //! A cooperative launch runs its whole grid here, all blocks resident at once as fibers, so that
 //! `birenGridSync` can wait for every thread of the grid.
 
+// The run state is reached through a raw pointer (from the unit's thread-local) by whichever
+// fiber runs; the references taken through it live within one call between switches, and one
+// fiber runs at a time.
+#![allow(dangerous_implicit_autorefs)]
+
 use super::fiber::{self, Stack};
 use super::kernel_ctx::{self, Dim3, KernelCtx, KernelLoop};
-use std::collections::VecDeque;
 use std::ffi::{c_uint, c_void};
 
 /// A kernel: a plain C function taking the argument-pointer array, called once per thread.
@@ -253,7 +257,11 @@ pub struct Run {
     cur: u32,
     slots: Vec<Slot>,
     free: Vec<Stack>,
-    ready: VecDeque<u32>,
+    /// Fibers ready to run: `ready[ready_head..]`, in order.
+    ready: Vec<u32>,
+    ready_head: usize,
+    /// The kernel has a block entry (`grid.block_fn`).
+    block_form: bool,
     grid_waiting: Vec<u32>,
     outcome: Option<BlockOutcome>,
     driver_sp: *mut c_void,
@@ -295,7 +303,37 @@ impl Run {
         if self.has_unstarted() {
             return Some(self.new_carrier());
         }
-        self.ready.pop_front()
+        self.pop_ready()
+    }
+
+    #[inline]
+    fn pop_ready(&mut self) -> Option<u32> {
+        let h = self.ready_head;
+        if h < self.ready.len() {
+            self.ready_head = h + 1;
+            // SAFETY: h < len.
+            Some(unsafe { *self.ready.get_unchecked(h) })
+        } else {
+            if h != 0 {
+                self.ready.clear();
+                self.ready_head = 0;
+            }
+            None
+        }
+    }
+
+    /// Makes the fibers in `waiting` ready (in order) and empties it.
+    #[inline]
+    fn release(&mut self, waiting: &mut Vec<u32>) {
+        if self.ready_head == self.ready.len() {
+            // Nothing else is ready (the usual case at a barrier): the waiting list becomes the
+            // ready list, without copying.
+            self.ready.clear();
+            self.ready_head = 0;
+            std::mem::swap(&mut self.ready, waiting);
+        } else {
+            self.ready.append(waiting);
+        }
     }
 
     /// Points the context at block `b` of the run.
@@ -351,8 +389,8 @@ impl Run {
     unsafe fn switch_to(run: *mut Run, to: u32) {
         let from = (*run).cur as usize;
         (*run).cur = to;
-        let save = std::ptr::addr_of_mut!((&mut (*run).slots)[from].sp);
-        let target = (&mut (*run).slots)[to as usize].sp;
+        let save = std::ptr::addr_of_mut!((*(*run).slots.get_unchecked_mut(from)).sp);
+        let target = (*(*run).slots.get_unchecked_mut(to as usize)).sp;
         fiber::switch(save, target);
     }
 
@@ -379,7 +417,7 @@ impl Run {
 
     /// The current carrier finished its threads: runs another fiber or ends the run.
     unsafe fn finish(run: *mut Run) -> ! {
-        match (*run).ready.pop_front() {
+        match (*run).pop_ready() {
             Some(to) => {
                 Run::switch_to(run, to);
                 unreachable!("biren: a finished carrier was resumed");
@@ -468,8 +506,8 @@ unsafe fn me(lp: *mut KernelLoop) -> Option<(*mut Run, Dim3)> {
         return None;
     }
     let idx = if lp.is_null() {
-        let s = &(&(*run).slots)[(*run).cur as usize];
-        if (*run).grid.block_fn.is_some() && s.end - s.first > 1 {
+        let s = (*run).slots.get_unchecked((*run).cur as usize);
+        if (*run).block_form && s.end - s.first > 1 {
             // A helper function called from a BIREN_KERNEL body's loop: the context does not
             // know which thread calls.
             (*(*run).ctx).thread_idx = (*run).grid.block.unlinear(s.first as u64);
@@ -498,8 +536,8 @@ fn linear(idx: Dim3, block: Dim3) -> u32 {
 #[inline]
 unsafe fn truncate(run: *mut Run, lp: *mut KernelLoop, t: u32) {
     let cur = (*run).cur as usize;
-    let slot = &mut (&mut (*run).slots)[cur];
-    (&mut (*run).blocks)[slot.block as usize].one_by_one = true;
+    let slot = &mut (*(*run).slots.get_unchecked_mut(cur));
+    (*(*run).blocks.get_unchecked_mut(slot.block as usize)).one_by_one = true;
     if !lp.is_null() {
         if (*lp).end > t + 1 {
             (*run).next_block = slot.block;
@@ -512,6 +550,7 @@ unsafe fn truncate(run: *mut Run, lp: *mut KernelLoop, t: u32) {
     } else if slot.end > t + 1 {
         (*run).next_block = slot.block;
         (*run).next_thread = t + 1;
+        slot.first = t;
         slot.end = t + 1;
     }
 }
@@ -521,7 +560,7 @@ unsafe fn truncate(run: *mut Run, lp: *mut KernelLoop, t: u32) {
 unsafe fn resumed(run: *mut Run, idx: Dim3) {
     (*(*run).ctx).thread_idx = idx;
     if (*run).blocks.len() > 1 {
-        let b = (&mut (*run).slots)[(*run).cur as usize].block;
+        let b = (*(*run).slots.get_unchecked_mut((*run).cur as usize)).block;
         (*run).enter_block(b);
     }
 }
@@ -532,19 +571,21 @@ unsafe fn resumed(run: *mut Run, idx: Dim3) {
 pub unsafe fn sync_threads(lp: *mut KernelLoop) {
     unsafe {
         let Some((run, idx)) = me(lp) else { return };
-        let b = (&mut (*run).slots)[(*run).cur as usize].block as usize;
-        let n = (*run).threads;
-        let waiting = (&mut (*run).blocks)[b].barrier.len() as u32;
-        if waiting + 1 == n {
+        let cur = (*run).cur;
+        let slot = (*run).slots.as_mut_ptr().add(cur as usize);
+        let bs = (*run).blocks.as_mut_ptr().add((*slot).block as usize);
+        let waiting = &mut (*bs).barrier;
+        if waiting.len() as u32 + 1 == (*run).threads {
             // The last to arrive goes on; the others follow in order.
-            let run_ = &mut *run;
-            run_.ready.extend(run_.blocks[b].barrier.drain(..));
+            (*run).release(waiting);
             return;
         }
-        let t = linear(idx, (*run).grid.block);
-        truncate(run, lp, t);
-        let cur = (*run).cur;
-        (&mut (*run).blocks)[b].barrier.push(cur);
+        if (*slot).end - (*slot).first > 1 {
+            // The first wait of this carrier: it stops after this thread.
+            truncate(run, lp, linear(idx, (*run).grid.block));
+        }
+        (*bs).one_by_one = true;
+        (*bs).barrier.push(cur);
         Run::park(run);
         resumed(run, idx);
     }
@@ -569,8 +610,9 @@ pub unsafe fn grid_sync(lp: *mut KernelLoop) {
         }
         let total = (*run).threads * (*run).blocks.len() as u32;
         if (*run).grid_waiting.len() as u32 + 1 == total {
-            let run_ = &mut *run;
-            run_.ready.extend(run_.grid_waiting.drain(..));
+            let mut w = std::mem::take(&mut (*run).grid_waiting);
+            (*run).release(&mut w);
+            (*run).grid_waiting = w;
             return;
         }
         let t = linear(idx, (*run).grid.block);
@@ -640,7 +682,7 @@ pub unsafe fn warp_exchange(
             while others != 0 {
                 let o = others.trailing_zeros() as usize;
                 others &= others - 1;
-                (*run).ready.push_back((*w).parked[o]);
+                (*run).ready.push((*w).parked[o]);
             }
             return (*w).out[l];
         }
@@ -749,7 +791,9 @@ impl BlockRunner {
                 cur: 0,
                 slots: Vec::new(),
                 free: Vec::new(),
-                ready: VecDeque::new(),
+                ready: Vec::new(),
+                ready_head: 0,
+                block_form: false,
                 grid_waiting: Vec::new(),
                 outcome: None,
                 driver_sp: std::ptr::null_mut(),
@@ -776,25 +820,38 @@ impl BlockRunner {
         }
         let run = &mut *self.run;
         run.grid = *grid;
+        run.block_form = grid.block_fn.is_some();
         run.ctx = ctx;
         run.threads = grid.block.volume() as u32;
-        run.blocks.clear();
-        for b in 0..nblocks {
-            let shared = if words == 0 {
-                std::ptr::null_mut()
-            } else {
-                unsafe { self.shared.as_mut_ptr().add(words * b as usize) as *mut c_void }
-            };
+        // Blocks keep their lists' capacity from run to run: no allocation per block.
+        run.blocks.truncate(nblocks as usize);
+        while run.blocks.len() < nblocks as usize {
             run.blocks.push(BlockSync {
-                idx: grid
-                    .grid
-                    .unlinear(if grid.cooperative { b } else { linear }),
-                shared,
+                idx: Dim3::default(),
+                shared: std::ptr::null_mut(),
                 barrier: Vec::new(),
                 warps: Vec::new(),
                 one_by_one: false,
             });
         }
+        let threads = run.threads as usize;
+        for (b, bs) in run.blocks.iter_mut().enumerate() {
+            bs.idx = grid
+                .grid
+                .unlinear(if grid.cooperative { b as u64 } else { linear });
+            bs.shared = if words == 0 {
+                std::ptr::null_mut()
+            } else {
+                unsafe { self.shared.as_mut_ptr().add(words * b) as *mut c_void }
+            };
+            bs.barrier.clear();
+            bs.barrier.reserve(threads);
+            bs.one_by_one = false;
+            for w in bs.warps.iter_mut().flatten() {
+                w.arrived = 0;
+            }
+        }
+        run.ready.reserve(threads);
         run.next_block = 0;
         run.next_thread = 0;
         run.outcome = None;
@@ -823,6 +880,7 @@ impl BlockRunner {
             run.free.push(s.stack);
         }
         run.ready.clear();
+        run.ready_head = 0;
         run.grid_waiting.clear();
         outcome
     }
