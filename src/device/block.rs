@@ -389,8 +389,8 @@ impl Run {
     unsafe fn switch_to(run: *mut Run, to: u32) {
         let from = (*run).cur as usize;
         (*run).cur = to;
-        let save = std::ptr::addr_of_mut!((*(*run).slots.get_unchecked_mut(from)).sp);
-        let target = (*(*run).slots.get_unchecked_mut(to as usize)).sp;
+        let save = std::ptr::addr_of_mut!((*run).slots.get_unchecked_mut(from).sp);
+        let target = (*run).slots.get_unchecked_mut(to as usize).sp;
         fiber::switch(save, target);
     }
 
@@ -537,7 +537,10 @@ fn linear(idx: Dim3, block: Dim3) -> u32 {
 unsafe fn truncate(run: *mut Run, lp: *mut KernelLoop, t: u32) {
     let cur = (*run).cur as usize;
     let slot = &mut (*(*run).slots.get_unchecked_mut(cur));
-    (*(*run).blocks.get_unchecked_mut(slot.block as usize)).one_by_one = true;
+    (*run)
+        .blocks
+        .get_unchecked_mut(slot.block as usize)
+        .one_by_one = true;
     if !lp.is_null() {
         if (*lp).end > t + 1 {
             (*run).next_block = slot.block;
@@ -560,7 +563,7 @@ unsafe fn truncate(run: *mut Run, lp: *mut KernelLoop, t: u32) {
 unsafe fn resumed(run: *mut Run, idx: Dim3) {
     (*(*run).ctx).thread_idx = idx;
     if (*run).blocks.len() > 1 {
-        let b = (*(*run).slots.get_unchecked_mut((*run).cur as usize)).block;
+        let b = (*run).slots.get_unchecked_mut((*run).cur as usize).block;
         (*run).enter_block(b);
     }
 }
