@@ -588,7 +588,11 @@ pub unsafe fn sync_threads(lp: *mut KernelLoop) {
             truncate(run, lp, linear(idx, (*run).grid.block));
         }
         (*bs).one_by_one = true;
-        (*bs).barrier.push(cur);
+        // Capacity for every thread of the block is reserved when the run starts.
+        let w = &mut (*bs).barrier;
+        debug_assert!(w.len() < w.capacity());
+        w.as_mut_ptr().add(w.len()).write(cur);
+        w.set_len(w.len() + 1);
         Run::park(run);
         resumed(run, idx);
     }
