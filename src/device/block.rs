@@ -105,6 +105,8 @@ struct Slot {
     end: u32,
     /// The block (within the run) whose threads it carries.
     block: u32,
+    /// The index of the thread parked on it (what the context shows when it resumes).
+    idx: Dim3,
 }
 
 /// What a rendezvous of a warp computes for each lane.
@@ -290,6 +292,7 @@ impl Run {
             first: 0,
             end: 0,
             block: 0,
+            idx: Dim3::default(),
         });
         (self.slots.len() - 1) as u32
     }
@@ -386,12 +389,19 @@ impl Run {
 
     /// Switches from the current fiber to `to` (the current one is saved to be resumed later,
     /// or abandoned).
+    /// The context shows `to`'s thread (and block) when it resumes: the switch returns straight
+    /// into the resumed kernel code.
+    #[inline(always)]
     unsafe fn switch_to(run: *mut Run, to: u32) {
         let from = (*run).cur as usize;
         (*run).cur = to;
+        let t = (*run).slots.as_mut_ptr().add(to as usize);
+        (*(*run).ctx).thread_idx = (*t).idx;
+        if (*run).blocks.len() > 1 {
+            (*run).enter_block((*t).block);
+        }
         let save = std::ptr::addr_of_mut!((*run).slots.get_unchecked_mut(from).sp);
-        let target = (*run).slots.get_unchecked_mut(to as usize).sp;
-        fiber::switch(save, target);
+        fiber::switch(save, (*t).sp)
     }
 
     /// Ends the run with `outcome`: back to the driver; the current fiber is never resumed.
@@ -405,7 +415,9 @@ impl Run {
 
     /// Parks the current fiber (already recorded as waiting) and runs another; returns when the
     /// current fiber is resumed.
-    unsafe fn park(run: *mut Run) {
+    #[inline(always)]
+    unsafe fn park(run: *mut Run, idx: Dim3) {
+        (*run).slots.get_unchecked_mut((*run).cur as usize).idx = idx;
         match (*run).next_runnable() {
             Some(to) => Run::switch_to(run, to),
             None => {
@@ -558,16 +570,6 @@ unsafe fn truncate(run: *mut Run, lp: *mut KernelLoop, t: u32) {
     }
 }
 
-/// After a parked thread is resumed: its index (and block) back in the context.
-#[inline]
-unsafe fn resumed(run: *mut Run, idx: Dim3) {
-    (*(*run).ctx).thread_idx = idx;
-    if (*run).blocks.len() > 1 {
-        let b = (*run).slots.get_unchecked_mut((*run).cur as usize).block;
-        (*run).enter_block(b);
-    }
-}
-
 /// `birenSyncThreads`: the block barrier. Outside a kernel: does nothing.
 /// # Safety
 /// `lp` is null or the calling thread's loop (what the header passes).
@@ -593,8 +595,7 @@ pub unsafe fn sync_threads(lp: *mut KernelLoop) {
         debug_assert!(w.len() < w.capacity());
         w.as_mut_ptr().add(w.len()).write(cur);
         w.set_len(w.len() + 1);
-        Run::park(run);
-        resumed(run, idx);
+        Run::park(run, idx)
     }
 }
 
@@ -626,8 +627,7 @@ pub unsafe fn grid_sync(lp: *mut KernelLoop) {
         truncate(run, lp, t);
         let cur = (*run).cur;
         (*run).grid_waiting.push(cur);
-        Run::park(run);
-        resumed(run, idx);
+        Run::park(run, idx)
     }
 }
 
@@ -695,8 +695,7 @@ pub unsafe fn warp_exchange(
         }
         truncate(run, lp, t);
         (*w).parked[l] = (*run).cur;
-        Run::park(run);
-        resumed(run, idx);
+        Run::park(run, idx);
         (*w).out[l]
     }
 }
