@@ -9,8 +9,10 @@
  *
  * Kernels are plain C functions `void k(void **args)`; inside them use birenThreadIdx(),
  * birenBlockIdx(), birenBlockDim(), birenGridDim(), birenSharedMemory(), birenSyncThreads() and
- * birenTrap(). Launch with BIREN_LAUNCH(kernel, grid, block, sharedMem, stream, arg...) to have
- * the argument values copied at launch.
+ * birenTrap(). Or write them with BIREN_KERNEL(name, (T1) a1, ...) { CUDA's per-thread body },
+ * which runs each block as one loop the compiler sees (see "The kernel form" below). Launch with
+ * BIREN_LAUNCH(kernel, grid, block, sharedMem, stream, arg...) to have the argument values copied
+ * at launch. Warp operations, atomics and birenGridSync are below too.
  *
  * This header does not define CHECK_BIREN: paste the vendor's macro after the include, or use
  * BIREN_CHECK below.
