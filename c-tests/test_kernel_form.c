@@ -110,6 +110,31 @@ static int every_thread_of_3d_blocks_runs_once(void) {
   return 0;
 }
 
+/* The most parameters the macro takes (16), of mixed types. */
+BIREN_KERNEL(sixteen, (long long *) out, (int) a, (unsigned) b, (short) c, (char) d, (long) e, (float) f,
+             (double) g, (int) h, (int) i, (int) j, (int) k, (int) l, (unsigned long long) m, (signed char) n,
+             (int) o) {
+  if (threadIdx.x == 0)
+    *out = a + (long long)b + c + d + e + (long long)f + (long long)g + h + i + j + k + l + (long long)m + n + o;
+}
+
+static int sixteen_parameters_of_mixed_types(void) {
+  long long out = 0, *po = &out;
+  int a = 1, h = 8, i = 9, j = 10, k = 11, l = 12, o = 15;
+  unsigned b = 2;
+  short c = 3;
+  char d = 4;
+  long e = 5;
+  float f = 6.0f;
+  double g = 7.0;
+  unsigned long long m = 13;
+  signed char n = 14;
+  OK(BIREN_LAUNCH(sixteen, birenDim3(1, 1, 1), birenDim3(1, 1, 1), 0, NULL, po, a, b, c, d, e, f, g, h, i, j, k, l, m, n, o));
+  OK(birenDeviceSynchronize());
+  EXPECT(out == 120);
+  return 0;
+}
+
 /* `return` ends one thread, not the block. */
 BIREN_KERNEL(early_return, (int *) count) {
   if (threadIdx.x % 2) return;
@@ -620,6 +645,7 @@ static const test_case tests[] = {
     TEST(arguments_are_copied_at_launch),
     TEST(every_thread_of_3d_blocks_runs_once),
     TEST(return_ends_only_the_thread),
+    TEST(sixteen_parameters_of_mixed_types),
     TEST(barrier_reduction_in_the_kernel_form),
     TEST(misuse_of_barriers_and_trap_in_the_form_fails),
     TEST(every_warp_operation_with_full_and_partial_masks),

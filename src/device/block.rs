@@ -669,8 +669,11 @@ pub unsafe fn warp_exchange(
         }
         let b = (&mut (*run).slots)[(*run).cur as usize].block as usize;
         let warps = &mut (&mut (*run).blocks)[b].warps;
-        if warps.is_empty() {
-            warps.resize_with((*run).threads.div_ceil(WARP_SIZE) as usize, || None);
+        // The list lives as long as the runner: a block of an earlier launch may have had fewer
+        // warps.
+        let need = (*run).threads.div_ceil(WARP_SIZE) as usize;
+        if warps.len() < need {
+            warps.resize_with(need, || None);
         }
         let w: *mut Warp = &mut **warps[wi].get_or_insert_with(Warp::new);
         let l = lane as usize;
@@ -1072,6 +1075,26 @@ mod tests {
         for (w, &s) in out.iter().enumerate() {
             let lo = w as u32 * 32 + 1;
             assert_eq!(s, (lo..lo + 32).sum::<u32>());
+        }
+    }
+
+    #[test]
+    fn a_bigger_block_after_a_smaller_one_gets_its_warps() {
+        let mut r = BlockRunner::new(64 * 1024);
+        for threads in [64u32, 128] {
+            let mut out = [0u32; 4];
+            let mut a = [out.as_mut_ptr() as *mut c_void];
+            let g = grid(
+                warp_sum,
+                a.as_mut_ptr(),
+                Dim3::new(1, 1, 1),
+                Dim3::new(threads, 1, 1),
+                0,
+            );
+            assert_eq!(r.run_block(&g, 0), BlockOutcome::Completed);
+            let last = threads / 32 - 1;
+            let lo = last * 32 + 1;
+            assert_eq!(out[last as usize], (lo..lo + 32).sum::<u32>());
         }
     }
 
