@@ -1000,13 +1000,19 @@ static birenKernelLoop *const biren_loop_ BIREN_UNUSED_ = 0;
   unsigned biren_lin_ = biren_first_;                                                             \
   biren_l_.end = biren_end_;                                                                      \
   while (biren_lin_ < biren_l_.end) {                                                             \
-    unsigned biren_row_ = biren_lin_ / biren_bd_.x;                                               \
-    unsigned biren_x0_ = biren_lin_ - biren_row_ * biren_bd_.x;                                   \
-    unsigned biren_n_ = biren_bd_.x - biren_x0_;                                                  \
-    unsigned biren_x_;                                                                            \
+    unsigned biren_row_ = 0, biren_x0_ = biren_lin_, biren_n_, biren_x_;                          \
+    if (biren_lin_ >= biren_bd_.x) { /* no division in the first row (1-D blocks: always) */      \
+      biren_row_ = biren_lin_ / biren_bd_.x;                                                      \
+      biren_x0_ = biren_lin_ - biren_row_ * biren_bd_.x;                                          \
+    }                                                                                             \
+    biren_n_ = biren_bd_.x - biren_x0_;                                                           \
     if (biren_l_.end - biren_lin_ < biren_n_) biren_n_ = biren_l_.end - biren_lin_;               \
-    biren_l_.tid.y = biren_row_ % biren_bd_.y;                                                    \
-    biren_l_.tid.z = biren_row_ / biren_bd_.y;                                                    \
+    biren_l_.tid.y = 0;                                                                           \
+    biren_l_.tid.z = 0;                                                                           \
+    if (biren_row_) {                                                                             \
+      biren_l_.tid.y = biren_row_ % biren_bd_.y;                                                  \
+      biren_l_.tid.z = biren_row_ / biren_bd_.y;                                                  \
+    }                                                                                             \
     biren_l_.xe = biren_x0_ + biren_n_;                                                           \
     for (biren_x_ = biren_x0_; biren_x_ < biren_l_.xe; ++biren_x_) {                              \
       biren_l_.tid.x = biren_x_;                                                                  \
