@@ -24,7 +24,7 @@ C_TESTS  := $(patsubst c-tests/%.c,$(BUILD)/c-tests/%,$(wildcard c-tests/*.c))
 EXAMPLES := $(patsubst examples-c/%.c,$(BUILD)/examples/%,$(sort $(wildcard examples-c/*.c)))
 SAMPLES  := $(patsubst samples/%.c,$(BUILD)/samples/%,$(sort $(wildcard samples/*.c)))
 
-.PHONY: all lib prof header check-header system-tools venv test test-rust test-c test-examples test-samples test-prof test-python test-wheel demo bench stress valgrind install uninstall clean docs
+.PHONY: all lib prof header check-header system-tools venv test test-rust test-c test-examples test-samples test-prof test-python test-wheel demo bench bench-peer stress valgrind install uninstall clean docs
 
 all: lib prof
 
@@ -169,6 +169,17 @@ $(BUILD)/bench/%: bench/%.c include/biren_runtime.h lib
 
 bench: lib $(BENCH)
 	@set -e; for b in $(BENCH); do $$b; done
+
+# The kernel figures beside HIP-CPU's (see BENCHMARKS.md: HIP_CPU_DIR is a checkout of
+# https://github.com/ROCm/HIP-CPU; it needs TBB, e.g. apt-get install libtbb-dev).
+HIP_CPU_DIR ?=
+build/bench/peer_hip: bench/peer/hip_kernels.cpp
+	@test -n "$(HIP_CPU_DIR)" || { echo "make bench-peer HIP_CPU_DIR=/path/to/HIP-CPU" >&2; exit 1; }
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -O3 -march=native -fopenmp-simd -I$(HIP_CPU_DIR)/include -o $@ $< -ltbb -pthread
+
+bench-peer: lib build/bench/kernels build/bench/peer_hip
+	HIP_CPU_DIR=$(HIP_CPU_DIR) bash bench/peer.sh
 
 # ---- install ---------------------------------------------------------------------------------
 # make install [PREFIX=/usr/local] [DESTDIR=/staging] [libdir=...] [includedir=...]

@@ -94,9 +94,11 @@ only_biren() {
   if grep -v '^biren' "$WORK/exports"; then echo "symbols above are not biren*"; return 1; fi
   # Every function the header declares is exported.
   local missing=0
-  # Helpers the header defines as static inline (birenDim3, birenKernelCtxFast, ...) need no export.
+  # Helpers the header defines as static inline (birenDim3, birenKernelCtxFast, ...) or as
+  # function-like macros (birenShflSyncInt, the generic birenAtomicAdd, ...) need no export.
   local inline_only
-  inline_only=$(grep -oE 'static inline [^(]*\bbiren[A-Za-z]+\(' "$ROOT/include/biren_runtime.h" | grep -oE 'biren[A-Za-z]+' | sort -u)
+  inline_only=$({ grep -oE 'static inline [^(]*\bbiren[A-Za-z]+\(' "$ROOT/include/biren_runtime.h"
+    grep -oE '#define biren[A-Za-z]+\(' "$ROOT/include/biren_runtime.h"; } | grep -oE 'biren[A-Za-z]+' | sort -u)
   for f in $(grep -oE '\bbiren[A-Za-z]+\(' "$ROOT/include/biren_runtime.h" | tr -d '(' | sort -u); do
     if printf '%s\n' "$inline_only" | grep -qx "$f" && ! grep -qx "$f" "$WORK/exports"; then continue; fi
     grep -qx "$f" "$WORK/exports" || { echo "not exported: $f"; missing=1; }

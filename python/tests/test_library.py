@@ -20,7 +20,10 @@ def header_functions():
         line = line.strip()
         if line.startswith(("static", "#", "return")):
             continue
-        m = re.match(r"^(?:const\s+)?(?:enum\s+|struct\s+)?\w+[\s\*]+(biren[A-Z]\w*)\s*\(", line)
+        m = re.match(
+            r"^(?:const\s+)?(?:(?:enum|struct|unsigned|signed|long|short)\s+)*\w+[\s\*]+(biren[A-Z]\w*)\s*\(",
+            line,
+        )
         if m:
             names.add(m.group(1))
     return names
@@ -179,3 +182,19 @@ def test_get_include_gives_the_header_of_this_checkout():
     include = biren.get_include()
     assert include == str(REPO / "include")
     assert os.path.isfile(os.path.join(include, "biren_runtime.h"))
+def test_exported_atomics_and_warp_calls_work_from_python():
+    import ctypes
+
+    lib = biren.lib()
+    x = ctypes.c_int(5)
+    assert lib.birenAtomicAddInt(ctypes.byref(x), 3) == 5 and x.value == 8
+    assert lib.birenAtomicCASInt(ctypes.byref(x), 8, 1) == 8 and x.value == 1
+    assert lib.birenAtomicIncUint(None, 1) == 0  # NULL: nothing, 0
+    d = ctypes.c_double(1.5)
+    assert lib.birenAtomicAddDouble(ctypes.byref(d), 0.25) == 1.5 and d.value == 1.75
+    u = ctypes.c_ulonglong(10)
+    assert lib.birenAtomicDecUll(ctypes.byref(u), 20) == 10 and u.value == 9
+    # Outside a kernel the caller is a warp of one lane.
+    assert lib.birenWarpExchange(None, 1, 1, 42, 0, 32) == 42
+    assert lib.birenBallotSync(1, 1) == 1
+    assert lib.birenLaneId() == 0

@@ -1,39 +1,73 @@
-//! Running one block of a kernel on the calling compute unit.
+//! Running the blocks of a kernel on the calling compute unit: threads, barriers, warps, grids.
 //!
-//! All threads of a block start on one coroutine (fiber) that runs them one after another, so a
-//! kernel without barriers pays one fiber switch per block and nothing per thread. When a thread
-//! calls `birenSyncThreads`, its fiber suspends and a new fiber takes over the block's remaining
-//! threads; once every thread has started, the ones waiting at the barrier are resumed in turn.
-//! A barrier that some threads of the block never reach (they returned) fails the block instead
-//! of hanging; `birenTrap` abandons the block's fibers without unwinding through C frames.
+//! The threads of a block run one after another on a *carrier* fiber: a kernel without sync
+//! points pays one fiber switch per block and nothing per thread (a `BIREN_KERNEL` kernel runs
+//! them as one plain loop the compiler can vectorise). When a thread reaches a sync point
+//! (`birenSyncThreads`, a warp operation, `birenGridSync`) that others must reach too, its carrier
+//! stops after that thread and parks; the next fiber runs at once, with a direct switch:
+//! a new carrier for the threads not yet started, else a thread released by a completed sync.
+//! A barrier, warp or grid rendezvous completes when its last member arrives: that thread goes
+//! on and the others become ready in order. So a thread-barrier costs one switch.
+//!
+//! When nothing can run and threads still wait, the wait can never complete (some threads
+//! returned without reaching it): the block fails instead of hanging. `birenTrap` and misuse
+//! abandon the block's fibers without unwinding through C frames.
+//!
+//! A cooperative launch runs its whole grid here, all blocks resident at once as fibers, so that
+//! `birenGridSync` can wait for every thread of the grid.
 
-use super::fault::{self, Fault};
-use super::kernel_ctx::{self, Dim3, KernelCtx};
-use corosensei::stack::{DefaultStack, Stack, StackPointer};
-use corosensei::{Coroutine, CoroutineResult, Yielder};
-use std::cell::Cell;
-use std::ffi::c_void;
+// The run state is reached through a raw pointer (from the unit's thread-local) by whichever
+// fiber runs; the references taken through it live within one call between switches, and one
+// fiber runs at a time.
+#![allow(dangerous_implicit_autorefs)]
 
-/// A kernel: a plain C function taking the argument-pointer array.
+use super::fiber::{self, Stack};
+use super::fault::Fault;
+use super::kernel_ctx::{self, Dim3, KernelCtx, KernelLoop};
+use std::ffi::{c_uint, c_void};
+
+/// A kernel: a plain C function taking the argument-pointer array, called once per thread.
 pub type KernelFn = unsafe extern "C" fn(*mut *mut c_void);
+
+/// A kernel's block entry (`BIREN_KERNEL`): runs threads `first..end` (linear, x fastest) of
+/// the block described by the context, with the argument-pointer array.
+pub type BlockFn = unsafe extern "C" fn(*mut KernelCtx, *mut *mut c_void, c_uint, c_uint);
+
+/// Threads per warp.
+pub const WARP_SIZE: u32 = 32;
 
 /// What a kernel launch asks the device to run.
 #[derive(Clone, Copy, Debug)]
 pub struct Grid {
     pub kernel: KernelFn,
+    /// The kernel's block entry, when it has one: used instead of `kernel`.
+    pub block_fn: Option<BlockFn>,
     pub args: *mut *mut c_void,
     pub grid: Dim3,
     pub block: Dim3,
     pub shared_bytes: usize,
-    /// Stack of each simulated thread (fiber), in bytes; 0: the runner's default.
+    /// A cooperative launch: the whole grid runs at once on one compute unit (`birenGridSync`).
+    pub cooperative: bool,
+    /// The fiber stack size of each simulated thread (birenLimitStackSize).
     pub stack_size: usize,
+}
+
+impl Grid {
+    /// How many pieces the scheduler hands out: blocks, or the whole grid at once.
+    pub fn dispatch_count(&self) -> u64 {
+        if self.cooperative {
+            1
+        } else {
+            self.grid.volume()
+        }
+    }
 }
 
 // The argument array is owned by the launch (or promised valid by the user) for the whole run.
 unsafe impl Send for Grid {}
 unsafe impl Sync for Grid {}
 
-/// How one block ended.
+/// How one block (or cooperative grid) ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BlockOutcome {
     Completed,
@@ -46,315 +80,862 @@ pub enum BlockOutcome {
         waiting: u32,
         threads: u32,
     },
+    /// Lanes of warp `warp` wait at a warp operation whose mask names lanes that never arrive.
+    DivergentWarp {
+        warp: u32,
+        waiting: u32,
+        mask: u32,
+    },
+    /// `waiting` threads of a cooperative grid of `threads` wait at birenGridSync while the others
+    /// have returned.
+    DivergentGrid {
+        waiting: u32,
+        threads: u32,
+    },
+    /// A sync call the launch does not allow (e.g. birenGridSync outside a cooperative launch).
+    Misuse {
+        what: &'static str,
+        thread: Dim3,
+    },
     /// A thread raised a signal (a NULL or wild pointer, a division by zero): see `fault.rs`.
     Faulted {
         thread: Dim3,
         fault: Fault,
     },
-    /// The kernel watchdog stopped the block (BIREN_KERNEL_TIMEOUT_MS).
+    /// The kernel watchdog stopped the run (BIREN_KERNEL_TIMEOUT_MS).
     TimedOut {
         thread: Dim3,
     },
 }
 
+/// A fiber of the current run.
+struct Slot {
+    sp: *mut c_void,
+    stack: Stack,
+    /// The carrier runs threads first..end (end lowered when one parks).
+    first: u32,
+    end: u32,
+    /// The block (within the run) whose threads it carries.
+    block: u32,
+    /// The index of the thread parked on it (what the context shows when it resumes).
+    idx: Dim3,
+}
+
+/// What a rendezvous of a warp computes for each lane.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum FiberEvent {
-    Barrier,
-    Trap,
-    /// The fault handler suspended the fiber (the signal is in the unit state).
-    Fault,
+#[repr(u8)]
+pub enum WarpOp {
+    Sync = 0,
+    Shfl = 1,
+    ShflUp = 2,
+    ShflDown = 3,
+    ShflXor = 4,
+    Ballot = 5,
+    Any = 6,
+    All = 7,
 }
 
-type Fiber = Coroutine<(), FiberEvent, (), FiberStack>;
-
-/// A fiber stack whose top is staggered by a few cache lines per stack. Stacks are mapped at
-/// page-aligned addresses of equal size, so without the stagger the tops of a block's 256
-/// fibers would all fall into the same cache sets and evict each other at every switch.
-pub struct FiberStack {
-    inner: DefaultStack,
-    stagger: usize,
+#[derive(Clone, Copy)]
+struct LaneReq {
+    op: WarpOp,
+    param: i32,
+    width: i32,
+    /// The mask the lane named (for the failure report).
+    mask: u32,
 }
 
-unsafe impl Stack for FiberStack {
-    fn base(&self) -> StackPointer {
-        StackPointer::new(self.inner.base().get() - self.stagger).expect("stack base")
+struct Warp {
+    arrived: u32,
+    vals: [u64; 32],
+    req: [LaneReq; 32],
+    out: [u64; 32],
+    parked: [u32; 32],
+}
+
+impl WarpOp {
+    /// The operation a C integer names, if any.
+    pub fn from_int(v: i32) -> Option<WarpOp> {
+        Some(match v {
+            0 => WarpOp::Sync,
+            1 => WarpOp::Shfl,
+            2 => WarpOp::ShflUp,
+            3 => WarpOp::ShflDown,
+            4 => WarpOp::ShflXor,
+            5 => WarpOp::Ballot,
+            6 => WarpOp::Any,
+            7 => WarpOp::All,
+            _ => return None,
+        })
     }
-    fn limit(&self) -> StackPointer {
-        self.inner.limit()
+}
+
+impl Warp {
+    fn new() -> Box<Warp> {
+        Box::new(Warp {
+            arrived: 0,
+            vals: [0; 32],
+            req: [LaneReq {
+                op: WarpOp::Sync,
+                param: 0,
+                width: 32,
+                mask: 0,
+            }; 32],
+            out: [0; 32],
+            parked: [0; 32],
+        })
+    }
+
+    /// Computes every lane's result of the rendezvous of the lanes in `mask`.
+    fn complete(&mut self, mask: u32) {
+        let mut ballot = 0u32;
+        for l in 0..32 {
+            if mask & (1 << l) != 0 && self.vals[l] != 0 {
+                ballot |= 1 << l;
+            }
+        }
+        for l in 0..32usize {
+            if mask & (1 << l) == 0 {
+                continue;
+            }
+            let r = self.req[l];
+            let own = self.vals[l];
+            let width = r.width as u32;
+            let seg = l as u32 & !(width - 1);
+            let src = |s: u32| -> u64 {
+                if s < 32 && mask & (1 << s) != 0 {
+                    self.vals[s as usize]
+                } else {
+                    own
+                }
+            };
+            self.out[l] = match r.op {
+                WarpOp::Sync => 0,
+                WarpOp::Shfl => src(seg + (r.param as u32 & (width - 1))),
+                WarpOp::ShflUp => {
+                    let d = r.param as u32;
+                    let lw = l as u32 - seg;
+                    if d > lw {
+                        own
+                    } else {
+                        src(l as u32 - d)
+                    }
+                }
+                WarpOp::ShflDown => {
+                    let d = r.param as u32;
+                    let lw = l as u32 - seg;
+                    if d >= width || lw + d >= width {
+                        own
+                    } else {
+                        src(l as u32 + d)
+                    }
+                }
+                WarpOp::ShflXor => {
+                    let s = l as u32 ^ r.param as u32;
+                    // Lanes of later groups are out of reach (CUDA): own value.
+                    if s >= 32 || (s & !(width - 1)) > seg {
+                        own
+                    } else {
+                        src(s)
+                    }
+                }
+                WarpOp::Ballot => ballot as u64,
+                WarpOp::Any => (ballot != 0) as u64,
+                WarpOp::All => (ballot == mask) as u64,
+            };
+        }
     }
 }
 
-type FiberYielder = Yielder<(), FiberEvent>;
+/// Per block of the run: its barrier and warps.
+struct BlockSync {
+    idx: Dim3,
+    shared: *mut c_void,
+    barrier: Vec<u32>,
+    warps: Vec<Option<Box<Warp>>>,
+    /// A thread of the block has waited: a `BIREN_KERNEL` block entry then runs the block's
+    /// remaining threads one per carrier (a sync point in a helper function, which cannot stop
+    /// the entry's loop, then works).
+    one_by_one: bool,
+}
 
-/// Suspends the calling kernel thread at its block's barrier. Outside a kernel: does nothing.
-pub fn sync_threads() {
+/// The state of one run (a block, or a cooperative grid); the fibers reach it through the unit's
+/// thread-local.
+pub struct Run {
+    grid: Grid,
+    ctx: *mut KernelCtx,
+    threads: u32,
+    blocks: Vec<BlockSync>,
+    /// The first thread not yet started: block, thread.
+    next_block: u32,
+    next_thread: u32,
+    cur: u32,
+    slots: Vec<Slot>,
+    free: Vec<Stack>,
+    /// Fibers ready to run: `ready[ready_head..]`, in order.
+    ready: Vec<u32>,
+    ready_head: usize,
+    /// The kernel has a block entry (`grid.block_fn`).
+    block_form: bool,
+    grid_waiting: Vec<u32>,
+    outcome: Option<BlockOutcome>,
+    driver_sp: *mut c_void,
+    stack_size: usize,
+    made: usize,
+}
+
+impl Run {
+    fn stack(&mut self) -> Stack {
+        self.free.pop().unwrap_or_else(|| {
+            self.made += 1;
+            // 67 cache lines per stack (a prime), wrapping within 16 KiB: spreads the tops over
+            // all cache sets.
+            Stack::new(self.stack_size, (self.made * 67 * 64) % (16 * 1024))
+        })
+    }
+
+    /// A new carrier fiber (not started) for the threads not yet started.
+    fn new_carrier(&mut self) -> u32 {
+        let mut stack = self.stack();
+        let me = self as *mut Run as *mut c_void;
+        let sp = stack.prepare(carrier_main, me);
+        self.slots.push(Slot {
+            sp,
+            stack,
+            first: 0,
+            end: 0,
+            block: 0,
+            idx: Dim3::default(),
+        });
+        (self.slots.len() - 1) as u32
+    }
+
+    fn has_unstarted(&self) -> bool {
+        (self.next_block as usize) < self.blocks.len()
+    }
+
+    /// The next fiber to run: a new carrier for unstarted threads, else a ready one.
+    fn next_runnable(&mut self) -> Option<u32> {
+        if self.has_unstarted() {
+            return Some(self.new_carrier());
+        }
+        self.pop_ready()
+    }
+
+    #[inline]
+    fn pop_ready(&mut self) -> Option<u32> {
+        let h = self.ready_head;
+        if h < self.ready.len() {
+            self.ready_head = h + 1;
+            // SAFETY: h < len.
+            Some(unsafe { *self.ready.get_unchecked(h) })
+        } else {
+            if h != 0 {
+                self.ready.clear();
+                self.ready_head = 0;
+            }
+            None
+        }
+    }
+
+    /// Makes the fibers in `waiting` ready (in order) and empties it.
+    #[inline]
+    fn release(&mut self, waiting: &mut Vec<u32>) {
+        if self.ready_head == self.ready.len() {
+            // Nothing else is ready (the usual case at a barrier): the waiting list becomes the
+            // ready list, without copying.
+            self.ready.clear();
+            self.ready_head = 0;
+            std::mem::swap(&mut self.ready, waiting);
+        } else {
+            self.ready.append(waiting);
+        }
+    }
+
+    /// Points the context at block `b` of the run.
+    fn enter_block(&mut self, b: u32) {
+        let bs = &self.blocks[b as usize];
+        unsafe {
+            (*self.ctx).block_idx = bs.idx;
+            (*self.ctx).shared = bs.shared;
+        }
+    }
+
+    fn waiting_anywhere(&self) -> bool {
+        !self.grid_waiting.is_empty()
+            || self
+                .blocks
+                .iter()
+                .any(|b| !b.barrier.is_empty() || b.warps.iter().flatten().any(|w| w.arrived != 0))
+    }
+
+    /// Why nothing can run while threads still wait.
+    fn stuck(&self) -> BlockOutcome {
+        for b in &self.blocks {
+            if !b.barrier.is_empty() {
+                return BlockOutcome::DivergentBarrier {
+                    waiting: b.barrier.len() as u32,
+                    threads: self.threads,
+                };
+            }
+        }
+        for b in &self.blocks {
+            for (i, w) in b.warps.iter().enumerate() {
+                if let Some(w) = w {
+                    if w.arrived != 0 {
+                        let l = w.arrived.trailing_zeros() as usize;
+                        let mask = w.req[l].mask;
+                        return BlockOutcome::DivergentWarp {
+                            warp: i as u32,
+                            waiting: w.arrived.count_ones(),
+                            mask,
+                        };
+                    }
+                }
+            }
+        }
+        BlockOutcome::DivergentGrid {
+            waiting: self.grid_waiting.len() as u32,
+            threads: self.threads * self.blocks.len() as u32,
+        }
+    }
+
+    /// Switches from the current fiber to `to` (the current one is saved to be resumed later,
+    /// or abandoned).
+    /// The context shows `to`'s thread (and block) when it resumes: the switch returns straight
+    /// into the resumed kernel code.
+    #[inline(always)]
+    unsafe fn switch_to(run: *mut Run, to: u32) {
+        let from = (*run).cur as usize;
+        (*run).cur = to;
+        let t = (*run).slots.as_mut_ptr().add(to as usize);
+        (*(*run).ctx).thread_idx = (*t).idx;
+        if (*run).blocks.len() > 1 {
+            (*run).enter_block((*t).block);
+        }
+        let save = std::ptr::addr_of_mut!((*run).slots.get_unchecked_mut(from).sp);
+        fiber::switch(save, (*t).sp)
+    }
+
+    /// Ends the run with `outcome`: back to the driver; the current fiber is never resumed.
+    unsafe fn end(run: *mut Run, outcome: BlockOutcome) -> ! {
+        (*run).outcome = Some(outcome);
+        // From here on a signal is not the kernel's: the driver's context is about to resume.
+        std::ptr::write_volatile(&mut (*kernel_ctx::unit()).on_fiber, false);
+        let from = (*run).cur as usize;
+        let save = std::ptr::addr_of_mut!((&mut (*run).slots)[from].sp);
+        fiber::switch(save, (*run).driver_sp);
+        unreachable!("biren: an ended kernel fiber was resumed");
+    }
+
+    /// Parks the current fiber (already recorded as waiting) and runs another; returns when the
+    /// current fiber is resumed.
+    #[inline(always)]
+    unsafe fn park(run: *mut Run, idx: Dim3) {
+        (*run).slots.get_unchecked_mut((*run).cur as usize).idx = idx;
+        match (*run).next_runnable() {
+            Some(to) => Run::switch_to(run, to),
+            None => {
+                let o = (*run).stuck();
+                Run::end(run, o)
+            }
+        }
+    }
+
+    /// The current carrier finished its threads: runs another fiber or ends the run.
+    unsafe fn finish(run: *mut Run) -> ! {
+        match (*run).pop_ready() {
+            Some(to) => {
+                Run::switch_to(run, to);
+                unreachable!("biren: a finished carrier was resumed");
+            }
+            None => {
+                if (*run).waiting_anywhere() {
+                    let o = (*run).stuck();
+                    Run::end(run, o)
+                } else {
+                    Run::end(run, BlockOutcome::Completed)
+                }
+            }
+        }
+    }
+}
+
+/// A carrier fiber: runs unstarted threads until none are left, then finishes.
+unsafe extern "C" fn carrier_main(arg: *mut c_void) {
+    let run = arg as *mut Run;
+    // On a fiber, with the driver's context saved: a fault here is the kernel's.
+    std::ptr::write_volatile(&mut (*kernel_ctx::unit()).on_fiber, true);
+    while (*run).has_unstarted() {
+        let b = (*run).next_block;
+        let first = (*run).next_thread;
+        let n = (*run).threads;
+        (*run).next_block += 1;
+        (*run).next_thread = 0;
+        let cur = (*run).cur as usize;
+        (&mut (*run).slots)[cur].first = first;
+        (&mut (*run).slots)[cur].end = n;
+        (&mut (*run).slots)[cur].block = b;
+        if (*run).blocks.len() > 1 {
+            (*run).enter_block(b);
+        }
+        let ctx = (*run).ctx;
+        let g = (*run).grid;
+        if let Some(f) = g.block_fn {
+            // Thread 0 alone first: if it waits, the kernel has sync points and the block's
+            // threads run one per carrier; if not, the others run in one loop.
+            let end = if first == 0 || (&(*run).blocks)[b as usize].one_by_one {
+                first + 1
+            } else {
+                n
+            };
+            if end < n {
+                (*run).next_block = b;
+                (*run).next_thread = end;
+            }
+            (&mut (*run).slots)[cur].end = end;
+            (*ctx).thread_idx = g.block.unlinear(first as u64);
+            f(ctx, g.args, first, end);
+        } else if g.block.y == 1 && g.block.z == 1 {
+            let mut t = first;
+            while t < (&mut (*run).slots)[(*run).cur as usize].end {
+                (*ctx).thread_idx = Dim3::new(t, 0, 0);
+                (g.kernel)(g.args);
+                t += 1;
+            }
+        } else {
+            let mut t = first;
+            let mut idx = g.block.unlinear(first as u64);
+            while t < (&mut (*run).slots)[(*run).cur as usize].end {
+                (*ctx).thread_idx = idx;
+                (g.kernel)(g.args);
+                t += 1;
+                idx.x += 1;
+                if idx.x == g.block.x {
+                    idx.x = 0;
+                    idx.y += 1;
+                    if idx.y == g.block.y {
+                        idx.y = 0;
+                        idx.z += 1;
+                    }
+                }
+            }
+        }
+    }
+    Run::finish(run)
+}
+
+/// The calling kernel thread: its run, block (in the run), linear thread index and index.
+/// `lp` is the loop of a `BIREN_KERNEL` block entry, or null.
+#[inline]
+/// Called by the fault handler on a kernel fiber (`UnitTls::on_fiber`): ends the run with the
+/// signal the handler noted; the driver abandons the run's fibers, as for `birenTrap`.
+///
+/// # Safety
+/// Only on a compute unit, while `on_fiber` is set.
+pub(crate) unsafe fn end_for_fault() -> ! {
     let u = kernel_ctx::unit();
-    // SAFETY: u is this OS thread's unit state; a non-null yielder is that of the fiber we are
-    // running on (set by the fiber body, restored after every suspension).
+    let run = (*u).run as *mut Run;
+    let thread = (*(*run).ctx).thread_idx;
+    let f = (*u).fault;
+    let outcome = if f.signal == super::fault::watchdog_signal() {
+        BlockOutcome::TimedOut { thread }
+    } else {
+        BlockOutcome::Faulted { thread, fault: f }
+    };
+    Run::end(run, outcome)
+}
+
+unsafe fn me(lp: *mut KernelLoop) -> Option<(*mut Run, Dim3)> {
+    let u = kernel_ctx::unit();
+    let run = (*u).run as *mut Run;
+    if run.is_null() {
+        return None;
+    }
+    let idx = if lp.is_null() {
+        let s = (*run).slots.get_unchecked((*run).cur as usize);
+        if (*run).block_form && s.end - s.first > 1 {
+            // A helper function called from a BIREN_KERNEL body's loop: the context does not
+            // know which thread calls.
+            (*(*run).ctx).thread_idx = (*run).grid.block.unlinear(s.first as u64);
+            Run::end(
+                run,
+                BlockOutcome::Misuse {
+                    what: "a sync point or warp operation in a function called from a BIREN_KERNEL body whose thread 0 never waits: call it in the body, or give the function a `birenKernelLoop *biren_loop_` parameter and pass it",
+                    thread: (*(*run).ctx).thread_idx,
+                },
+            );
+        }
+        (*u).ctx.thread_idx
+    } else {
+        (*lp).tid
+    };
+    Some((run, idx))
+}
+
+#[inline]
+fn linear(idx: Dim3, block: Dim3) -> u32 {
+    idx.x + block.x * (idx.y + block.y * idx.z)
+}
+
+/// The calling thread will wait: its carrier stops after it; the threads after it become
+/// unstarted (they go to a new carrier).
+#[inline]
+unsafe fn truncate(run: *mut Run, lp: *mut KernelLoop, t: u32) {
+    let cur = (*run).cur as usize;
+    let slot = &mut (*(*run).slots.get_unchecked_mut(cur));
+    (*run)
+        .blocks
+        .get_unchecked_mut(slot.block as usize)
+        .one_by_one = true;
+    if !lp.is_null() {
+        if (*lp).end > t + 1 {
+            (*run).next_block = slot.block;
+            (*run).next_thread = t + 1;
+            (*lp).end = t + 1;
+            (*lp).xe = (*lp).tid.x + 1;
+            slot.first = t;
+            slot.end = t + 1;
+        }
+    } else if slot.end > t + 1 {
+        (*run).next_block = slot.block;
+        (*run).next_thread = t + 1;
+        slot.first = t;
+        slot.end = t + 1;
+    }
+}
+
+/// `birenSyncThreads`: the block barrier. Outside a kernel: does nothing.
+/// # Safety
+/// `lp` is null or the calling thread's loop (what the header passes).
+pub unsafe fn sync_threads(lp: *mut KernelLoop) {
     unsafe {
-        let y = (*u).yielder as *const FiberYielder;
-        if y.is_null() {
+        let Some((run, idx)) = me(lp) else { return };
+        let cur = (*run).cur;
+        let slot = (*run).slots.as_mut_ptr().add(cur as usize);
+        let bs = (*run).blocks.as_mut_ptr().add((*slot).block as usize);
+        let waiting = &mut (*bs).barrier;
+        if waiting.len() as u32 + 1 == (*run).threads {
+            // The last to arrive goes on; the others follow in order.
+            (*run).release(waiting);
             return;
         }
-        let mine = (*u).ctx.thread_idx;
-        (*y).suspend(FiberEvent::Barrier);
-        (*u).yielder = y as *const c_void;
-        (*u).ctx.thread_idx = mine;
+        if (*slot).end - (*slot).first > 1 {
+            // The first wait of this carrier: it stops after this thread.
+            truncate(run, lp, linear(idx, (*run).grid.block));
+        }
+        (*bs).one_by_one = true;
+        // Capacity for every thread of the block is reserved when the run starts.
+        let w = &mut (*bs).barrier;
+        debug_assert!(w.len() < w.capacity());
+        w.as_mut_ptr().add(w.len()).write(cur);
+        w.set_len(w.len() + 1);
+        Run::park(run, idx)
+    }
+}
+
+/// `birenGridSync`: every thread of a cooperative grid arrives before any passes. Outside a
+/// cooperative launch the launch fails. Outside a kernel: does nothing.
+/// # Safety
+/// `lp` is null or the calling thread's loop (what the header passes).
+pub unsafe fn grid_sync(lp: *mut KernelLoop) {
+    unsafe {
+        let Some((run, idx)) = me(lp) else { return };
+        if !(*run).grid.cooperative {
+            (*(*run).ctx).thread_idx = idx;
+            Run::end(
+                run,
+                BlockOutcome::Misuse {
+                    what: "birenGridSync called in a launch that is not cooperative (use birenLaunchCooperativeKernel)",
+                    thread: idx,
+                },
+            );
+        }
+        let total = (*run).threads * (*run).blocks.len() as u32;
+        if (*run).grid_waiting.len() as u32 + 1 == total {
+            let mut w = std::mem::take(&mut (*run).grid_waiting);
+            (*run).release(&mut w);
+            (*run).grid_waiting = w;
+            return;
+        }
+        let t = linear(idx, (*run).grid.block);
+        truncate(run, lp, t);
+        let cur = (*run).cur;
+        (*run).grid_waiting.push(cur);
+        Run::park(run, idx)
+    }
+}
+
+/// A warp rendezvous of the lanes in `mask` (which must name the caller): each lane gives
+/// `val`; returns the lane's result of `op` (see `Warp::complete`). `param` is the source lane,
+/// delta or lane mask; `width` a power of two up to 32. Outside a kernel: the caller alone.
+/// # Safety
+/// `lp` is null or the calling thread's loop (what the header passes).
+pub unsafe fn warp_exchange(
+    lp: *mut KernelLoop,
+    mask: u32,
+    op: WarpOp,
+    val: u64,
+    param: i32,
+    width: i32,
+) -> u64 {
+    unsafe {
+        let Some((run, idx)) = me(lp) else {
+            return alone(mask & 1, op, val);
+        };
+        let t = linear(idx, (*run).grid.block);
+        let lane = t % WARP_SIZE;
+        let wi = (t / WARP_SIZE) as usize;
+        let present = lanes_present((*run).threads, wi as u32);
+        let misuse = |what| {
+            (*(*run).ctx).thread_idx = idx;
+            Run::end(run, BlockOutcome::Misuse { what, thread: idx })
+        };
+        if mask & (1 << lane) == 0 {
+            misuse("a warp operation's mask does not name the calling lane");
+        }
+        if mask & !present != 0 {
+            misuse(
+                "a warp operation's mask names lanes that do not exist in the block (partial warp)",
+            );
+        }
+        if width <= 0 || width > 32 || (width & (width - 1)) != 0 {
+            misuse("a warp shuffle's width is not a power of two from 1 to 32");
+        }
+        let b = (&mut (*run).slots)[(*run).cur as usize].block as usize;
+        let warps = &mut (&mut (*run).blocks)[b].warps;
+        // The list lives as long as the runner: a block of an earlier launch may have had fewer
+        // warps.
+        let need = (*run).threads.div_ceil(WARP_SIZE) as usize;
+        if warps.len() < need {
+            warps.resize_with(need, || None);
+        }
+        let w: *mut Warp = &mut **warps[wi].get_or_insert_with(Warp::new);
+        let l = lane as usize;
+        (*w).vals[l] = val;
+        (*w).req[l] = LaneReq {
+            op,
+            param,
+            width,
+            mask,
+        };
+        (*w).arrived |= 1 << lane;
+        if (*w).arrived & mask == mask {
+            (*w).complete(mask);
+            (*w).arrived &= !mask;
+            let mut others = mask & !(1 << lane);
+            while others != 0 {
+                let o = others.trailing_zeros() as usize;
+                others &= others - 1;
+                (*run).ready.push((*w).parked[o]);
+            }
+            return (*w).out[l];
+        }
+        truncate(run, lp, t);
+        (*w).parked[l] = (*run).cur;
+        Run::park(run, idx);
+        (*w).out[l]
+    }
+}
+
+/// Fails the calling thread's launch for a misuse of a kernel built-in (e.g. an unknown warp
+/// operation). Outside a kernel: does nothing.
+/// # Safety
+/// `lp` is null or the calling thread's loop (what the header passes).
+pub unsafe fn misuse(lp: *mut KernelLoop, what: &'static str) {
+    unsafe {
+        let Some((run, idx)) = me(lp) else { return };
+        (*(*run).ctx).thread_idx = idx;
+        Run::end(run, BlockOutcome::Misuse { what, thread: idx });
+    }
+}
+
+/// A rendezvous of the caller alone (outside a kernel).
+fn alone(mask: u32, op: WarpOp, val: u64) -> u64 {
+    match op {
+        WarpOp::Sync => 0,
+        WarpOp::Ballot => (mask != 0 && val != 0) as u64,
+        WarpOp::Any | WarpOp::All => (val != 0) as u64,
+        _ => val,
+    }
+}
+
+/// The lanes of warp `w` that exist in a block of `threads` threads.
+fn lanes_present(threads: u32, w: u32) -> u32 {
+    let n = threads.saturating_sub(w * WARP_SIZE).min(WARP_SIZE);
+    if n == 32 {
+        u32::MAX
+    } else {
+        (1u32 << n) - 1
+    }
+}
+
+/// `birenActiveMask`: the lanes of the caller's warp that exist in its block (all threads of a
+/// warp run converged between sync points here). Outside a kernel: 1.
+/// # Safety
+/// `lp` is null or the calling thread's loop (what the header passes).
+pub unsafe fn active_mask(lp: *mut KernelLoop) -> u32 {
+    unsafe {
+        let Some((run, idx)) = me(lp) else { return 1 };
+        let t = linear(idx, (*run).grid.block);
+        lanes_present((*run).threads, t / WARP_SIZE)
+    }
+}
+
+/// `birenLaneId`: the caller's lane in its warp (linear thread index mod 32).
+/// # Safety
+/// `lp` is null or the calling thread's loop (what the header passes).
+pub unsafe fn lane_id(lp: *mut KernelLoop) -> u32 {
+    unsafe {
+        let u = kernel_ctx::unit();
+        let idx = if lp.is_null() {
+            (*u).ctx.thread_idx
+        } else {
+            (*lp).tid
+        };
+        linear(idx, (*u).ctx.block_dim) % WARP_SIZE
     }
 }
 
 /// Aborts the calling kernel thread's block; the launch fails. Outside a kernel: does nothing.
-pub fn trap() {
-    let y = unsafe { (*kernel_ctx::unit()).yielder } as *const FiberYielder;
-    if y.is_null() {
-        return;
-    }
-    unsafe { (*y).suspend(FiberEvent::Trap) };
-    // A trapped fiber is never resumed.
-    unreachable!("a trapped kernel thread was resumed");
-}
-
-/// Called by the fault handler on a kernel fiber: suspends it for good (the block is abandoned).
-///
 /// # Safety
-/// Only on a compute unit, while it executes on a kernel fiber (`UnitTls::on_fiber`).
-pub(crate) unsafe fn suspend_for_fault() {
-    let y = (*kernel_ctx::unit()).yielder as *const FiberYielder;
-    (*y).suspend(FiberEvent::Fault);
-    unreachable!("a faulted kernel thread was resumed");
-}
-
-/// Resumes a kernel fiber, marking the unit as on a fiber meanwhile (for the fault handler).
-#[inline]
-fn resume(f: &mut Fiber, unit: *mut kernel_ctx::UnitTls) -> CoroutineResult<FiberEvent, ()> {
-    // SAFETY: the unit state of this thread; volatile so the handler sees the flag in order.
-    unsafe { std::ptr::write_volatile(&mut (*unit).on_fiber, true) };
-    let r = f.resume(());
-    unsafe { std::ptr::write_volatile(&mut (*unit).on_fiber, false) };
-    r
-}
-
-/// The state the fibers of one block share; lives on the compute unit's stack while it runs.
-struct BlockState {
-    grid: Grid,
-    unit: *mut kernel_ctx::UnitTls,
-    ctx: *mut KernelCtx,
-    threads: u32,
-    next: Cell<u32>,
-    idx: Cell<Dim3>,
+/// `lp` is null or the calling thread's loop (what the header passes).
+pub unsafe fn trap(lp: *mut KernelLoop) {
+    unsafe {
+        let Some((run, idx)) = me(lp) else { return };
+        (*(*run).ctx).thread_idx = idx;
+        Run::end(run, BlockOutcome::Trapped { thread: idx });
+    }
 }
 
 /// Runs blocks on one compute unit, keeping its fiber stacks and shared memory for reuse.
 pub struct BlockRunner {
-    stack_size: usize,
-    stacks: Vec<FiberStack>,
-    made: usize,
-    waiting: Vec<Fiber>,
+    run: Box<Run>,
     shared: Vec<u128>,
 }
 
 impl BlockRunner {
     pub fn new(stack_size: usize) -> BlockRunner {
         BlockRunner {
-            stack_size,
-            stacks: Vec::new(),
-            made: 0,
-            waiting: Vec::new(),
+            run: Box::new(Run {
+                grid: Grid {
+                    kernel: noop_kernel,
+                    block_fn: None,
+                    args: std::ptr::null_mut(),
+                    grid: Dim3::new(1, 1, 1),
+                    block: Dim3::new(1, 1, 1),
+                    shared_bytes: 0,
+                    cooperative: false,
+                    stack_size,
+                },
+                ctx: std::ptr::null_mut(),
+                threads: 0,
+                blocks: Vec::new(),
+                next_block: 0,
+                next_thread: 0,
+                cur: 0,
+                slots: Vec::new(),
+                free: Vec::new(),
+                ready: Vec::new(),
+                ready_head: 0,
+                block_form: false,
+                grid_waiting: Vec::new(),
+                outcome: None,
+                driver_sp: std::ptr::null_mut(),
+                stack_size,
+                made: 0,
+            }),
             shared: Vec::new(),
         }
     }
 
-    fn stack(&mut self) -> FiberStack {
-        self.stacks.pop().unwrap_or_else(|| {
-            self.made += 1;
-            // 67 cache lines per stack (a prime), wrapping within 16 KiB: spreads the tops over
-            // all cache sets.
-            let stagger = (self.made * 67 * 64) % (16 * 1024);
-            let inner =
-                DefaultStack::new(self.stack_size).expect("biren: cannot map a fiber stack");
-            FiberStack { inner, stagger }
-        })
-    }
-
-    fn new_fiber(&mut self, st: *const BlockState) -> Fiber {
-        let stack = self.stack();
-        let body = move |y: &Yielder<(), FiberEvent>, ()| {
-            // SAFETY: the block state outlives every fiber of the block (run_block drops or
-            // finishes all fibers before returning).
-            let st = unsafe { &*st };
-            unsafe { (*st.unit).yielder = y as *const FiberYielder as *const c_void };
-            let (kernel, args, ctx) = (st.grid.kernel, st.grid.args, st.ctx);
-            if st.grid.block.y == 1 && st.grid.block.z == 1 {
-                // 1-D blocks (the common case): the index is the thread number.
-                loop {
-                    let t = st.next.get();
-                    if t >= st.threads {
-                        break;
-                    }
-                    st.next.set(t + 1);
-                    unsafe {
-                        (*ctx).thread_idx.x = t;
-                        kernel(args);
-                    }
-                }
-                return;
-            }
-            loop {
-                let t = st.next.get();
-                if t >= st.threads {
-                    break;
-                }
-                st.next.set(t + 1);
-                let idx = st.idx.get();
-                let mut nxt = Dim3 {
-                    x: idx.x + 1,
-                    ..idx
-                };
-                if nxt.x == st.grid.block.x {
-                    nxt.x = 0;
-                    nxt.y += 1;
-                    if nxt.y == st.grid.block.y {
-                        nxt.y = 0;
-                        nxt.z += 1;
-                    }
-                }
-                st.idx.set(nxt);
-                unsafe {
-                    (*st.ctx).thread_idx = idx;
-                    (st.grid.kernel)(st.grid.args);
-                }
-            }
-        };
-        // SAFETY: `body` borrows nothing; it holds a raw pointer whose lifetime run_block bounds.
-        unsafe { Coroutine::with_stack_unchecked(stack, body) }
-    }
-
-    fn recycle(&mut self, mut f: Fiber) {
-        if !f.done() {
-            // SAFETY: a suspended kernel fiber holds only C frames and our plain-data closure
-            // frames; nothing on it needs dropping. Equivalent to longjmp out of the kernel.
-            unsafe { f.force_reset() };
-        }
-        self.stacks.push(f.into_stack());
-    }
-
-    /// Runs block `linear` of `grid` to its end on the calling thread.
+    /// Runs block `linear` of `grid` to its end on the calling thread; for a cooperative grid,
+    /// `linear` is 0 and the whole grid runs.
     pub fn run_block(&mut self, grid: &Grid, linear: u64) -> BlockOutcome {
         let unit = kernel_ctx::unit();
         let ctx = unit as *mut KernelCtx;
-        if grid.stack_size != 0 && grid.stack_size != self.stack_size {
-            // birenDeviceSetLimit(birenLimitStackSize) changed it: new stacks from now on.
-            self.stacks.clear();
-            self.stack_size = grid.stack_size;
-        }
+        let nblocks = if grid.cooperative {
+            grid.grid.volume()
+        } else {
+            1
+        };
         let words = grid.shared_bytes.div_ceil(16);
-        if self.shared.len() < words {
-            self.shared.resize(words, 0);
+        if self.shared.len() < words * nblocks as usize {
+            self.shared.resize(words * nblocks as usize, 0);
         }
+        let run = &mut *self.run;
+        if grid.stack_size != 0 && grid.stack_size != run.stack_size {
+            // birenLimitStackSize changed: fibers of the new size from now on.
+            run.stack_size = grid.stack_size;
+            run.free.clear();
+        }
+        run.grid = *grid;
+        run.block_form = grid.block_fn.is_some();
+        run.ctx = ctx;
+        run.threads = grid.block.volume() as u32;
+        // Blocks keep their lists' capacity from run to run: no allocation per block.
+        run.blocks.truncate(nblocks as usize);
+        while run.blocks.len() < nblocks as usize {
+            run.blocks.push(BlockSync {
+                idx: Dim3::default(),
+                shared: std::ptr::null_mut(),
+                barrier: Vec::new(),
+                warps: Vec::new(),
+                one_by_one: false,
+            });
+        }
+        let threads = run.threads as usize;
+        for (b, bs) in run.blocks.iter_mut().enumerate() {
+            bs.idx = grid
+                .grid
+                .unlinear(if grid.cooperative { b as u64 } else { linear });
+            bs.shared = if words == 0 {
+                std::ptr::null_mut()
+            } else {
+                unsafe { self.shared.as_mut_ptr().add(words * b) as *mut c_void }
+            };
+            bs.barrier.clear();
+            bs.barrier.reserve(threads);
+            bs.one_by_one = false;
+            for w in bs.warps.iter_mut().flatten() {
+                w.arrived = 0;
+            }
+        }
+        run.ready.reserve(threads);
+        run.next_block = 0;
+        run.next_thread = 0;
+        run.outcome = None;
         unsafe {
             *ctx = KernelCtx {
                 thread_idx: Dim3::default(),
-                block_idx: grid.grid.unlinear(linear),
+                block_idx: run.blocks[0].idx,
                 block_dim: grid.block,
                 grid_dim: grid.grid,
-                shared: if words == 0 {
-                    std::ptr::null_mut()
-                } else {
-                    self.shared.as_mut_ptr() as *mut c_void
-                },
+                shared: run.blocks[0].shared,
             };
+            (*unit).run = run as *mut Run as *mut c_void;
+            let first = run.new_carrier();
+            run.cur = first;
+            let target = run.slots[first as usize].sp;
+            let save = std::ptr::addr_of_mut!(run.driver_sp);
+            fiber::switch(save, target);
+            (*unit).run = std::ptr::null_mut();
         }
-        let st = BlockState {
-            grid: *grid,
-            unit,
-            ctx,
-            threads: grid.block.volume() as u32,
-            next: Cell::new(0),
-            idx: Cell::new(Dim3::default()),
-        };
-        let outcome = self.drive(&st);
-        unsafe { (*unit).yielder = std::ptr::null() };
+        let outcome = run
+            .outcome
+            .take()
+            .expect("biren: a run ended without an outcome");
+        // Fibers still parked (a failed block) are abandoned: their stacks are reused.
+        for s in run.slots.drain(..) {
+            run.free.push(s.stack);
+        }
+        run.ready.clear();
+        run.ready_head = 0;
+        run.grid_waiting.clear();
         outcome
     }
-
-    fn drive(&mut self, st: &BlockState) -> BlockOutcome {
-        let mut waiting = std::mem::take(&mut self.waiting);
-        let outcome = self.drive_with(st, &mut waiting);
-        for f in waiting.drain(..) {
-            self.recycle(f);
-        }
-        self.waiting = waiting;
-        outcome
-    }
-
-    /// Runs the block; fibers left in `waiting` are abandoned by the caller.
-    fn drive_with(&mut self, st: &BlockState, waiting: &mut Vec<Fiber>) -> BlockOutcome {
-        // Phase 1: start every thread; a fiber carries threads until one of them suspends.
-        while st.next.get() < st.threads {
-            let mut f = self.new_fiber(st);
-            match resume(&mut f, st.unit) {
-                CoroutineResult::Return(()) => self.recycle(f),
-                CoroutineResult::Yield(FiberEvent::Barrier) => waiting.push(f),
-                CoroutineResult::Yield(FiberEvent::Trap) => {
-                    waiting.push(f);
-                    return trapped(st);
-                }
-                CoroutineResult::Yield(FiberEvent::Fault) => {
-                    waiting.push(f);
-                    return faulted(st);
-                }
-            }
-        }
-        // Phase 2: every thread has started; release barrier rounds until all have returned.
-        // Fibers are resumed in place (no moves, no allocation per round).
-        while !waiting.is_empty() {
-            if waiting.len() as u32 != st.threads {
-                return BlockOutcome::DivergentBarrier {
-                    waiting: waiting.len() as u32,
-                    threads: st.threads,
-                };
-            }
-            let mut returned = 0;
-            for f in waiting.iter_mut() {
-                match resume(f, st.unit) {
-                    CoroutineResult::Yield(FiberEvent::Barrier) => {}
-                    CoroutineResult::Return(()) => returned += 1,
-                    CoroutineResult::Yield(FiberEvent::Trap) => return trapped(st),
-                    CoroutineResult::Yield(FiberEvent::Fault) => return faulted(st),
-                }
-            }
-            if returned > 0 {
-                let mut i = 0;
-                while i < waiting.len() {
-                    if waiting[i].done() {
-                        let f = waiting.swap_remove(i);
-                        self.recycle(f);
-                    } else {
-                        i += 1;
-                    }
-                }
-            }
-        }
-        BlockOutcome::Completed
-    }
 }
 
-/// The outcome of a block one of whose threads called `birenTrap` (its index is in the context).
-fn trapped(st: &BlockState) -> BlockOutcome {
-    BlockOutcome::Trapped {
-        thread: unsafe { (*st.ctx).thread_idx },
-    }
-}
-
-/// The outcome of a block one of whose threads a signal struck (the handler noted it).
-fn faulted(st: &BlockState) -> BlockOutcome {
-    let (thread, f) = unsafe { ((*st.ctx).thread_idx, (*st.unit).fault) };
-    if f.signal == fault::watchdog_signal() {
-        BlockOutcome::TimedOut { thread }
-    } else {
-        BlockOutcome::Faulted { thread, fault: f }
-    }
-}
+unsafe extern "C" fn noop_kernel(_: *mut *mut c_void) {}
 
 #[cfg(test)]
 mod tests {
@@ -364,11 +945,13 @@ mod tests {
     fn grid(kernel: KernelFn, args: *mut *mut c_void, g: Dim3, b: Dim3, shared: usize) -> Grid {
         Grid {
             kernel,
+            block_fn: None,
             args,
             grid: g,
             block: b,
             shared_bytes: shared,
-            stack_size: 0,
+            cooperative: false,
+            stack_size: 64 * 1024,
         }
     }
 
@@ -403,13 +986,13 @@ mod tests {
         let sh = c.shared as *mut u32;
         let t = c.thread_idx.x;
         *sh.add(t as usize) = t + 1;
-        sync_threads();
+        unsafe { sync_threads(std::ptr::null_mut()) };
         let mut s = c.block_dim.x / 2;
         while s > 0 {
             if t < s {
                 *sh.add(t as usize) += *sh.add((t + s) as usize);
             }
-            sync_threads();
+            unsafe { sync_threads(std::ptr::null_mut()) };
             s /= 2;
         }
         if t == 0 {
@@ -438,7 +1021,7 @@ mod tests {
 
     unsafe extern "C" fn divergent(_args: *mut *mut c_void) {
         if (*kernel_ctx::current()).thread_idx.x < 3 {
-            sync_threads();
+            unsafe { sync_threads(std::ptr::null_mut()) };
         }
     }
 
@@ -473,7 +1056,7 @@ mod tests {
     unsafe extern "C" fn traps_at_5(args: *mut *mut c_void) {
         let ran = *args as *const AtomicU32;
         if (*kernel_ctx::current()).thread_idx.x == 5 {
-            trap();
+            unsafe { trap(std::ptr::null_mut()) };
         }
         (*ran).fetch_add(1, Ordering::Relaxed);
     }
@@ -499,9 +1082,130 @@ mod tests {
         assert_eq!(ran.load(Ordering::Relaxed), 5);
     }
 
+    // Warp sum by shuffle-down: lane 0 of each warp writes the sum of its warp's lanes.
+    unsafe extern "C" fn warp_sum(args: *mut *mut c_void) {
+        let out = *args as *mut u32;
+        let c = &*kernel_ctx::current();
+        let t = c.thread_idx.x;
+        let mut v = (t + 1) as u64;
+        let mut d = 16;
+        while d > 0 {
+            v += unsafe {
+                warp_exchange(std::ptr::null_mut(), u32::MAX, WarpOp::ShflDown, v, d, 32)
+            };
+            d /= 2;
+        }
+        if t.is_multiple_of(32) {
+            *out.add((t / 32) as usize) = v as u32;
+        }
+    }
+
+    #[test]
+    fn shuffle_down_sums_each_warp() {
+        let mut out = [0u32; 4];
+        let mut a = [out.as_mut_ptr() as *mut c_void];
+        let g = grid(
+            warp_sum,
+            a.as_mut_ptr(),
+            Dim3::new(1, 1, 1),
+            Dim3::new(128, 1, 1),
+            0,
+        );
+        let mut r = BlockRunner::new(64 * 1024);
+        assert_eq!(r.run_block(&g, 0), BlockOutcome::Completed);
+        for (w, &s) in out.iter().enumerate() {
+            let lo = w as u32 * 32 + 1;
+            assert_eq!(s, (lo..lo + 32).sum::<u32>());
+        }
+    }
+
+    #[test]
+    fn a_bigger_block_after_a_smaller_one_gets_its_warps() {
+        let mut r = BlockRunner::new(64 * 1024);
+        for threads in [64u32, 128] {
+            let mut out = [0u32; 4];
+            let mut a = [out.as_mut_ptr() as *mut c_void];
+            let g = grid(
+                warp_sum,
+                a.as_mut_ptr(),
+                Dim3::new(1, 1, 1),
+                Dim3::new(threads, 1, 1),
+                0,
+            );
+            assert_eq!(r.run_block(&g, 0), BlockOutcome::Completed);
+            let last = threads / 32 - 1;
+            let lo = last * 32 + 1;
+            assert_eq!(out[last as usize], (lo..lo + 32).sum::<u32>());
+        }
+    }
+
+    unsafe extern "C" fn half_warp_waits(_: *mut *mut c_void) {
+        if (*kernel_ctx::current()).thread_idx.x < 16 {
+            unsafe { warp_exchange(std::ptr::null_mut(), u32::MAX, WarpOp::Sync, 0, 0, 32) };
+        }
+    }
+
+    #[test]
+    fn warp_mask_naming_absent_lanes_fails() {
+        let g = grid(
+            half_warp_waits,
+            std::ptr::null_mut(),
+            Dim3::new(1, 1, 1),
+            Dim3::new(32, 1, 1),
+            0,
+        );
+        let mut r = BlockRunner::new(64 * 1024);
+        assert_eq!(
+            r.run_block(&g, 0),
+            BlockOutcome::DivergentWarp {
+                warp: 0,
+                waiting: 16,
+                mask: u32::MAX
+            }
+        );
+    }
+
+    unsafe extern "C" fn grid_count(args: *mut *mut c_void) {
+        let ctr = *args as *const AtomicU32;
+        let out = *args.add(1) as *mut u32;
+        let c = &*kernel_ctx::current();
+        (*ctr).fetch_add(1, Ordering::Relaxed);
+        unsafe { grid_sync(std::ptr::null_mut()) };
+        // Every thread of the grid has counted before any reads.
+        let lin = c.block_idx.x * c.block_dim.x + c.thread_idx.x;
+        *out.add(lin as usize) = (*ctr).load(Ordering::Relaxed);
+    }
+
+    #[test]
+    fn grid_sync_waits_for_every_block() {
+        let ctr = AtomicU32::new(0);
+        let mut out = [0u32; 4 * 8];
+        let mut a = [
+            &ctr as *const AtomicU32 as *mut c_void,
+            out.as_mut_ptr() as *mut c_void,
+        ];
+        let mut g = grid(
+            grid_count,
+            a.as_mut_ptr(),
+            Dim3::new(4, 1, 1),
+            Dim3::new(8, 1, 1),
+            0,
+        );
+        let mut r = BlockRunner::new(64 * 1024);
+        assert!(matches!(r.run_block(&g, 0), BlockOutcome::Misuse { .. }));
+        ctr.store(0, Ordering::Relaxed);
+        g.cooperative = true;
+        assert_eq!(r.run_block(&g, 0), BlockOutcome::Completed);
+        assert!(out.iter().all(|&v| v == 32));
+    }
+
     #[test]
     fn sync_and_trap_outside_kernels_do_nothing() {
-        sync_threads();
-        trap();
+        unsafe { sync_threads(std::ptr::null_mut()) };
+        unsafe { trap(std::ptr::null_mut()) };
+        assert_eq!(
+            unsafe { warp_exchange(std::ptr::null_mut(), 1, WarpOp::Shfl, 7, 3, 32) },
+            7
+        );
     }
 }

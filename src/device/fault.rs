@@ -134,11 +134,11 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, uctx: *mut
         let u = kernel_ctx::unit();
         // SAFETY: `u` is this unit thread's state (its TLS was touched when the unit started).
         unsafe {
-            if std::ptr::read_volatile(&(*u).on_fiber) && !(*u).yielder.is_null() {
+            if std::ptr::read_volatile(&(*u).on_fiber) && !(*u).run.is_null() {
                 let addr = if info.is_null() { 0 } else { (*info).si_addr() as usize };
                 (*u).fault = Fault { signal: sig, addr };
-                // Does not return: the block runner abandons this fiber.
-                super::block::suspend_for_fault();
+                // Does not return: the run ends and the driver abandons its fibers.
+                super::block::end_for_fault();
             }
         }
     }

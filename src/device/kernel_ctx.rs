@@ -64,19 +64,33 @@ const EMPTY: KernelCtx = KernelCtx {
 pub struct UnitTls {
     /// First, so that a pointer to the `UnitTls` is a pointer to the context.
     pub ctx: KernelCtx,
-    /// The yielder of the fiber running a kernel thread, or null outside a kernel.
-    pub yielder: *const c_void,
-    /// True while the unit executes on a kernel fiber (the fault handler's test).
+    /// The run (block or cooperative grid) this unit executes, or null outside a kernel.
+    pub run: *mut c_void,
+    /// True while the unit executes on a kernel fiber with the driver's context saved: set by a
+    /// fiber when it starts, cleared just before the run switches back to the driver (the fault
+    /// handler's test).
     pub on_fiber: bool,
     /// The signal that struck the kernel thread, set by the fault handler.
     pub fault: super::fault::Fault,
+}
+
+/// The thread loop of a `BIREN_KERNEL` block entry, shared with the header (`birenKernelLoop`):
+/// the entry runs threads up to `end` (linear), the current row up to `xe`; `tid` is the index of
+/// the thread running. Sync points lower `end` and `xe` to stop the loop after the thread that
+/// waits (its successors go on in another fiber).
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct KernelLoop {
+    pub tid: Dim3,
+    pub end: c_uint,
+    pub xe: c_uint,
 }
 
 thread_local! {
     static UNIT: UnsafeCell<UnitTls> = const {
         UnsafeCell::new(UnitTls {
             ctx: EMPTY,
-            yielder: std::ptr::null(),
+            run: std::ptr::null_mut(),
             on_fiber: false,
             fault: super::fault::Fault { signal: 0, addr: 0 },
         })

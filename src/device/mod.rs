@@ -6,9 +6,10 @@ pub mod block;
 pub mod compute_unit;
 pub mod engine;
 pub mod fault;
+pub mod fiber;
 pub mod kernel_ctx;
 
-pub use block::{BlockOutcome, BlockRunner, Grid, KernelFn};
+pub use block::{BlockFn, BlockOutcome, BlockRunner, Grid, KernelFn};
 pub use compute_unit::{BlockSource, ComputeUnits};
 pub use engine::EngineThread;
-pub use kernel_ctx::{Dim3, KernelCtx};
+pub use kernel_ctx::{Dim3, KernelCtx, KernelLoop};

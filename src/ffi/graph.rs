@@ -125,7 +125,10 @@ fn kernel_node(rt: &Runtime, p: &birenKernelNodeParams, call: &str) -> Result<Ke
         );
         return Err(e);
     }
-    let info = rt.kernels.get(k as usize);
+    // A BIREN_KERNEL kernel's own registration (block entry, sizes) first, as for launches.
+    let info = crate::runtime::exec::launch::BLOCK_KERNELS
+        .get(k as usize)
+        .or_else(|| rt.kernels.get(k as usize));
     let args = match &info {
         Some(i) => unsafe { KernelArgs::copy(p.kernelParams, &i.arg_sizes)? },
         None => {

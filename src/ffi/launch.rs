@@ -6,7 +6,7 @@ use super::types::*;
 use crate::device::{self, kernel_ctx};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::launch::{
-    check_config, KernelArgs, Launch, MAX_ARG_SIZE, MAX_KERNEL_ARGS,
+    check_config, cooperative_fits, KernelArgs, Launch, BLOCK_KERNELS, MAX_ARG_SIZE, MAX_KERNEL_ARGS,
 };
 use crate::runtime::exec::work::Work;
 use crate::runtime::{self, diagnostics};
@@ -23,6 +23,7 @@ fn launch(
     sharedMem: usize,
     stream: birenStream_t,
     call: &str,
+    cooperative: bool,
 ) -> Result<()> {
     let rt = runtime::get()?;
     let Some(k) = kernel else {
@@ -49,9 +50,25 @@ fn launch(
     }
     let s = rt.stream_ref(handle(stream))?;
     let d = device_of(rt, s.device)?;
+    if cooperative && !cooperative_fits(grid, block, d.exec.compute_units()) {
+        diagnostics::finding(
+            call,
+            &format!(
+                "cooperative grid ({},{},{}) of blocks ({},{},{}) does not fit on the device at once: at most {} blocks and {} threads ({} compute units)",
+                grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                crate::runtime::exec::launch::COOPERATIVE_BLOCKS_PER_UNIT * d.exec.compute_units() as u64,
+                crate::runtime::exec::launch::COOPERATIVE_THREADS_PER_UNIT * d.exec.compute_units() as u64,
+                d.exec.compute_units()
+            ),
+        );
+        return Err(ErrorCode::CooperativeLaunchTooLarge);
+    }
     // Arguments may point into device memory that a reset during this call frees.
     let epoch = d.exec.epoch();
-    let info = rt.kernels.get(k as usize);
+    // A BIREN_KERNEL kernel's own registration (its block entry, its sizes) comes first.
+    let info = BLOCK_KERNELS
+        .get(k as usize)
+        .or_else(|| rt.kernels.get(k as usize));
     let args = match (sizes, &info) {
         (Some(sz), _) => unsafe { KernelArgs::copy(args, sz)? },
         (None, Some(i)) => unsafe { KernelArgs::copy(args, &i.arg_sizes)? },
@@ -71,6 +88,7 @@ fn launch(
         stack_size: rt.settings[s.device].stack_size(),
         args,
         info,
+        cooperative,
     };
     match d.enqueue_since(&s, Work::Kernel(l), Vec::new(), epoch) {
         // The device was reset during the call: the launch goes the way of the reset's streams.
@@ -131,7 +149,7 @@ pub extern "C" fn birenLaunchKernel(
     stream: birenStream_t,
 ) -> birenError_t {
     ffi_call!("birenLaunchKernel"(kernel, grid, block, args, sharedMem, stream) {
-        launch(kernel, grid, block, args, None, sharedMem, stream, "birenLaunchKernel")
+        launch(kernel, grid, block, args, None, sharedMem, stream, "birenLaunchKernel", false)
     })
 }
 
@@ -164,7 +182,68 @@ pub extern "C" fn birenLaunchKernelArgs(
             );
             return Err(ErrorCode::InvalidValue);
         }
-        launch(kernel, grid, block, args, Some(sizes), sharedMem, stream, "birenLaunchKernelArgs")
+        launch(kernel, grid, block, args, Some(sizes), sharedMem, stream, "birenLaunchKernelArgs", false)
+    })
+}
+
+/// Launches `kernel` like birenLaunchKernel, as a cooperative grid: all its blocks are resident
+/// at once, so its threads may call birenGridSync() to wait for every thread of the grid.
+///
+/// The grid fits on the device when it has at most 32 blocks and at most 2048 threads per
+/// compute unit (multiProcessorCount): CUDA's maxBlocksPerMultiProcessor and
+/// maxThreadsPerMultiProcessor of the simulated device. The simulated device runs such a grid on
+/// one compute unit, its blocks interleaved as fibers (so it does not run in parallel with
+/// itself; other kernels use the other units meanwhile).
+///
+/// Returns BIREN_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE when the grid does not fit; otherwise the
+/// codes of birenLaunchKernel. Nothing is enqueued on error. Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenLaunchCooperativeKernel(
+    kernel: birenKernel_t,
+    grid: Dim3,
+    block: Dim3,
+    args: *mut *mut c_void,
+    sharedMem: usize,
+    stream: birenStream_t,
+) -> birenError_t {
+    ffi_call!("birenLaunchCooperativeKernel"(kernel, grid, block, args, sharedMem, stream) {
+        launch(kernel, grid, block, args, None, sharedMem, stream, "birenLaunchCooperativeKernel", true)
+    })
+}
+
+/// What BIREN_KERNEL registers for each kernel it defines, from a constructor that runs before
+/// main (so it works before birenInit): the kernel's per-thread entry `kernel`, its `name`, the
+/// sizes of its `numArgs` parameters, and its block entry `blockFn`, which runs a range of the
+/// block's threads in one loop. Launches of `kernel` then run `blockFn` once per block and copy
+/// the argument values at launch (birenLaunchKernel included). Registering again replaces the
+/// earlier registration.
+///
+/// BIREN_ERROR_INVALID_VALUE for a NULL kernel or blockFn, NULL argSizes with numArgs > 0, a size
+/// of 0 or over 4096, or more than 256 arguments. Thread-safe; needs no birenInit.
+#[no_mangle]
+pub extern "C" fn birenKernelRegisterBlock(
+    kernel: birenKernel_t,
+    name: *const c_char,
+    numArgs: c_uint,
+    argSizes: *const usize,
+    blockFn: birenKernelBlock_t,
+) -> birenError_t {
+    ffi_call!("birenKernelRegisterBlock"(kernel, name, numArgs, argSizes, blockFn) {
+        let k = kernel.ok_or(ErrorCode::InvalidValue)?;
+        let f = blockFn.ok_or(ErrorCode::InvalidValue)?;
+        let n = numArgs as usize;
+        if n > MAX_KERNEL_ARGS || (n > 0 && argSizes.is_null()) {
+            return Err(ErrorCode::InvalidValue);
+        }
+        let sizes = if n == 0 { Vec::new() } else { unsafe { std::slice::from_raw_parts(argSizes, n) }.to_vec() };
+        let name = if name.is_null() {
+            format!("kernel@{:#x}", k as usize)
+        } else {
+            unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned()
+        };
+        // SAFETY: birenKernelCtx and KernelCtx share one layout (repr(C), same fields).
+        let f: crate::device::BlockFn = unsafe { std::mem::transmute(f) };
+        BLOCK_KERNELS.register_entry(k as usize, name, sizes, Some(f))
     })
 }
 
@@ -261,7 +340,38 @@ pub extern "C" fn birenSharedMemory() -> *mut c_void {
 /// BIREN_ERROR_LAUNCH_FAILURE instead of hanging. Outside a kernel it does nothing.
 #[no_mangle]
 pub extern "C" fn birenSyncThreads() {
-    ffi_value!("birenSyncThreads", (), { device::block::sync_threads() })
+    ffi_value!("birenSyncThreads", (), {
+        unsafe { device::block::sync_threads(std::ptr::null_mut()) }
+    })
+}
+
+/// birenSyncThreads for a thread of a BIREN_KERNEL block entry, whose `loop` (NULL: as
+/// birenSyncThreads) it stops after the calling thread. What the header's birenSyncThreads()
+/// calls; other languages call birenSyncThreads.
+#[no_mangle]
+pub extern "C" fn birenSyncThreadsLoop(loop_: *mut birenKernelLoop) {
+    ffi_value!("birenSyncThreadsLoop", (), {
+        unsafe { device::block::sync_threads(loop_ as *mut kernel_ctx::KernelLoop) }
+    })
+}
+
+/// Grid-wide barrier of a cooperative launch (birenLaunchCooperativeKernel): every thread of the
+/// grid arrives before any passes. In a launch that is not cooperative, the launch fails with
+/// BIREN_ERROR_LAUNCH_FAILURE (sticky); so does a grid sync some threads never reach (they
+/// returned). Outside a kernel it does nothing. CUDA: this_grid().sync().
+#[no_mangle]
+pub extern "C" fn birenGridSync() {
+    ffi_value!("birenGridSync", (), {
+        unsafe { device::block::grid_sync(std::ptr::null_mut()) }
+    })
+}
+
+/// birenGridSync for a thread of a BIREN_KERNEL block entry (`loop`; NULL: as birenGridSync).
+#[no_mangle]
+pub extern "C" fn birenGridSyncLoop(loop_: *mut birenKernelLoop) {
+    ffi_value!("birenGridSyncLoop", (), {
+        unsafe { device::block::grid_sync(loop_ as *mut kernel_ctx::KernelLoop) }
+    })
 }
 
 /// Aborts the launch: the calling thread stops, the block's other threads are abandoned, no
@@ -270,7 +380,17 @@ pub extern "C" fn birenSyncThreads() {
 /// Outside a kernel it does nothing.
 #[no_mangle]
 pub extern "C" fn birenTrap() {
-    ffi_value!("birenTrap", (), { device::block::trap() })
+    ffi_value!("birenTrap", (), {
+        unsafe { device::block::trap(std::ptr::null_mut()) }
+    })
+}
+
+/// birenTrap for a thread of a BIREN_KERNEL block entry (`loop`; NULL: as birenTrap).
+#[no_mangle]
+pub extern "C" fn birenTrapLoop(loop_: *mut birenKernelLoop) {
+    ffi_value!("birenTrapLoop", (), {
+        unsafe { device::block::trap(loop_ as *mut kernel_ctx::KernelLoop) }
+    })
 }
 
 /// Registers the report of what is still alive at process exit (validator on), once.

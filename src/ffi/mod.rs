@@ -5,6 +5,7 @@
 // pointer is checked for NULL before use. Signatures follow the C API, however many arguments.
 #![allow(clippy::not_unsafe_ptr_arg_deref, clippy::too_many_arguments)]
 
+pub mod atomic;
 pub mod boundary;
 pub mod capture;
 pub mod control;
@@ -26,6 +27,7 @@ pub mod peer;
 pub mod stream;
 pub mod symbols;
 pub mod types;
+pub mod warp;
 
 use crate::runtime::{self, error::Result, exec::context::DeviceContext, Runtime};
 use std::sync::Arc;

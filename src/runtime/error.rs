@@ -39,6 +39,7 @@ pub enum ErrorCode {
     CapturedEvent = 907,
     StreamCaptureWrongThread = 908,
     GraphExecUpdateFailure = 910,
+    CooperativeLaunchTooLarge = 30,
     Unknown = 999,
 }
 
@@ -225,6 +226,11 @@ pub(crate) const ERROR_TABLE: &[(i32, &str, &str)] = &[
         "the graph update was not performed: it changes the executable graph in a way update does not allow",
     ),
     (
+        30,
+        "BIREN_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE",
+        "the cooperative launch's grid does not fit on the device at once",
+    ),
+    (
         999,
         "BIREN_ERROR_UNKNOWN",
         "an unknown internal error occurred",
@@ -233,7 +239,7 @@ pub(crate) const ERROR_TABLE: &[(i32, &str, &str)] = &[
 
 impl ErrorCode {
     /// Every error code, in table order.
-    pub const ALL: [ErrorCode; 37] = [
+    pub const ALL: [ErrorCode; 38] = [
         ErrorCode::InvalidValue,
         ErrorCode::OutOfMemory,
         ErrorCode::NotInitialized,
@@ -270,6 +276,7 @@ impl ErrorCode {
         ErrorCode::CapturedEvent,
         ErrorCode::StreamCaptureWrongThread,
         ErrorCode::GraphExecUpdateFailure,
+        ErrorCode::CooperativeLaunchTooLarge,
         ErrorCode::Unknown,
     ];
 

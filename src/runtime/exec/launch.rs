@@ -1,6 +1,6 @@
 //! Kernel launches: configuration checks, the table of registered kernels, and argument capture.
 
-use crate::device::{Dim3, Grid, KernelFn};
+use crate::device::{BlockFn, Dim3, Grid, KernelFn};
 use crate::runtime::error::{ErrorCode, Result};
 use parking_lot::RwLock;
 use std::collections::HashMap;
@@ -14,6 +14,17 @@ pub(crate) const MAX_GRID: Dim3 = Dim3::new(i32::MAX as u32, 65535, 65535);
 pub(crate) const SHARED_MEM_PER_BLOCK: usize = 48 * 1024;
 pub(crate) const MAX_KERNEL_ARGS: usize = 256;
 pub(crate) const MAX_ARG_SIZE: usize = 4096;
+/// A cooperative grid fits when it has at most this many blocks per compute unit...
+pub(crate) const COOPERATIVE_BLOCKS_PER_UNIT: u64 = 32;
+/// ... and at most this many threads per compute unit (CUDA's maxThreadsPerMultiProcessor).
+pub(crate) const COOPERATIVE_THREADS_PER_UNIT: u64 = 2048;
+
+/// Whether a cooperative grid fits on a device of `units` compute units at once.
+pub fn cooperative_fits(grid: Dim3, block: Dim3, units: usize) -> bool {
+    let blocks = grid.volume();
+    blocks <= COOPERATIVE_BLOCKS_PER_UNIT * units as u64
+        && blocks * block.volume() <= COOPERATIVE_THREADS_PER_UNIT * units as u64
+}
 
 /// Checks argument sizes given by a caller: at most `MAX_KERNEL_ARGS` of them, each 1 to
 /// `MAX_ARG_SIZE` bytes (so their sum cannot overflow and a copy is at most 1 MiB).
@@ -44,6 +55,8 @@ pub fn check_config(grid: Dim3, block: Dim3, shared: usize) -> Result<()> {
 pub struct KernelInfo {
     pub name: String,
     pub arg_sizes: Vec<usize>,
+    /// The block entry of a `BIREN_KERNEL` kernel (birenKernelRegisterBlock).
+    pub block_fn: Option<BlockFn>,
 }
 
 /// Hashes a function address: one multiplication (the default SipHash costs more than the rest
@@ -69,19 +82,52 @@ impl std::hash::Hasher for AddressHasher {
 
 type AddressMap<V> = HashMap<usize, V, std::hash::BuildHasherDefault<AddressHasher>>;
 
-#[derive(Default)]
 pub struct KernelTable {
     map: RwLock<AddressMap<Arc<KernelInfo>>>,
     /// Registrations so far: launches skip the lookup while there are none.
     count: AtomicUsize,
 }
 
+impl Default for KernelTable {
+    fn default() -> KernelTable {
+        KernelTable::new()
+    }
+}
+
+/// The block entries of `BIREN_KERNEL` kernels. Process-wide: they register from constructors,
+/// before birenInit.
+pub static BLOCK_KERNELS: KernelTable = KernelTable::new();
+
 impl KernelTable {
+    pub const fn new() -> KernelTable {
+        KernelTable {
+            map: RwLock::new(HashMap::with_hasher(std::hash::BuildHasherDefault::new())),
+            count: AtomicUsize::new(0),
+        }
+    }
+
     pub fn register(&self, kernel: usize, name: String, arg_sizes: Vec<usize>) -> Result<()> {
         check_arg_sizes(&arg_sizes)?;
-        self.map
-            .write()
-            .insert(kernel, Arc::new(KernelInfo { name, arg_sizes }));
+        self.register_entry(kernel, name, arg_sizes, None)
+    }
+
+    /// Registers a kernel, with its block entry if it has one.
+    pub fn register_entry(
+        &self,
+        kernel: usize,
+        name: String,
+        arg_sizes: Vec<usize>,
+        block_fn: Option<BlockFn>,
+    ) -> Result<()> {
+        check_arg_sizes(&arg_sizes)?;
+        self.map.write().insert(
+            kernel,
+            Arc::new(KernelInfo {
+                name,
+                arg_sizes,
+                block_fn,
+            }),
+        );
         self.count.fetch_add(1, Ordering::Release);
         Ok(())
     }
@@ -175,17 +221,21 @@ pub struct Launch {
     pub stack_size: usize,
     pub args: KernelArgs,
     pub info: Option<Arc<KernelInfo>>,
+    /// birenLaunchCooperativeKernel: the whole grid is resident at once (birenGridSync).
+    pub cooperative: bool,
 }
 
 impl Launch {
     pub fn grid(&self) -> Grid {
         Grid {
             kernel: self.kernel,
+            block_fn: self.info.as_ref().and_then(|i| i.block_fn),
             args: self.args.as_ptr(),
             grid: self.grid,
             block: self.block,
             shared_bytes: self.shared,
             stack_size: self.stack_size,
+            cooperative: self.cooperative,
         }
     }
 

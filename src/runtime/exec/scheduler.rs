@@ -232,7 +232,7 @@ impl Scheduler {
     fn submit_from(&self, unit: &UnitLocal, launch: Launch, priority: i32, ticket: Ticket) {
         let grid = launch.grid();
         let run = KernelRun {
-            total: grid.grid.volume(),
+            total: grid.dispatch_count(),
             grid,
             priority,
             order: self.order.fetch_add(1, Ordering::Relaxed),
@@ -451,6 +451,21 @@ impl BlockSource for Scheduler {
                 }
                 BlockOutcome::TimedOut { thread } => format!(
                     "kernel '{}' ran longer than BIREN_KERNEL_TIMEOUT_MS and was stopped by the watchdog in thread ({},{},{})",
+                    k.launch.name(),
+                    thread.x,
+                    thread.y,
+                    thread.z
+                ),
+                BlockOutcome::DivergentWarp { warp, waiting, mask } => format!(
+                    "kernel '{}': {waiting} lanes of warp {warp} wait at a warp operation with mask {mask:#010x} whose other lanes have returned or wait elsewhere",
+                    k.launch.name()
+                ),
+                BlockOutcome::DivergentGrid { waiting, threads } => format!(
+                    "kernel '{}': {waiting} of {threads} threads of the cooperative grid wait at birenGridSync while the others have returned",
+                    k.launch.name()
+                ),
+                BlockOutcome::Misuse { what, thread } => format!(
+                    "kernel '{}', thread ({},{},{}): {what}",
                     k.launch.name(),
                     thread.x,
                     thread.y,

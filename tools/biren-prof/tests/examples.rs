@@ -395,14 +395,15 @@ fn example_02_streams() {
 }
 
 /// 03_events: kernel A (~300 ms) and B, twice each; with the event edge, stream 2 is held by the
-/// event while A runs. Both runs of A appear in compute-unit time (the last one included).
+/// event while A runs. Both runs of A appear in compute-unit time (the last one included). (Its
+/// part 2, the racecheck demonstration, launches A and B again with a fast A.)
 #[test]
 fn example_03_events() {
     let t = example_csv("03_events");
     let k = rows(&t, "kernels");
     let names: Vec<&str> = k.iter().map(|r| r["kernel"].as_str()).collect();
     assert_eq!(names, ["kernelA", "kernelB"], "sorted by total");
-    assert!(k.iter().all(|r| num(r, "calls") == 2.0), "{k:?}");
+    assert!(k.iter().all(|r| num(r, "calls") >= 2.0), "{k:?}");
     // A's compute-unit time covers both runs.
     assert!(num(&k[0], "cu_time_ns") > 2.0 * 300e6 * 0.95, "{:?}", k[0]);
     let s2 = find(&t, "streams", "stream", "stream #2");

@@ -57,6 +57,7 @@ fn node_info(exec_id: u64, path: &str, k: &KernelNode) -> Arc<KernelInfo> {
             .as_ref()
             .map(|i| i.arg_sizes.clone())
             .unwrap_or_default(),
+        block_fn: k.info.as_ref().and_then(|i| i.block_fn),
     })
 }
 
@@ -435,6 +436,7 @@ fn fuse(exec_id: u64, nodes: Vec<ExecNode>) -> Vec<ExecNode> {
             info: Some(Arc::new(KernelInfo {
                 name: format!("graph exec #{exec_id} nodes {path}: {what}"),
                 arg_sizes: Vec::new(),
+                block_fn: None,
             })),
             work: ExecWork::Fused(Arc::new(chain)),
             succ: renumber(&last.succ),

@@ -181,6 +181,7 @@ impl GraphRun {
                 crate::device::compute_unit::FIBER_STACK_SIZE,
                 |rt| rt.settings[self.exec.device].stack_size(),
             ),
+            cooperative: false,
         };
         let ticket = Ticket {
             to: Arc::new(NodeDone {

@@ -1,0 +1,272 @@
+//! Fibers: stacks and a symmetric context switch, so that a kernel thread reaching a barrier
+//! hands the compute unit straight to the next thread (one switch per thread and barrier) instead
+//! of going through a scheduler fiber (two).
+//!
+//! A fiber's context is its saved stack pointer; the callee-saved registers sit on its stack.
+//! Abandoning a fiber (a trapped or divergent block) is forgetting its stack pointer: its frames
+//! are C kernel frames and plain-data Rust frames, nothing needs dropping.
+
+use std::ffi::c_void;
+
+/// Switches from the running context to `to`, saving the running one's stack pointer in `*save`.
+/// Returns when some context switches back to `*save`.
+///
+/// # Safety
+/// `to` must be a stack pointer saved by this function or made by `Stack::prepare`, whose stack
+/// is alive and not running.
+#[inline(always)]
+pub unsafe fn switch(save: *mut *mut c_void, to: *mut c_void) {
+    biren_fiber_switch(save, to);
+}
+
+extern "C" {
+    fn biren_fiber_switch(save: *mut *mut c_void, to: *mut c_void);
+    fn biren_fiber_start();
+}
+
+// x86_64 System V: rbx, rbp, r12-r15 are callee-saved. (The x87 control word and MXCSR are too,
+// but kernels run with the compute unit's, which nothing changes: saving them would double the
+// cost of a switch.) A new fiber starts in biren_fiber_start with r12 = argument, r13 = entry.
+#[cfg(target_arch = "x86_64")]
+std::arch::global_asm!(
+    ".text",
+    ".p2align 4",
+    ".globl biren_fiber_switch",
+    ".hidden biren_fiber_switch",
+    ".type biren_fiber_switch,@function",
+    "biren_fiber_switch:",
+    "push rbp",
+    "push rbx",
+    "push r12",
+    "push r13",
+    "push r14",
+    "push r15",
+    "mov [rdi], rsp",
+    "mov rsp, rsi",
+    "pop r15",
+    "pop r14",
+    "pop r13",
+    "pop r12",
+    "pop rbx",
+    "pop rbp",
+    "ret",
+    ".size biren_fiber_switch, .-biren_fiber_switch",
+    ".p2align 4",
+    ".globl biren_fiber_start",
+    ".hidden biren_fiber_start",
+    ".type biren_fiber_start,@function",
+    "biren_fiber_start:",
+    "mov rdi, r12",
+    "call r13",
+    "ud2",
+    ".size biren_fiber_start, .-biren_fiber_start",
+);
+
+// AArch64 AAPCS64: x19-x30 (fp, lr) and d8-d15 are callee-saved.
+#[cfg(target_arch = "aarch64")]
+std::arch::global_asm!(
+    ".text",
+    ".p2align 4",
+    ".globl biren_fiber_switch",
+    ".hidden biren_fiber_switch",
+    ".type biren_fiber_switch,%function",
+    "biren_fiber_switch:",
+    "sub sp, sp, #160",
+    "stp x19, x20, [sp, #0]",
+    "stp x21, x22, [sp, #16]",
+    "stp x23, x24, [sp, #32]",
+    "stp x25, x26, [sp, #48]",
+    "stp x27, x28, [sp, #64]",
+    "stp x29, x30, [sp, #80]",
+    "stp d8, d9, [sp, #96]",
+    "stp d10, d11, [sp, #112]",
+    "stp d12, d13, [sp, #128]",
+    "stp d14, d15, [sp, #144]",
+    "mov x9, sp",
+    "str x9, [x0]",
+    "mov sp, x1",
+    "ldp x19, x20, [sp, #0]",
+    "ldp x21, x22, [sp, #16]",
+    "ldp x23, x24, [sp, #32]",
+    "ldp x25, x26, [sp, #48]",
+    "ldp x27, x28, [sp, #64]",
+    "ldp x29, x30, [sp, #80]",
+    "ldp d8, d9, [sp, #96]",
+    "ldp d10, d11, [sp, #112]",
+    "ldp d12, d13, [sp, #128]",
+    "ldp d14, d15, [sp, #144]",
+    "add sp, sp, #160",
+    "ret",
+    ".size biren_fiber_switch, .-biren_fiber_switch",
+    ".p2align 4",
+    ".globl biren_fiber_start",
+    ".hidden biren_fiber_start",
+    ".type biren_fiber_start,%function",
+    "biren_fiber_start:",
+    "mov x0, x19",
+    "blr x20",
+    "brk #1",
+    ".size biren_fiber_start, .-biren_fiber_start",
+);
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+compile_error!("biren: fibers are implemented for x86_64 and aarch64");
+
+/// A Valgrind client request (a no-op instruction sequence when not running under Valgrind):
+/// registering fiber stacks lets memcheck tell a fiber switch from a huge stack frame.
+#[inline(never)]
+fn valgrind_request(request: usize, a1: usize, a2: usize) -> usize {
+    let args = [request, a1, a2, 0, 0, 0];
+    #[allow(unused_mut)]
+    let mut result = 0usize;
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the rotations add up to 128 bits (rdi unchanged) and xchg rbx,rbx does nothing;
+    // Valgrind recognises the sequence and answers in rdx.
+    unsafe {
+        std::arch::asm!(
+            "rol rdi, 3", "rol rdi, 13", "rol rdi, 61", "rol rdi, 51", "xchg rbx, rbx",
+            in("rax") args.as_ptr(), inout("rdx") result, inout("rdi") 0usize => _,
+            options(nostack, preserves_flags),
+        );
+    }
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: the rotations add up to 128 bits (x12 unchanged) and orr x10,x10,x10 does nothing.
+    unsafe {
+        std::arch::asm!(
+            "ror x12, x12, #3", "ror x12, x12, #13", "ror x12, x12, #51", "ror x12, x12, #61",
+            "orr x10, x10, x10",
+            in("x4") args.as_ptr(), inout("x3") result, inout("x12") 0usize => _,
+            options(nostack, preserves_flags),
+        );
+    }
+    result
+}
+
+const VG_STACK_REGISTER: usize = 0x1501;
+const VG_STACK_DEREGISTER: usize = 0x1502;
+
+/// An mmap'ed stack with a guard page below it. Pages are touched only as the fiber uses them.
+pub struct Stack {
+    base: *mut u8,
+    len: usize,
+    /// Valgrind's id of the stack (0 when not under Valgrind).
+    vg_id: usize,
+    /// Bytes below the top left unused, different per stack: the tops of a block's stacks would
+    /// otherwise all fall into the same cache sets.
+    stagger: usize,
+}
+
+unsafe impl Send for Stack {}
+
+const PAGE: usize = 4096;
+
+impl Stack {
+    /// A stack of `size` usable bytes (rounded up to pages), staggered by `stagger` bytes.
+    pub fn new(size: usize, stagger: usize) -> Stack {
+        let usable = size.div_ceil(PAGE) * PAGE;
+        let len = usable + PAGE;
+        // SAFETY: an anonymous private mapping; checked below.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            panic!("biren: cannot map a fiber stack of {len} bytes");
+        }
+        // The lowest page is the guard: an overflow faults instead of corrupting memory.
+        unsafe { libc::mprotect(base, PAGE, libc::PROT_NONE) };
+        let lo = base as usize + PAGE;
+        let vg_id = valgrind_request(VG_STACK_REGISTER, lo, base as usize + len);
+        Stack {
+            base: base as *mut u8,
+            len,
+            vg_id,
+            stagger: stagger % (usable / 2),
+        }
+    }
+
+    /// Lays out a first context on the stack: switching to the returned pointer calls
+    /// `entry(arg)`, which must never return.
+    pub fn prepare(
+        &mut self,
+        entry: unsafe extern "C" fn(*mut c_void),
+        arg: *mut c_void,
+    ) -> *mut c_void {
+        let top = (self.base as usize + self.len - self.stagger) & !15;
+        // SAFETY: the words written lie within the stack's usable part.
+        unsafe {
+            #[cfg(target_arch = "x86_64")]
+            {
+                // r15 r14 r13 r12 rbx rbp ret, then 8 bytes padding: at the `call` in
+                // biren_fiber_start rsp is 16-aligned.
+                let sp = (top - 72) as *mut u64;
+                *sp = 0; // r15
+                *sp.add(1) = 0; // r14
+                *sp.add(2) = entry as *const () as usize as u64; // r13
+                *sp.add(3) = arg as u64; // r12
+                *sp.add(4) = 0; // rbx
+                *sp.add(5) = 0; // rbp
+                *sp.add(6) = biren_fiber_start as *const () as usize as u64; // return address
+                *sp.add(7) = 0;
+                sp as *mut c_void
+            }
+            #[cfg(target_arch = "aarch64")]
+            {
+                let sp = (top - 160) as *mut u64;
+                std::ptr::write_bytes(sp, 0, 20);
+                *sp = arg as u64; // x19
+                *sp.add(1) = entry as *const () as usize as u64; // x20
+                *sp.add(11) = biren_fiber_start as *const () as usize as u64; // x30 (lr)
+                sp as *mut c_void
+            }
+        }
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        valgrind_request(VG_STACK_DEREGISTER, self.vg_id, 0);
+        unsafe { libc::munmap(self.base as *mut c_void, self.len) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct PingPong {
+        main: *mut c_void,
+        fiber: *mut c_void,
+        count: u32,
+    }
+
+    unsafe extern "C" fn body(arg: *mut c_void) {
+        let p = arg as *mut PingPong;
+        loop {
+            (*p).count += 1;
+            switch(&mut (*p).fiber, (*p).main);
+        }
+    }
+
+    #[test]
+    fn switches_back_and_forth() {
+        let mut st = Stack::new(64 * 1024, 128);
+        let mut p = PingPong {
+            main: std::ptr::null_mut(),
+            fiber: std::ptr::null_mut(),
+            count: 0,
+        };
+        p.fiber = st.prepare(body, &mut p as *mut PingPong as *mut c_void);
+        for i in 1..=1000 {
+            let to = p.fiber;
+            unsafe { switch(&mut p.main, to) };
+            assert_eq!(p.count, i);
+        }
+    }
+}

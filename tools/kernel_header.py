@@ -1,0 +1,399 @@
+#!/usr/bin/env python3
+"""Writes the kernel-form part of the header's hand-written trailer (BIREN_KERNEL, warp
+operations, atomics) into cbindgen.toml, between the two marker lines. Its repetitive parts (one
+macro per parameter count, one function per type) are generated here; run `python3
+tools/kernel_header.py && make header` after editing."""
+import re
+import sys
+
+MAX_PARAMS = 16
+BEGIN = "/* ---- BEGIN kernel form (tools/kernel_header.py) ---- */"
+END = "/* ---- END kernel form ---- */"
+
+out = []
+w = out.append
+
+w(BEGIN)
+w(r"""/* ---- The kernel form: BIREN_KERNEL ------------------------------------------------------
+ * BIREN_KERNEL(name, (T1) a1, (T2) a2, ...) { body }  defines kernel `name` with typed parameters
+ * (0 to 16; the type in parentheses, because C's preprocessor cannot split a declaration):
+ *
+ *   BIREN_KERNEL(vadd, (const float *) a, (const float *) b, (float *) c, (int) n) {
+ *     int i = blockIdx.x * blockDim.x + threadIdx.x;
+ *     if (i < n) c[i] = a[i] + b[i];
+ *   }
+ *   ... BIREN_LAUNCH(vadd, grid, block, 0, stream, d_a, d_b, d_c, n);
+ *
+ * The body is CUDA's per-thread code: threadIdx, blockIdx, blockDim and gridDim (dim3 values) and
+ * the parameters are in scope, `return` ends the thread, and birenThreadIdx() and the other
+ * built-ins work as in any kernel. `name` is an ordinary kernel (void name(void **args)): launch
+ * it with BIREN_LAUNCH, birenLaunchKernel or birenLaunchCooperativeKernel, unchanged.
+ *
+ * What it generates:
+ * - name##_biren_thread_: the body, a static always-inline function of one thread;
+ * - name##_biren_block_: the block entry (birenKernelBlock_t). It unpacks the arguments once and
+ *   runs the block's threads in one loop over threadIdx.x around the inlined body, so the
+ *   compiler sees the thread loop: a body without sync points compiles to a plain loop, which
+ *   it can vectorise (gcc -O3 -march=native -fopt-info-vec shows it);
+ * - name: the per-thread entry, for launches that do not know the block entry;
+ * - a registration: a constructor (GCC/Clang; in C++ a static initializer) that calls
+ *   birenKernelRegisterBlock before main, so that launches of `name` run the block entry and
+ *   copy the argument values at launch (their sizes are known). Without GCC/Clang in C the
+ *   kernel runs through its per-thread entry (arguments read by reference, as unregistered).
+ *
+ * Sync points in the body (birenSyncThreads(), warp operations, birenGridSync(), birenTrap())
+ * work: the runtime stops the loop after the thread that waits and goes on with the next thread
+ * in another fiber. To know which loop they belong to they are macros that pass the hidden
+ * parameter `biren_loop_` of the thread function (a NULL constant outside BIREN_KERNEL bodies,
+ * so they work in per-thread kernels too); birenThreadIdx() reads the loop's index likewise.
+ * How the runtime runs it: thread 0 of a block runs alone first; if it reaches no sync point,
+ * the block's other threads run in the one loop; if it does, they run one per fiber.
+ * Helper functions called from the body: one that uses sync points or warp operations should
+ * take a parameter `birenKernelLoop *biren_loop_` and be called with `biren_loop_`; without it,
+ * it works where thread 0 waits too, and elsewhere fails the launch (LAUNCH_FAILURE) with a
+ * message saying so. One that calls birenThreadIdx() itself sees, in the loop, the index of the
+ * loop's first thread: pass it threadIdx. -Wshadow notes that the hidden parameter shadows the
+ * file-scope constant of the same name.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define BIREN_UNUSED_ __attribute__((unused))
+#define BIREN_INLINE_ __attribute__((always_inline)) inline
+#else
+#define BIREN_UNUSED_
+#define BIREN_INLINE_ inline
+#endif
+
+/* The loop of the BIREN_KERNEL body being compiled; NULL elsewhere (see above). */
+static birenKernelLoop *const biren_loop_ BIREN_UNUSED_ = 0;
+
+#define BIREN_KP_DECL_(p) BIREN_KP_STRIP_ p
+#define BIREN_KP_STRIP_(...) __VA_ARGS__
+#define BIREN_KP_NAME_(p) BIREN_KP_EAT_ p
+#define BIREN_KP_EAT_(...)
+#define BIREN_KP_TYPE_(p) BIREN_KP_TY1_ p )
+#define BIREN_KP_TY1_(...) __VA_ARGS__ BIREN_KP_TY2_(
+#define BIREN_KP_TY2_(...)
+
+/* The block entry's thread loop around `call` (rows of threadIdx.x; the index in biren_l_). */
+#define BIREN_KERNEL_LOOP_(call)                                                                  \
+  const dim3 biren_bi_ = biren_ctx_->blockIdx, biren_bd_ = biren_ctx_->blockDim,                  \
+             biren_gd_ = biren_ctx_->gridDim;                                                     \
+  birenKernelLoop biren_l_;                                                                       \
+  unsigned biren_lin_ = biren_first_;                                                             \
+  biren_l_.end = biren_end_;                                                                      \
+  while (biren_lin_ < biren_l_.end) {                                                             \
+    unsigned biren_row_ = 0, biren_x0_ = biren_lin_, biren_n_, biren_x_;                          \
+    if (biren_lin_ >= biren_bd_.x) { /* no division in the first row (1-D blocks: always) */      \
+      biren_row_ = biren_lin_ / biren_bd_.x;                                                      \
+      biren_x0_ = biren_lin_ - biren_row_ * biren_bd_.x;                                          \
+    }                                                                                             \
+    biren_n_ = biren_bd_.x - biren_x0_;                                                           \
+    if (biren_l_.end - biren_lin_ < biren_n_) biren_n_ = biren_l_.end - biren_lin_;               \
+    biren_l_.tid.y = 0;                                                                           \
+    biren_l_.tid.z = 0;                                                                           \
+    if (biren_row_) {                                                                             \
+      biren_l_.tid.y = biren_row_ % biren_bd_.y;                                                  \
+      biren_l_.tid.z = biren_row_ / biren_bd_.y;                                                  \
+    }                                                                                             \
+    biren_l_.xe = biren_x0_ + biren_n_;                                                           \
+    for (biren_x_ = biren_x0_; biren_x_ < biren_l_.xe; ++biren_x_) {                              \
+      biren_l_.tid.x = biren_x_;                                                                  \
+      call;                                                                                       \
+    }                                                                                             \
+    biren_lin_ = biren_row_ * biren_bd_.x + biren_l_.xe;                                          \
+  }
+
+#define BIREN_KERNEL_DIMS_DECL_                                                                   \
+  const dim3 threadIdx BIREN_UNUSED_, const dim3 blockIdx BIREN_UNUSED_,                          \
+      const dim3 blockDim BIREN_UNUSED_, const dim3 gridDim BIREN_UNUSED_,                        \
+      birenKernelLoop *biren_loop_ BIREN_UNUSED_
+
+#if defined(__cplusplus)
+#define BIREN_KERNEL_REGISTER_(name, n, sizes)                                                    \
+  static const birenError_t name##_biren_registered_ BIREN_UNUSED_ =                              \
+      birenKernelRegisterBlock(name, #name, n, sizes, name##_biren_block_);
+#elif defined(__GNUC__) || defined(__clang__)
+#define BIREN_KERNEL_REGISTER_(name, n, sizes)                                                    \
+  __attribute__((constructor)) static void name##_biren_register_(void) {                         \
+    (void)birenKernelRegisterBlock(name, #name, n, sizes, name##_biren_block_);                   \
+  }
+#else
+#define BIREN_KERNEL_REGISTER_(name, n, sizes)
+#endif
+
+#define BIREN_KERNEL(...) BIREN_PP_CAT(BIREN_KERNEL_, BIREN_PP_NARGS_K_(__VA_ARGS__))(__VA_ARGS__)
+""")
+# NARGS for 1..17 arguments (name + 0..16 params)
+nums = ", ".join(str(i) for i in range(MAX_PARAMS, -1, -1))
+slots = ", ".join(f"_{i}" for i in range(1, MAX_PARAMS + 2))
+w(f"#define BIREN_PP_NARGS_K_(...) BIREN_PP_NARGS_K2_(__VA_ARGS__, {nums}, ~)")
+w(f"#define BIREN_PP_NARGS_K2_({slots}, N, ...) N")
+
+for n in range(0, MAX_PARAMS + 1):
+    ps = [f"p{i}" for i in range(1, n + 1)]
+    head = ", ".join(["name"] + ps)
+    decls = "".join(f"BIREN_KP_DECL_({p}) BIREN_UNUSED_, " for p in ps)
+    names = "".join(f"BIREN_KP_NAME_({p}), " for p in ps)
+    unpack = " ".join(
+        f"BIREN_KP_DECL_({p}) = *(BIREN_KP_TYPE_({p}) *)biren_args_[{i}];" for i, p in enumerate(ps)
+    )
+    direct = "".join(f"*(BIREN_KP_TYPE_({p}) *)biren_args_[{i}], " for i, p in enumerate(ps))
+    if n == 0:
+        sizes_decl = ""
+        sizes = "(const size_t *)0"
+    else:
+        sizes_decl = ""
+        sizes = "biren_sizes_"
+    body = []
+    body.append(f"#define BIREN_KERNEL_{n}({head})")
+    body.append("  void name(void **biren_args_);")
+    body.append(f"  static BIREN_INLINE_ void name##_biren_thread_({decls}BIREN_KERNEL_DIMS_DECL_);")
+    body.append(
+        "  static void name##_biren_block_(birenKernelCtx *biren_ctx_, void **biren_args_, "
+        "unsigned biren_first_, unsigned biren_end_) {"
+    )
+    body.append(f"    {unpack} (void)biren_args_;" if n else "    (void)biren_args_;")
+    body.append(
+        f"    BIREN_KERNEL_LOOP_(name##_biren_thread_({names}biren_l_.tid, biren_bi_, biren_bd_, "
+        "biren_gd_, &biren_l_))"
+    )
+    body.append("  }")
+    body.append("  void name(void **biren_args_) {")
+    body.append("    const birenKernelCtx *biren_c_ = birenKernelCtxFast();")
+    body.append(
+        f"    name##_biren_thread_({direct}biren_c_->threadIdx, biren_c_->blockIdx, "
+        "biren_c_->blockDim, biren_c_->gridDim, (birenKernelLoop *)0);"
+    )
+    if n == 0:
+        body.append("    (void)biren_args_;")
+    body.append("  }")
+    if n:
+        sz = ", ".join(f"sizeof(BIREN_KP_TYPE_({p}))" for p in ps)
+        body.append(f"  static const size_t name##_biren_sizes_[] = {{{sz}}};")
+        body.append(f"  BIREN_KERNEL_REGISTER_(name, {n}, name##_biren_sizes_)")
+    else:
+        body.append(f"  BIREN_KERNEL_REGISTER_(name, 0, (const size_t *)0)")
+    body.append(f"  static BIREN_INLINE_ void name##_biren_thread_({decls}BIREN_KERNEL_DIMS_DECL_)")
+    width = max(len(l) for l in body) + 2
+    w("\n".join(l.ljust(width) + "\\" if k < len(body) - 1 else l for k, l in enumerate(body)))
+
+w(r"""
+/* ---- Sync points and built-ins that know the BIREN_KERNEL loop ------------------------------
+ * These names are macros passing biren_loop_ (see BIREN_KERNEL); the exported functions of the
+ * same names remain for other languages, and are reached in C as (birenSyncThreads)().
+ */
+static inline dim3 birenThreadIdxIn_(const birenKernelLoop *l) {
+  return l ? l->tid : (birenThreadIdx)();
+}
+#define birenThreadIdx() birenThreadIdxIn_(biren_loop_)
+#define birenSyncThreads() birenSyncThreadsLoop(biren_loop_)
+#define birenTrap() birenTrapLoop(biren_loop_)
+/** Grid-wide barrier of a cooperative launch (CUDA's this_grid().sync()). */
+#define birenGridSync() birenGridSyncLoop(biren_loop_)
+
+/* ---- Warp operations (CUDA's, warp size 32) -------------------------------------------------
+ * A warp is 32 consecutive threads of a block (linear index, x fastest). The *Sync operations
+ * are a rendezvous of the lanes `mask` names (it must name the caller): it completes when all
+ * of them have arrived. A mask naming a lane that never arrives (it returned, or does not exist
+ * in a partial last warp) fails the launch with BIREN_ERROR_LAUNCH_FAILURE, as a divergent
+ * barrier does. A rendezvous costs about what one thread of a block barrier costs, for the
+ * lanes of the warp only.
+ *   birenSyncWarp(mask)               __syncwarp
+ *   birenBallotSync(mask, pred)       __ballot_sync: lanes of mask whose pred != 0
+ *   birenAnySync / birenAllSync(mask, pred)
+ *   birenActiveMask()                 __activemask: the lanes of the warp that exist
+ *   birenLaneId()                     the lane (linear index % 32)
+ *   birenShfl{,Up,Down,Xor}Sync{Int,Uint,Ll,Ull,Float,Double}(mask, var, srcLane|delta|laneMask
+ *       [, width])                    __shfl*_sync; width (default 32) a power of two <= 32
+ * Overloads (CUDA's __shfl_sync(mask, var, ...)) are type-suffixed variants (all languages) and,
+ * in C11 and later, the generic names birenShflSync, birenShflUpSync, birenShflDownSync,
+ * birenShflXorSync by _Generic over the type of var (int, unsigned, long long, unsigned long
+ * long, float, double); in C++ the generic names are overloaded functions.
+ */
+#define BIREN_WARP_SIZE 32
+#define birenSyncWarp(mask) ((void)birenWarpExchange(biren_loop_, (mask), 0, 0ull, 0, 32))
+#define birenBallotSync(mask, pred)                                                               \
+  ((unsigned)birenWarpExchange(biren_loop_, (mask), 5, (unsigned long long)((pred) != 0), 0, 32))
+#define birenAnySync(mask, pred)                                                                  \
+  ((int)birenWarpExchange(biren_loop_, (mask), 6, (unsigned long long)((pred) != 0), 0, 32))
+#define birenAllSync(mask, pred)                                                                  \
+  ((int)birenWarpExchange(biren_loop_, (mask), 7, (unsigned long long)((pred) != 0), 0, 32))
+#define birenActiveMask() birenActiveMaskLoop(biren_loop_)
+static inline unsigned birenLaneIdIn_(const birenKernelLoop *l) {
+  const birenKernelCtx *c;
+  if (!l) return (birenLaneId)();
+  c = birenKernelCtxFast();
+  return (l->tid.x + c->blockDim.x * (l->tid.y + c->blockDim.y * l->tid.z)) & 31u;
+}
+#define birenLaneId() birenLaneIdIn_(biren_loop_)
+
+static inline unsigned long long birenBitsFromInt_(int v) { return (unsigned)v; }
+static inline int birenBitsToInt_(unsigned long long b) { return (int)(unsigned)b; }
+static inline unsigned long long birenBitsFromUint_(unsigned v) { return v; }
+static inline unsigned birenBitsToUint_(unsigned long long b) { return (unsigned)b; }
+static inline unsigned long long birenBitsFromLl_(long long v) { return (unsigned long long)v; }
+static inline long long birenBitsToLl_(unsigned long long b) { return (long long)b; }
+static inline unsigned long long birenBitsFromUll_(unsigned long long v) { return v; }
+static inline unsigned long long birenBitsToUll_(unsigned long long b) { return b; }
+static inline unsigned long long birenBitsFromFloat_(float v) {
+  union { float f; uint32_t u; } x;
+  x.f = v;
+  return x.u;
+}
+static inline float birenBitsToFloat_(unsigned long long b) {
+  union { float f; uint32_t u; } x;
+  x.u = (uint32_t)b;
+  return x.f;
+}
+static inline unsigned long long birenBitsFromDouble_(double v) {
+  union { double f; uint64_t u; } x;
+  x.f = v;
+  return x.u;
+}
+static inline double birenBitsToDouble_(unsigned long long b) {
+  union { double f; uint64_t u; } x;
+  x.u = b;
+  return x.f;
+}
+""")
+TYPES = [("Int", "int"), ("Uint", "unsigned"), ("Ll", "long long"), ("Ull", "unsigned long long"),
+         ("Float", "float"), ("Double", "double")]
+SHFL = [("Shfl", 1, "srcLane"), ("ShflUp", 2, "delta"), ("ShflDown", 3, "delta"), ("ShflXor", 4, "laneMask")]
+for op, code, pname in SHFL:
+    for suf, ty in TYPES:
+        f = f"biren{op}Sync{suf}"
+        w(f"static inline {ty} {f}In_(birenKernelLoop *l, unsigned mask, {ty} var, int {pname}, int width) {{")
+        w(f"  return birenBitsTo{suf}_(birenWarpExchange(l, mask, {code}, birenBitsFrom{suf}_(var), {pname}, width));")
+        w("}")
+        w(f"#define {f}(...) BIREN_PP_CAT({f}_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)")
+        w(f"#define {f}_3(mask, var, p) {f}In_(biren_loop_, (mask), (var), (p), 32)")
+        w(f"#define {f}_4(mask, var, p, width) {f}In_(biren_loop_, (mask), (var), (p), (width))")
+w("#if defined(__cplusplus)")
+for op, code, pname in SHFL:
+    for suf, ty in TYPES:
+        w(f"static inline {ty} biren{op}SyncIn_(birenKernelLoop *l, unsigned mask, {ty} var, int p, int width) {{ return biren{op}Sync{suf}In_(l, mask, var, p, width); }}")
+    w(f"#define biren{op}Sync(...) BIREN_PP_CAT(biren{op}Sync_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)")
+    w(f"#define biren{op}Sync_3(mask, var, p) biren{op}SyncIn_(biren_loop_, (mask), (var), (p), 32)")
+    w(f"#define biren{op}Sync_4(mask, var, p, width) biren{op}SyncIn_(biren_loop_, (mask), (var), (p), (width))")
+w("#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L")
+for op, code, pname in SHFL:
+    sel = ", ".join(f"{ty}: biren{op}Sync{suf}In_" for suf, ty in TYPES)
+    w(f"#define biren{op}SyncSel_(var) _Generic((var), {sel})")
+    w(f"#define biren{op}Sync(...) BIREN_PP_CAT(biren{op}Sync_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)")
+    w(f"#define biren{op}Sync_3(mask, var, p) biren{op}SyncSel_(var)(biren_loop_, (mask), (var), (p), 32)")
+    w(f"#define biren{op}Sync_4(mask, var, p, width) biren{op}SyncSel_(var)(biren_loop_, (mask), (var), (p), (width))")
+w("#endif")
+
+w(r"""
+/* ---- Atomics (CUDA's atomicAdd ... __threadfence) -------------------------------------------
+ * birenAtomic{Add,Sub,Exch,Min,Max,Inc,Dec,And,Or,Xor}{Int,Uint,Ull}(address, val) and
+ * birenAtomicCAS{Int,Uint,Ull}(address, compare, val); birenAtomic{Add,Exch}{Float,Double}.
+ * Each returns the old value at `address`; all are atomic across every kernel thread and the
+ * host, and relaxed (CUDA's): they order no other access; birenThreadFence() (all threads) and
+ * birenThreadFenceBlock() (the block) do. Inc stores (old >= val) ? 0 : old + 1 and Dec
+ * (old == 0 || old > val) ? val : old - 1, as CUDA's unsigned atomicInc / atomicDec (the Int and
+ * Ull forms are a BIREN extension). Overloads: type-suffixed names (all languages); in C11 and
+ * later also the generic names birenAtomicAdd(address, val), ... by _Generic over the pointer
+ * type; in C++ overloaded functions of those names.
+ * With GCC or Clang these are static inline __atomic built-ins; define BIREN_NO_INLINE_BUILTINS
+ * (or use another compiler) to call the library's exported functions of the same names, which
+ * other languages use (a NULL or misaligned address there returns 0 and does nothing).
+ */""")
+ATYPES = [("Int", "int"), ("Uint", "unsigned int"), ("Ull", "unsigned long long")]
+INTOPS = ["Add", "Sub", "Exch", "Min", "Max", "Inc", "Dec", "And", "Or", "Xor"]
+decls = []
+inl = []
+for op in INTOPS:
+    for suf, ty in ATYPES:
+        f = f"birenAtomic{op}{suf}"
+        decls.append(f"{ty} {f}({ty} *address, {ty} val);")
+        if op in ("Add", "Sub", "And", "Or", "Xor"):
+            b = {"Add": "add", "Sub": "sub", "And": "and", "Or": "or", "Xor": "xor"}[op]
+            inl.append(f"static inline {ty} {f}({ty} *address, {ty} val) {{ return __atomic_fetch_{b}(address, val, __ATOMIC_RELAXED); }}")
+        elif op == "Exch":
+            inl.append(f"static inline {ty} {f}({ty} *address, {ty} val) {{ return __atomic_exchange_n(address, val, __ATOMIC_RELAXED); }}")
+        else:
+            new = {"Min": "old < val ? old : val", "Max": "old > val ? old : val",
+                   "Inc": "old >= val ? 0 : old + 1",
+                   "Dec": "(old == 0 || old > val) ? val : old - 1"}[op]
+            inl.append(
+                f"static inline {ty} {f}({ty} *address, {ty} val) {{\n"
+                f"  {ty} old = __atomic_load_n(address, __ATOMIC_RELAXED);\n"
+                f"  while (!__atomic_compare_exchange_n(address, &old, ({ty})({new}), 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {{\n"
+                f"  }}\n  return old;\n}}")
+for suf, ty in ATYPES:
+    f = f"birenAtomicCAS{suf}"
+    decls.append(f"{ty} {f}({ty} *address, {ty} compare, {ty} val);")
+    inl.append(
+        f"static inline {ty} {f}({ty} *address, {ty} compare, {ty} val) {{\n"
+        f"  __atomic_compare_exchange_n(address, &compare, val, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);\n"
+        f"  return compare;\n}}")
+for suf, ty in [("Float", "float"), ("Double", "double")]:
+    decls.append(f"{ty} birenAtomicAdd{suf}({ty} *address, {ty} val);")
+    decls.append(f"{ty} birenAtomicExch{suf}({ty} *address, {ty} val);")
+    inl.append(
+        f"static inline {ty} birenAtomicAdd{suf}({ty} *address, {ty} val) {{\n"
+        f"  {ty} old, sum;\n"
+        f"  __atomic_load(address, &old, __ATOMIC_RELAXED);\n"
+        f"  do {{\n    sum = old + val;\n"
+        f"  }} while (!__atomic_compare_exchange(address, &old, &sum, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));\n"
+        f"  return old;\n}}")
+    inl.append(
+        f"static inline {ty} birenAtomicExch{suf}({ty} *address, {ty} val) {{\n"
+        f"  {ty} old;\n  __atomic_exchange(address, &val, &old, __ATOMIC_RELAXED);\n  return old;\n}}")
+decls.append("void birenThreadFence(void);")
+decls.append("void birenThreadFenceBlock(void);")
+inl.append("static inline void birenThreadFence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }")
+inl.append("static inline void birenThreadFenceBlock(void) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }")
+w("#if defined(BIREN_NO_INLINE_BUILTINS) || !(defined(__GNUC__) || defined(__clang__))")
+w("#ifdef __cplusplus\nextern \"C\" {\n#endif")
+w("\n".join(decls))
+w("#ifdef __cplusplus\n}\n#endif")
+w("#else")
+w("\n".join(inl))
+w("#endif")
+# generic atomics
+ALLT = ATYPES + [("Float", "float"), ("Double", "double")]
+ops_types = {op: ATYPES for op in INTOPS}
+ops_types["Add"] = ALLT
+ops_types["Exch"] = ALLT
+w("#if defined(__cplusplus)")
+for op, tl in ops_types.items():
+    for suf, ty in tl:
+        w(f"static inline {ty} birenAtomic{op}({ty} *address, {ty} val) {{ return birenAtomic{op}{suf}(address, val); }}")
+for suf, ty in ATYPES:
+    w(f"static inline {ty} birenAtomicCAS({ty} *address, {ty} compare, {ty} val) {{ return birenAtomicCAS{suf}(address, compare, val); }}")
+w("#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L")
+for op, tl in ops_types.items():
+    sel = ", ".join(f"{ty} *: birenAtomic{op}{suf}" for suf, ty in tl)
+    w(f"#define birenAtomic{op}(address, val) _Generic((address), {sel})((address), (val))")
+sel = ", ".join(f"{ty} *: birenAtomicCAS{suf}" for suf, ty in ATYPES)
+w(f"#define birenAtomicCAS(address, compare, val) _Generic((address), {sel})((address), (compare), (val))")
+w("#endif")
+w(END)
+
+text = "\n".join(out)
+# The trailer is a TOML basic string: backslashes and quotes are escaped there.
+toml_text = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+path = "cbindgen.toml"
+src = open(path).read()
+if BEGIN in src:
+    pre = src[: src.index(BEGIN)]
+    post = src[src.index(END) + len(END):]
+    src = pre + toml_text + post
+else:
+    marker = "#endif /* BIREN_RUNTIME_INLINE_H */"
+    src = src.replace(marker, toml_text + "\n\n" + marker)
+# Names the trailer defines itself: not generated from the exports.
+excl = [f"birenAtomic{op}{suf}" for op in INTOPS for suf, _ in ATYPES]
+excl += [f"birenAtomicCAS{suf}" for suf, _ in ATYPES]
+excl += [f"birenAtomic{op}{suf}" for op in ("Add", "Exch") for suf in ("Float", "Double")]
+excl += ["birenThreadFence", "birenThreadFenceBlock"]
+m = re.search(r'^exclude = \[(.*)\]$', src, re.M)
+have = [x.strip().strip('"') for x in m.group(1).split(",") if x.strip()]
+for e in excl:
+    if e not in have:
+        have.append(e)
+src = src[: m.start()] + "exclude = [" + ", ".join(f'"{x}"' for x in have) + "]" + src[m.end():]
+open(path, "w").write(src)
+print("cbindgen.toml: kernel form written", file=sys.stderr)
