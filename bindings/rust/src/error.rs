@@ -82,6 +82,8 @@ pub enum ErrorCode {
     StreamCaptureWrongThread,
     /// `BIREN_ERROR_GRAPH_EXEC_UPDATE_FAILURE` (910).
     GraphExecUpdateFailure,
+    /// `BIREN_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE` (30).
+    CooperativeLaunchTooLarge,
     /// `BIREN_ERROR_UNKNOWN` (999).
     Unknown,
     /// A value the header does not list.
@@ -89,7 +91,7 @@ pub enum ErrorCode {
 }
 
 /// `(code, value, name)` for every value the header lists.
-const TABLE: [(ErrorCode, i32, &str); 38] = [
+const TABLE: [(ErrorCode, i32, &str); 39] = [
     (ErrorCode::Success, 0, "BIREN_SUCCESS"),
     (ErrorCode::InvalidValue, 1, "BIREN_ERROR_INVALID_VALUE"),
     (ErrorCode::OutOfMemory, 2, "BIREN_ERROR_OUT_OF_MEMORY"),
@@ -206,6 +208,11 @@ const TABLE: [(ErrorCode, i32, &str); 38] = [
         ErrorCode::GraphExecUpdateFailure,
         910,
         "BIREN_ERROR_GRAPH_EXEC_UPDATE_FAILURE",
+    ),
+    (
+        ErrorCode::CooperativeLaunchTooLarge,
+        30,
+        "BIREN_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE",
     ),
     (ErrorCode::Unknown, 999, "BIREN_ERROR_UNKNOWN"),
 ];
