@@ -1167,6 +1167,9 @@ typedef struct birenMemsetParams {
   size_t height;
 } birenMemsetParams;
 
+/**
+ * A host function: birenLaunchHostFunc runs it with its userData in stream order.
+ */
 typedef void (*birenHostFn_t)(void *userData);
 
 /**
@@ -1212,6 +1215,9 @@ typedef struct birenGraphExecUpdateResultInfo {
  * to the other process (through a pipe, a file, shared memory, ...).
  */
 typedef struct birenIpcMemHandle_t {
+  /**
+   * The handle's bytes (opaque).
+   */
   char reserved[64];
 } birenIpcMemHandle_t;
 
@@ -1254,8 +1260,17 @@ typedef void (*birenKernelBlock_t)(struct birenKernelCtx *ctx, void **args, unsi
  * is the running thread's index. Sync points lower `end` and `xe`.
  */
 typedef struct birenKernelLoop {
+  /**
+   * The index of the thread running.
+   */
   struct dim3 tid;
+  /**
+   * The loop runs threads up to this one (linear index, exclusive).
+   */
   unsigned int end;
+  /**
+   * The current row runs up to this x (exclusive).
+   */
   unsigned int xe;
 } birenKernelLoop;
 
@@ -3239,6 +3254,7 @@ static birenKernelLoop *const biren_loop_ BIREN_UNUSED_ = 0;
 #define BIREN_KERNEL_REGISTER_(name, n, sizes)
 #endif
 
+/** Defines a kernel in CUDA's per-thread form with typed parameters (see the section above). */
 #define BIREN_KERNEL(...) BIREN_PP_CAT(BIREN_KERNEL_, BIREN_PP_NARGS_K_(__VA_ARGS__))(__VA_ARGS__)
 
 #define BIREN_PP_NARGS_K_(...) BIREN_PP_NARGS_K2_(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, ~)
@@ -3514,12 +3530,17 @@ static inline dim3 birenThreadIdxIn_(const birenKernelLoop *l) {
  * birenShflXorSync by _Generic over the type of var (int, unsigned, long long, unsigned long
  * long, float, double); in C++ the generic names are overloaded functions.
  */
+/** Threads per warp (CUDA's warpSize). */
 #define BIREN_WARP_SIZE 32
+/** CUDA's __syncwarp: the lanes of mask wait for each other. */
 #define birenSyncWarp(mask) ((void)birenWarpExchange(biren_loop_, (mask), 0, 0ull, 0, 32))
+/** CUDA's __ballot_sync: the lanes of mask whose pred != 0, as a bit mask. */
 #define birenBallotSync(mask, pred)                                                               \
   ((unsigned)birenWarpExchange(biren_loop_, (mask), 5, (unsigned long long)((pred) != 0), 0, 32))
+/** CUDA's __any_sync: nonzero if pred != 0 in any lane of mask. */
 #define birenAnySync(mask, pred)                                                                  \
   ((int)birenWarpExchange(biren_loop_, (mask), 6, (unsigned long long)((pred) != 0), 0, 32))
+/** CUDA's __all_sync: nonzero if pred != 0 in every lane of mask. */
 #define birenAllSync(mask, pred)                                                                  \
   ((int)birenWarpExchange(biren_loop_, (mask), 7, (unsigned long long)((pred) != 0), 0, 32))
 #define birenActiveMask() birenActiveMaskLoop(biren_loop_)
@@ -3563,144 +3584,168 @@ static inline double birenBitsToDouble_(unsigned long long b) {
 static inline int birenShflSyncIntIn_(birenKernelLoop *l, unsigned mask, int var, int srcLane, int width) {
   return birenBitsToInt_(birenWarpExchange(l, mask, 1, birenBitsFromInt_(var), srcLane, width));
 }
+/** CUDA's __shfl_sync on int: ({mask}, var, srcLane[, width]); see the warp section above. */
 #define birenShflSyncInt(...) BIREN_PP_CAT(birenShflSyncInt_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenShflSyncInt_3(mask, var, p) birenShflSyncIntIn_(biren_loop_, (mask), (var), (p), 32)
 #define birenShflSyncInt_4(mask, var, p, width) birenShflSyncIntIn_(biren_loop_, (mask), (var), (p), (width))
 static inline unsigned birenShflSyncUintIn_(birenKernelLoop *l, unsigned mask, unsigned var, int srcLane, int width) {
   return birenBitsToUint_(birenWarpExchange(l, mask, 1, birenBitsFromUint_(var), srcLane, width));
 }
+/** CUDA's __shfl_sync on unsigned: ({mask}, var, srcLane[, width]); see the warp section above. */
 #define birenShflSyncUint(...) BIREN_PP_CAT(birenShflSyncUint_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenShflSyncUint_3(mask, var, p) birenShflSyncUintIn_(biren_loop_, (mask), (var), (p), 32)
 #define birenShflSyncUint_4(mask, var, p, width) birenShflSyncUintIn_(biren_loop_, (mask), (var), (p), (width))
 static inline long long birenShflSyncLlIn_(birenKernelLoop *l, unsigned mask, long long var, int srcLane, int width) {
   return birenBitsToLl_(birenWarpExchange(l, mask, 1, birenBitsFromLl_(var), srcLane, width));
 }
+/** CUDA's __shfl_sync on long long: ({mask}, var, srcLane[, width]); see the warp section above. */
 #define birenShflSyncLl(...) BIREN_PP_CAT(birenShflSyncLl_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenShflSyncLl_3(mask, var, p) birenShflSyncLlIn_(biren_loop_, (mask), (var), (p), 32)
 #define birenShflSyncLl_4(mask, var, p, width) birenShflSyncLlIn_(biren_loop_, (mask), (var), (p), (width))
 static inline unsigned long long birenShflSyncUllIn_(birenKernelLoop *l, unsigned mask, unsigned long long var, int srcLane, int width) {
   return birenBitsToUll_(birenWarpExchange(l, mask, 1, birenBitsFromUll_(var), srcLane, width));
 }
+/** CUDA's __shfl_sync on unsigned long long: ({mask}, var, srcLane[, width]); see the warp section above. */
 #define birenShflSyncUll(...) BIREN_PP_CAT(birenShflSyncUll_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenShflSyncUll_3(mask, var, p) birenShflSyncUllIn_(biren_loop_, (mask), (var), (p), 32)
 #define birenShflSyncUll_4(mask, var, p, width) birenShflSyncUllIn_(biren_loop_, (mask), (var), (p), (width))
 static inline float birenShflSyncFloatIn_(birenKernelLoop *l, unsigned mask, float var, int srcLane, int width) {
   return birenBitsToFloat_(birenWarpExchange(l, mask, 1, birenBitsFromFloat_(var), srcLane, width));
 }
+/** CUDA's __shfl_sync on float: ({mask}, var, srcLane[, width]); see the warp section above. */
 #define birenShflSyncFloat(...) BIREN_PP_CAT(birenShflSyncFloat_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenShflSyncFloat_3(mask, var, p) birenShflSyncFloatIn_(biren_loop_, (mask), (var), (p), 32)
 #define birenShflSyncFloat_4(mask, var, p, width) birenShflSyncFloatIn_(biren_loop_, (mask), (var), (p), (width))
 static inline double birenShflSyncDoubleIn_(birenKernelLoop *l, unsigned mask, double var, int srcLane, int width) {
   return birenBitsToDouble_(birenWarpExchange(l, mask, 1, birenBitsFromDouble_(var), srcLane, width));
 }
+/** CUDA's __shfl_sync on double: ({mask}, var, srcLane[, width]); see the warp section above. */
 #define birenShflSyncDouble(...) BIREN_PP_CAT(birenShflSyncDouble_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenShflSyncDouble_3(mask, var, p) birenShflSyncDoubleIn_(biren_loop_, (mask), (var), (p), 32)
 #define birenShflSyncDouble_4(mask, var, p, width) birenShflSyncDoubleIn_(biren_loop_, (mask), (var), (p), (width))
 static inline int birenShflUpSyncIntIn_(birenKernelLoop *l, unsigned mask, int var, int delta, int width) {
   return birenBitsToInt_(birenWarpExchange(l, mask, 2, birenBitsFromInt_(var), delta, width));
 }
+/** CUDA's __shfl_up_sync on int: ({mask}, var, delta[, width]); see the warp section above. */
 #define birenShflUpSyncInt(...) BIREN_PP_CAT(birenShflUpSyncInt_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenShflUpSyncInt_3(mask, var, p) birenShflUpSyncIntIn_(biren_loop_, (mask), (var), (p), 32)
 #define birenShflUpSyncInt_4(mask, var, p, width) birenShflUpSyncIntIn_(biren_loop_, (mask), (var), (p), (width))
 static inline unsigned birenShflUpSyncUintIn_(birenKernelLoop *l, unsigned mask, unsigned var, int delta, int width) {
   return birenBitsToUint_(birenWarpExchange(l, mask, 2, birenBitsFromUint_(var), delta, width));
 }
+/** CUDA's __shfl_up_sync on unsigned: ({mask}, var, delta[, width]); see the warp section above. */
 #define birenShflUpSyncUint(...) BIREN_PP_CAT(birenShflUpSyncUint_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenShflUpSyncUint_3(mask, var, p) birenShflUpSyncUintIn_(biren_loop_, (mask), (var), (p), 32)
 #define birenShflUpSyncUint_4(mask, var, p, width) birenShflUpSyncUintIn_(biren_loop_, (mask), (var), (p), (width))
 static inline long long birenShflUpSyncLlIn_(birenKernelLoop *l, unsigned mask, long long var, int delta, int width) {
   return birenBitsToLl_(birenWarpExchange(l, mask, 2, birenBitsFromLl_(var), delta, width));
 }
+/** CUDA's __shfl_up_sync on long long: ({mask}, var, delta[, width]); see the warp section above. */
 #define birenShflUpSyncLl(...) BIREN_PP_CAT(birenShflUpSyncLl_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenShflUpSyncLl_3(mask, var, p) birenShflUpSyncLlIn_(biren_loop_, (mask), (var), (p), 32)
 #define birenShflUpSyncLl_4(mask, var, p, width) birenShflUpSyncLlIn_(biren_loop_, (mask), (var), (p), (width))
 static inline unsigned long long birenShflUpSyncUllIn_(birenKernelLoop *l, unsigned mask, unsigned long long var, int delta, int width) {
   return birenBitsToUll_(birenWarpExchange(l, mask, 2, birenBitsFromUll_(var), delta, width));
 }
+/** CUDA's __shfl_up_sync on unsigned long long: ({mask}, var, delta[, width]); see the warp section above. */
 #define birenShflUpSyncUll(...) BIREN_PP_CAT(birenShflUpSyncUll_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenShflUpSyncUll_3(mask, var, p) birenShflUpSyncUllIn_(biren_loop_, (mask), (var), (p), 32)
 #define birenShflUpSyncUll_4(mask, var, p, width) birenShflUpSyncUllIn_(biren_loop_, (mask), (var), (p), (width))
 static inline float birenShflUpSyncFloatIn_(birenKernelLoop *l, unsigned mask, float var, int delta, int width) {
   return birenBitsToFloat_(birenWarpExchange(l, mask, 2, birenBitsFromFloat_(var), delta, width));
 }
+/** CUDA's __shfl_up_sync on float: ({mask}, var, delta[, width]); see the warp section above. */
 #define birenShflUpSyncFloat(...) BIREN_PP_CAT(birenShflUpSyncFloat_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenShflUpSyncFloat_3(mask, var, p) birenShflUpSyncFloatIn_(biren_loop_, (mask), (var), (p), 32)
 #define birenShflUpSyncFloat_4(mask, var, p, width) birenShflUpSyncFloatIn_(biren_loop_, (mask), (var), (p), (width))
 static inline double birenShflUpSyncDoubleIn_(birenKernelLoop *l, unsigned mask, double var, int delta, int width) {
   return birenBitsToDouble_(birenWarpExchange(l, mask, 2, birenBitsFromDouble_(var), delta, width));
 }
+/** CUDA's __shfl_up_sync on double: ({mask}, var, delta[, width]); see the warp section above. */
 #define birenShflUpSyncDouble(...) BIREN_PP_CAT(birenShflUpSyncDouble_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenShflUpSyncDouble_3(mask, var, p) birenShflUpSyncDoubleIn_(biren_loop_, (mask), (var), (p), 32)
 #define birenShflUpSyncDouble_4(mask, var, p, width) birenShflUpSyncDoubleIn_(biren_loop_, (mask), (var), (p), (width))
 static inline int birenShflDownSyncIntIn_(birenKernelLoop *l, unsigned mask, int var, int delta, int width) {
   return birenBitsToInt_(birenWarpExchange(l, mask, 3, birenBitsFromInt_(var), delta, width));
 }
+/** CUDA's __shfl_down_sync on int: ({mask}, var, delta[, width]); see the warp section above. */
 #define birenShflDownSyncInt(...) BIREN_PP_CAT(birenShflDownSyncInt_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenShflDownSyncInt_3(mask, var, p) birenShflDownSyncIntIn_(biren_loop_, (mask), (var), (p), 32)
 #define birenShflDownSyncInt_4(mask, var, p, width) birenShflDownSyncIntIn_(biren_loop_, (mask), (var), (p), (width))
 static inline unsigned birenShflDownSyncUintIn_(birenKernelLoop *l, unsigned mask, unsigned var, int delta, int width) {
   return birenBitsToUint_(birenWarpExchange(l, mask, 3, birenBitsFromUint_(var), delta, width));
 }
+/** CUDA's __shfl_down_sync on unsigned: ({mask}, var, delta[, width]); see the warp section above. */
 #define birenShflDownSyncUint(...) BIREN_PP_CAT(birenShflDownSyncUint_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenShflDownSyncUint_3(mask, var, p) birenShflDownSyncUintIn_(biren_loop_, (mask), (var), (p), 32)
 #define birenShflDownSyncUint_4(mask, var, p, width) birenShflDownSyncUintIn_(biren_loop_, (mask), (var), (p), (width))
 static inline long long birenShflDownSyncLlIn_(birenKernelLoop *l, unsigned mask, long long var, int delta, int width) {
   return birenBitsToLl_(birenWarpExchange(l, mask, 3, birenBitsFromLl_(var), delta, width));
 }
+/** CUDA's __shfl_down_sync on long long: ({mask}, var, delta[, width]); see the warp section above. */
 #define birenShflDownSyncLl(...) BIREN_PP_CAT(birenShflDownSyncLl_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenShflDownSyncLl_3(mask, var, p) birenShflDownSyncLlIn_(biren_loop_, (mask), (var), (p), 32)
 #define birenShflDownSyncLl_4(mask, var, p, width) birenShflDownSyncLlIn_(biren_loop_, (mask), (var), (p), (width))
 static inline unsigned long long birenShflDownSyncUllIn_(birenKernelLoop *l, unsigned mask, unsigned long long var, int delta, int width) {
   return birenBitsToUll_(birenWarpExchange(l, mask, 3, birenBitsFromUll_(var), delta, width));
 }
+/** CUDA's __shfl_down_sync on unsigned long long: ({mask}, var, delta[, width]); see the warp section above. */
 #define birenShflDownSyncUll(...) BIREN_PP_CAT(birenShflDownSyncUll_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenShflDownSyncUll_3(mask, var, p) birenShflDownSyncUllIn_(biren_loop_, (mask), (var), (p), 32)
 #define birenShflDownSyncUll_4(mask, var, p, width) birenShflDownSyncUllIn_(biren_loop_, (mask), (var), (p), (width))
 static inline float birenShflDownSyncFloatIn_(birenKernelLoop *l, unsigned mask, float var, int delta, int width) {
   return birenBitsToFloat_(birenWarpExchange(l, mask, 3, birenBitsFromFloat_(var), delta, width));
 }
+/** CUDA's __shfl_down_sync on float: ({mask}, var, delta[, width]); see the warp section above. */
 #define birenShflDownSyncFloat(...) BIREN_PP_CAT(birenShflDownSyncFloat_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenShflDownSyncFloat_3(mask, var, p) birenShflDownSyncFloatIn_(biren_loop_, (mask), (var), (p), 32)
 #define birenShflDownSyncFloat_4(mask, var, p, width) birenShflDownSyncFloatIn_(biren_loop_, (mask), (var), (p), (width))
 static inline double birenShflDownSyncDoubleIn_(birenKernelLoop *l, unsigned mask, double var, int delta, int width) {
   return birenBitsToDouble_(birenWarpExchange(l, mask, 3, birenBitsFromDouble_(var), delta, width));
 }
+/** CUDA's __shfl_down_sync on double: ({mask}, var, delta[, width]); see the warp section above. */
 #define birenShflDownSyncDouble(...) BIREN_PP_CAT(birenShflDownSyncDouble_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenShflDownSyncDouble_3(mask, var, p) birenShflDownSyncDoubleIn_(biren_loop_, (mask), (var), (p), 32)
 #define birenShflDownSyncDouble_4(mask, var, p, width) birenShflDownSyncDoubleIn_(biren_loop_, (mask), (var), (p), (width))
 static inline int birenShflXorSyncIntIn_(birenKernelLoop *l, unsigned mask, int var, int laneMask, int width) {
   return birenBitsToInt_(birenWarpExchange(l, mask, 4, birenBitsFromInt_(var), laneMask, width));
 }
+/** CUDA's __shfl_xor_sync on int: ({mask}, var, laneMask[, width]); see the warp section above. */
 #define birenShflXorSyncInt(...) BIREN_PP_CAT(birenShflXorSyncInt_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenShflXorSyncInt_3(mask, var, p) birenShflXorSyncIntIn_(biren_loop_, (mask), (var), (p), 32)
 #define birenShflXorSyncInt_4(mask, var, p, width) birenShflXorSyncIntIn_(biren_loop_, (mask), (var), (p), (width))
 static inline unsigned birenShflXorSyncUintIn_(birenKernelLoop *l, unsigned mask, unsigned var, int laneMask, int width) {
   return birenBitsToUint_(birenWarpExchange(l, mask, 4, birenBitsFromUint_(var), laneMask, width));
 }
+/** CUDA's __shfl_xor_sync on unsigned: ({mask}, var, laneMask[, width]); see the warp section above. */
 #define birenShflXorSyncUint(...) BIREN_PP_CAT(birenShflXorSyncUint_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenShflXorSyncUint_3(mask, var, p) birenShflXorSyncUintIn_(biren_loop_, (mask), (var), (p), 32)
 #define birenShflXorSyncUint_4(mask, var, p, width) birenShflXorSyncUintIn_(biren_loop_, (mask), (var), (p), (width))
 static inline long long birenShflXorSyncLlIn_(birenKernelLoop *l, unsigned mask, long long var, int laneMask, int width) {
   return birenBitsToLl_(birenWarpExchange(l, mask, 4, birenBitsFromLl_(var), laneMask, width));
 }
+/** CUDA's __shfl_xor_sync on long long: ({mask}, var, laneMask[, width]); see the warp section above. */
 #define birenShflXorSyncLl(...) BIREN_PP_CAT(birenShflXorSyncLl_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenShflXorSyncLl_3(mask, var, p) birenShflXorSyncLlIn_(biren_loop_, (mask), (var), (p), 32)
 #define birenShflXorSyncLl_4(mask, var, p, width) birenShflXorSyncLlIn_(biren_loop_, (mask), (var), (p), (width))
 static inline unsigned long long birenShflXorSyncUllIn_(birenKernelLoop *l, unsigned mask, unsigned long long var, int laneMask, int width) {
   return birenBitsToUll_(birenWarpExchange(l, mask, 4, birenBitsFromUll_(var), laneMask, width));
 }
+/** CUDA's __shfl_xor_sync on unsigned long long: ({mask}, var, laneMask[, width]); see the warp section above. */
 #define birenShflXorSyncUll(...) BIREN_PP_CAT(birenShflXorSyncUll_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenShflXorSyncUll_3(mask, var, p) birenShflXorSyncUllIn_(biren_loop_, (mask), (var), (p), 32)
 #define birenShflXorSyncUll_4(mask, var, p, width) birenShflXorSyncUllIn_(biren_loop_, (mask), (var), (p), (width))
 static inline float birenShflXorSyncFloatIn_(birenKernelLoop *l, unsigned mask, float var, int laneMask, int width) {
   return birenBitsToFloat_(birenWarpExchange(l, mask, 4, birenBitsFromFloat_(var), laneMask, width));
 }
+/** CUDA's __shfl_xor_sync on float: ({mask}, var, laneMask[, width]); see the warp section above. */
 #define birenShflXorSyncFloat(...) BIREN_PP_CAT(birenShflXorSyncFloat_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenShflXorSyncFloat_3(mask, var, p) birenShflXorSyncFloatIn_(biren_loop_, (mask), (var), (p), 32)
 #define birenShflXorSyncFloat_4(mask, var, p, width) birenShflXorSyncFloatIn_(biren_loop_, (mask), (var), (p), (width))
 static inline double birenShflXorSyncDoubleIn_(birenKernelLoop *l, unsigned mask, double var, int laneMask, int width) {
   return birenBitsToDouble_(birenWarpExchange(l, mask, 4, birenBitsFromDouble_(var), laneMask, width));
 }
+/** CUDA's __shfl_xor_sync on double: ({mask}, var, laneMask[, width]); see the warp section above. */
 #define birenShflXorSyncDouble(...) BIREN_PP_CAT(birenShflXorSyncDouble_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenShflXorSyncDouble_3(mask, var, p) birenShflXorSyncDoubleIn_(biren_loop_, (mask), (var), (p), 32)
 #define birenShflXorSyncDouble_4(mask, var, p, width) birenShflXorSyncDoubleIn_(biren_loop_, (mask), (var), (p), (width))
@@ -3778,151 +3823,224 @@ static inline double birenShflXorSyncIn_(birenKernelLoop *l, unsigned mask, doub
 #ifdef __cplusplus
 extern "C" {
 #endif
+/** CUDA's atomicAdd on int: atomically updates *address, returns the old value (relaxed). */
 int birenAtomicAddInt(int *address, int val);
+/** CUDA's atomicAdd on unsigned int: atomically updates *address, returns the old value (relaxed). */
 unsigned int birenAtomicAddUint(unsigned int *address, unsigned int val);
+/** CUDA's atomicAdd on unsigned long long: atomically updates *address, returns the old value (relaxed). */
 unsigned long long birenAtomicAddUll(unsigned long long *address, unsigned long long val);
+/** CUDA's atomicSub on int: atomically updates *address, returns the old value (relaxed). */
 int birenAtomicSubInt(int *address, int val);
+/** CUDA's atomicSub on unsigned int: atomically updates *address, returns the old value (relaxed). */
 unsigned int birenAtomicSubUint(unsigned int *address, unsigned int val);
+/** CUDA's atomicSub on unsigned long long: atomically updates *address, returns the old value (relaxed). */
 unsigned long long birenAtomicSubUll(unsigned long long *address, unsigned long long val);
+/** CUDA's atomicExch on int: atomically updates *address, returns the old value (relaxed). */
 int birenAtomicExchInt(int *address, int val);
+/** CUDA's atomicExch on unsigned int: atomically updates *address, returns the old value (relaxed). */
 unsigned int birenAtomicExchUint(unsigned int *address, unsigned int val);
+/** CUDA's atomicExch on unsigned long long: atomically updates *address, returns the old value (relaxed). */
 unsigned long long birenAtomicExchUll(unsigned long long *address, unsigned long long val);
+/** CUDA's atomicMin on int: atomically updates *address, returns the old value (relaxed). */
 int birenAtomicMinInt(int *address, int val);
+/** CUDA's atomicMin on unsigned int: atomically updates *address, returns the old value (relaxed). */
 unsigned int birenAtomicMinUint(unsigned int *address, unsigned int val);
+/** CUDA's atomicMin on unsigned long long: atomically updates *address, returns the old value (relaxed). */
 unsigned long long birenAtomicMinUll(unsigned long long *address, unsigned long long val);
+/** CUDA's atomicMax on int: atomically updates *address, returns the old value (relaxed). */
 int birenAtomicMaxInt(int *address, int val);
+/** CUDA's atomicMax on unsigned int: atomically updates *address, returns the old value (relaxed). */
 unsigned int birenAtomicMaxUint(unsigned int *address, unsigned int val);
+/** CUDA's atomicMax on unsigned long long: atomically updates *address, returns the old value (relaxed). */
 unsigned long long birenAtomicMaxUll(unsigned long long *address, unsigned long long val);
+/** CUDA's atomicInc on int: atomically updates *address, returns the old value (relaxed). */
 int birenAtomicIncInt(int *address, int val);
+/** CUDA's atomicInc on unsigned int: atomically updates *address, returns the old value (relaxed). */
 unsigned int birenAtomicIncUint(unsigned int *address, unsigned int val);
+/** CUDA's atomicInc on unsigned long long: atomically updates *address, returns the old value (relaxed). */
 unsigned long long birenAtomicIncUll(unsigned long long *address, unsigned long long val);
+/** CUDA's atomicDec on int: atomically updates *address, returns the old value (relaxed). */
 int birenAtomicDecInt(int *address, int val);
+/** CUDA's atomicDec on unsigned int: atomically updates *address, returns the old value (relaxed). */
 unsigned int birenAtomicDecUint(unsigned int *address, unsigned int val);
+/** CUDA's atomicDec on unsigned long long: atomically updates *address, returns the old value (relaxed). */
 unsigned long long birenAtomicDecUll(unsigned long long *address, unsigned long long val);
+/** CUDA's atomicAnd on int: atomically updates *address, returns the old value (relaxed). */
 int birenAtomicAndInt(int *address, int val);
+/** CUDA's atomicAnd on unsigned int: atomically updates *address, returns the old value (relaxed). */
 unsigned int birenAtomicAndUint(unsigned int *address, unsigned int val);
+/** CUDA's atomicAnd on unsigned long long: atomically updates *address, returns the old value (relaxed). */
 unsigned long long birenAtomicAndUll(unsigned long long *address, unsigned long long val);
+/** CUDA's atomicOr on int: atomically updates *address, returns the old value (relaxed). */
 int birenAtomicOrInt(int *address, int val);
+/** CUDA's atomicOr on unsigned int: atomically updates *address, returns the old value (relaxed). */
 unsigned int birenAtomicOrUint(unsigned int *address, unsigned int val);
+/** CUDA's atomicOr on unsigned long long: atomically updates *address, returns the old value (relaxed). */
 unsigned long long birenAtomicOrUll(unsigned long long *address, unsigned long long val);
+/** CUDA's atomicXor on int: atomically updates *address, returns the old value (relaxed). */
 int birenAtomicXorInt(int *address, int val);
+/** CUDA's atomicXor on unsigned int: atomically updates *address, returns the old value (relaxed). */
 unsigned int birenAtomicXorUint(unsigned int *address, unsigned int val);
+/** CUDA's atomicXor on unsigned long long: atomically updates *address, returns the old value (relaxed). */
 unsigned long long birenAtomicXorUll(unsigned long long *address, unsigned long long val);
+/** CUDA's atomicCAS on int: atomically updates *address, returns the old value (relaxed). */
 int birenAtomicCASInt(int *address, int compare, int val);
+/** CUDA's atomicCAS on unsigned int: atomically updates *address, returns the old value (relaxed). */
 unsigned int birenAtomicCASUint(unsigned int *address, unsigned int compare, unsigned int val);
+/** CUDA's atomicCAS on unsigned long long: atomically updates *address, returns the old value (relaxed). */
 unsigned long long birenAtomicCASUll(unsigned long long *address, unsigned long long compare, unsigned long long val);
+/** CUDA's atomicAdd on float: atomically updates *address, returns the old value (relaxed). */
 float birenAtomicAddFloat(float *address, float val);
+/** CUDA's atomicExch on float: atomically updates *address, returns the old value (relaxed). */
 float birenAtomicExchFloat(float *address, float val);
+/** CUDA's atomicAdd on double: atomically updates *address, returns the old value (relaxed). */
 double birenAtomicAddDouble(double *address, double val);
+/** CUDA's atomicExch on double: atomically updates *address, returns the old value (relaxed). */
 double birenAtomicExchDouble(double *address, double val);
+/** CUDA's __threadfence: orders this thread's memory accesses for every thread. */
 void birenThreadFence(void);
+/** CUDA's __threadfence_block: orders this thread's memory accesses for its block. */
 void birenThreadFenceBlock(void);
 #ifdef __cplusplus
 }
 #endif
 #else
+/** CUDA's atomicAdd on int: atomically updates *address, returns the old value (relaxed). */
 static inline int birenAtomicAddInt(int *address, int val) { return __atomic_fetch_add(address, val, __ATOMIC_RELAXED); }
+/** CUDA's atomicAdd on unsigned int: atomically updates *address, returns the old value (relaxed). */
 static inline unsigned int birenAtomicAddUint(unsigned int *address, unsigned int val) { return __atomic_fetch_add(address, val, __ATOMIC_RELAXED); }
+/** CUDA's atomicAdd on unsigned long long: atomically updates *address, returns the old value (relaxed). */
 static inline unsigned long long birenAtomicAddUll(unsigned long long *address, unsigned long long val) { return __atomic_fetch_add(address, val, __ATOMIC_RELAXED); }
+/** CUDA's atomicSub on int: atomically updates *address, returns the old value (relaxed). */
 static inline int birenAtomicSubInt(int *address, int val) { return __atomic_fetch_sub(address, val, __ATOMIC_RELAXED); }
+/** CUDA's atomicSub on unsigned int: atomically updates *address, returns the old value (relaxed). */
 static inline unsigned int birenAtomicSubUint(unsigned int *address, unsigned int val) { return __atomic_fetch_sub(address, val, __ATOMIC_RELAXED); }
+/** CUDA's atomicSub on unsigned long long: atomically updates *address, returns the old value (relaxed). */
 static inline unsigned long long birenAtomicSubUll(unsigned long long *address, unsigned long long val) { return __atomic_fetch_sub(address, val, __ATOMIC_RELAXED); }
+/** CUDA's atomicExch on int: atomically updates *address, returns the old value (relaxed). */
 static inline int birenAtomicExchInt(int *address, int val) { return __atomic_exchange_n(address, val, __ATOMIC_RELAXED); }
+/** CUDA's atomicExch on unsigned int: atomically updates *address, returns the old value (relaxed). */
 static inline unsigned int birenAtomicExchUint(unsigned int *address, unsigned int val) { return __atomic_exchange_n(address, val, __ATOMIC_RELAXED); }
+/** CUDA's atomicExch on unsigned long long: atomically updates *address, returns the old value (relaxed). */
 static inline unsigned long long birenAtomicExchUll(unsigned long long *address, unsigned long long val) { return __atomic_exchange_n(address, val, __ATOMIC_RELAXED); }
+/** CUDA's atomicMin on int: atomically updates *address, returns the old value (relaxed). */
 static inline int birenAtomicMinInt(int *address, int val) {
   int old = __atomic_load_n(address, __ATOMIC_RELAXED);
   while (!__atomic_compare_exchange_n(address, &old, (int)(old < val ? old : val), 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
   }
   return old;
 }
+/** CUDA's atomicMin on unsigned int: atomically updates *address, returns the old value (relaxed). */
 static inline unsigned int birenAtomicMinUint(unsigned int *address, unsigned int val) {
   unsigned int old = __atomic_load_n(address, __ATOMIC_RELAXED);
   while (!__atomic_compare_exchange_n(address, &old, (unsigned int)(old < val ? old : val), 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
   }
   return old;
 }
+/** CUDA's atomicMin on unsigned long long: atomically updates *address, returns the old value (relaxed). */
 static inline unsigned long long birenAtomicMinUll(unsigned long long *address, unsigned long long val) {
   unsigned long long old = __atomic_load_n(address, __ATOMIC_RELAXED);
   while (!__atomic_compare_exchange_n(address, &old, (unsigned long long)(old < val ? old : val), 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
   }
   return old;
 }
+/** CUDA's atomicMax on int: atomically updates *address, returns the old value (relaxed). */
 static inline int birenAtomicMaxInt(int *address, int val) {
   int old = __atomic_load_n(address, __ATOMIC_RELAXED);
   while (!__atomic_compare_exchange_n(address, &old, (int)(old > val ? old : val), 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
   }
   return old;
 }
+/** CUDA's atomicMax on unsigned int: atomically updates *address, returns the old value (relaxed). */
 static inline unsigned int birenAtomicMaxUint(unsigned int *address, unsigned int val) {
   unsigned int old = __atomic_load_n(address, __ATOMIC_RELAXED);
   while (!__atomic_compare_exchange_n(address, &old, (unsigned int)(old > val ? old : val), 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
   }
   return old;
 }
+/** CUDA's atomicMax on unsigned long long: atomically updates *address, returns the old value (relaxed). */
 static inline unsigned long long birenAtomicMaxUll(unsigned long long *address, unsigned long long val) {
   unsigned long long old = __atomic_load_n(address, __ATOMIC_RELAXED);
   while (!__atomic_compare_exchange_n(address, &old, (unsigned long long)(old > val ? old : val), 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
   }
   return old;
 }
+/** CUDA's atomicInc on int: atomically updates *address, returns the old value (relaxed). */
 static inline int birenAtomicIncInt(int *address, int val) {
   int old = __atomic_load_n(address, __ATOMIC_RELAXED);
   while (!__atomic_compare_exchange_n(address, &old, (int)(old >= val ? 0 : old + 1), 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
   }
   return old;
 }
+/** CUDA's atomicInc on unsigned int: atomically updates *address, returns the old value (relaxed). */
 static inline unsigned int birenAtomicIncUint(unsigned int *address, unsigned int val) {
   unsigned int old = __atomic_load_n(address, __ATOMIC_RELAXED);
   while (!__atomic_compare_exchange_n(address, &old, (unsigned int)(old >= val ? 0 : old + 1), 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
   }
   return old;
 }
+/** CUDA's atomicInc on unsigned long long: atomically updates *address, returns the old value (relaxed). */
 static inline unsigned long long birenAtomicIncUll(unsigned long long *address, unsigned long long val) {
   unsigned long long old = __atomic_load_n(address, __ATOMIC_RELAXED);
   while (!__atomic_compare_exchange_n(address, &old, (unsigned long long)(old >= val ? 0 : old + 1), 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
   }
   return old;
 }
+/** CUDA's atomicDec on int: atomically updates *address, returns the old value (relaxed). */
 static inline int birenAtomicDecInt(int *address, int val) {
   int old = __atomic_load_n(address, __ATOMIC_RELAXED);
   while (!__atomic_compare_exchange_n(address, &old, (int)((old == 0 || old > val) ? val : old - 1), 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
   }
   return old;
 }
+/** CUDA's atomicDec on unsigned int: atomically updates *address, returns the old value (relaxed). */
 static inline unsigned int birenAtomicDecUint(unsigned int *address, unsigned int val) {
   unsigned int old = __atomic_load_n(address, __ATOMIC_RELAXED);
   while (!__atomic_compare_exchange_n(address, &old, (unsigned int)((old == 0 || old > val) ? val : old - 1), 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
   }
   return old;
 }
+/** CUDA's atomicDec on unsigned long long: atomically updates *address, returns the old value (relaxed). */
 static inline unsigned long long birenAtomicDecUll(unsigned long long *address, unsigned long long val) {
   unsigned long long old = __atomic_load_n(address, __ATOMIC_RELAXED);
   while (!__atomic_compare_exchange_n(address, &old, (unsigned long long)((old == 0 || old > val) ? val : old - 1), 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
   }
   return old;
 }
+/** CUDA's atomicAnd on int: atomically updates *address, returns the old value (relaxed). */
 static inline int birenAtomicAndInt(int *address, int val) { return __atomic_fetch_and(address, val, __ATOMIC_RELAXED); }
+/** CUDA's atomicAnd on unsigned int: atomically updates *address, returns the old value (relaxed). */
 static inline unsigned int birenAtomicAndUint(unsigned int *address, unsigned int val) { return __atomic_fetch_and(address, val, __ATOMIC_RELAXED); }
+/** CUDA's atomicAnd on unsigned long long: atomically updates *address, returns the old value (relaxed). */
 static inline unsigned long long birenAtomicAndUll(unsigned long long *address, unsigned long long val) { return __atomic_fetch_and(address, val, __ATOMIC_RELAXED); }
+/** CUDA's atomicOr on int: atomically updates *address, returns the old value (relaxed). */
 static inline int birenAtomicOrInt(int *address, int val) { return __atomic_fetch_or(address, val, __ATOMIC_RELAXED); }
+/** CUDA's atomicOr on unsigned int: atomically updates *address, returns the old value (relaxed). */
 static inline unsigned int birenAtomicOrUint(unsigned int *address, unsigned int val) { return __atomic_fetch_or(address, val, __ATOMIC_RELAXED); }
+/** CUDA's atomicOr on unsigned long long: atomically updates *address, returns the old value (relaxed). */
 static inline unsigned long long birenAtomicOrUll(unsigned long long *address, unsigned long long val) { return __atomic_fetch_or(address, val, __ATOMIC_RELAXED); }
+/** CUDA's atomicXor on int: atomically updates *address, returns the old value (relaxed). */
 static inline int birenAtomicXorInt(int *address, int val) { return __atomic_fetch_xor(address, val, __ATOMIC_RELAXED); }
+/** CUDA's atomicXor on unsigned int: atomically updates *address, returns the old value (relaxed). */
 static inline unsigned int birenAtomicXorUint(unsigned int *address, unsigned int val) { return __atomic_fetch_xor(address, val, __ATOMIC_RELAXED); }
+/** CUDA's atomicXor on unsigned long long: atomically updates *address, returns the old value (relaxed). */
 static inline unsigned long long birenAtomicXorUll(unsigned long long *address, unsigned long long val) { return __atomic_fetch_xor(address, val, __ATOMIC_RELAXED); }
+/** CUDA's atomicCAS on int: atomically updates *address, returns the old value (relaxed). */
 static inline int birenAtomicCASInt(int *address, int compare, int val) {
   __atomic_compare_exchange_n(address, &compare, val, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
   return compare;
 }
+/** CUDA's atomicCAS on unsigned int: atomically updates *address, returns the old value (relaxed). */
 static inline unsigned int birenAtomicCASUint(unsigned int *address, unsigned int compare, unsigned int val) {
   __atomic_compare_exchange_n(address, &compare, val, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
   return compare;
 }
+/** CUDA's atomicCAS on unsigned long long: atomically updates *address, returns the old value (relaxed). */
 static inline unsigned long long birenAtomicCASUll(unsigned long long *address, unsigned long long compare, unsigned long long val) {
   __atomic_compare_exchange_n(address, &compare, val, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
   return compare;
 }
+/** CUDA's atomicAdd on float: atomically updates *address, returns the old value (relaxed). */
 static inline float birenAtomicAddFloat(float *address, float val) {
   float old, sum;
   __atomic_load(address, &old, __ATOMIC_RELAXED);
@@ -3931,11 +4049,13 @@ static inline float birenAtomicAddFloat(float *address, float val) {
   } while (!__atomic_compare_exchange(address, &old, &sum, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
   return old;
 }
+/** CUDA's atomicExch on float: atomically updates *address, returns the old value (relaxed). */
 static inline float birenAtomicExchFloat(float *address, float val) {
   float old;
   __atomic_exchange(address, &val, &old, __ATOMIC_RELAXED);
   return old;
 }
+/** CUDA's atomicAdd on double: atomically updates *address, returns the old value (relaxed). */
 static inline double birenAtomicAddDouble(double *address, double val) {
   double old, sum;
   __atomic_load(address, &old, __ATOMIC_RELAXED);
@@ -3944,12 +4064,15 @@ static inline double birenAtomicAddDouble(double *address, double val) {
   } while (!__atomic_compare_exchange(address, &old, &sum, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
   return old;
 }
+/** CUDA's atomicExch on double: atomically updates *address, returns the old value (relaxed). */
 static inline double birenAtomicExchDouble(double *address, double val) {
   double old;
   __atomic_exchange(address, &val, &old, __ATOMIC_RELAXED);
   return old;
 }
+/** CUDA's __threadfence: orders this thread's memory accesses for every thread. */
 static inline void birenThreadFence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+/** CUDA's __threadfence_block: orders this thread's memory accesses for its block. */
 static inline void birenThreadFenceBlock(void) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
 #endif
 #if defined(__cplusplus)

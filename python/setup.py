@@ -38,7 +38,8 @@ class BuildExt(build_ext):
 
 
 class BuildPy(build_py):
-    """Adds the header, biren/include/biren_runtime.h (biren.get_include())."""
+    """Adds the headers, biren/include/biren_runtime.h and the biren_vector_types.h it includes
+    (biren.get_include())."""
 
     def run(self):
         super().run()
@@ -47,6 +48,8 @@ class BuildPy(build_py):
         dest = os.path.join(self.build_lib, "biren", "include")
         os.makedirs(dest, exist_ok=True)
         shutil.copyfile(HEADER, os.path.join(dest, "biren_runtime.h"))
+        vector_types = os.path.join(os.path.dirname(HEADER), "biren_vector_types.h")
+        shutil.copyfile(vector_types, os.path.join(dest, "biren_vector_types.h"))
 
 
 class BdistWheel(bdist_wheel):

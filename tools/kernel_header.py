@@ -121,6 +121,7 @@ static birenKernelLoop *const biren_loop_ BIREN_UNUSED_ = 0;
 #define BIREN_KERNEL_REGISTER_(name, n, sizes)
 #endif
 
+/** Defines a kernel in CUDA's per-thread form with typed parameters (see the section above). */
 #define BIREN_KERNEL(...) BIREN_PP_CAT(BIREN_KERNEL_, BIREN_PP_NARGS_K_(__VA_ARGS__))(__VA_ARGS__)
 """)
 # NARGS for 1..17 arguments (name + 0..16 params)
@@ -210,12 +211,17 @@ static inline dim3 birenThreadIdxIn_(const birenKernelLoop *l) {
  * birenShflXorSync by _Generic over the type of var (int, unsigned, long long, unsigned long
  * long, float, double); in C++ the generic names are overloaded functions.
  */
+/** Threads per warp (CUDA's warpSize). */
 #define BIREN_WARP_SIZE 32
+/** CUDA's __syncwarp: the lanes of mask wait for each other. */
 #define birenSyncWarp(mask) ((void)birenWarpExchange(biren_loop_, (mask), 0, 0ull, 0, 32))
+/** CUDA's __ballot_sync: the lanes of mask whose pred != 0, as a bit mask. */
 #define birenBallotSync(mask, pred)                                                               \
   ((unsigned)birenWarpExchange(biren_loop_, (mask), 5, (unsigned long long)((pred) != 0), 0, 32))
+/** CUDA's __any_sync: nonzero if pred != 0 in any lane of mask. */
 #define birenAnySync(mask, pred)                                                                  \
   ((int)birenWarpExchange(biren_loop_, (mask), 6, (unsigned long long)((pred) != 0), 0, 32))
+/** CUDA's __all_sync: nonzero if pred != 0 in every lane of mask. */
 #define birenAllSync(mask, pred)                                                                  \
   ((int)birenWarpExchange(biren_loop_, (mask), 7, (unsigned long long)((pred) != 0), 0, 32))
 #define birenActiveMask() birenActiveMaskLoop(biren_loop_)
@@ -265,6 +271,7 @@ for op, code, pname in SHFL:
         w(f"static inline {ty} {f}In_(birenKernelLoop *l, unsigned mask, {ty} var, int {pname}, int width) {{")
         w(f"  return birenBitsTo{suf}_(birenWarpExchange(l, mask, {code}, birenBitsFrom{suf}_(var), {pname}, width));")
         w("}")
+        w(f"/** CUDA's __{'_'.join(x.lower() for x in re.findall('[A-Z][a-z]*', op))}_sync on {ty}: ({{mask}}, var, {pname}[, width]); see the warp section above. */")
         w(f"#define {f}(...) BIREN_PP_CAT({f}_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)")
         w(f"#define {f}_3(mask, var, p) {f}In_(biren_loop_, (mask), (var), (p), 32)")
         w(f"#define {f}_4(mask, var, p, width) {f}In_(biren_loop_, (mask), (var), (p), (width))")
@@ -303,10 +310,20 @@ ATYPES = [("Int", "int"), ("Uint", "unsigned int"), ("Ull", "unsigned long long"
 INTOPS = ["Add", "Sub", "Exch", "Min", "Max", "Inc", "Dec", "And", "Or", "Xor"]
 decls = []
 inl = []
+
+
+def adoc(f):
+    """A one-line doc comment for atomic function `f` (see the section comment above)."""
+    m = re.match(r"birenAtomic(Add|Sub|Exch|Min|Max|Inc|Dec|And|Or|Xor|CAS)(Int|Uint|Ull|Float|Double)$", f)
+    op, suf = m.group(1), m.group(2)
+    cuda = {"CAS": "atomicCAS"}.get(op, "atomic" + op)
+    ty = {"Int": "int", "Uint": "unsigned int", "Ull": "unsigned long long", "Float": "float", "Double": "double"}[suf]
+    return f"/** CUDA's {cuda} on {ty}: atomically updates *address, returns the old value (relaxed). */"
 for op in INTOPS:
     for suf, ty in ATYPES:
         f = f"birenAtomic{op}{suf}"
-        decls.append(f"{ty} {f}({ty} *address, {ty} val);")
+        decls.append(adoc(f) + "\n" + f"{ty} {f}({ty} *address, {ty} val);")
+        inl.append(adoc(f))
         if op in ("Add", "Sub", "And", "Or", "Xor"):
             b = {"Add": "add", "Sub": "sub", "And": "and", "Or": "or", "Xor": "xor"}[op]
             inl.append(f"static inline {ty} {f}({ty} *address, {ty} val) {{ return __atomic_fetch_{b}(address, val, __ATOMIC_RELAXED); }}")
@@ -323,14 +340,16 @@ for op in INTOPS:
                 f"  }}\n  return old;\n}}")
 for suf, ty in ATYPES:
     f = f"birenAtomicCAS{suf}"
-    decls.append(f"{ty} {f}({ty} *address, {ty} compare, {ty} val);")
+    decls.append(adoc(f) + "\n" + f"{ty} {f}({ty} *address, {ty} compare, {ty} val);")
+    inl.append(adoc(f))
     inl.append(
         f"static inline {ty} {f}({ty} *address, {ty} compare, {ty} val) {{\n"
         f"  __atomic_compare_exchange_n(address, &compare, val, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);\n"
         f"  return compare;\n}}")
 for suf, ty in [("Float", "float"), ("Double", "double")]:
-    decls.append(f"{ty} birenAtomicAdd{suf}({ty} *address, {ty} val);")
-    decls.append(f"{ty} birenAtomicExch{suf}({ty} *address, {ty} val);")
+    decls.append(adoc(f"birenAtomicAdd{suf}") + "\n" + f"{ty} birenAtomicAdd{suf}({ty} *address, {ty} val);")
+    decls.append(adoc(f"birenAtomicExch{suf}") + "\n" + f"{ty} birenAtomicExch{suf}({ty} *address, {ty} val);")
+    inl.append(adoc(f"birenAtomicAdd{suf}"))
     inl.append(
         f"static inline {ty} birenAtomicAdd{suf}({ty} *address, {ty} val) {{\n"
         f"  {ty} old, sum;\n"
@@ -338,13 +357,16 @@ for suf, ty in [("Float", "float"), ("Double", "double")]:
         f"  do {{\n    sum = old + val;\n"
         f"  }} while (!__atomic_compare_exchange(address, &old, &sum, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));\n"
         f"  return old;\n}}")
+    inl.append(adoc(f"birenAtomicExch{suf}"))
     inl.append(
         f"static inline {ty} birenAtomicExch{suf}({ty} *address, {ty} val) {{\n"
         f"  {ty} old;\n  __atomic_exchange(address, &val, &old, __ATOMIC_RELAXED);\n  return old;\n}}")
-decls.append("void birenThreadFence(void);")
-decls.append("void birenThreadFenceBlock(void);")
-inl.append("static inline void birenThreadFence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }")
-inl.append("static inline void birenThreadFenceBlock(void) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }")
+FENCE = "/** CUDA's __threadfence: orders this thread's memory accesses for every thread. */"
+FENCE_BLOCK = "/** CUDA's __threadfence_block: orders this thread's memory accesses for its block. */"
+decls.append(FENCE + "\nvoid birenThreadFence(void);")
+decls.append(FENCE_BLOCK + "\nvoid birenThreadFenceBlock(void);")
+inl.append(FENCE + "\nstatic inline void birenThreadFence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }")
+inl.append(FENCE_BLOCK + "\nstatic inline void birenThreadFenceBlock(void) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }")
 w("#if defined(BIREN_NO_INLINE_BUILTINS) || !(defined(__GNUC__) || defined(__clang__))")
 w("#ifdef __cplusplus\nextern \"C\" {\n#endif")
 w("\n".join(decls))

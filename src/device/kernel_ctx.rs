@@ -81,8 +81,11 @@ pub struct UnitTls {
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
 pub struct KernelLoop {
+    /// The index of the thread running.
     pub tid: Dim3,
+    /// The loop runs threads up to this one (linear index, exclusive).
     pub end: c_uint,
+    /// The current row runs up to this x (exclusive).
     pub xe: c_uint,
 }
 

@@ -18,6 +18,7 @@ use std::sync::OnceLock;
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct birenIpcMemHandle_t {
+    /// The handle's bytes (opaque).
     pub reserved: [c_char; 64],
 }
 

@@ -342,11 +342,15 @@ pub type birenKernelBlock_t = Option<
 /// is the running thread's index. Sync points lower `end` and `xe`.
 #[repr(C)]
 pub struct birenKernelLoop {
+    /// The index of the thread running.
     pub tid: Dim3,
+    /// The loop runs threads up to this one (linear index, exclusive).
     pub end: c_uint,
+    /// The current row runs up to this x (exclusive).
     pub xe: c_uint,
 }
 
+/// A host function: birenLaunchHostFunc runs it with its userData in stream order.
 pub type birenHostFn_t = Option<unsafe extern "C" fn(userData: *mut c_void)>;
 /// Receives validator lines (NUL-terminated, no newline) instead of stderr.
 pub type birenValidatorCallback_t =
