@@ -3,6 +3,7 @@
 #   make demo       build everything and run the examples (the seed's scenarios)
 #   make test       cargo tests + C tests + examples + language bindings
 #   make bench      benchmarks (see BENCHMARKS.md)
+#   make fuzz       the random API driver, long (FUZZ_SECONDS, FUZZ_SEEDS; see below)
 #   make install    PREFIX=/usr/local [DESTDIR=...]: libraries, header, pkg-config file; uninstall
 
 CARGO    ?= cargo
@@ -19,7 +20,7 @@ LDLIBS   := -L$(LIBDIR) -Wl,-rpath,$(CURDIR)/$(LIBDIR) -lbiren_runtime -lm -pthr
 C_TESTS  := $(patsubst c-tests/%.c,$(BUILD)/c-tests/%,$(wildcard c-tests/*.c))
 EXAMPLES := $(patsubst examples-c/%.c,$(BUILD)/examples/%,$(sort $(wildcard examples-c/*.c)))
 
-.PHONY: all lib header check-header test test-rust test-c test-examples demo bench stress valgrind install uninstall clean
+.PHONY: all lib header check-header test test-rust test-c test-examples demo bench stress valgrind fuzz install uninstall clean
 
 all: lib
 
@@ -195,3 +196,35 @@ valgrind: lib $(C_TESTS)
 	if [ -n "$$timing" ]; then echo "valgrind: timing assertions failed under valgrind (not counted):$$timing"; fi; \
 	if [ -n "$$failed" ]; then echo "valgrind: FAILED:$$failed"; exit 1; fi; \
 	echo "valgrind: no memory errors, no leaks, no hangs"
+
+# ---- fuzz ------------------------------------------------------------------------------------
+# make fuzz [FUZZ_SECONDS=600] [FUZZ_SEEDS="1 2 3"] [FUZZ_THREADS=4] [FUZZ_SKIP=a,b|none]
+# fuzz/fuzz.c (the random API driver, see its header comment) built plain and with
+# -fsanitize=address,undefined, run for every seed with 1 and with 2 devices: FUZZ_SECONDS is the
+# total, shared evenly by the runs (at least 10 s each). Fails on any failed check, crash or
+# hang (30 s watchdog, which prints every thread's stack). FUZZ_SKIP defaults to the checks
+# fuzz/known-bugs lists (known bugs not fixed yet); FUZZ_SKIP=none runs them all. A short run
+# is part of `make test` (c-tests/test_fuzz.sh).
+FUZZ_SECONDS ?= 600
+FUZZ_SEEDS   ?= 1 2 3
+FUZZ_THREADS ?= 4
+FUZZ_SKIP    ?= $(or $(shell grep -v '^\#' fuzz/known-bugs | grep -v '^$$' | paste -sd, -),none)
+FUZZ_SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+
+$(BUILD)/fuzz/fuzz: fuzz/fuzz.c include/biren_runtime.h lib
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_STRICT) -o $@ $< $(LDLIBS)
+
+$(BUILD)/fuzz/fuzz-asan: fuzz/fuzz.c include/biren_runtime.h lib
+	@mkdir -p $(dir $@)
+	$(CC) $(subst -O2,-O1,$(CFLAGS_STRICT)) $(FUZZ_SAN) -o $@ $< $(LDLIBS)
+
+fuzz: $(BUILD)/fuzz/fuzz $(BUILD)/fuzz/fuzz-asan
+	@runs=$$(( $(words $(FUZZ_SEEDS)) * 4 )); per=$$(( $(FUZZ_SECONDS) / runs )); [ $$per -ge 10 ] || per=10; \
+	failed=""; \
+	for seed in $(FUZZ_SEEDS); do for devs in 1 2; do for bin in fuzz fuzz-asan; do \
+	  echo "== $$bin, $$devs device(s), seed $$seed, $$per s (skip: $(FUZZ_SKIP))"; \
+	  BIREN_DEVICE_COUNT=$$devs timeout $$((per + 300)) $(BUILD)/fuzz/$$bin --seed $$seed --seconds $$per \
+	    --threads $(FUZZ_THREADS) --skip $(FUZZ_SKIP) --quiet || failed="$$failed $$bin/$$devs-dev/seed-$$seed"; \
+	done; done; done; \
+	if [ -n "$$failed" ]; then echo "fuzz: FAILED:$$failed"; exit 1; fi; echo "fuzz: all runs passed"

@@ -1480,7 +1480,8 @@ static void op_future(worker *w) {
     unlock_dev(d);
     e = API(w, birenStreamSynchronize(W));
     lock_dev(d);
-    JUDGE_K(w, F_StreamSynchronize, e, S_, d, K_DESTROY_WAIT, "sync after the awaited event was destroyed (the destroy releases the wait)");
+    if (JUDGE_K(w, F_StreamSynchronize, e, S_, d, K_DESTROY_WAIT, "sync after the awaited event was destroyed (the destroy releases the wait)"))
+      goto cleanup;
     goto synced;
   } else { /* the stream destroyed first: its work still completes once the record comes */
     destroy_stream(w, ws);
@@ -2104,6 +2105,7 @@ static void *watchdog_main(void *arg) {
   return NULL;
 }
 
+#ifndef FUZZ_ASAN
 static void on_crash(int sig) {
   char buf[256];
   int n = snprintf(buf, sizeof buf, "\nfuzz: CRASH: signal %d [seed %llu]; last call per thread:\n", sig, opt_seed);
@@ -2117,6 +2119,7 @@ static void on_crash(int sig) {
   signal(sig, SIG_DFL);
   raise(sig);
 }
+#endif
 
 /* ---- main ------------------------------------------------------------------------------------ */
 
