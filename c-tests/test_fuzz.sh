@@ -59,6 +59,16 @@ if [ -x "$tmp/fuzz" ]; then
   run plain "$tmp/fuzz" 1 1
   run plain "$tmp/fuzz" 2 2
 fi
+watchdog_fires() { # a kernel that never ends: exit 3 within seconds, naming the stuck call
+  timeout 60 "$tmp/fuzz" --seed 5 --seconds 30 --threads 2 --skip "$skip" --quiet --watchdog 2 --selftest-hang \
+    > "$tmp/hang" 2>&1
+  local rc=$?
+  grep -E 'WATCHDOG|selftest-hang IN|gdb|failed' "$tmp/hang" | head -n 4
+  [ "$rc" -eq 3 ] && grep -q 'WATCHDOG' "$tmp/hang" && grep -q 'selftest-hang IN birenStreamSynchronize' "$tmp/hang"
+}
+if [ -x "$tmp/fuzz" ]; then
+  check "the watchdog turns a hang into a failure (exit 3) naming each thread's call" watchdog_fires
+fi
 if [ "$asan" = 1 ] && [ -x "$tmp/fuzz-asan" ]; then
   run asan "$tmp/fuzz-asan" 1 3
   run asan "$tmp/fuzz-asan" 2 4

@@ -1,6 +1,7 @@
 /* fuzz: a seeded random driver of the BIREN C API (issue 16, "Tests that would have found these").
  *
  *   fuzz [--seed S] [--seconds T] [--threads N] [--watchdog S] [--skip LIST] [--quiet]
+ *        [--selftest-hang]   (thread 0 waits for a kernel that never ends: the watchdog must fire)
  *
  * Several host threads (--threads, default 4) each run random operations against the real
  * header and library, on every device of the run (BIREN_DEVICE_COUNT, 1 or 2, chosen by the
@@ -89,6 +90,7 @@ static int opt_threads = 4;
 static double opt_watchdog = 30;
 static unsigned long long opt_seed;
 static int opt_quiet;
+static int opt_selftest_hang; /* --selftest-hang: thread 0 hangs on purpose (tests the watchdog) */
 static int ndev = 1;
 
 enum known { K_MADVISE, K_ARGSIZES, K_XDEV, K_XTYPE, K_H2H, K_DESTROY_WAIT, K_COUNT };
@@ -420,6 +422,12 @@ static void k_check(void **args) {
 }
 
 static void k_nop(void **args) { (void)args; }
+
+/* Never ends (--selftest-hang). */
+static void k_forever(void **args) {
+  (void)args;
+  for (;;) sleep_ms(1);
+}
 
 /* The same as k_fill but registered (birenLaunchKernel copies its arguments). */
 static void k_fill_reg(void **args) { k_fill(args); }
@@ -1966,6 +1974,11 @@ static void *worker_main(void *arg) {
   e = API(w, birenMallocHost((void **)&w->counter, sizeof *w->counter));
   if (JUDGE(w, F_MallocHost, e, S_, -1, NULL)) return NULL;
   if (ndev > 1) use_device(w, w->id % ndev);
+  if (opt_selftest_hang && w->id == 0) {
+    set_op(w, "selftest-hang");
+    e = API(w, birenLaunchKernel(k_forever, birenDim3(1, 1, 1), birenDim3(1, 1, 1), NULL, 0, NULL));
+    if (!JUDGE(w, F_LaunchKernel, e, S_, -1, NULL)) e = API(w, birenStreamSynchronize(NULL));
+  }
   while (!__atomic_load_n(&stop_flag, __ATOMIC_ACQUIRE)) {
     w->ops++;
     if (rnd(&w->rng, reset_one_in) == 0) {
@@ -2161,6 +2174,7 @@ int main(int argc, char **argv) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--quiet")) opt_quiet = 1;
+    else if (!strcmp(a, "--selftest-hang")) opt_selftest_hang = 1;
     else if (v == NULL) usage();
     else if (!strcmp(a, "--seed")) opt_seed = strtoull(v, NULL, 0), i++;
     else if (!strcmp(a, "--seconds")) opt_seconds = atof(v), i++;
