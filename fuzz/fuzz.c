@@ -1,6 +1,7 @@
 /* fuzz: a seeded random driver of the BIREN C API (issue 16, "Tests that would have found these").
  *
  *   fuzz [--seed S] [--seconds T] [--threads N] [--watchdog S] [--skip LIST] [--quiet]
+ *        [--reset-every N]   (a device reset every ~N operations of a thread, default 400; 0: none)
  *        [--selftest-hang]   (thread 0 waits for a kernel that never ends: the watchdog must fire)
  *
  * Several host threads (--threads, default 4) each run random operations against the real
@@ -1538,7 +1539,7 @@ static void op_xdev(worker *w) {
   int A = new_stream(w, 0, 1), F = new_event(w, 0, birenEventDisableTiming);
   int Bs = new_stream(w, 1, 1), E = new_event(w, 1, birenEventDisableTiming), C = new_stream(w, 1, 1);
   unsigned variant = rnd(&w->rng, 20);
-  int locked = 1;
+  int locked = 1, e_killed = 0;
   if (A < 0 || F < 0 || Bs < 0 || E < 0 || C < 0) goto cleanup;
   e = API(w, birenStreamWaitEvent(w->streams[A].s, w->events[E].e));
   if (JUDGE(w, F_StreamWaitEvent, e, S_, 0, "device 0 stream waits for a never-recorded device 1 event")) goto cleanup;
@@ -1550,17 +1551,22 @@ static void op_xdev(worker *w) {
     e = API(w, birenEventRecord(w->events[E].e, w->streams[Bs].s));
     JUDGE_K(w, F_EventRecord, e, DL, 1, K_XDEV, "record on device 1 closing a cycle of waits across devices");
   } else if (variant < 13) { /* a stall across devices: DEADLOCK, not a hang */
-    unlock_dev(1);
+    /* During the stall a reset of device 1 may destroy E while A still waits for its first
+     * record: the destroy must release the wait (bug 8's case). With that check off, device 1
+     * stays locked against resets meanwhile (else device 0 would stay stuck for good). */
+    int keep1 = skip[K_DESTROY_WAIT];
+    if (!keep1) unlock_dev(1);
     unlock_dev(0);
     locked = 0;
     use_device(w, 0);
     e = API(w, birenStreamSynchronize(w->streams[A].s));
     JUDGE_K(w, F_StreamSynchronize, e, DL, 0, K_XDEV, "sync of a device 0 stream waiting for a device 1 record that never comes");
     lock_dev(0);
-    lock_dev(1);
+    if (!keep1) lock_dev(1);
     locked = 1;
     reap_device(w, 0);
     reap_device(w, 1);
+    e_killed = !w->events[E].used;
   }
   /* Release: record E where nothing waits, then everything must complete. */
   if (w->events[E].used && w->streams[C].used) {
@@ -1576,8 +1582,41 @@ static void op_xdev(worker *w) {
       if (!w->streams[order[i]].used) continue;
       int d = w->streams[order[i]].dev;
       e = API(w, birenStreamSynchronize(w->streams[order[i]].s));
-      JUDGE_K(w, F_StreamSynchronize, e, S_, d, K_XDEV, "sync after a cross-device future wait was released");
+      if (i == 0 && e_killed)
+        JUDGE_K(w, F_StreamSynchronize, e, S_, d, K_DESTROY_WAIT,
+                "sync of a device 0 stream whose awaited device 1 event a reset destroyed before any record (the destroy releases the wait)");
+      else
+        JUDGE_K(w, F_StreamSynchronize, e, S_, d, K_XDEV, "sync after a cross-device future wait was released");
     }
+  }
+  if (variant >= 13 && variant < 16) {
+    /* After the cross-device wait was resolved, a stall on the recording device (1) must still
+     * end in DEADLOCK (bug 3: its count of pending future waits wrapped, the stall check was
+     * skipped, the synchronize hung). */
+    lock_dev(0);
+    lock_dev(1);
+    locked = 1;
+    reap_device(w, 1);
+    int W = new_stream(w, 1, 1), E2 = new_event(w, 1, birenEventDisableTiming);
+    if (W >= 0 && E2 >= 0 && w->streams[C].used) {
+      e = API(w, birenStreamWaitEvent(w->streams[W].s, w->events[E2].e));
+      if (!JUDGE(w, F_StreamWaitEvent, e, S_, 1, NULL)) {
+        /* device 1 stays locked: a reset would end the stall with INVALID_HANDLE */
+        e = API(w, birenStreamSynchronize(w->streams[W].s));
+        JUDGE_K(w, F_StreamSynchronize, e, DL, 1, K_XDEV,
+                "a stall on device 1 after a device 0 stream's wait for a device 1 record was resolved");
+        e = API(w, birenEventRecord(w->events[E2].e, w->streams[C].s));
+        if (!JUDGE(w, F_EventRecord, e, S_, 1, NULL)) {
+          e = API(w, birenStreamSynchronize(w->streams[W].s));
+          JUDGE_K(w, F_StreamSynchronize, e, S_, 1, K_XDEV, NULL);
+        }
+      }
+    }
+    if (W >= 0) destroy_stream(w, W);
+    if (E2 >= 0) destroy_event(w, E2);
+    unlock_dev(1);
+    unlock_dev(0);
+    locked = 0;
   }
 cleanup:
   if (!locked) {
@@ -1981,7 +2020,7 @@ static void *worker_main(void *arg) {
   }
   while (!__atomic_load_n(&stop_flag, __ATOMIC_ACQUIRE)) {
     w->ops++;
-    if (rnd(&w->rng, reset_one_in) == 0) {
+    if (reset_one_in && rnd(&w->rng, reset_one_in) == 0) {
       set_op(w, "reset");
       op_reset(w);
       continue;
@@ -2181,6 +2220,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--threads")) opt_threads = atoi(v), i++;
     else if (!strcmp(a, "--watchdog")) opt_watchdog = atof(v), i++;
     else if (!strcmp(a, "--skip")) parse_skip(v), i++;
+    else if (!strcmp(a, "--reset-every")) reset_one_in = (unsigned)strtoul(v, NULL, 0), i++;
     else usage();
   }
   if (opt_threads < 1 || opt_threads > MAX_THREADS || opt_seconds <= 0 || opt_watchdog <= 0) usage();
