@@ -1109,8 +1109,26 @@ static void op_copy(worker *w) {
   }
   w->checks_data++;
   w->bytes_checked += count;
-  if (badat != SIZE_MAX)
-    fail(w, __LINE__, "copy to host memory delivered wrong data at byte %zu of %zu (%s)", badat, count, what);
+  if (badat != SIZE_MAX) {
+    size_t nbad = 0, nzero = 0, last = badat;
+    for (size_t i = badat; i < count; i++) {
+      unsigned char x = want ? want[i] : fillbyte(seed, i);
+      if (dst.p[i] != x) nbad++, nzero += dst.p[i] == 0, last = i;
+    }
+    /* Does the device memory itself still hold what the shadow says (a bad copy), or not (the
+     * allocation lost data)? Read the source again. */
+    char again[96] = "";
+    if (sa) {
+      lock_dev(d);
+      if (alloc_alive(w, sa) && sa->pend == PEND_NONE &&
+          API(w, birenMemcpy(w->cmp, sa->p + src.off, count, birenMemcpyDeviceToHost)) == BIREN_SUCCESS)
+        snprintf(again, sizeof again, "; read again, the source %s the shadow",
+                 memcmp(w->cmp, sa->shadow + src.off, count) ? "still differs from" : "now matches");
+      unlock_dev(d);
+    }
+    fail(w, __LINE__, "%s copy to host memory delivered wrong data: %zu bytes differ (%zu now zero), bytes %zu..%zu of %zu, src offset %zu, dst offset %zu (%s)%s",
+         async ? "an async" : "a", nbad, nzero, badat, last, count, src.off, dst.off, what, again);
+  }
   free(tmp);
 }
 
