@@ -42,11 +42,10 @@
  * "--skip known" = all of them. A skipped check is not run at all when running it would crash,
  * hang or corrupt other threads' data; harmless probes still run and are counted as
  * "observations" (not failures):
- *   madvise      bug 1: allocations >= 1 MiB get unaligned sizes (else rounded to whole pages),
- *                and are freed while other threads allocate and with work pending (else only
- *                with nothing pending and no allocation of the fuzzer in flight: the arena hands
- *                a freed range to madvise after dropping its lock, so a range reallocated in
- *                between loses its new contents)
+ *   madvise      bug 1: allocations >= 1 MiB get unaligned sizes and are freed with birenFree
+ *                (else their sizes are whole pages and only resets free them: the arena hands
+ *                a freed large range to madvise after dropping its lock, so a range
+ *                reallocated in between loses its new contents)
  *   argsizes     bug 2: hostile argSizes (0, 4097, 1<<40, SIZE_MAX, 16 x SIZE_MAX) -> INVALID_VALUE
  *   xdev-wait    bug 3: future waits across devices (cycle -> DEADLOCK, stall -> DEADLOCK)
  *   cross-type   bug 5: a stream passed as an event and vice versa -> INVALID_HANDLE
@@ -580,6 +579,12 @@ static void destroy_event(worker *w, int k) {
   v->used = 0;
 }
 
+/* Work of stream slot k (or PEND_NULL: device d's default stream) is known complete. */
+static void clear_pend(worker *w, int d, int k) {
+  for (int i = 0; i < MAX_ALLOCS; i++)
+    if (w->allocs[i].used && w->allocs[i].dev == d && w->allocs[i].pend == k) w->allocs[i].pend = PEND_NONE;
+}
+
 /* Synchronizes whatever work may still touch allocation a (no lock held). Returns 0 when a has
  * nothing pending afterwards. */
 static int settle(worker *w, alloc_t *a) {
@@ -591,8 +596,7 @@ static int settle(worker *w, alloc_t *a) {
   if (a->pend == PEND_NULL) {
     e = API(w, birenStreamSynchronize(NULL));
     if (JUDGE(w, F_StreamSynchronize, e, S_, d, "default stream")) return 1;
-    for (int i = 0; i < MAX_ALLOCS; i++)
-      if (w->allocs[i].pend == PEND_NULL && w->allocs[i].dev == d) w->allocs[i].pend = PEND_NONE;
+    clear_pend(w, d, PEND_NULL);
     return 0;
   }
   if (a->pend == PEND_DEV) {
@@ -607,8 +611,7 @@ static int settle(worker *w, alloc_t *a) {
   if (!w->streams[k].used || w->streams[k].gen != gen_of(d)) return 1;
   e = API(w, birenStreamSynchronize(w->streams[k].s));
   if (JUDGE(w, F_StreamSynchronize, e, S_, d, "stream with the allocation's pending work")) return 1;
-  for (int i = 0; i < MAX_ALLOCS; i++)
-    if (w->allocs[i].pend == k) w->allocs[i].pend = PEND_NONE;
+  clear_pend(w, d, k);
   return 0;
 }
 
@@ -762,11 +765,11 @@ static void op_free(worker *w) {
   int d = w->dev;
   alloc_t *a = pick_alloc(w, d);
   if (!a) return;
-  /* With the madvise check off, a large block is freed only when no work is pending on it (so
-   * birenFree frees it at once, not later on a runtime thread) and while no other thread of
-   * the fuzzer allocates (the kernel is handed the range after the arena's lock is dropped). */
-  int quiet_free = skip[K_MADVISE] && a->size >= MIB;
-  if (quiet_free && settle(w, a)) return;
+  /* With the madvise check off, a large block is never freed with birenFree (a reset frees
+   * it): the arena hands a freed large range to the kernel after dropping its lock, and a free
+   * made while any work is pending on the device is released later, on whichever thread
+   * completes that work, so no lock of the fuzzer can keep other threads' allocations away. */
+  if (skip[K_MADVISE] && a->size >= MIB) return;
   lock_dev(d);
   reap_device(w, d);
   if (!a->used) {
@@ -781,18 +784,14 @@ static void op_free(worker *w) {
   uintptr_t base = (uintptr_t)a->p;
   size_t size = a->size;
   int dbl = chance(&w->rng, 8);
-  if (quiet_free && a->pend != PEND_NONE) {
-    unlock_dev(d);
-    return;
-  }
-  if (dbl || quiet_free) pthread_rwlock_wrlock(&alloc_lock); /* nobody is handed the address in between */
+  if (dbl) pthread_rwlock_wrlock(&alloc_lock); /* nobody is handed the address in between */
   birenError_t e = API(w, birenFree(a->p));
   int ok = !JUDGE(w, F_Free, e, S_, d, NULL);
   if (ok && dbl) {
     e = API(w, birenFree(a->p));
     JUDGE(w, F_Free, e, IDP, d, "double free");
   }
-  if (dbl || quiet_free) pthread_rwlock_unlock(&alloc_lock);
+  if (dbl) pthread_rwlock_unlock(&alloc_lock);
   free(a->shadow);
   w->owned -= a->size;
   memset(a, 0, sizeof *a);
@@ -1089,8 +1088,7 @@ static void op_copy(worker *w) {
       free(tmp);
       return;
     }
-    for (int i = 0; i < MAX_ALLOCS; i++)
-      if (w->allocs[i].pend == k) w->allocs[i].pend = PEND_NONE;
+    clear_pend(w, d, k);
   }
   if (da) return;
   if (sa && !tmp) return;
@@ -1239,8 +1237,7 @@ static void op_kernel(worker *w) {
     unlock_dev(d);
     e = API(w, birenStreamSynchronize(s));
     if (JUDGE(w, F_StreamSynchronize, e, S_, d, "wait for the check kernel")) return;
-    for (int i = 0; i < MAX_ALLOCS; i++)
-      if (w->allocs[i].pend == k) w->allocs[i].pend = PEND_NONE;
+    clear_pend(w, d, k);
     unsigned long long nbad = __atomic_load_n(bad, __ATOMIC_SEQ_CST);
     w->checks_data++;
     w->bytes_checked += len;
@@ -1824,8 +1821,7 @@ static void op_sync(worker *w) {
       e = API(w, birenStreamSynchronize(s));
       if (JUDGE(w, F_StreamSynchronize, e, S_, d, NULL)) break;
     }
-    for (int i = 0; i < MAX_ALLOCS; i++)
-      if (w->allocs[i].pend == k) w->allocs[i].pend = PEND_NONE;
+    clear_pend(w, d, k);
     break;
   }
   }
@@ -2065,11 +2061,10 @@ static void *worker_main(void *arg) {
       if (w->allocs[i].used && w->allocs[i].dev == d) {
         w->allocs[i].pend = e == BIREN_SUCCESS ? PEND_NONE : w->allocs[i].pend;
         verify_alloc(w, &w->allocs[i], "teardown");
-        int quiet_free = skip[K_MADVISE] && w->allocs[i].size >= MIB;
-        if (quiet_free) pthread_rwlock_wrlock(&alloc_lock);
-        e = API(w, birenFree(w->allocs[i].p));
-        if (quiet_free) pthread_rwlock_unlock(&alloc_lock);
-        JUDGE(w, F_Free, e, S_, d, "teardown");
+        if (!(skip[K_MADVISE] && w->allocs[i].size >= MIB)) { /* else the final reset frees it */
+          e = API(w, birenFree(w->allocs[i].p));
+          JUDGE(w, F_Free, e, S_, d, "teardown");
+        }
         free(w->allocs[i].shadow);
         memset(&w->allocs[i], 0, sizeof w->allocs[i]);
       }
