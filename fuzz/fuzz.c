@@ -2190,7 +2190,8 @@ static void on_crash(int sig) {
 
 static void usage(void) {
   fprintf(stderr, "usage: fuzz [--seed S] [--seconds T] [--threads N] [--watchdog S] [--skip a,b,...|known|none] [--quiet]\n"
-                  "  skippable known-bug checks:");
+                  "            [--reset-every N] [--selftest-hang]\n"
+                  "  skippable known-bug checks (also FUZZ_SKIP):");
   for (int k = 0; k < K_COUNT; k++) fprintf(stderr, " %s", known_names[k]);
   fprintf(stderr, "\n");
   exit(2);
