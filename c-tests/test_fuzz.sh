@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Short run of fuzz/fuzz.c (the long one is `make fuzz`): the random API driver with 2 host
-# threads, fixed seeds, 1 and 2 devices, built plain (strict flags) and with
+# threads, fixed seeds, 1 and 2 devices (and a run with resets racing with every call), built
+# plain (strict flags) and with
 # -fsanitize=address,undefined (the C side: the fuzzer and its kernels; the Rust library is not
 # instrumented, but its memcpy/memmove/memset calls go through ASan's interceptors). Each run
 # must exit 0: every return code documented and expected, every owned byte intact, no crash, no
@@ -67,6 +68,8 @@ watchdog_fires() { # a kernel that never ends: exit 3 within seconds, naming the
   [ "$rc" -eq 3 ] && grep -q 'WATCHDOG' "$tmp/hang" && grep -q 'selftest-hang IN birenStreamSynchronize' "$tmp/hang"
 }
 if [ -x "$tmp/fuzz" ]; then
+  check "racy resets (a thread resets every few ms, racing with every call), 4 threads, seed 6, 4 s" \
+    env BIREN_DEVICE_COUNT=1 timeout 180 "$tmp/fuzz" --seed 6 --seconds 4 --threads 4 --racy-resets --skip "$skip" --quiet
   check "the watchdog turns a hang into a failure (exit 3) naming each thread's call" watchdog_fires
 fi
 if [ "$asan" = 1 ] && [ -x "$tmp/fuzz-asan" ]; then

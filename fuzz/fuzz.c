@@ -2,6 +2,8 @@
  *
  *   fuzz [--seed S] [--seconds T] [--threads N] [--watchdog S] [--skip LIST] [--quiet]
  *        [--reset-every N]   (a device reset every ~N operations of a thread, default 400; 0: none)
+ *        [--racy-resets]     (a thread resets devices every few ms, racing with every call: codes,
+ *                             hangs and crashes are checked, device memory is not used)
  *        [--selftest-hang]   (thread 0 waits for a kernel that never ends: the watchdog must fire)
  *
  * Several host threads (--threads, default 4) each run random operations against the real
@@ -91,6 +93,12 @@ static double opt_watchdog = 30;
 static unsigned long long opt_seed;
 static int opt_quiet;
 static int opt_selftest_hang; /* --selftest-hang: thread 0 hangs on purpose (tests the watchdog) */
+/* --racy-resets: a resetter thread resets the devices every few ms without the reset lock, so
+ * resets race with every call (issue 16 bug 4: a reset zeroing the count of pending future
+ * waits while a wait or a record changes it). The workers then touch no device memory (a reset
+ * frees it under them) and check codes, hangs and crashes only. */
+static int opt_racy;
+static int nthreads_all; /* workers, plus the racy resetter */
 static int ndev = 1;
 
 enum known { K_MADVISE, K_ARGSIZES, K_XDEV, K_XTYPE, K_H2H, K_DESTROY_WAIT, K_COUNT };
@@ -326,7 +334,7 @@ static unsigned recent_free_n;
 static pthread_mutex_t recent_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static unsigned long gen_of(int d) { return __atomic_load_n(&resets[d], __ATOMIC_SEQ_CST); }
-static int reset_since_op(worker *w, int d) { return gen_of(d) != w->opgen[d]; }
+static int reset_since_op(worker *w, int d) { return opt_racy || gen_of(d) != w->opgen[d]; }
 
 static void progress(worker *w) {
   double n = now_s();
@@ -464,8 +472,9 @@ static void reap_device(worker *w, int d) {
   for (int i = 0; i < MAX_STREAMS; i++) {
     sslot *s = &w->streams[i];
     if (!s->used || s->dev != d || s->gen == g) continue;
+    /* (with racy resets a handle made while a reset ran may have survived it) */
     birenError_t e = API(w, birenStreamQuery(s->s));
-    JUDGE(w, F_StreamQuery, e, IH, -1, "stream destroyed by birenDeviceReset");
+    if (!opt_racy) JUDGE(w, F_StreamQuery, e, IH, -1, "stream destroyed by birenDeviceReset");
     bury_stream(w, s->s);
     s->used = 0;
   }
@@ -473,7 +482,7 @@ static void reap_device(worker *w, int d) {
     eslot *v = &w->events[i];
     if (!v->used || v->dev != d || v->gen == g) continue;
     birenError_t e = API(w, birenEventQuery(v->e));
-    JUDGE(w, F_EventQuery, e, IH, -1, "event destroyed by birenDeviceReset");
+    if (!opt_racy) JUDGE(w, F_EventQuery, e, IH, -1, "event destroyed by birenDeviceReset");
     bury_event(w, v->e);
     v->used = 0;
   }
@@ -1466,6 +1475,10 @@ static void op_future(worker *w) {
   int ws = new_stream(w, d, 1), other = new_stream(w, d, chance(&w->rng, 2)), ev = new_event(w, d, rnd(&w->rng, 3));
   birenError_t e;
   unsigned variant = rnd(&w->rng, 200);
+  /* racy resets: half records that resolve a wait (they lower the device's count of pending
+   * future waits, which a reset zeroes), half stalls (DEADLOCK, or INVALID_HANDLE after a
+   * reset, never a hang: a count that went wrong makes the stall check look away) */
+  if (opt_racy) variant = chance(&w->rng, 2) ? rnd(&w->rng, 100) : 140;
   if (variant >= 142 && variant < 172 && skip[K_DESTROY_WAIT]) variant = 0;
   if (ws < 0 || other < 0 || ev < 0) goto cleanup;
   birenStream_t W = w->streams[ws].s, O = w->streams[other].s;
@@ -2017,8 +2030,15 @@ static unsigned reset_one_in = 400; /* a reset every ~400 operations of a thread
 static void *worker_main(void *arg) {
   worker *w = arg;
   w->ostid = (pid_t)gettid();
-  unsigned total = 0;
-  for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; i++) total += OPS[i].weight;
+  unsigned weights[sizeof OPS / sizeof OPS[0]], total = 0;
+  for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; i++) {
+    weights[i] = OPS[i].weight;
+    if (opt_racy && (OPS[i].fn == op_alloc || OPS[i].fn == op_free || OPS[i].fn == op_verify || OPS[i].fn == op_memset ||
+                     OPS[i].fn == op_copy || OPS[i].fn == op_kernel))
+      weights[i] = 0;
+    if (opt_racy && OPS[i].fn == op_future) weights[i] = 30;
+    total += weights[i];
+  }
   set_op(w, "setup");
   w->hbuf = malloc(HBUF_SIZE);
   w->cmp = malloc(4 * MIB);
@@ -2034,14 +2054,14 @@ static void *worker_main(void *arg) {
   }
   while (!__atomic_load_n(&stop_flag, __ATOMIC_ACQUIRE)) {
     w->ops++;
-    if (reset_one_in && rnd(&w->rng, reset_one_in) == 0) {
+    if (!opt_racy && reset_one_in && rnd(&w->rng, reset_one_in) == 0) {
       set_op(w, "reset");
       op_reset(w);
       continue;
     }
     unsigned r = rnd(&w->rng, total);
     size_t i = 0;
-    while (r >= OPS[i].weight) r -= OPS[i++].weight;
+    while (r >= weights[i]) r -= weights[i++];
     set_op(w, OPS[i].name);
     double t = now_s();
     OPS[i].fn(w);
@@ -2090,11 +2110,30 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
+/* --racy-resets: resets of random devices every 1 to 20 ms, without the reset lock. */
+static void *racy_resetter_main(void *arg) {
+  worker *w = arg;
+  w->ostid = (pid_t)gettid();
+  set_op(w, "racy-reset");
+  while (!__atomic_load_n(&stop_flag, __ATOMIC_ACQUIRE)) {
+    sleep_ms(1 + rnd(&w->rng, 20));
+    progress(w);
+    int d = (int)rnd(&w->rng, (unsigned)ndev);
+    use_device(w, d);
+    __atomic_fetch_add(&resets[d], 1, __ATOMIC_SEQ_CST);
+    birenError_t e = API(w, birenDeviceReset());
+    JUDGE(w, F_DeviceReset, e, S_, -1, NULL);
+  }
+  set_op(w, "finished");
+  __atomic_store_n(&w->active, 0, __ATOMIC_RELEASE);
+  return NULL;
+}
+
 /* ---- hang and crash reports --------------------------------------------------------------------- */
 
 static void print_threads(FILE *f) {
   double now = now_s();
-  for (int i = 0; i < opt_threads; i++) {
+  for (int i = 0; i < nthreads_all; i++) {
     worker *w = &workers[i];
     double l;
     __atomic_load(&w->progress, &l, __ATOMIC_RELAXED);
@@ -2140,7 +2179,7 @@ static void *watchdog_main(void *arg) {
   while (!__atomic_load_n(&all_done, __ATOMIC_ACQUIRE)) {
     sleep_ms(250);
     double now = now_s();
-    for (int i = 0; i < opt_threads; i++) {
+    for (int i = 0; i < nthreads_all; i++) {
       worker *w = &workers[i];
       if (!__atomic_load_n(&w->active, __ATOMIC_ACQUIRE)) continue;
       double last;
@@ -2175,7 +2214,7 @@ static void on_crash(int sig) {
   char buf[256];
   int n = snprintf(buf, sizeof buf, "\nfuzz: CRASH: signal %d [seed %llu]; last call per thread:\n", sig, opt_seed);
   if (n > 0) (void)!write(2, buf, (size_t)n);
-  for (int i = 0; i < opt_threads; i++) {
+  for (int i = 0; i < nthreads_all; i++) {
     worker *w = &workers[i];
     n = snprintf(buf, sizeof buf, "  thread %d op %s %s %s (fuzz.c:%d)\n", w->id, w->opname, w->in_call ? "IN" : "after",
                  w->last_call ? w->last_call : "-", w->last_line);
@@ -2190,7 +2229,7 @@ static void on_crash(int sig) {
 
 static void usage(void) {
   fprintf(stderr, "usage: fuzz [--seed S] [--seconds T] [--threads N] [--watchdog S] [--skip a,b,...|known|none] [--quiet]\n"
-                  "            [--reset-every N] [--selftest-hang]\n"
+                  "            [--reset-every N] [--racy-resets] [--selftest-hang]\n"
                   "  skippable known-bug checks (also FUZZ_SKIP):");
   for (int k = 0; k < K_COUNT; k++) fprintf(stderr, " %s", known_names[k]);
   fprintf(stderr, "\n");
@@ -2228,6 +2267,7 @@ int main(int argc, char **argv) {
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--quiet")) opt_quiet = 1;
     else if (!strcmp(a, "--selftest-hang")) opt_selftest_hang = 1;
+    else if (!strcmp(a, "--racy-resets")) opt_racy = 1;
     else if (v == NULL) usage();
     else if (!strcmp(a, "--seed")) opt_seed = strtoull(v, NULL, 0), i++;
     else if (!strcmp(a, "--seconds")) opt_seconds = atof(v), i++;
@@ -2237,7 +2277,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--reset-every")) reset_one_in = (unsigned)strtoul(v, NULL, 0), i++;
     else usage();
   }
-  if (opt_threads < 1 || opt_threads > MAX_THREADS || opt_seconds <= 0 || opt_watchdog <= 0) usage();
+  if (opt_threads < 1 || opt_threads > MAX_THREADS - 1 || opt_seconds <= 0 || opt_watchdog <= 0) usage();
+  nthreads_all = opt_threads + (opt_racy ? 1 : 0);
   printf("fuzz: seed %llu, %d threads, %.0f s\n", opt_seed, opt_threads, opt_seconds);
   fflush(stdout);
 
@@ -2252,7 +2293,7 @@ int main(int argc, char **argv) {
 #endif
   setenv("BIREN_DEVICE_MEMORY", "1G", 0);
   /* Stalls on purpose end in DEADLOCK after this; hangs are the watchdog's business. */
-  setenv("BIREN_DEADLOCK_TIMEOUT_MS", "250", 0);
+  setenv("BIREN_DEADLOCK_TIMEOUT_MS", opt_racy ? "20" : "250", 0);
   if (birenInit() != BIREN_SUCCESS) {
     fprintf(stderr, "fuzz: birenInit failed\n");
     return 2;
@@ -2277,7 +2318,7 @@ int main(int argc, char **argv) {
   fflush(stdout);
 
   double t0 = now_s();
-  for (int i = 0; i < opt_threads; i++) {
+  for (int i = 0; i < nthreads_all; i++) {
     worker *w = &workers[i];
     w->id = i;
     w->rng = (opt_seed + 1) * 0x9E3779B97F4A7C15ULL ^ (uint64_t)(i + 1) * 0xBF58476D1CE4E5B9ULL;
@@ -2288,8 +2329,8 @@ int main(int argc, char **argv) {
   }
   pthread_t wd;
   pthread_create(&wd, NULL, watchdog_main, NULL);
-  for (int i = 0; i < opt_threads; i++) {
-    if (pthread_create(&workers[i].tid, NULL, worker_main, &workers[i]) != 0) {
+  for (int i = 0; i < nthreads_all; i++) {
+    if (pthread_create(&workers[i].tid, NULL, i < opt_threads ? worker_main : racy_resetter_main, &workers[i]) != 0) {
       fprintf(stderr, "fuzz: pthread_create failed\n");
       return 2;
     }
@@ -2299,14 +2340,14 @@ int main(int argc, char **argv) {
     sleep_ms(50);
     if (!opt_quiet && now_s() >= next) {
       unsigned long long calls = 0;
-      for (int i = 0; i < opt_threads; i++) calls += __atomic_load_n(&workers[i].calls, __ATOMIC_RELAXED);
+      for (int i = 0; i < nthreads_all; i++) calls += __atomic_load_n(&workers[i].calls, __ATOMIC_RELAXED);
       printf("  %5.0f s: %llu calls, %llu failures\n", now_s() - t0, calls, __atomic_load_n(&failures, __ATOMIC_RELAXED));
       fflush(stdout);
       next += 10;
     }
   }
   __atomic_store_n(&stop_flag, 1, __ATOMIC_RELEASE);
-  for (int i = 0; i < opt_threads; i++) pthread_join(workers[i].tid, NULL);
+  for (int i = 0; i < nthreads_all; i++) pthread_join(workers[i].tid, NULL);
 
   /* Final: every device synchronized, reset, and all its memory free again. The main thread
    * is watched as worker 0's slot. */
@@ -2331,7 +2372,7 @@ int main(int argc, char **argv) {
   pthread_join(wd, NULL);
 
   unsigned long long calls = 0, ops = 0, checks = 0, bytes = 0, tol = 0, nresets = 0;
-  for (int i = 0; i < opt_threads; i++) {
+  for (int i = 0; i < nthreads_all; i++) {
     calls += workers[i].calls;
     ops += workers[i].ops;
     checks += workers[i].checks_data;
@@ -2346,7 +2387,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; i++) {
       unsigned long long c = 0;
       double t = 0;
-      for (int j = 0; j < opt_threads; j++) c += workers[j].op_count[i], t += workers[j].op_time[i];
+      for (int j = 0; j < nthreads_all; j++) c += workers[j].op_count[i], t += workers[j].op_time[i];
       printf(" %s %llu/%.1f", OPS[i].name, c, t);
     }
     printf("\n");
