@@ -1502,7 +1502,16 @@ static void op_future(worker *w) {
     if (JUDGE(w, F_EventRecord, e, S_, d, NULL)) goto cleanup;
   } else if (variant < 142) { /* a stall (1%): DEADLOCK after the timeout, then released */
     unlock_dev(d);
+    double t0 = now_s();
     e = API(w, birenStreamSynchronize(W));
+    double dt = now_s() - t0;
+    /* With racy resets a stall may end with INVALID_HANDLE (a reset destroyed the stream), but
+     * the resetter pauses for 1.5 s between bursts: a stall still waiting long after the
+     * deadlock timeout (20 ms) was not seen by the stall check (its count of pending future
+     * waits went wrong) and was only ended by the next burst of resets. */
+    if (opt_racy && e != BIREN_ERROR_DEADLOCK && dt > 0.8)
+      fail(w, __LINE__, "a stall went unreported for %.2f s (deadlock timeout 20 ms) until a reset ended it with %s", dt,
+           birenGetErrorName(e));
     lock_dev(d);
     if (JUDGE(w, F_StreamSynchronize, e, DL, d, "sync of a stream waiting for a record that never comes")) goto cleanup;
     reap_device(w, d);
@@ -2115,9 +2124,17 @@ static void *racy_resetter_main(void *arg) {
   worker *w = arg;
   w->ostid = (pid_t)gettid();
   set_op(w, "racy-reset");
+  double burst_end = now_s() + 0.3;
   while (!__atomic_load_n(&stop_flag, __ATOMIC_ACQUIRE)) {
     sleep_ms(1 + rnd(&w->rng, 20));
     progress(w);
+    if (now_s() > burst_end) { /* bursts of 0.3 s, pauses of 1.5 s */
+      for (int i = 0; i < 15 && !__atomic_load_n(&stop_flag, __ATOMIC_ACQUIRE); i++) {
+        sleep_ms(100);
+        progress(w);
+      }
+      burst_end = now_s() + 0.3;
+    }
     int d = (int)rnd(&w->rng, (unsigned)ndev);
     use_device(w, d);
     __atomic_fetch_add(&resets[d], 1, __ATOMIC_SEQ_CST);
