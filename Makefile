@@ -1,10 +1,14 @@
 # BIREN Runtime — build, test, demo, bench, install.
-#   make            build the library (release) and check the header is fresh
+#   make            build the library (release), check the header is fresh, build biren-prof
+#   make prof       build the profiler command, target/release/biren-prof (see README)
 #   make demo       build everything and run the examples (the seed's scenarios)
-#   make test       cargo tests + C tests + examples + language bindings
+#   make test       cargo tests + C tests + examples + language bindings + install; sets up
+#                   its Python tools in build/venv (and, as root, missing system tools) itself
 #   make bench      benchmarks (see BENCHMARKS.md)
 #   make fuzz       the random API driver, long (FUZZ_SECONDS, FUZZ_SEEDS; see below)
-#   make install    PREFIX=/usr/local [DESTDIR=...]: libraries, header, pkg-config file; uninstall
+#   make docs       API reference of the header (Doxygen) in build/docs/html; fails on any warning
+#   make install    PREFIX=/usr/local [DESTDIR=...]: libraries, header, pkg-config file, CMake
+#                   package, biren-prof; uninstall
 
 CARGO    ?= cargo
 CC       ?= cc
@@ -20,13 +24,22 @@ LDLIBS   := -L$(LIBDIR) -Wl,-rpath,$(CURDIR)/$(LIBDIR) -lbiren_runtime -lm -pthr
 C_TESTS  := $(patsubst c-tests/%.c,$(BUILD)/c-tests/%,$(wildcard c-tests/*.c))
 EXAMPLES := $(patsubst examples-c/%.c,$(BUILD)/examples/%,$(sort $(wildcard examples-c/*.c)))
 
-.PHONY: all lib header check-header test test-rust test-c test-examples demo bench stress valgrind fuzz install uninstall clean
+.PHONY: all lib prof header check-header system-tools venv test test-rust test-c test-examples test-prof test-python test-wheel demo bench stress valgrind fuzz install uninstall clean docs
 
-all: lib
+all: lib prof
 
-lib:
+# What a fresh machine may lack beyond the Rust toolchain: a C compiler (cargo links with it),
+# pkg-config, readelf and nm. Installed with apt-get when missing and when run as root.
+system-tools:
+	@CC="$(CC)" bash tools/system-tools.sh
+
+lib: system-tools
 	$(CARGO) build --release
 	@ln -sf libbiren_runtime.so $(LIBDIR)/$(SONAME)
+
+# biren-prof (tools/biren-prof): runs a program with BIREN_TRACE and summarises the trace.
+prof:
+	$(CARGO) build --release -p biren-prof
 
 header:
 	BIREN_UPDATE_HEADER=1 $(CARGO) build --release
@@ -43,26 +56,97 @@ $(BUILD)/examples/%: examples-c/%.c include/biren_runtime.h lib
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_STRICT) -o $@ $< $(LDLIBS)
 
-test: test-rust test-c test-examples test-python test-install
+test: test-rust test-c test-examples test-prof test-python test-wheel test-install docs
 
-# The dlopen test loads the built .so: build it first.
+# The runtime's tests, and the Rust binding's (bindings/rust: unit tests, tests, doctests), which
+# load the built .so through BIREN_LIBRARY: build it first.
 test-rust: lib
-	$(CARGO) test --release
+	BIREN_LIBRARY=$(CURDIR)/$(LIBDIR)/libbiren_runtime.so $(CARGO) test --release --workspace --exclude biren-prof
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --release -q -p biren --no-deps
 
 test-c: lib $(C_TESTS)
 	@set -e; for t in $(C_TESTS); do echo "== $$t"; timeout 300 $$t; done
 	@set -e; for s in $(wildcard c-tests/*.sh); do echo "== $$s"; timeout 300 bash $$s; done
 
+# ---- Python ----------------------------------------------------------------------------------
+# The tests' Python tools (python/requirements-dev.txt: pytest, numpy, the wheel's build backend)
+# live in a virtual environment of the project's own, build/venv, installed once and again only
+# when the requirements change (the stamp's name is their checksum). PYTHON picks the interpreter.
+PYTHON       ?= python3
+VENV         := $(BUILD)/venv
+VENV_PY      := $(VENV)/bin/python
+PY_REQS      := python/requirements-dev.txt
+VENV_STAMP   := $(VENV)/.requirements-$(firstword $(shell cksum < $(PY_REQS)))
+WHEEL_DIR    := $(BUILD)/wheel
+WHEEL_VENV   := $(BUILD)/wheel-venv
+# The wheel's cargo build has its own target directory (its flags differ from `make lib`'s):
+# incremental from one `make test` to the next.
+WHEEL_TARGET := $(BUILD)/wheel-target
+
+$(VENV_STAMP):
+	@PYTHON="$(PYTHON)" bash tools/python-venv.sh tools $(VENV) $(PY_REQS) $@
+
+venv: $(VENV_STAMP)
+
 # Python binding tests (python/tests), run against the freshly built library.
-test-python: lib
-	@if [ -d python/tests ]; then BIREN_LIBRARY=$(CURDIR)/$(LIBDIR)/libbiren_runtime.so python3 -m pytest -q python/tests; fi
+test-python: lib $(VENV_STAMP)
+	BIREN_LIBRARY=$(CURDIR)/$(LIBDIR)/libbiren_runtime.so $(VENV_PY) -m pytest -q python/tests
+
+# The package as users get it: a wheel built by setuptools-rust (the library compiled into it),
+# installed into a fresh venv with nothing else, then imported from a temporary directory with
+# no BIREN_LIBRARY by python/tests/installed_wheel.py (copies, a C and a Python kernel).
+test-wheel: system-tools $(VENV_STAMP)
+	@rm -rf $(WHEEL_DIR) python/build
+	CARGO_TARGET_DIR=$(CURDIR)/$(WHEEL_TARGET) $(VENV_PY) -m pip wheel --quiet --no-deps \
+	  --no-build-isolation --wheel-dir $(WHEEL_DIR) ./python
+	@rm -rf python/build python/biren.egg-info
+	@PYTHON="$(CURDIR)/$(VENV_PY)" bash tools/python-venv.sh create $(WHEEL_VENV)
+	$(WHEEL_VENV)/bin/python -m pip install --quiet --no-index --no-deps $(WHEEL_DIR)/biren-*.whl
+	@cd "$$(mktemp -d)" && trap 'rm -rf "$$PWD"' EXIT && \
+	  env -u BIREN_LIBRARY -u PYTHONPATH CC="$(CC)" \
+	  $(CURDIR)/$(WHEEL_VENV)/bin/python $(CURDIR)/python/tests/installed_wheel.py \
+	  $(CURDIR)/$(WHEEL_VENV)
 
 # Installs into a temporary prefix and builds C programs against the installed copy.
 test-install: lib
 	@if [ -f tests/install_test.sh ]; then bash tests/install_test.sh; fi
 
+# biren-prof: unit tests of the summary on a hand-written trace, then runs on the examples and on
+# a program whose work is known (tools/biren-prof/tests/examples.rs).
+PROF_KNOWN := $(BUILD)/prof-tests/known_work
+$(PROF_KNOWN): tools/biren-prof/tests/progs/known_work.c include/biren_runtime.h lib
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_STRICT) -o $@ $< $(LDLIBS)
+
+test-prof: lib prof $(EXAMPLES) $(PROF_KNOWN)
+	BIREN_PROF_EXAMPLES=$(CURDIR)/$(BUILD)/examples BIREN_PROF_KNOWN_WORK=$(CURDIR)/$(PROF_KNOWN) \
+	  $(CARGO) test --release -p biren-prof
+
 test-examples: lib $(EXAMPLES)
 	@set -e; for e in $(EXAMPLES); do echo "== $$e"; BIREN_DEMO_QUIET=1 timeout 120 $$e > /dev/null; done; echo "examples: all exited 0"
+
+# ---- API reference ---------------------------------------------------------------------------
+# make docs: the header's doc comments as HTML (build/docs/html/index.html), by Doxygen with
+# docs/Doxyfile: an undocumented export or a malformed doc comment is a warning and fails the
+# target. Then every symbol the library exports must have its entry in the header's page.
+# Installs doxygen with apt-get when it is missing and this runs as root (about 5 s).
+DOXYGEN ?= doxygen
+docs: lib
+	@command -v $(DOXYGEN) > /dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get > /dev/null; then \
+	    echo "make docs: installing doxygen (apt-get install -y doxygen)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends doxygen > /dev/null; \
+	  else \
+	    echo "make docs: doxygen is required (apt-get install doxygen); not root, so not installing it" >&2; exit 1; \
+	  fi; }
+	@rm -rf $(BUILD)/docs && mkdir -p $(BUILD)/docs
+	BIREN_VERSION=$(VERSION) $(DOXYGEN) docs/Doxyfile
+	@page=$(BUILD)/docs/html/biren__runtime_8h.html; missing=""; \
+	for f in $$(nm -D --defined-only $(LIBDIR)/libbiren_runtime.so | awk '{print $$NF}'); do \
+	  grep -q ">$$f<" $$page || missing="$$missing $$f"; \
+	done; \
+	if [ -n "$$missing" ]; then echo "make docs: exported but not in $$page:$$missing" >&2; exit 1; fi; \
+	echo "docs: $(BUILD)/docs/html/index.html (no warnings; every export documented)"
 
 demo: lib $(EXAMPLES)
 	@set -e; for e in $(EXAMPLES); do echo; echo "================ $$e"; timeout 120 $$e; done
@@ -78,27 +162,43 @@ bench: lib $(BENCH)
 # ---- install ---------------------------------------------------------------------------------
 # make install [PREFIX=/usr/local] [DESTDIR=/staging] [libdir=...] [includedir=...]
 # Installs libbiren_runtime.so.$(VERSION) with its soname link ($(SONAME)) and dev link
-# (libbiren_runtime.so), libbiren_runtime.a, biren_runtime.h and biren_runtime.pc.
+# (libbiren_runtime.so), libbiren_runtime.a, biren_runtime.h, biren_runtime.pc, the CMake
+# package ($(cmakedir): find_package(biren_runtime) gives biren::runtime, biren::runtime_static)
+# and $(bindir)/biren-prof.
 # Run ldconfig afterwards when installing into a system prefix.
 VERSION      := $(shell sed -n 's/^version = "\([^"]*\)"/\1/p' Cargo.toml | head -n 1)
 SONAME       := libbiren_runtime.so.$(firstword $(subst ., ,$(VERSION)))
 libdir       ?= $(PREFIX)/lib
+bindir       ?= $(PREFIX)/bin
 includedir   ?= $(PREFIX)/include
 pkgconfigdir ?= $(libdir)/pkgconfig
+cmakedir     ?= $(libdir)/cmake/biren_runtime
 # What the Rust staticlib needs from the system (`cargo rustc --release --lib --crate-type
 # staticlib -- --print native-static-libs` prints -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc).
 # -lc is implicit, and the compiler driver supplies the unwinder itself (libgcc_s as needed in a
 # dynamic link, libgcc_eh with -static, where an explicit -lgcc_s would fail), so both are left out.
 STATIC_LIBS  := -lutil -lrt -lpthread -lm -ldl
 pc_rel        = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+# The CMake package finds the libraries and the header relative to its own directory.
+cmake_rel     = $(shell realpath -m --relative-to=$(cmakedir) $(1))
+CMAKE_SUBST   = -e 's|@VERSION@|$(VERSION)|g' \
+                -e 's|@SOMAJOR@|$(firstword $(subst ., ,$(VERSION)))|g' \
+                -e 's|@CMAKE_TO_LIBDIR@|$(call cmake_rel,$(libdir))|g' \
+                -e 's|@CMAKE_TO_INCLUDEDIR@|$(call cmake_rel,$(includedir))|g' \
+                -e 's|@STATIC_LINK_LIBRARIES@|$(subst $(space),;,$(patsubst -l%,%,$(STATIC_LIBS)))|g'
+empty :=
+space := $(empty) $(empty)
 
 # Install does not run cargo (GNU convention: `make && sudo make install`, root needs no
 # toolchain and writes nothing into target/); it builds only what is missing.
 $(LIBDIR)/libbiren_runtime.so $(LIBDIR)/libbiren_runtime.a:
 	$(CARGO) build --release
+$(LIBDIR)/biren-prof:
+	$(CARGO) build --release -p biren-prof
 
-install: $(LIBDIR)/libbiren_runtime.so $(LIBDIR)/libbiren_runtime.a
-	install -d $(DESTDIR)$(libdir) $(DESTDIR)$(includedir) $(DESTDIR)$(pkgconfigdir)
+install: $(LIBDIR)/libbiren_runtime.so $(LIBDIR)/libbiren_runtime.a $(LIBDIR)/biren-prof
+	install -d $(DESTDIR)$(libdir) $(DESTDIR)$(includedir) $(DESTDIR)$(pkgconfigdir) $(DESTDIR)$(cmakedir) $(DESTDIR)$(bindir)
+	install -m 755 $(LIBDIR)/biren-prof $(DESTDIR)$(bindir)/biren-prof
 	install -m 755 $(LIBDIR)/libbiren_runtime.so $(DESTDIR)$(libdir)/libbiren_runtime.so.$(VERSION)
 	ln -sf libbiren_runtime.so.$(VERSION) $(DESTDIR)$(libdir)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(libdir)/libbiren_runtime.so
@@ -117,11 +217,17 @@ install: $(LIBDIR)/libbiren_runtime.so $(LIBDIR)/libbiren_runtime.a
 	  'Libs.private: $(STATIC_LIBS)' \
 	  > $(DESTDIR)$(pkgconfigdir)/biren_runtime.pc
 	chmod 644 $(DESTDIR)$(pkgconfigdir)/biren_runtime.pc
+	sed $(CMAKE_SUBST) cmake/biren_runtimeConfig.cmake.in > $(DESTDIR)$(cmakedir)/biren_runtimeConfig.cmake
+	sed $(CMAKE_SUBST) cmake/biren_runtimeConfigVersion.cmake.in > $(DESTDIR)$(cmakedir)/biren_runtimeConfigVersion.cmake
+	chmod 644 $(DESTDIR)$(cmakedir)/biren_runtimeConfig.cmake $(DESTDIR)$(cmakedir)/biren_runtimeConfigVersion.cmake
 
 uninstall:
 	rm -f $(DESTDIR)$(libdir)/libbiren_runtime.so.$(VERSION) $(DESTDIR)$(libdir)/$(SONAME) \
 	      $(DESTDIR)$(libdir)/libbiren_runtime.so $(DESTDIR)$(libdir)/libbiren_runtime.a \
-	      $(DESTDIR)$(includedir)/biren_runtime.h $(DESTDIR)$(pkgconfigdir)/biren_runtime.pc
+	      $(DESTDIR)$(includedir)/biren_runtime.h $(DESTDIR)$(pkgconfigdir)/biren_runtime.pc \
+	      $(DESTDIR)$(cmakedir)/biren_runtimeConfig.cmake $(DESTDIR)$(cmakedir)/biren_runtimeConfigVersion.cmake \
+	      $(DESTDIR)$(bindir)/biren-prof
+	-rmdir $(DESTDIR)$(cmakedir) 2>/dev/null
 
 clean:
 	$(CARGO) clean

@@ -161,6 +161,9 @@ malformed=(
   BIREN_SCHEDULING=fifo BIREN_SCHEDULING=round-robin
   BIREN_VALIDATOR=yes BIREN_VALIDATOR=2 BIREN_VALIDATOR=on
   BIREN_DEADLOCK_TIMEOUT_MS=soon BIREN_LOG=verbose
+  "BIREN_DEVICE_COUNT= 2" BIREN_DEVICE_COUNT=+2 "BIREN_COMPUTE_UNITS=2 " "BIREN_VALIDATOR= 1"
+  BIREN_DEVICE_MEMORY=9223372036854775808 BIREN_DEVICE_MEMORY=1025G
+  BIREN_DEADLOCK_TIMEOUT_MS=99999999999999999 BIREN_KERNEL_TIMEOUT_MS=-5 BIREN_KERNEL_TIMEOUT_MS=1s
 )
 for kv in "${malformed[@]}"; do
   var=${kv%%=*}
@@ -172,6 +175,16 @@ for kv in "${malformed[@]}"; do
   [ -n "$ERR" ] && [ "$lines" -eq 1 ] || note "$kv: expected one stderr line, got $([ -n "$ERR" ] && echo "$lines" || echo 0): $ERR"
   grep -qF "$var" <<<"$ERR" || note "$kv: the stderr line does not name $var: $ERR"
 done
+finish
+
+# One rule for every variable: an empty value counts as unset.
+start empty_values_count_as_unset
+probe BIREN_DEVICE_COUNT= BIREN_COMPUTE_UNITS= BIREN_DEVICE_MEMORY= BIREN_SCHEDULING= BIREN_VALIDATOR= \
+  BIREN_DEADLOCK_TIMEOUT_MS= BIREN_KERNEL_TIMEOUT_MS= BIREN_TRACE= BIREN_LOG=
+has init=BIREN_SUCCESS
+has device_count=1
+has dev0.policy=preemptive
+[ -z "$ERR" ] || note "empty values: unexpected stderr: $ERR"
 finish
 
 start failed_init_can_be_retried

@@ -41,11 +41,12 @@ static const struct {
     {BIREN_ERROR_ILLEGAL_ADDRESS, 13, "BIREN_ERROR_ILLEGAL_ADDRESS"},
     {BIREN_ERROR_NOT_PERMITTED, 14, "BIREN_ERROR_NOT_PERMITTED"},
     {BIREN_ERROR_NOT_SUPPORTED, 15, "BIREN_ERROR_NOT_SUPPORTED"},
+    {BIREN_ERROR_LAUNCH_TIMEOUT, 16, "BIREN_ERROR_LAUNCH_TIMEOUT"},
     {BIREN_ERROR_UNKNOWN, 999, "BIREN_ERROR_UNKNOWN"},
 };
 #define N_KNOWN (sizeof known_codes / sizeof known_codes[0])
 
-static const int unknown_values[] = {16, 17, 100, 998, 1000, -1, -999, INT_MAX, INT_MIN};
+static const int unknown_values[] = {500, 777, 998, 1000, -1, -999, INT_MAX, INT_MIN};
 #define N_UNKNOWN (sizeof unknown_values / sizeof unknown_values[0])
 
 /* ---- before birenInit ------------------------------------------------------------------- */

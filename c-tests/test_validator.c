@@ -202,19 +202,37 @@ static void spin_kernel(void **args) { spin_ms(*(double *)args[0]); }
 
 static int too_many_streams_and_default_stream_get_advice(void) {
   birenDeviceProp p;
-  birenStream_t s[64];
   OK(birenGetDeviceProperties(&p, 0));
-  int n = p.multiProcessorCount + 1;
-  if (n > 64) n = 64;
-  for (int i = 0; i < n; i++) OK(birenStreamCreate(&s[i]));
+  int units = p.multiProcessorCount, n = 4 * units + 1;
+  birenStream_t *s = malloc(sizeof *s * (size_t)n);
+  double ms = 30;
+  /* A few more streams than units, all busy: ordinary (copies and waits overlap kernels). */
+  for (int i = 0; i < units + 2; i++) OK(birenStreamCreate(&s[i]));
+  for (int i = 0; i < units + 2; i++) OK(BIREN_LAUNCH(spin_kernel, birenDim3(1, 1, 1), birenDim3(1, 1, 1), 0, s[i], ms));
+  OK(birenDeviceSynchronize());
+  EXPECT(strstr(captured, "compute units") == NULL);
+  /* Far more streams than units with work in flight at once: advice. */
+  for (int i = units + 2; i < n; i++) OK(birenStreamCreate(&s[i]));
+  for (int i = 0; i < n; i++) OK(BIREN_LAUNCH(spin_kernel, birenDim3(1, 1, 1), birenDim3(1, 1, 1), 0, s[i], ms));
+  OK(birenDeviceSynchronize());
   HAS("compute units");
   /* default stream work after pending work in a blocking stream */
-  double ms = 30;
   OK(BIREN_LAUNCH(spin_kernel, birenDim3(1, 1, 1), birenDim3(1, 1, 1), 0, s[0], ms));
   OK(birenLaunchKernel(nop, birenDim3(1, 1, 1), birenDim3(1, 1, 1), NULL, 0, NULL));
   OK(birenDeviceSynchronize());
   HAS("the default stream serializes");
   for (int i = 0; i < n; i++) OK(birenStreamDestroy(s[i]));
+  free(s);
+  return 0;
+}
+
+/* A kernel without arguments launched with args = NULL has nothing to read by reference. */
+static void nop_no_args(void **args) { (void)args; }
+
+static int kernel_without_args_gets_no_registration_advice(void) {
+  for (int i = 0; i < 3; i++) OK(birenLaunchKernel(nop_no_args, birenDim3(1, 1, 1), birenDim3(1, 1, 1), NULL, 0, NULL));
+  OK(birenDeviceSynchronize());
+  EXPECT(strstr(captured, "not registered") == NULL);
   return 0;
 }
 
@@ -240,6 +258,7 @@ static const test_case tests[] = {
     TEST(device_sync_in_a_loop_gets_advice),
     TEST(too_many_streams_and_default_stream_get_advice),
     TEST(event_churn_gets_advice),
+    TEST(kernel_without_args_gets_no_registration_advice),
 };
 
 int main(void) {

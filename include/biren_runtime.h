@@ -1,5 +1,6 @@
-/*
- * biren_runtime.h -- the BIREN Runtime API (simulated BIREN accelerator).
+/**
+ * @file biren_runtime.h
+ * @brief The BIREN Runtime API (simulated BIREN accelerator).
  *
  * Every call returns a birenError_t. Call birenInit() first: any other call before it returns
  * BIREN_ERROR_NOT_INITIALIZED (except the error-string, last-error and version calls).
@@ -14,6 +15,26 @@
  *
  * This header does not define CHECK_BIREN: paste the vendor's macro after the include, or use
  * BIREN_CHECK below.
+ *
+ * Signals. No call is async-signal-safe: do not call the runtime from a signal handler (a
+ * synchronize there can wait for the very thread the signal interrupted, for ever).
+ *
+ * What a kernel may not do. Kernels run on the runtime's compute-unit threads, on fibers. A
+ * kernel must not longjmp out of itself (or into another kernel thread), call pthread_exit or
+ * fork, let a C++ exception escape, or call a synchronizing runtime function (those return
+ * BIREN_ERROR_NOT_PERMITTED there). A kernel that never ends makes every synchronize and
+ * birenDeviceReset wait for it, unless the watchdog is on (BIREN_KERNEL_TIMEOUT_MS: a launch
+ * running longer fails with the sticky BIREN_ERROR_LAUNCH_TIMEOUT, and a reset then returns).
+ *
+ * Faults in kernels. A NULL or wild pointer (SIGSEGV, SIGBUS) in a kernel fails its launch with
+ * the sticky BIREN_ERROR_ILLEGAL_ADDRESS, reported with the kernel's name and the address; a
+ * division by zero (SIGFPE) or __builtin_trap() (SIGILL) with BIREN_ERROR_LAUNCH_FAILURE; so
+ * does a stack overflow of a kernel thread (ILLEGAL_ADDRESS). The process lives. For this,
+ * birenInit installs handlers for SIGSEGV, SIGBUS, SIGFPE, SIGILL and SIGRTMAX-1 (the
+ * watchdog's); a signal that does not strike a kernel goes to the handler installed before (or
+ * the default action). A kernel thread stopped by a fault or by the watchdog is abandoned where
+ * it was, like birenTrap: a lock it held (inside malloc or stdio, say) stays held. abort() and
+ * a failed assert() in a kernel still end the process.
  */
 
 #ifndef BIREN_RUNTIME_H
@@ -26,225 +47,328 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/*
- Lowest stream priority (least urgent): 0.
+/**
+ * Lowest stream priority (least urgent): 0.
  */
 #define BIREN_STREAM_PRIORITY_LEAST 0
 
-/*
- Highest stream priority (most urgent): -5. Lower numbers are more urgent.
+/**
+ * Highest stream priority (most urgent): -5. Lower numbers are more urgent.
  */
 #define BIREN_STREAM_PRIORITY_GREATEST -5
 
-/*
- Stream flag: the stream follows the default-stream rules (waits for and is waited by the default stream).
+/**
+ * Stream flag: the stream follows the default-stream rules (waits for and is waited by the default stream).
  */
 #define birenStreamDefault 0
 
-/*
- Stream flag: the stream neither waits for nor blocks the default stream.
+/**
+ * Stream flag: the stream neither waits for nor blocks the default stream.
  */
 #define birenStreamNonBlocking 1
 
-/*
- Event flag: default behaviour.
+/**
+ * Event flag: default behaviour.
  */
 #define birenEventDefault 0
 
-/*
- Event flag: birenEventSynchronize parks the host thread instead of spinning (it always parks after a short spin here).
+/**
+ * Event flag: birenEventSynchronize parks the host thread instead of spinning (it always parks after a short spin here).
  */
 #define birenEventBlockingSync 1
 
-/*
- Event flag: the event records no time; birenEventElapsedTime refuses it. Recording is cheaper.
+/**
+ * Event flag: the event records no time; birenEventElapsedTime refuses it. Recording is cheaper.
  */
 #define birenEventDisableTiming 2
 
-/*
- Every call returns one of these. Values are stable and never reused.
+/**
+ * Every call returns one of these. Values are stable and never reused.
  */
 typedef enum birenError_t {
+  /**
+   * No error.
+   */
   BIREN_SUCCESS = 0,
+  /**
+   * An argument is NULL, out of range or otherwise invalid.
+   */
   BIREN_ERROR_INVALID_VALUE = 1,
+  /**
+   * The device (or host) memory is exhausted.
+   */
   BIREN_ERROR_OUT_OF_MEMORY = 2,
+  /**
+   * The runtime is not initialized: call birenInit() first.
+   */
   BIREN_ERROR_NOT_INITIALIZED = 3,
+  /**
+   * No such device.
+   */
   BIREN_ERROR_INVALID_DEVICE = 4,
+  /**
+   * The stream or event handle is invalid or was destroyed.
+   */
   BIREN_ERROR_INVALID_HANDLE = 5,
+  /**
+   * The pointer is not in any live device allocation.
+   */
   BIREN_ERROR_INVALID_DEVICE_POINTER = 6,
+  /**
+   * The range runs past the end of its device allocation.
+   */
   BIREN_ERROR_OUT_OF_BOUNDS = 7,
+  /**
+   * Unknown birenMemcpyKind value.
+   */
   BIREN_ERROR_INVALID_MEMCPY_DIRECTION = 8,
+  /**
+   * Invalid launch configuration (grid, block or shared memory).
+   */
   BIREN_ERROR_INVALID_CONFIGURATION = 9,
+  /**
+   * The work has not completed yet.
+   */
   BIREN_ERROR_NOT_READY = 10,
+  /**
+   * The wait can never be satisfied: cyclic or unsatisfiable dependency.
+   */
   BIREN_ERROR_DEADLOCK = 11,
+  /**
+   * A kernel launch failed (trap or divergent barrier).
+   */
   BIREN_ERROR_LAUNCH_FAILURE = 12,
+  /**
+   * A kernel accessed an illegal address (outside its allocations, or a NULL or wild pointer).
+   */
   BIREN_ERROR_ILLEGAL_ADDRESS = 13,
+  /**
+   * The operation is not permitted in this context.
+   */
   BIREN_ERROR_NOT_PERMITTED = 14,
+  /**
+   * The operation is not supported.
+   */
   BIREN_ERROR_NOT_SUPPORTED = 15,
+  /**
+   * A kernel ran longer than BIREN_KERNEL_TIMEOUT_MS and was stopped by the watchdog.
+   */
+  BIREN_ERROR_LAUNCH_TIMEOUT = 16,
+  /**
+   * An unknown internal error occurred.
+   */
   BIREN_ERROR_UNKNOWN = 999,
 } birenError_t;
 
-/*
- How compute units are shared between kernels (see birenDeviceSetSchedulingPolicy).
+/**
+ * How compute units are shared between kernels (see birenDeviceSetSchedulingPolicy).
  */
 typedef enum birenSchedulingPolicy {
-  /*
-   A free compute unit takes the next block of the highest-priority kernel.
+  /**
+   * A free compute unit takes the next block of the highest-priority kernel.
    */
   birenSchedulePreemptive = 0,
-  /*
-   A started kernel keeps the compute units until its last block is dispatched.
+  /**
+   * A started kernel keeps the compute units until its last block is dispatched.
    */
   birenScheduleCooperative = 1,
 } birenSchedulingPolicy;
 
-/*
- What kind of memory a pointer refers to.
+/**
+ * What kind of memory a pointer refers to.
  */
 typedef enum birenMemoryType {
-  /*
-   Not known to the runtime (ordinary host memory, or garbage).
+  /**
+   * Not known to the runtime (ordinary host memory, or garbage).
    */
   birenMemoryTypeUnregistered = 0,
-  /*
-   Page-locked host memory from birenMallocHost.
+  /**
+   * Page-locked host memory from birenMallocHost.
    */
   birenMemoryTypeHost = 1,
-  /*
-   Device memory from birenMalloc.
+  /**
+   * Device memory from birenMalloc.
    */
   birenMemoryTypeDevice = 2,
 } birenMemoryType;
 
-/*
- Direction of a copy. `birenMemcpyDefault` infers it from the pointers.
+/**
+ * Direction of a copy. `birenMemcpyDefault` infers it from the pointers.
  */
 typedef enum birenMemcpyKind {
+  /**
+   * Host memory to host memory.
+   */
   birenMemcpyHostToHost = 0,
+  /**
+   * Host memory to device memory.
+   */
   birenMemcpyHostToDevice = 1,
+  /**
+   * Device memory to host memory.
+   */
   birenMemcpyDeviceToHost = 2,
+  /**
+   * Device memory to device memory.
+   */
   birenMemcpyDeviceToDevice = 3,
+  /**
+   * Inferred from the pointers: inside a live device allocation is device memory.
+   */
   birenMemcpyDefault = 4,
 } birenMemcpyKind;
 
-/*
- Opaque event object; only ever handled through birenEvent_t.
+/**
+ * Opaque event object; only ever handled through birenEvent_t.
  */
 typedef struct birenEvent_st birenEvent_st;
 
-/*
- Opaque stream object; only ever handled through birenStream_t.
+/**
+ * Opaque stream object; only ever handled through birenStream_t.
  */
 typedef struct birenStream_st birenStream_st;
 
-/*
- Properties of a device (birenGetDeviceProperties).
+/**
+ * Properties of a device (birenGetDeviceProperties).
  */
 typedef struct birenDeviceProp {
-  /*
-   NUL-terminated device name.
+  /**
+   * NUL-terminated device name.
    */
   char name[256];
-  /*
-   Device memory capacity in bytes (BIREN_DEVICE_MEMORY).
+  /**
+   * Device memory capacity in bytes (BIREN_DEVICE_MEMORY).
    */
   size_t totalGlobalMem;
-  /*
-   Largest sharedMem a launch may ask for, in bytes.
+  /**
+   * Largest sharedMem a launch may ask for, in bytes.
    */
   size_t sharedMemPerBlock;
+  /**
+   * Most threads in a block (x * y * z): 1024.
+   */
   int maxThreadsPerBlock;
+  /**
+   * Largest block extents along x, y and z: 1024, 1024, 64.
+   */
   int maxThreadsDim[3];
+  /**
+   * Largest grid extents along x, y and z: 2^31-1, 65535, 65535.
+   */
   int maxGridSize[3];
-  /*
-   Compute units (worker threads) of the device (BIREN_COMPUTE_UNITS).
+  /**
+   * Compute units (worker threads) of the device (BIREN_COMPUTE_UNITS).
    */
   int multiProcessorCount;
-  /*
-   Copy engines that run copies concurrently with kernels.
+  /**
+   * Copy engines that run copies concurrently with kernels.
    */
   int asyncEngineCount;
-  /*
-   1: kernels of different streams run concurrently.
+  /**
+   * 1: kernels of different streams run concurrently.
    */
   int concurrentKernels;
-  /*
-   1: stream priorities are honoured by the scheduler.
+  /**
+   * 1: stream priorities are honoured by the scheduler.
    */
   int streamPrioritiesSupported;
 } birenDeviceProp;
 
-/*
- Receives validator lines (NUL-terminated, no newline) instead of stderr.
+/**
+ * Receives validator lines (NUL-terminated, no newline) instead of stderr.
  */
 typedef void (*birenValidatorCallback_t)(const char *message, void *userData);
 
-/*
- An event handle.
+/**
+ * An event handle.
  */
 typedef struct birenEvent_st *birenEvent_t;
 
-/*
- A stream handle. NULL is the current device's default stream.
+/**
+ * A stream handle. NULL is the current device's default stream.
  */
 typedef struct birenStream_st *birenStream_t;
 
-/*
- A kernel: a plain C function receiving the array of pointers to its arguments.
+/**
+ * A kernel: a plain C function receiving the array of pointers to its arguments.
  */
 typedef void (*birenKernel_t)(void **args);
 
-/*
- Three unsigned extents: grid and block dimensions, thread and block indices.
+/**
+ * Three unsigned extents: grid and block dimensions, thread and block indices.
  */
 typedef struct dim3 {
+  /**
+   * Extent or index along x.
+   */
   unsigned int x;
+  /**
+   * Extent or index along y.
+   */
   unsigned int y;
+  /**
+   * Extent or index along z.
+   */
   unsigned int z;
 } dim3;
 
-/*
- What birenPointerGetAttributes reports about a pointer.
+/**
+ * What birenPointerGetAttributes reports about a pointer.
  */
 typedef struct birenPointerAttributes {
+  /**
+   * Device memory, registered (page-locked) host memory, or unregistered.
+   */
   enum birenMemoryType type;
-  /*
-   Device of a device pointer; -1 otherwise.
+  /**
+   * Device of a device pointer; -1 otherwise.
    */
   int device;
-  /*
-   The pointer itself if it is device memory, else NULL.
+  /**
+   * The pointer itself if it is device memory, else NULL.
    */
   void *devicePointer;
-  /*
-   The pointer itself if it is registered host memory, else NULL.
+  /**
+   * The pointer itself if it is registered host memory, else NULL.
    */
   void *hostPointer;
-  /*
-   Start of the allocation the pointer lies in (NULL if unregistered).
+  /**
+   * Start of the allocation the pointer lies in (NULL if unregistered).
    */
   void *basePointer;
-  /*
-   Size in bytes of that allocation (0 if unregistered).
+  /**
+   * Size in bytes of that allocation (0 if unregistered).
    */
   size_t size;
 } birenPointerAttributes;
 
-/*
- A host function run in stream order by birenLaunchHostFunc.
+/**
+ * A host function run in stream order by birenLaunchHostFunc.
  */
 typedef void (*birenHostFn_t)(void *userData);
 
-/*
- The context of the calling kernel thread (read by the inline built-ins in this header).
+/**
+ * The context of the calling kernel thread (read by the inline built-ins in this header).
  */
 typedef struct birenKernelCtx {
+  /**
+   * Index of the thread in its block (birenThreadIdx).
+   */
   struct dim3 threadIdx;
+  /**
+   * Index of the thread's block in the grid (birenBlockIdx).
+   */
   struct dim3 blockIdx;
+  /**
+   * Dimensions of the block (birenBlockDim).
+   */
   struct dim3 blockDim;
+  /**
+   * Dimensions of the grid (birenGridDim).
+   */
   struct dim3 gridDim;
-  /*
-   The block's dynamic shared memory (NULL when the launch asked for none).
+  /**
+   * The block's dynamic shared memory (NULL when the launch asked for none).
    */
   void *shared;
 } birenKernelCtx;
@@ -255,392 +379,409 @@ typedef struct birenKernelCtx {
 extern "C" {
 #endif // __cplusplus
 
-/*
- The offset of the kernel context (birenKernelCtx) from the thread pointer on every compute
- unit, or 0 when there is no such uniform offset (e.g. the library was loaded with dlopen).
- The header's inline built-ins use it to find the context with one load; it is set by
- birenInit and never changes afterwards.
+/**
+ * The offset of the kernel context (birenKernelCtx) from the thread pointer on every compute
+ * unit, or 0 when there is no such uniform offset (e.g. the library was loaded with dlopen).
+ * The header's inline built-ins use it to find the context with one load; it is set by
+ * birenInit and never changes afterwards.
  */
 extern ptrdiff_t birenKernelCtxOffset;
 
-/*
- Starts the runtime and its simulated device(s), reading the configuration from the
- environment (BIREN_DEVICE_COUNT, BIREN_COMPUTE_UNITS, BIREN_DEVICE_MEMORY, BIREN_SCHEDULING,
- BIREN_VALIDATOR, BIREN_DEADLOCK_TIMEOUT_MS, BIREN_TRACE, BIREN_LOG). Must come before every
- other call except the error-string, last-error and version calls, which return
- BIREN_ERROR_NOT_INITIALIZED before it.
-
- Idempotent and thread-safe: later calls return BIREN_SUCCESS and change nothing.
- Returns BIREN_ERROR_INVALID_VALUE, after one line on stderr naming the variable, when a
- variable is malformed; the runtime then stays uninitialized and birenInit may be retried.
+/**
+ * Starts the runtime and its simulated device(s), reading the configuration from the
+ * environment (BIREN_DEVICE_COUNT, BIREN_COMPUTE_UNITS, BIREN_DEVICE_MEMORY, BIREN_SCHEDULING,
+ * BIREN_VALIDATOR, BIREN_DEADLOCK_TIMEOUT_MS, BIREN_KERNEL_TIMEOUT_MS, BIREN_TRACE, BIREN_LOG;
+ * a value is taken exactly as written, and an empty one counts as unset). Must come before
+ * every other call except the error-string, last-error and version calls; the others return
+ * BIREN_ERROR_NOT_INITIALIZED before it.
+ *
+ * Idempotent and thread-safe: later calls return BIREN_SUCCESS and change nothing.
+ * Returns BIREN_ERROR_INVALID_VALUE, after one line on stderr naming the variable, when a
+ * variable is malformed; the runtime then stays uninitialized and birenInit may be retried.
+ *
+ * fork(): as with CUDA, a child forked after birenInit cannot use the runtime (its threads did
+ * not follow the fork). In the child every call returns BIREN_ERROR_NOT_INITIALIZED at once
+ * (never a hang), and birenInit returns BIREN_ERROR_NOT_SUPPORTED with one line on stderr.
+ * Start worker processes before birenInit, or exec a new program (posix_spawn; in Python,
+ * multiprocessing's "spawn" start method). A child forked before birenInit may call it as
+ * usual. The child does not write the parent's BIREN_TRACE file. The parent is unaffected.
  */
 enum birenError_t birenInit(void);
 
-/*
- Resets the current device: drops every command not yet started, lets running blocks and
- copies finish, destroys all its streams and events (their handles then give
- BIREN_ERROR_INVALID_HANDLE), frees all its device memory and clears its sticky error.
- Host threads blocked in a synchronize on the device return (a stream or event synchronize
- with BIREN_ERROR_INVALID_HANDLE, a device synchronize with BIREN_SUCCESS). Page-locked host
- memory from birenMallocHost is not freed. The runtime stays initialized and the device is
- usable at once. With the validator on, prints a leak report of what was still alive.
-
- Returns BIREN_ERROR_NOT_PERMITTED from inside a kernel or a host function.
+/**
+ * Resets the current device: drops every command not yet started, lets running blocks and
+ * copies finish, destroys all its streams and events (their handles then give
+ * BIREN_ERROR_INVALID_HANDLE), frees all its device memory and clears its sticky error.
+ * Host threads blocked in a synchronize on the device return (a stream or event synchronize
+ * with BIREN_ERROR_INVALID_HANDLE, a device synchronize with BIREN_SUCCESS). Page-locked host
+ * memory from birenMallocHost is not freed. The runtime stays initialized and the device is
+ * usable at once. With the validator on, prints a leak report of what was still alive.
+ *
+ * Returns BIREN_ERROR_NOT_PERMITTED from inside a kernel or a host function.
  */
 enum birenError_t birenDeviceReset(void);
 
-/*
- Waits until all work enqueued so far on the current device has completed, then reports the
- device's first asynchronous error (e.g. BIREN_ERROR_LAUNCH_FAILURE after a birenTrap).
- Returns BIREN_ERROR_DEADLOCK if the work is blocked on a wait that no enqueued record can
- satisfy for BIREN_DEADLOCK_TIMEOUT_MS; BIREN_ERROR_NOT_PERMITTED inside a kernel or host function.
- Syncing the whole device is the coarsest (slowest) synchronization: prefer stream or event syncs.
+/**
+ * Waits until all work enqueued so far on the current device has completed, then reports the
+ * device's first asynchronous error (e.g. BIREN_ERROR_LAUNCH_FAILURE after a birenTrap).
+ * Returns BIREN_ERROR_DEADLOCK if the work is blocked on a wait that no enqueued record can
+ * satisfy for BIREN_DEADLOCK_TIMEOUT_MS; BIREN_ERROR_NOT_PERMITTED inside a kernel or host function.
+ * Syncing the whole device is the coarsest (slowest) synchronization: prefer stream or event syncs.
  */
 enum birenError_t birenDeviceSynchronize(void);
 
-/*
- Writes the number of devices (BIREN_DEVICE_COUNT, default 1) to *count.
- BIREN_ERROR_INVALID_VALUE if count is NULL.
+/**
+ * Writes the number of devices (BIREN_DEVICE_COUNT, default 1) to *count.
+ * BIREN_ERROR_INVALID_VALUE if count is NULL.
  */
 enum birenError_t birenGetDeviceCount(int *count);
 
-/*
- Makes `device` the calling host thread's current device (each thread starts on device 0).
- BIREN_ERROR_INVALID_DEVICE if there is no such device.
+/**
+ * Makes `device` the calling host thread's current device (each thread starts on device 0).
+ * BIREN_ERROR_INVALID_DEVICE if there is no such device.
  */
 enum birenError_t birenSetDevice(int device);
 
-/*
- Writes the calling host thread's current device to *device. BIREN_ERROR_INVALID_VALUE if NULL.
+/**
+ * Writes the calling host thread's current device to *device. BIREN_ERROR_INVALID_VALUE if NULL.
  */
 enum birenError_t birenGetDevice(int *device);
 
-/*
- Fills *prop with the properties of `device`.
- BIREN_ERROR_INVALID_VALUE if prop is NULL; BIREN_ERROR_INVALID_DEVICE if there is no such device.
+/**
+ * Fills *prop with the properties of `device`.
+ * BIREN_ERROR_INVALID_VALUE if prop is NULL; BIREN_ERROR_INVALID_DEVICE if there is no such device.
  */
 enum birenError_t birenGetDeviceProperties(struct birenDeviceProp *prop, int device);
 
-/*
- Writes the stream priority range: *leastPriority = 0, *greatestPriority = -5 (lower number =
- higher priority). Either pointer may be NULL (then it is not written).
+/**
+ * Writes the stream priority range: *leastPriority = 0, *greatestPriority = -5 (lower number =
+ * higher priority). Either pointer may be NULL (then it is not written).
  */
 enum birenError_t birenDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority);
 
-/*
- Sets how the current device's compute units are shared between kernels: preemptive (default:
- a free compute unit always takes the next block of the highest-priority kernel) or cooperative
- (a started kernel keeps the device until its last block is dispatched). Takes effect for the
- next block dispatched. BIREN_ERROR_INVALID_VALUE for an unknown policy value.
+/**
+ * Sets how the current device's compute units are shared between kernels: preemptive (default:
+ * a free compute unit always takes the next block of the highest-priority kernel) or cooperative
+ * (a started kernel keeps the device until its last block is dispatched). Takes effect for the
+ * next block dispatched. BIREN_ERROR_INVALID_VALUE for an unknown policy value.
  */
 enum birenError_t birenDeviceSetSchedulingPolicy(birenSchedulingPolicy policy);
 
-/*
- Writes the current device's scheduling policy to *policy. BIREN_ERROR_INVALID_VALUE if NULL.
+/**
+ * Writes the current device's scheduling policy to *policy. BIREN_ERROR_INVALID_VALUE if NULL.
  */
 enum birenError_t birenDeviceGetSchedulingPolicy(enum birenSchedulingPolicy *policy);
 
-/*
- Writes the runtime version, 1000*major + 10*minor, to *runtimeVersion. Works before birenInit.
- BIREN_ERROR_INVALID_VALUE if NULL.
+/**
+ * Writes the runtime version, 1000*major + 10*minor, to *runtimeVersion. Works before birenInit.
+ * BIREN_ERROR_INVALID_VALUE if NULL.
  */
 enum birenError_t birenRuntimeGetVersion(int *runtimeVersion);
 
-/*
- A static, NUL-terminated description of `error`. Never NULL, also for values that are not
- error codes. Works before birenInit. Thread-safe.
+/**
+ * A static, NUL-terminated description of `error`. Never NULL, also for values that are not
+ * error codes. Works before birenInit. Thread-safe.
  */
 const char *birenGetErrorString(birenError_t error);
 
-/*
- The static name of `error`, e.g. "BIREN_ERROR_OUT_OF_BOUNDS"; "BIREN_ERROR_UNRECOGNIZED" for
- values that are not error codes. Never NULL. Works before birenInit. Thread-safe.
+/**
+ * The static name of `error`, e.g. "BIREN_ERROR_OUT_OF_BOUNDS"; "BIREN_ERROR_UNRECOGNIZED" for
+ * values that are not error codes. Never NULL. Works before birenInit. Thread-safe.
  */
 const char *birenGetErrorName(birenError_t error);
 
-/*
- Returns the last error of a failing call made by the calling host thread, and resets it to
- BIREN_SUCCESS. Every failing call sets it (BIREN_ERROR_NOT_READY, an answer rather than a
- failure, does not). Works before birenInit.
+/**
+ * Returns the last error of a failing call made by the calling host thread, and resets it to
+ * BIREN_SUCCESS. Every failing call sets it (BIREN_ERROR_NOT_READY, an answer rather than a
+ * failure, does not). Works before birenInit.
  */
 enum birenError_t birenGetLastError(void);
 
-/*
- Returns the calling host thread's last error without resetting it. Works before birenInit.
+/**
+ * Returns the calling host thread's last error without resetting it. Works before birenInit.
  */
 enum birenError_t birenPeekAtLastError(void);
 
-/*
- Turns the validator on (enable != 0) or off. On, every call checks all its parameters and
- reports each problem as one line on stderr (or to the birenSetValidatorCallback callback),
- kernels' out-of-bounds writes are detected, leaks are reported at reset and exit, and advice
- is given on costly patterns. It costs time; use it while debugging. Same as BIREN_VALIDATOR=1.
- Affects allocations made after the call (guard zones).
+/**
+ * Turns the validator on (enable != 0) or off. On, every call checks all its parameters and
+ * reports each problem as one line on stderr (or to the birenSetValidatorCallback callback),
+ * kernels' out-of-bounds writes are detected, leaks are reported at reset and exit, and advice
+ * is given on costly patterns. It costs time; use it while debugging. Same as BIREN_VALIDATOR=1.
+ * Affects allocations made after the call (guard zones).
  */
 enum birenError_t birenSetDeviceValidator(int enable);
 
-/*
- Sends validator lines to `callback(message, userData)` instead of stderr; NULL restores
- stderr. The message is valid only during the call. The callback may run on any thread
- (including runtime threads) and must not call the runtime.
+/**
+ * Sends validator lines to `callback(message, userData)` instead of stderr; NULL restores
+ * stderr. The message is valid only during the call. The callback may run on any thread
+ * (including runtime threads) and must not call the runtime.
  */
 enum birenError_t birenSetValidatorCallback(birenValidatorCallback_t callback, void *userData);
 
-/*
- Creates an event on the current device and writes it to *event. Every birenEventCreate needs
- a birenEventDestroy. BIREN_ERROR_INVALID_VALUE if event is NULL. Thread-safe.
+/**
+ * Creates an event on the current device and writes it to *event. Every birenEventCreate needs
+ * a birenEventDestroy. BIREN_ERROR_INVALID_VALUE if event is NULL. Thread-safe.
  */
 enum birenError_t birenEventCreate(birenEvent_t *event);
 
-/*
- Creates an event with flags (birenEventDefault, birenEventBlockingSync,
- birenEventDisableTiming, or'ed). BIREN_ERROR_INVALID_VALUE for unknown flags.
+/**
+ * Creates an event with flags (birenEventDefault, birenEventBlockingSync,
+ * birenEventDisableTiming, or'ed). BIREN_ERROR_INVALID_VALUE for unknown flags.
  */
 enum birenError_t birenEventCreateWithFlags(birenEvent_t *event, unsigned int flags);
 
-/*
- Records `event` in `stream` (NULL: the default stream): the event captures all work enqueued
- in the stream so far and is reached when that work completes. Re-recording replaces the
- captured state (waits already made keep the record they captured).
- Returns BIREN_ERROR_DEADLOCK, enqueueing nothing, if the record would complete a cycle of
- waits: a stream already waits (birenStreamWaitEvent on the never-recorded event) for this
- record, and this record would itself have to wait for that stream — e.g. stream A waits for
- B's event while B waits for A's, or a stream waits for a record it would make later itself.
- With the validator on, the cycle's streams and events are printed.
- BIREN_ERROR_INVALID_HANDLE for an unknown event or stream.
+/**
+ * Records `event` in `stream` (NULL: the default stream): the event captures all work enqueued
+ * in the stream so far and is reached when that work completes. Re-recording replaces the
+ * captured state (waits already made keep the record they captured).
+ * Returns BIREN_ERROR_DEADLOCK, enqueueing nothing, if the record would complete a cycle of
+ * waits: a stream already waits (birenStreamWaitEvent on the never-recorded event) for this
+ * record, and this record would itself have to wait for that stream — e.g. stream A waits for
+ * B's event while B waits for A's, or a stream waits for a record it would make later itself.
+ * With the validator on, the cycle's streams and events are printed.
+ * BIREN_ERROR_INVALID_HANDLE for an unknown event or stream.
  */
 enum birenError_t birenEventRecord(birenEvent_t event, birenStream_t stream);
 
-/*
- BIREN_SUCCESS if the event's latest record has been reached (or it was never recorded),
- BIREN_ERROR_NOT_READY otherwise (an answer: the last error is not set).
+/**
+ * BIREN_SUCCESS if the event's latest record has been reached (or it was never recorded),
+ * BIREN_ERROR_NOT_READY otherwise (an answer: the last error is not set).
  */
 enum birenError_t birenEventQuery(birenEvent_t event);
 
-/*
- Waits until the event's latest record is reached; returns at once if it was never recorded.
- BIREN_ERROR_DEADLOCK if the record is blocked on a wait that no enqueued record can satisfy
- for BIREN_DEADLOCK_TIMEOUT_MS; BIREN_ERROR_NOT_PERMITTED inside a kernel or host function.
+/**
+ * Waits until the event's latest record is reached; returns at once if it was never recorded.
+ * BIREN_ERROR_DEADLOCK if the record is blocked on a wait that no enqueued record can satisfy
+ * for BIREN_DEADLOCK_TIMEOUT_MS; BIREN_ERROR_NOT_PERMITTED inside a kernel or host function.
  */
 enum birenError_t birenEventSynchronize(birenEvent_t event);
 
-/*
- Writes the time in milliseconds between the records of `start` and `end` to *ms (resolution
- better than 1 microsecond). BIREN_ERROR_NOT_READY if either record has not been reached;
- BIREN_ERROR_INVALID_HANDLE if either event is unknown, was never recorded, or was created with
- birenEventDisableTiming; BIREN_ERROR_INVALID_VALUE if ms is NULL.
+/**
+ * Writes the time in milliseconds between the records of `start` and `end` to *ms (resolution
+ * better than 1 microsecond). BIREN_ERROR_NOT_READY if either record has not been reached;
+ * BIREN_ERROR_INVALID_HANDLE if either event is unknown, was never recorded, or was created with
+ * birenEventDisableTiming; BIREN_ERROR_INVALID_VALUE if ms is NULL.
  */
 enum birenError_t birenEventElapsedTime(float *ms, birenEvent_t start, birenEvent_t end);
 
-/*
- Destroys an event. Safe while a record of it is pending: the record still happens and waits on
- it still hold. Later use of the handle gives BIREN_ERROR_INVALID_HANDLE (also for a second
- destroy).
+/**
+ * Destroys an event. Safe while a record of it is pending: the record still happens and waits on
+ * it still hold. Streams that wait for the first record of a never-recorded event (the
+ * birenStreamWaitEvent extension) stop waiting when it is destroyed, as a wait on a
+ * never-recorded event does in CUDA: their later work runs (the validator says so). Later use of
+ * the handle gives BIREN_ERROR_INVALID_HANDLE (also for a second destroy, and for a stream
+ * handle passed as an event).
  */
 enum birenError_t birenEventDestroy(birenEvent_t event);
 
-/*
- Enqueues `kernel` on `stream` (NULL: the default stream) as a grid of `grid` blocks of `block`
- threads, with `sharedMem` bytes of per-block shared memory (birenSharedMemory).
-
- `args` is an array of pointers to the argument values, as in CUDA. For a kernel registered
- with birenKernelRegister the values are copied now, so `args` may be reused at once. For an
- unregistered kernel the runtime cannot know the sizes: `args` and the values it points to are
- read when the kernel runs and must stay valid until it completes (prefer BIREN_LAUNCH).
-
- Returns BIREN_ERROR_INVALID_VALUE for a NULL kernel; BIREN_ERROR_INVALID_CONFIGURATION for a
- zero dimension, a block over (1024,1024,64) or 1024 threads, a grid over
- (2^31-1,65535,65535), or sharedMem over sharedMemPerBlock; BIREN_ERROR_INVALID_HANDLE for a
- destroyed stream, or for a launch that overlaps a birenDeviceReset of its device (its
- arguments may point to memory the reset freed). Nothing is enqueued on error. Thread-safe.
+/**
+ * Enqueues `kernel` on `stream` (NULL: the default stream) as a grid of `grid` blocks of `block`
+ * threads, with `sharedMem` bytes of per-block shared memory (birenSharedMemory).
+ *
+ * `args` is an array of pointers to the argument values, as in CUDA. For a kernel registered
+ * with birenKernelRegister the values are copied now, so `args` may be reused at once. For an
+ * unregistered kernel the runtime cannot know the sizes: `args` and the values it points to are
+ * read when the kernel runs and must stay valid until it completes (prefer BIREN_LAUNCH).
+ *
+ * Returns BIREN_ERROR_INVALID_VALUE for a NULL kernel; BIREN_ERROR_INVALID_CONFIGURATION for a
+ * zero dimension, a block over (1024,1024,64) or 1024 threads, a grid over
+ * (2^31-1,65535,65535), or sharedMem over sharedMemPerBlock; BIREN_ERROR_INVALID_HANDLE for a
+ * destroyed stream, or for a launch that overlaps a birenDeviceReset of its device (its
+ * arguments may point to memory the reset freed). Nothing is enqueued on error. Thread-safe.
  */
 enum birenError_t birenLaunchKernel(birenKernel_t kernel, struct dim3 grid, struct dim3 block, void **args, size_t sharedMem, birenStream_t stream);
 
-/*
- Like birenLaunchKernel, but copies the `numArgs` argument values (`argSizes[i]` bytes behind
- `args[i]`) at launch, so the caller may reuse them at once. This is what BIREN_LAUNCH calls.
- BIREN_ERROR_INVALID_VALUE if numArgs > 0 and args or argSizes is NULL, if an args[i] is NULL,
- or if numArgs exceeds 256.
+/**
+ * Like birenLaunchKernel, but copies the `numArgs` argument values (`argSizes[i]` bytes behind
+ * `args[i]`) at launch, so the caller may reuse them at once. This is what BIREN_LAUNCH calls.
+ * BIREN_ERROR_INVALID_VALUE if numArgs > 0 and args or argSizes is NULL, if an args[i] is NULL,
+ * if numArgs exceeds 256, or if an argSizes[i] is 0 or over 4096 (the limits of
+ * birenKernelRegister).
  */
 enum birenError_t birenLaunchKernelArgs(birenKernel_t kernel, struct dim3 grid, struct dim3 block, void **args, const size_t *argSizes, unsigned int numArgs, size_t sharedMem, birenStream_t stream);
 
-/*
- Registers a kernel: its name (shown in logs, traces and validator messages) and the sizes of
- its `numArgs` arguments, so that birenLaunchKernel copies the argument values at launch.
- Registering again replaces the earlier registration. `name` may be NULL (the address is
- shown). Kernels are known by address: a linker that folds identical functions into one
- (e.g. two empty kernels) makes them one kernel for this table. BIREN_ERROR_INVALID_VALUE for a NULL kernel, NULL argSizes with numArgs > 0, a size of
- 0 or over 4096, or more than 256 arguments. Thread-safe.
+/**
+ * Registers a kernel: its name (shown in logs, traces and validator messages) and the sizes of
+ * its `numArgs` arguments, so that birenLaunchKernel copies the argument values at launch.
+ * Registering again replaces the earlier registration. `name` may be NULL (the address is
+ * shown). Kernels are known by address: a linker that folds identical functions into one
+ * (e.g. two empty kernels) makes them one kernel for this table. BIREN_ERROR_INVALID_VALUE for a NULL kernel, NULL argSizes with numArgs > 0, a size of
+ * 0 or over 4096, or more than 256 arguments. Thread-safe.
  */
 enum birenError_t birenKernelRegister(birenKernel_t kernel, const char *name, unsigned int numArgs, const size_t *argSizes);
 
-/*
- Barrier of the block: every thread of the block arrives before any passes. A barrier that not
- all threads of the block reach (some returned) fails the launch with
- BIREN_ERROR_LAUNCH_FAILURE instead of hanging. Outside a kernel it does nothing.
+/**
+ * Barrier of the block: every thread of the block arrives before any passes. A barrier that not
+ * all threads of the block reach (some returned) fails the launch with
+ * BIREN_ERROR_LAUNCH_FAILURE instead of hanging. Outside a kernel it does nothing.
  */
 void birenSyncThreads(void);
 
-/*
- Aborts the launch: the calling thread stops, the block's other threads are abandoned, no
- further block of the kernel starts, and the launch fails with BIREN_ERROR_LAUNCH_FAILURE,
- which is sticky: every later call on the device returns it until birenDeviceReset.
- Outside a kernel it does nothing.
+/**
+ * Aborts the launch: the calling thread stops, the block's other threads are abandoned, no
+ * further block of the kernel starts, and the launch fails with BIREN_ERROR_LAUNCH_FAILURE,
+ * which is sticky: every later call on the device returns it until birenDeviceReset.
+ * Outside a kernel it does nothing.
  */
 void birenTrap(void);
 
-/*
- Allocates `size` bytes of device memory on the current device, 256-byte aligned, and writes
- its address to *devPtr. The memory is not initialized. Size 0 succeeds with *devPtr = NULL.
- Returns BIREN_ERROR_INVALID_VALUE if devPtr is NULL, BIREN_ERROR_OUT_OF_MEMORY past the
- device's capacity (BIREN_DEVICE_MEMORY); *devPtr is written only on success. Thread-safe.
+/**
+ * Allocates `size` bytes of device memory on the current device, 256-byte aligned, and writes
+ * its address to *devPtr. The memory is not initialized. Size 0 succeeds with *devPtr = NULL.
+ * Returns BIREN_ERROR_INVALID_VALUE if devPtr is NULL, BIREN_ERROR_OUT_OF_MEMORY past the
+ * device's capacity (BIREN_DEVICE_MEMORY); *devPtr is written only on success. Thread-safe.
  */
 enum birenError_t birenMalloc(void **devPtr, size_t size);
 
-/*
- Frees device memory from birenMalloc. NULL succeeds. Work already enqueued that uses the
- memory still completes: the memory is released when it has. Returns
- BIREN_ERROR_INVALID_DEVICE_POINTER if devPtr is not the start of a live device allocation
- (a double free, a host pointer, an address inside an allocation). Thread-safe.
+/**
+ * Frees device memory from birenMalloc. NULL succeeds. Work already enqueued that uses the
+ * memory still completes: the memory is released when it has. Returns
+ * BIREN_ERROR_INVALID_DEVICE_POINTER if devPtr is not the start of a live device allocation
+ * (a double free, a host pointer, an address inside an allocation). Thread-safe.
  */
 enum birenError_t birenFree(void *devPtr);
 
-/*
- Allocates `size` bytes of page-locked host memory, known to the runtime (so
- birenMemcpyDefault and birenPointerGetAttributes recognize it), and writes it to *ptr.
- Size 0 succeeds with *ptr = NULL. BIREN_ERROR_INVALID_VALUE if ptr is NULL;
- BIREN_ERROR_OUT_OF_MEMORY if the host refuses.
+/**
+ * Allocates `size` bytes of page-locked host memory, known to the runtime (so
+ * birenMemcpyDefault and birenPointerGetAttributes recognize it), and writes it to *ptr.
+ * Size 0 succeeds with *ptr = NULL. BIREN_ERROR_INVALID_VALUE if ptr is NULL;
+ * BIREN_ERROR_OUT_OF_MEMORY if the host refuses.
  */
 enum birenError_t birenMallocHost(void **ptr, size_t size);
 
-/*
- Frees memory from birenMallocHost. NULL succeeds. BIREN_ERROR_INVALID_VALUE if ptr is not the
- start of a live birenMallocHost allocation.
+/**
+ * Frees memory from birenMallocHost. NULL succeeds. BIREN_ERROR_INVALID_VALUE if ptr is not the
+ * start of a live birenMallocHost allocation.
  */
 enum birenError_t birenFreeHost(void *ptr);
 
-/*
- Copies `count` bytes from src to dst and returns when the copy is done. Ordered like work on
- the default stream: it runs after all earlier work in blocking streams.
-
- Checked before anything is written (validator or not): an unknown kind gives
- BIREN_ERROR_INVALID_MEMCPY_DIRECTION; count 0 succeeds at once; NULL dst or src gives
- BIREN_ERROR_INVALID_VALUE; a side that `kind` says is device memory but lies in no live device
- allocation gives BIREN_ERROR_INVALID_DEVICE_POINTER; a device range that runs past the end of
- its allocation gives BIREN_ERROR_OUT_OF_BOUNDS; a host range that wraps around the address
- space gives BIREN_ERROR_INVALID_VALUE. On any error nothing is written.
- birenMemcpyDefault treats a pointer inside a live device allocation as device memory and any
- other pointer as host memory. Overlapping ranges are copied as by memmove.
- BIREN_ERROR_NOT_PERMITTED inside a kernel or a host function.
+/**
+ * Copies `count` bytes from src to dst and returns when the copy is done. Ordered like work on
+ * the default stream: it runs after all earlier work in blocking streams.
+ *
+ * Checked before anything is written (validator or not): an unknown kind gives
+ * BIREN_ERROR_INVALID_MEMCPY_DIRECTION; count 0 succeeds at once; NULL dst or src gives
+ * BIREN_ERROR_INVALID_VALUE; a side that `kind` says is device memory but lies in no live device
+ * allocation gives BIREN_ERROR_INVALID_DEVICE_POINTER; a device range that runs past the end of
+ * its allocation gives BIREN_ERROR_OUT_OF_BOUNDS; a host range that wraps around the address
+ * space gives BIREN_ERROR_INVALID_VALUE. A side that `kind` says is host memory but that touches
+ * a live device allocation or page-locked host allocation (birenMallocHost) is bounds-checked
+ * all the same: running past its end, or into it from outside, gives BIREN_ERROR_OUT_OF_BOUNDS.
+ * BIREN_ERROR_DEADLOCK if the copy can never run: it is ordered after a blocking stream that
+ * waits for the first record of an event nobody records (reported once the stall has lasted
+ * BIREN_DEADLOCK_TIMEOUT_MS; the copy is withdrawn). On any error nothing is written.
+ * birenMemcpyDefault treats a pointer inside a live device allocation as device memory and any
+ * other pointer as host memory. Overlapping ranges are copied as by memmove.
+ * BIREN_ERROR_NOT_PERMITTED inside a kernel or a host function.
  */
 enum birenError_t birenMemcpy(void *dst, const void *src, size_t count, birenMemcpyKind kind);
 
-/*
- Enqueues a copy on `stream` (NULL: the default stream), run by a copy engine of the stream's
- device, concurrently with kernels of other streams. Checked at enqueue exactly as birenMemcpy;
- on error nothing is enqueued. Both ranges must stay valid until the copy completes.
- BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream.
+/**
+ * Enqueues a copy on `stream` (NULL: the default stream), run by a copy engine of the stream's
+ * device, concurrently with kernels of other streams. Checked at enqueue exactly as birenMemcpy;
+ * on error nothing is enqueued. Both ranges must stay valid until the copy completes.
+ * BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream.
  */
 enum birenError_t birenMemcpyAsync(void *dst, const void *src, size_t count, birenMemcpyKind kind, birenStream_t stream);
 
-/*
- Fills `count` bytes of device memory with the byte `value` (its low 8 bits) and returns when
- done; ordered like work on the default stream. Count 0 succeeds; NULL gives
- BIREN_ERROR_INVALID_VALUE; memory outside any live device allocation
- BIREN_ERROR_INVALID_DEVICE_POINTER; a range past the end BIREN_ERROR_OUT_OF_BOUNDS. On error
- nothing is written.
+/**
+ * Fills `count` bytes of device memory with the byte `value` (its low 8 bits) and returns when
+ * done; ordered like work on the default stream. Count 0 succeeds; NULL gives
+ * BIREN_ERROR_INVALID_VALUE; memory outside any live device allocation
+ * BIREN_ERROR_INVALID_DEVICE_POINTER; a range past the end BIREN_ERROR_OUT_OF_BOUNDS;
+ * BIREN_ERROR_DEADLOCK if it can never run (as birenMemcpy). On error nothing is written.
  */
 enum birenError_t birenMemset(void *devPtr, int value, size_t count);
 
-/*
- Enqueues a byte fill of device memory on `stream`; checked at enqueue as birenMemset.
+/**
+ * Enqueues a byte fill of device memory on `stream`; checked at enqueue as birenMemset.
  */
 enum birenError_t birenMemsetAsync(void *devPtr, int value, size_t count, birenStream_t stream);
 
-/*
- Writes the current device's free and total memory in bytes. Memory freed while work that may
- use it is still pending counts as used until that work completes. BIREN_ERROR_INVALID_VALUE if
- either pointer is NULL (nothing is written then).
+/**
+ * Writes the current device's free and total memory in bytes. Memory freed while work that may
+ * use it is still pending counts as used until that work completes. BIREN_ERROR_INVALID_VALUE if
+ * either pointer is NULL (nothing is written then).
  */
 enum birenError_t birenMemGetInfo(size_t *free, size_t *total);
 
-/*
- Describes the memory `ptr` points into: its type (device, registered host, or
- unregistered), its device, and the base and size of the allocation it lies in. An unknown
- pointer (including NULL) is not an error: it is reported as birenMemoryTypeUnregistered.
- BIREN_ERROR_INVALID_VALUE if attributes is NULL.
+/**
+ * Describes the memory `ptr` points into: its type (device, registered host, or
+ * unregistered), its device, and the base and size of the allocation it lies in. An unknown
+ * pointer (including NULL) is not an error: it is reported as birenMemoryTypeUnregistered.
+ * BIREN_ERROR_INVALID_VALUE if attributes is NULL.
  */
 enum birenError_t birenPointerGetAttributes(struct birenPointerAttributes *attributes, const void *ptr);
 
-/*
- Creates a blocking stream of the lowest priority on the current device and writes it to
- *pStream. Work in it runs in order; different streams run concurrently. Pair with
- birenStreamDestroy. BIREN_ERROR_INVALID_VALUE if pStream is NULL. Thread-safe.
+/**
+ * Creates a blocking stream of the lowest priority on the current device and writes it to
+ * *pStream. Work in it runs in order; different streams run concurrently. Pair with
+ * birenStreamDestroy. BIREN_ERROR_INVALID_VALUE if pStream is NULL. Thread-safe.
  */
 enum birenError_t birenStreamCreate(birenStream_t *pStream);
 
-/*
- Creates a stream with `flags`: birenStreamDefault (0) or birenStreamNonBlocking (1, exempt
- from the default-stream rules). BIREN_ERROR_INVALID_VALUE for NULL pStream or other flags.
+/**
+ * Creates a stream with `flags`: birenStreamDefault (0) or birenStreamNonBlocking (1, exempt
+ * from the default-stream rules). BIREN_ERROR_INVALID_VALUE for NULL pStream or other flags.
  */
 enum birenError_t birenStreamCreateWithFlags(birenStream_t *pStream, unsigned int flags);
 
-/*
- Creates a stream with `flags` and `priority` (0 = least urgent ... -5 = most urgent; values
- outside are clamped into that range). Under the preemptive policy a free compute unit always
- takes the next block of the most urgent kernel.
+/**
+ * Creates a stream with `flags` and `priority` (0 = least urgent ... -5 = most urgent; values
+ * outside are clamped into that range). Under the preemptive policy a free compute unit always
+ * takes the next block of the most urgent kernel.
  */
 enum birenError_t birenStreamCreateWithPriority(birenStream_t *pStream, unsigned int flags, int priority);
 
-/*
- Destroys a stream and returns at once: work already in it still completes, then its
- resources are released. Any later use of the handle gives BIREN_ERROR_INVALID_HANDLE.
- BIREN_ERROR_INVALID_HANDLE for NULL (the default stream cannot be destroyed), an unknown or
- an already destroyed stream.
+/**
+ * Destroys a stream and returns at once: work already in it still completes, then its
+ * resources are released. Any later use of the handle gives BIREN_ERROR_INVALID_HANDLE.
+ * BIREN_ERROR_INVALID_HANDLE for NULL (the default stream cannot be destroyed), an unknown or
+ * an already destroyed stream.
  */
 enum birenError_t birenStreamDestroy(birenStream_t stream);
 
-/*
- Waits until all work enqueued in `stream` so far has completed; reports the device's
- asynchronous error if one occurred. BIREN_ERROR_INVALID_HANDLE for an unknown stream (or one
- destroyed by birenDeviceReset while waiting); BIREN_ERROR_DEADLOCK if the work is blocked on a
- wait no enqueued record can satisfy for BIREN_DEADLOCK_TIMEOUT_MS; BIREN_ERROR_NOT_PERMITTED
- inside a kernel or host function. Waits by spinning briefly, then parking.
+/**
+ * Waits until all work enqueued in `stream` so far has completed; reports the device's
+ * asynchronous error if one occurred. BIREN_ERROR_INVALID_HANDLE for an unknown stream (or one
+ * destroyed by birenDeviceReset while waiting); BIREN_ERROR_DEADLOCK if the work is blocked on a
+ * wait no enqueued record can satisfy for BIREN_DEADLOCK_TIMEOUT_MS; BIREN_ERROR_NOT_PERMITTED
+ * inside a kernel or host function. Waits by spinning briefly, then parking.
  */
 enum birenError_t birenStreamSynchronize(birenStream_t stream);
 
-/*
- BIREN_SUCCESS if all work enqueued in `stream` has completed, BIREN_ERROR_NOT_READY if some
- is still queued or running (NOT_READY is an answer, not a failure: it does not set the last
- error). BIREN_ERROR_INVALID_HANDLE for an unknown stream.
+/**
+ * BIREN_SUCCESS if all work enqueued in `stream` has completed, BIREN_ERROR_NOT_READY if some
+ * is still queued or running (NOT_READY is an answer, not a failure: it does not set the last
+ * error). BIREN_ERROR_INVALID_HANDLE for an unknown stream.
  */
 enum birenError_t birenStreamQuery(birenStream_t stream);
 
-/*
- Writes the stream's (clamped) priority to *priority. BIREN_ERROR_INVALID_VALUE if NULL.
+/**
+ * Writes the stream's (clamped) priority to *priority. BIREN_ERROR_INVALID_VALUE if NULL.
  */
 enum birenError_t birenStreamGetPriority(birenStream_t stream, int *priority);
 
-/*
- Writes the stream's flags to *flags. BIREN_ERROR_INVALID_VALUE if NULL.
+/**
+ * Writes the stream's flags to *flags. BIREN_ERROR_INVALID_VALUE if NULL.
  */
 enum birenError_t birenStreamGetFlags(birenStream_t stream, unsigned int *flags);
 
-/*
- Makes all later work in `stream` wait until `event`'s most recent record (at the time of
- this call) is reached, without blocking the host. Re-recording the event later does not
- change this wait. BIREN extension: if the event has never been recorded, the stream waits for
- its next record, whenever it is enqueued (a host synchronize on such a stream returns
- BIREN_ERROR_DEADLOCK if no record comes within BIREN_DEADLOCK_TIMEOUT_MS).
- BIREN_ERROR_INVALID_HANDLE for an unknown stream or event.
+/**
+ * Makes all later work in `stream` wait until `event`'s most recent record (at the time of
+ * this call) is reached, without blocking the host. Re-recording the event later does not
+ * change this wait. BIREN extension: if the event has never been recorded, the stream waits for
+ * its next record, whenever it is enqueued (a host synchronize on such a stream returns
+ * BIREN_ERROR_DEADLOCK if no record comes within BIREN_DEADLOCK_TIMEOUT_MS).
+ * BIREN_ERROR_INVALID_HANDLE for an unknown stream or event.
  */
 enum birenError_t birenStreamWaitEvent(birenStream_t stream, birenEvent_t event);
 
-/*
- Enqueues `fn(userData)` on `stream`: it runs on a runtime thread after all earlier work in the
- stream, and later work waits for it to return. Inside it, synchronizing calls (stream, event,
- device synchronize, birenMemcpy, birenMemset, birenDeviceReset) return
- BIREN_ERROR_NOT_PERMITTED instead of deadlocking. BIREN_ERROR_INVALID_VALUE for a NULL fn.
+/**
+ * Enqueues `fn(userData)` on `stream`: it runs on a runtime thread after all earlier work in the
+ * stream, and later work waits for it to return. Inside it, synchronizing calls (stream, event,
+ * device synchronize, birenMemcpy, birenMemset, birenDeviceReset) return
+ * BIREN_ERROR_NOT_PERMITTED instead of deadlocking. BIREN_ERROR_INVALID_VALUE for a NULL fn.
  */
 enum birenError_t birenLaunchHostFunc(birenStream_t stream, birenHostFn_t fn, void *userData);
 
@@ -676,8 +817,10 @@ const birenKernelCtx *birenKernelContext(void);
 }
 #endif
 
-/* The kernel context with one load where the library publishes its offset from the thread
- * pointer (birenKernelCtxOffset != 0), else through birenKernelContext(). */
+/**
+ * The kernel context with one load where the library publishes its offset from the thread
+ * pointer (birenKernelCtxOffset != 0), else through birenKernelContext().
+ */
 static inline const birenKernelCtx *birenKernelCtxFast(void) {
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(BIREN_NO_FAST_CONTEXT) && (defined(__x86_64__) || defined(__aarch64__))
   intptr_t off = birenKernelCtxOffset;
@@ -733,7 +876,8 @@ static inline dim3 birenDim3(unsigned int x, unsigned int y, unsigned int z) {
   return d;
 }
 
-/* ---- Checking calls ----------------------------------------------------------------------
+/* ---- Checking calls ---------------------------------------------------------------------- */
+/**
  * BIREN_CHECK(call): on failure prints the error's name, text, file and line to stderr and
  * exits. (The seed's CHECK_BIREN macro can be pasted after this header unchanged.)
  */
@@ -747,7 +891,9 @@ static inline dim3 birenDim3(unsigned int x, unsigned int y, unsigned int z) {
     }                                                                                           \
   } while (0)
 
-/* ---- BIREN_LAUNCH: one-line, safe launches ------------------------------------------------
+/* ---- BIREN_LAUNCH: one-line, safe launches ------------------------------------------------ */
+/**
+ * @def BIREN_LAUNCH(kernel, grid, block, sharedMem, stream, ...)
  * BIREN_LAUNCH(kernel, grid, block, sharedMem, stream, a, b, ...) launches `kernel` with the
  * arguments a, b, ... (1 to 16 lvalues: variables, not literals), copying their values
  * (sizeof each) at launch, so they may change right after. It evaluates to the birenError_t of

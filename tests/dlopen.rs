@@ -1,83 +1,60 @@
-//! The built cdylib, loaded at run time with libloading as a Rust client would: kernels written
-//! in Rust run end to end, and error codes and their names cross the boundary.
-//! `cargo test [--release]` builds target/<profile>/libbiren_runtime.so before running this.
+//! The built cdylib, loaded at run time through the safe binding (`bindings/rust`, crate
+//! `biren`) as a Rust client would: kernels written in Rust run end to end, and error codes and
+//! their names cross the boundary. `cargo test [--release]` builds
+//! target/<profile>/libbiren_runtime.so before running this; `$BIREN_LIBRARY` overrides it.
 
-#[path = "../examples/biren_dlopen/mod.rs"]
-mod biren_dlopen;
-
-use biren_dlopen::*;
-use std::ffi::{c_void, CString};
-use std::ptr::{null, null_mut};
+use biren::{kernel, launch, sys, DeviceBuffer, DevicePtr, Dim3, ErrorCode, Event, Launch, Stream};
+use std::ffi::c_void;
+use std::path::PathBuf;
+use std::ptr::null_mut;
 use std::sync::{Mutex, MutexGuard};
+
+/// `$BIREN_LIBRARY`, else the cdylib cargo built beside this test
+/// (target/<profile>/deps/dlopen-* → target/<profile>/libbiren_runtime.so).
+fn library() -> PathBuf {
+    if let Some(p) = std::env::var_os("BIREN_LIBRARY").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    let exe = std::env::current_exe().expect("the test's path");
+    exe.parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/<profile>")
+        .join("libbiren_runtime.so")
+}
 
 /// The runtime is process-wide and one test traps (a sticky error until reset): one at a time.
 fn serial() -> MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
     let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let b = Biren::get();
-    assert_eq!(unsafe { (b.birenInit)() }, SUCCESS);
+    biren::init_with_library(library()).unwrap_or_else(|e| panic!("{e}"));
     guard
-}
-
-fn ok(call: &'static str, code: Error) {
-    if let Err(e) = Biren::get().check(call, code) {
-        panic!("{e}");
-    }
-}
-
-fn malloc(bytes: usize) -> *mut c_void {
-    let mut p = null_mut();
-    ok("birenMalloc", unsafe {
-        (Biren::get().birenMalloc)(&mut p, bytes)
-    });
-    p
-}
-
-fn to_device<T>(src: &[T]) -> *mut c_void {
-    let bytes = std::mem::size_of_val(src);
-    let d = malloc(bytes);
-    ok("birenMemcpy", unsafe {
-        (Biren::get().birenMemcpy)(d, src.as_ptr().cast(), bytes, MEMCPY_HOST_TO_DEVICE)
-    });
-    d
-}
-
-fn to_host<T: Copy + Default>(src: *mut c_void, n: usize) -> Vec<T> {
-    let mut out = vec![T::default(); n];
-    let bytes = n * std::mem::size_of::<T>();
-    ok("birenMemcpy", unsafe {
-        (Biren::get().birenMemcpy)(out.as_mut_ptr().cast(), src, bytes, MEMCPY_DEVICE_TO_HOST)
-    });
-    out
-}
-
-fn free(p: *mut c_void) {
-    ok("birenFree", unsafe { (Biren::get().birenFree)(p) });
 }
 
 /// c[i] = a[i] + b[i]
 extern "C" fn vector_add(args: *mut *mut c_void) {
+    // SAFETY: launched with (DevicePtr<f32> x3, i32).
     unsafe {
-        let a: *const f32 = arg(args, 0);
-        let b: *const f32 = arg(args, 1);
-        let c: *mut f32 = arg(args, 2);
-        let n: i32 = arg(args, 3);
-        let i = global_x();
+        let a: DevicePtr<f32> = kernel::arg(args, 0);
+        let b: DevicePtr<f32> = kernel::arg(args, 1);
+        let c: DevicePtr<f32> = kernel::arg(args, 2);
+        let n: i32 = kernel::arg(args, 3);
+        let i = kernel::global_index_x();
         if i < n as usize {
-            *c.add(i) = *a.add(i) + *b.add(i);
+            *c.as_raw().add(i) = *a.as_raw().add(i) + *b.as_raw().add(i);
         }
     }
 }
 
 /// x[i] *= factor
 extern "C" fn scale(args: *mut *mut c_void) {
+    // SAFETY: launched with (DevicePtr<f32>, f32, u32).
     unsafe {
-        let x: *mut f32 = arg(args, 0);
-        let factor: f32 = arg(args, 1);
-        let n: u32 = arg(args, 2);
-        let i = global_x();
+        let x: DevicePtr<f32> = kernel::arg(args, 0);
+        let factor: f32 = kernel::arg(args, 1);
+        let n: u32 = kernel::arg(args, 2);
+        let i = kernel::global_index_x();
         if i < n as usize {
-            *x.add(i) *= factor;
+            *x.as_raw().add(i) *= factor;
         }
     }
 }
@@ -85,76 +62,47 @@ extern "C" fn scale(args: *mut *mut c_void) {
 #[test]
 fn a_rust_kernel_runs_end_to_end() {
     let _g = serial();
-    let b = Biren::get();
     let n = 10_000usize;
     let xs: Vec<f32> = (0..n).map(|i| i as f32).collect();
     let ys: Vec<f32> = (0..n).map(|i| (2 * i) as f32).collect();
-    let (da, db, dc) = (to_device(&xs), to_device(&ys), malloc(n * 4));
-    let mut stream: Stream = null_mut();
-    ok("birenStreamCreate", unsafe {
-        (b.birenStreamCreate)(&mut stream)
-    });
-
-    // Argument values are copied at launch (birenLaunchKernelArgs): locals are fine.
-    let (mut pa, mut pb, mut pc, mut count) = (da, db, dc, n as i32);
-    let mut args: [*mut c_void; 4] = [
-        (&mut pa as *mut *mut c_void).cast(),
-        (&mut pb as *mut *mut c_void).cast(),
-        (&mut pc as *mut *mut c_void).cast(),
-        (&mut count as *mut i32).cast(),
-    ];
-    let sizes = [8usize, 8, 8, 4];
-    let grid = Dim3::new(n.div_ceil(256) as u32, 1, 1);
-    let block = Dim3::new(256, 1, 1);
-    ok("birenLaunchKernelArgs", unsafe {
-        (b.birenLaunchKernelArgs)(
-            Some(vector_add),
-            grid,
-            block,
-            args.as_mut_ptr(),
-            sizes.as_ptr(),
-            4,
-            0,
-            stream,
-        )
-    });
-    ok("birenStreamSynchronize", unsafe {
-        (b.birenStreamSynchronize)(stream)
-    });
-    let out: Vec<f32> = to_host(dc, n);
+    let (a, b) = (
+        DeviceBuffer::from_slice(&xs).unwrap(),
+        DeviceBuffer::from_slice(&ys).unwrap(),
+    );
+    let c = DeviceBuffer::<f32>::zeroed(n).unwrap();
+    let stream = Stream::new().unwrap();
+    // Argument values are copied at launch (birenLaunchKernelArgs): temporaries are fine.
+    // SAFETY: vector_add reads (ptr, ptr, ptr, i32) within n elements.
+    unsafe {
+        launch!(vector_add, n.div_ceil(256) as u32, 256, stream = &stream; a, b, c, n as i32)
+    }
+    .unwrap();
+    stream.synchronize().unwrap();
+    let out = c.to_vec().unwrap();
     assert!(
         out.iter().enumerate().all(|(i, &v)| v == (3 * i) as f32),
         "wrong sums"
     );
-
-    ok("birenStreamDestroy", unsafe {
-        (b.birenStreamDestroy)(stream)
-    });
-    for p in [da, db, dc] {
-        free(p);
-    }
 }
 
 #[test]
 fn a_registered_rust_kernel_has_its_arguments_copied_at_launch() {
     let _g = serial();
-    let b = Biren::get();
+    let api = sys::api().unwrap();
     let n = 1000u32;
-    let d = to_device(&vec![1.0f32; n as usize]);
-    let name = CString::new("scale").unwrap();
-    let sizes = [std::mem::size_of::<*mut c_void>(), 4, 4];
-    ok("birenKernelRegister", unsafe {
-        (b.birenKernelRegister)(Some(scale), name.as_ptr(), 3, sizes.as_ptr())
-    });
+    let d = DeviceBuffer::from_slice(&vec![1.0f32; n as usize]).unwrap();
+    biren::register_kernel(scale, "scale", &[size_of::<*mut c_void>(), 4, 4]).unwrap();
 
-    let (mut x, mut factor, mut count) = (d, 3.0f32, n);
+    // A plain birenLaunchKernel (the raw C call) of a registered kernel copies the values.
+    let (mut x, mut factor, mut count) = (d.as_device_ptr(), 3.0f32, n);
     let mut args: [*mut c_void; 3] = [
-        (&mut x as *mut *mut c_void).cast(),
+        (&mut x as *mut DevicePtr<f32>).cast(),
         (&mut factor as *mut f32).cast(),
         (&mut count as *mut u32).cast(),
     ];
-    ok("birenLaunchKernel", unsafe {
-        (b.birenLaunchKernel)(
+    // SAFETY: args point to live values of the registered sizes; scale stays within n.
+    let e = unsafe {
+        (api.birenLaunchKernel)(
             Some(scale),
             Dim3::new(4, 1, 1),
             Dim3::new(256, 1, 1),
@@ -162,40 +110,38 @@ fn a_registered_rust_kernel_has_its_arguments_copied_at_launch() {
             0,
             null_mut(),
         )
-    });
+    };
+    assert_eq!(e, sys::BIREN_SUCCESS);
     factor = -100.0; // the launch copied 3.0
     std::hint::black_box(&mut factor);
-    ok("birenDeviceSynchronize", unsafe {
-        (b.birenDeviceSynchronize)()
-    });
-    assert!(to_host::<f32>(d, n as usize).iter().all(|&v| v == 3.0));
-    free(d);
+    biren::synchronize().unwrap();
+    assert!(d.to_vec().unwrap().iter().all(|&v| v == 3.0));
 }
 
 /// out[blockIdx.x] = sum of the block's slice of `input`, through shared memory and barriers.
 extern "C" fn block_sum(args: *mut *mut c_void) {
-    let b = Biren::get();
+    // SAFETY: launched with (DevicePtr<i32>, DevicePtr<i32>) and blockDim.x * 4 shared bytes.
     unsafe {
-        let input: *const i32 = arg(args, 0);
-        let out: *mut i32 = arg(args, 1);
-        let sh = (b.birenSharedMemory)() as *mut i32;
+        let input: DevicePtr<i32> = kernel::arg(args, 0);
+        let out: DevicePtr<i32> = kernel::arg(args, 1);
+        let sh = kernel::shared_memory().cast::<i32>();
         let (t, bi, bd) = (
-            (b.birenThreadIdx)().x as usize,
-            (b.birenBlockIdx)().x as usize,
-            (b.birenBlockDim)().x as usize,
+            kernel::thread_idx().x as usize,
+            kernel::block_idx().x as usize,
+            kernel::block_dim().x as usize,
         );
-        *sh.add(t) = *input.add(bi * bd + t);
-        (b.birenSyncThreads)();
+        *sh.add(t) = *input.as_raw().add(bi * bd + t);
+        kernel::sync_threads();
         let mut s = bd / 2;
         while s > 0 {
             if t < s {
                 *sh.add(t) += *sh.add(t + s);
             }
-            (b.birenSyncThreads)();
+            kernel::sync_threads();
             s /= 2;
         }
         if t == 0 {
-            *out.add(bi) = *sh;
+            *out.as_raw().add(bi) = *sh;
         }
     }
 }
@@ -203,198 +149,148 @@ extern "C" fn block_sum(args: *mut *mut c_void) {
 #[test]
 fn a_rust_kernel_uses_shared_memory_and_barriers() {
     let _g = serial();
-    let b = Biren::get();
     let (blocks, threads) = (6usize, 128usize);
     let input: Vec<i32> = (0..(blocks * threads) as i32).collect();
-    let (din, dout) = (to_device(&input), malloc(blocks * 4));
-    let (mut pin, mut pout) = (din, dout);
-    let mut args: [*mut c_void; 2] = [
-        (&mut pin as *mut *mut c_void).cast(),
-        (&mut pout as *mut *mut c_void).cast(),
-    ];
-    let sizes = [8usize, 8];
-    ok("birenLaunchKernelArgs", unsafe {
-        (b.birenLaunchKernelArgs)(
-            Some(block_sum),
-            Dim3::new(blocks as u32, 1, 1),
-            Dim3::new(threads as u32, 1, 1),
-            args.as_mut_ptr(),
-            sizes.as_ptr(),
-            2,
-            threads * 4,
-            null_mut(),
-        )
-    });
-    let sums: Vec<i32> = to_host(dout, blocks);
+    let din = DeviceBuffer::from_slice(&input).unwrap();
+    let dout = DeviceBuffer::<i32>::zeroed(blocks).unwrap();
+    // SAFETY: block_sum's arguments and threads * 4 bytes of shared memory.
+    unsafe {
+        Launch::new(block_sum, blocks as u32, threads as u32)
+            .shared_mem(threads * 4)
+            .launch(&[&din, &dout])
+    }
+    .unwrap();
+    biren::synchronize().unwrap();
     let expected: Vec<i32> = input.chunks(threads).map(|c| c.iter().sum()).collect();
-    assert_eq!(sums, expected);
-    free(din);
-    free(dout);
+    assert_eq!(dout.to_vec().unwrap(), expected);
 }
 
 #[test]
 fn error_codes_and_their_names_cross() {
     let _g = serial();
-    let b = Biren::get();
-    unsafe { (b.birenGetLastError)() };
+    let api = sys::api().unwrap();
+    let _ = biren::take_last_error();
 
-    // A double free.
-    let d = malloc(64);
-    free(d);
-    let e = unsafe { (b.birenFree)(d) };
-    assert_eq!(e, ERROR_INVALID_DEVICE_POINTER);
-    assert_eq!(b.error_name(e), "BIREN_ERROR_INVALID_DEVICE_POINTER");
+    // A double free (through the raw API: the safe buffer cannot be freed twice).
+    let mut p = null_mut();
+    // SAFETY: live out-parameter; then the pointer is freed twice on purpose.
+    unsafe {
+        assert_eq!((api.birenMalloc)(&mut p, 64), sys::BIREN_SUCCESS);
+        assert_eq!((api.birenFree)(p), sys::BIREN_SUCCESS);
+        let e = ErrorCode::from_raw((api.birenFree)(p));
+        assert_eq!(e, ErrorCode::InvalidDevicePointer);
+    }
+    let err = biren::take_last_error().unwrap_err();
     assert_eq!(
-        unsafe { (b.birenGetLastError)() },
-        ERROR_INVALID_DEVICE_POINTER
+        (err.code, err.name),
+        (
+            ErrorCode::InvalidDevicePointer,
+            "BIREN_ERROR_INVALID_DEVICE_POINTER"
+        )
     );
-    assert_eq!(unsafe { (b.birenGetLastError)() }, SUCCESS);
+    biren::take_last_error().unwrap();
 
     // A copy past the end of an allocation writes nothing.
-    let d = to_device(&[7u8; 16]);
-    let e = unsafe { (b.birenMemcpy)(d, [1u8; 17].as_ptr().cast(), 17, MEMCPY_HOST_TO_DEVICE) };
-    let err = b.check("birenMemcpy", e).unwrap_err();
+    let d = DeviceBuffer::from_slice(&[7u8; 16]).unwrap();
+    // SAFETY: 17 readable host bytes; the device side is refused before anything moves.
+    let raw = unsafe {
+        (api.birenMemcpy)(
+            d.as_device_ptr().as_raw().cast(),
+            [1u8; 17].as_ptr().cast(),
+            17,
+            sys::birenMemcpyHostToDevice,
+        )
+    };
+    let err = biren::BirenError::new(ErrorCode::from_raw(raw), "birenMemcpy");
     assert_eq!(
-        (err.code, err.name.as_str()),
-        (ERROR_OUT_OF_BOUNDS, "BIREN_ERROR_OUT_OF_BOUNDS")
+        (err.code, err.name),
+        (ErrorCode::OutOfBounds, "BIREN_ERROR_OUT_OF_BOUNDS")
     );
-    assert_eq!(
-        err.to_string(),
-        "birenMemcpy: BIREN_ERROR_OUT_OF_BOUNDS (7)"
+    assert!(
+        err.to_string()
+            .starts_with("birenMemcpy: BIREN_ERROR_OUT_OF_BOUNDS (7): "),
+        "{err}"
     );
-    assert_eq!(to_host::<u8>(d, 16), vec![7u8; 16]);
-    free(d);
+    assert_eq!(d.to_vec().unwrap(), vec![7u8; 16]);
 
     // Launches: no kernel, too many threads.
     let one = Dim3::new(1, 1, 1);
-    let e = unsafe { (b.birenLaunchKernel)(None, one, one, null_mut(), 0, null_mut()) };
-    assert_eq!(e, ERROR_INVALID_VALUE);
-    let e = unsafe {
-        (b.birenLaunchKernel)(
-            Some(vector_add),
-            one,
-            Dim3::new(2048, 1, 1),
-            null_mut(),
-            0,
-            null_mut(),
-        )
-    };
-    assert_eq!(b.error_name(e), "BIREN_ERROR_INVALID_CONFIGURATION");
+    // SAFETY: refused (NULL kernel) before anything runs.
+    let e = unsafe { (api.birenLaunchKernel)(None, one, one, null_mut(), 0, null_mut()) };
+    assert_eq!(ErrorCode::from_raw(e), ErrorCode::InvalidValue);
+    // SAFETY: refused (2048 threads) before anything runs.
+    let e = unsafe { Launch::new(vector_add, 1, 2048).launch(&[]) }.unwrap_err();
+    assert_eq!(e.name, "BIREN_ERROR_INVALID_CONFIGURATION");
 
     // Names exist for values that are not error codes.
-    assert_eq!(b.error_name(12345), "BIREN_ERROR_UNRECOGNIZED");
-    assert!(!unsafe { (b.birenGetErrorString)(-1) }.is_null());
-    let mut v = 0;
-    ok("birenRuntimeGetVersion", unsafe {
-        (b.birenRuntimeGetVersion)(&mut v)
-    });
-    assert_eq!(v, 1000);
+    assert_eq!(
+        biren::BirenError::new(ErrorCode::from_raw(12345), "x").name,
+        "BIREN_ERROR_UNRECOGNIZED"
+    );
+    // SAFETY: accepts any value.
+    assert!(!unsafe { (api.birenGetErrorString)(-1) }.is_null());
+    assert_eq!(biren::runtime_version().unwrap(), 1000);
 }
 
 /// Thread 3 of block 1 traps.
 extern "C" fn trap_in_block_1(_args: *mut *mut c_void) {
-    let b = Biren::get();
-    unsafe {
-        if (b.birenBlockIdx)().x == 1 && (b.birenThreadIdx)().x == 3 {
-            (b.birenTrap)();
-        }
+    if kernel::block_idx().x == 1 && kernel::thread_idx().x == 3 {
+        // SAFETY: nothing with a destructor is alive here.
+        unsafe { kernel::trap() };
     }
 }
 
 #[test]
 fn a_trap_in_a_rust_kernel_fails_the_launch_until_reset() {
     let _g = serial();
-    let b = Biren::get();
-    let e = unsafe {
-        (b.birenLaunchKernelArgs)(
-            Some(trap_in_block_1),
-            Dim3::new(4, 1, 1),
-            Dim3::new(32, 1, 1),
-            null_mut(),
-            null(),
-            0,
-            0,
-            null_mut(),
-        )
-    };
-    ok("birenLaunchKernelArgs", e);
-    let e = unsafe { (b.birenDeviceSynchronize)() };
+    // SAFETY: no arguments.
+    unsafe { Launch::new(trap_in_block_1, 4, 32).launch(&[]) }.unwrap();
+    let e = biren::synchronize().unwrap_err();
     assert_eq!(
-        (e, b.error_name(e).as_str()),
-        (ERROR_LAUNCH_FAILURE, "BIREN_ERROR_LAUNCH_FAILURE")
+        (e.code, e.name),
+        (ErrorCode::LaunchFailure, "BIREN_ERROR_LAUNCH_FAILURE")
     );
-    let mut p = null_mut();
     assert_eq!(
-        unsafe { (b.birenMalloc)(&mut p, 16) },
-        ERROR_LAUNCH_FAILURE,
+        DeviceBuffer::<u8>::zeroed(16).unwrap_err().code,
+        ErrorCode::LaunchFailure,
         "sticky"
     );
-    ok("birenDeviceReset", unsafe { (b.birenDeviceReset)() });
-    free(malloc(16));
+    biren::device_reset().unwrap();
+    DeviceBuffer::<u8>::zeroed(16).unwrap();
 }
 
 /// Thread 0 sleeps, then every thread writes `value` to x[i].
 extern "C" fn slow_fill(args: *mut *mut c_void) {
+    // SAFETY: launched with (DevicePtr<i32>, i32), one thread per element.
     unsafe {
-        let x: *mut i32 = arg(args, 0);
-        let value: i32 = arg(args, 1);
-        let i = global_x();
+        let x: DevicePtr<i32> = kernel::arg(args, 0);
+        let value: i32 = kernel::arg(args, 1);
+        let i = kernel::global_index_x();
         if i == 0 {
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
-        *x.add(i) = value;
+        *x.as_raw().add(i) = value;
     }
 }
 
 #[test]
 fn an_event_orders_two_streams() {
     let _g = serial();
-    let b = Biren::get();
     let n = 64usize;
-    let d = to_device(&vec![0i32; n]);
-    let (mut s1, mut s2, mut ev): (Stream, Stream, Event) = (null_mut(), null_mut(), null_mut());
-    ok("birenStreamCreate", unsafe {
-        (b.birenStreamCreate)(&mut s1)
-    });
-    ok("birenStreamCreate", unsafe {
-        (b.birenStreamCreate)(&mut s2)
-    });
-    ok("birenEventCreate", unsafe { (b.birenEventCreate)(&mut ev) });
-    let (mut x, mut value) = (d, 42i32);
-    let mut args: [*mut c_void; 2] = [
-        (&mut x as *mut *mut c_void).cast(),
-        (&mut value as *mut i32).cast(),
-    ];
-    let sizes = [8usize, 4];
-    ok("birenLaunchKernelArgs", unsafe {
-        (b.birenLaunchKernelArgs)(
-            Some(slow_fill),
-            Dim3::new(1, 1, 1),
-            Dim3::new(n as u32, 1, 1),
-            args.as_mut_ptr(),
-            sizes.as_ptr(),
-            2,
-            0,
-            s1,
-        )
-    });
-    ok("birenEventRecord", unsafe { (b.birenEventRecord)(ev, s1) });
-    ok("birenStreamWaitEvent", unsafe {
-        (b.birenStreamWaitEvent)(s2, ev)
-    });
+    let d = DeviceBuffer::<i32>::zeroed(n).unwrap();
+    let (s1, s2, ev) = (
+        Stream::new().unwrap(),
+        Stream::new().unwrap(),
+        Event::new().unwrap(),
+    );
+    // SAFETY: slow_fill's arguments, one thread per element.
+    unsafe { launch!(slow_fill, 1, n as u32, stream = &s1; d, 42i32) }.unwrap();
+    ev.record(&s1).unwrap();
+    s2.wait_event(&ev).unwrap();
     let mut out = vec![0i32; n];
-    ok("birenMemcpyAsync", unsafe {
-        (b.birenMemcpyAsync)(out.as_mut_ptr().cast(), d, n * 4, MEMCPY_DEVICE_TO_HOST, s2)
-    });
-    ok("birenStreamSynchronize", unsafe {
-        (b.birenStreamSynchronize)(s2)
-    });
+    // SAFETY: `out` is read only after s2's synchronize.
+    unsafe { d.copy_to_host_async(&mut out, &s2) }.unwrap();
+    s2.synchronize().unwrap();
     assert_eq!(out, vec![42; n]);
-    ok("birenEventSynchronize", unsafe {
-        (b.birenEventSynchronize)(ev)
-    });
-    ok("birenEventDestroy", unsafe { (b.birenEventDestroy)(ev) });
-    ok("birenStreamDestroy", unsafe { (b.birenStreamDestroy)(s1) });
-    ok("birenStreamDestroy", unsafe { (b.birenStreamDestroy)(s2) });
-    free(d);
+    ev.synchronize().unwrap();
 }

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # `make install` end to end: installs into temporary prefixes, then builds and runs a C program
 # against the installed copy with nothing but the flags pkg-config gives (shared, fully static,
-# and with only the archive), and checks the soname, the links, the exported symbols, the
-# pkg-config file and `make uninstall`. Run by `make test-install`.
+# and with only the archive), and with CMake's find_package (biren::runtime and
+# biren::runtime_static, also from a moved copy of the prefix), and checks the soname, the links,
+# the exported symbols, the pkg-config file, the CMake package and `make uninstall`. Run by
+# `make test-install`. Installs cmake with apt-get when it is missing and this runs as root.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -113,9 +115,18 @@ check "build" "$CC" -o "$WORK/prog-shared" "$WORK/prog.c" $(pkg-config --cflags 
 needs_soname() { readelf -d "$WORK/prog-shared" | grep -q "(NEEDED).*\[$SONAME\]"; }
 check "program needs $SONAME" needs_soname
 # A temporary prefix is not in the loader's path: LD_LIBRARY_PATH stands in for ldconfig.
-uses_installed() { LD_LIBRARY_PATH="$L" ldd "$WORK/prog-shared" | grep -q "$SONAME => $L/$SONAME"; }
+uses_installed() { local out; out="$(LD_LIBRARY_PATH="$L" ldd "$WORK/prog-shared")"; grep -q "$SONAME => $L/$SONAME" <<< "$out"; }
 check "loader resolves $SONAME to the installed copy" uses_installed
 check "run" env LD_LIBRARY_PATH="$L" "$WORK/prog-shared"
+
+echo "== biren-prof, installed beside the library"
+check "$P/bin/biren-prof is executable" test -x "$P/bin/biren-prof"
+prof_runs() {
+  env LD_LIBRARY_PATH="$L" "$P/bin/biren-prof" --csv --output "$WORK/prof.csv" "$WORK/prog-shared" &&
+    grep -q '^copies,HtoD,1,4000,' "$WORK/prof.csv" && grep -q '^copies,DtoH,1,4000,' "$WORK/prof.csv" &&
+    grep -qE '^kernels,[^,]+,1,' "$WORK/prof.csv"
+}
+check "profiles the installed program: one kernel, 4000 bytes each way" prof_runs
 
 echo "== static: cc -static prog.c \$(pkg-config --static --cflags --libs biren_runtime)"
 # glibc's linker warns about getaddrinfo/getpwuid_r in Rust's std (never called by the runtime).
@@ -134,6 +145,69 @@ no_biren_needed() { ! readelf -d "$WORK/prog-archive" | grep -q "(NEEDED).*biren
 check "does not need libbiren_runtime" no_biren_needed
 check "run" "$WORK/prog-archive"
 
+echo "== CMake: find_package(biren_runtime) in a consumer project, shared and static"
+have_cmake() { command -v cmake > /dev/null; }
+if ! have_cmake && [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
+  echo "  (installing cmake: apt-get install -y cmake)"
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends cmake; } \
+    > "$WORK/apt.log" 2>&1 || sed 's/^/       /' "$WORK/apt.log" >&2
+fi
+if ! have_cmake; then
+  echo "  SKIP the CMake package checks: cmake is not installed and cannot be installed here" \
+       "(not root, or no apt-get). Install cmake and rerun." >&2
+else
+  check "CMake package files" test -f "$L/cmake/biren_runtime/biren_runtimeConfig.cmake" \
+    -a -f "$L/cmake/biren_runtime/biren_runtimeConfigVersion.cmake"
+  mkdir -p "$WORK/cmake-consumer"
+  cp "$WORK/prog.c" "$WORK/cmake-consumer/prog.c"
+  cat > "$WORK/cmake-consumer/CMakeLists.txt" <<'EOF_CMAKE'
+cmake_minimum_required(VERSION 3.13)
+project(biren_consumer C)
+find_package(biren_runtime 1.0 REQUIRED)
+add_executable(prog-shared prog.c)
+target_link_libraries(prog-shared PRIVATE biren::runtime)
+add_executable(prog-static prog.c)
+target_link_libraries(prog-static PRIVATE biren::runtime_static)
+EOF_CMAKE
+  cmake_build() { # cmake_build <prefix> <build dir>
+    cmake -S "$WORK/cmake-consumer" -B "$2" -DCMAKE_PREFIX_PATH="$1" -DCMAKE_C_COMPILER="$CC" &&
+      cmake --build "$2"
+  }
+  B="$WORK/cmake-build"
+  check "configure and build against $P" cmake_build "$P" "$B"
+  cmake_needs_soname() { readelf -d "$B/prog-shared" | grep -q "(NEEDED).*\[$SONAME\]"; }
+  check "biren::runtime: program needs $SONAME" cmake_needs_soname
+  # CMake gives build-tree programs a run path to the imported library: no LD_LIBRARY_PATH.
+  # (ldd's output is taken whole first: `ldd | grep -q` can fail on SIGPIPE under pipefail.)
+  cmake_uses_installed() { local out; out="$(ldd "$B/prog-shared")"; grep -q "$SONAME => $L/$SONAME" <<< "$out"; }
+  check "biren::runtime: resolves to the installed copy" cmake_uses_installed
+  check "biren::runtime: run" "$B/prog-shared"
+  cmake_static() { ! readelf -d "$B/prog-static" | grep -q "(NEEDED).*biren"; }
+  check "biren::runtime_static: does not need libbiren_runtime" cmake_static
+  check "biren::runtime_static: run" "$B/prog-static"
+
+  # Relocatable: a copy of the prefix elsewhere finds its own files, not the original's.
+  M="$WORK/moved/prefix"
+  mkdir -p "$WORK/moved" && cp -a "$P" "$M"
+  check "configure and build against a moved copy of the prefix" cmake_build "$M" "$WORK/cmake-moved"
+  cmake_uses_moved() { local out; out="$(ldd "$WORK/cmake-moved/prog-shared")"; grep -q "$SONAME => $M/lib/$SONAME" <<< "$out"; }
+  check "the moved copy's library is used" cmake_uses_moved
+  check "run (moved)" "$WORK/cmake-moved/prog-shared"
+  rm -rf "$WORK/moved"
+
+  # Versions: 1.0 and 1.0...2.0 are accepted (above, and here); 2.0 and 0.9...0.99 are not.
+  version_request() { # version_request <version spec> -> configure succeeds?
+    local d="$WORK/cmake-version"
+    rm -rf "$d" && mkdir -p "$d"
+    printf 'cmake_minimum_required(VERSION 3.19)\nproject(v C)\nfind_package(biren_runtime %s REQUIRED)\n' "$1" > "$d/CMakeLists.txt"
+    cmake -S "$d" -B "$d/build" -DCMAKE_PREFIX_PATH="$P" > "$d/log" 2>&1
+  }
+  check "find_package(biren_runtime 1.0...2.0) is accepted" version_request "1.0...2.0"
+  version_refused() { ! version_request "$1" && grep -q "considered but not accepted" "$WORK/cmake-version/log"; }
+  check "find_package(biren_runtime 2.0) is refused" version_refused 2.0
+  check "find_package(biren_runtime 0.9...0.99) is refused" version_refused 0.9...0.99
+fi
+
 echo "== make uninstall PREFIX=$P"
 check "make uninstall" "$MAKE" -s -C "$ROOT" uninstall PREFIX="$P"
 nothing_left() { test -z "$(find "$P" -type f -o -type l)"; }
@@ -145,7 +219,8 @@ check "make install" "$MAKE" -s -C "$ROOT" install DESTDIR="$S" PREFIX=/usr/loca
 staged() {
   local f
   for f in lib/libbiren_runtime.so.$VERSION lib/$SONAME lib/libbiren_runtime.so lib/libbiren_runtime.a \
-           include/biren_runtime.h lib/pkgconfig/biren_runtime.pc; do
+           include/biren_runtime.h lib/pkgconfig/biren_runtime.pc bin/biren-prof \
+           lib/cmake/biren_runtime/biren_runtimeConfig.cmake lib/cmake/biren_runtime/biren_runtimeConfigVersion.cmake; do
     test -e "$S/usr/local/$f" || { echo "missing $S/usr/local/$f"; return 1; }
   done
   grep -qx 'prefix=/usr/local' "$S/usr/local/lib/pkgconfig/biren_runtime.pc"

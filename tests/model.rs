@@ -30,7 +30,8 @@
 //!   depends on an unresolved future returns DEADLOCK (the test runs with
 //!   BIREN_DEADLOCK_TIMEOUT_MS=0, so it does so at once). A synchronous birenMemcpy/birenMemset
 //!   that would wait for such work returns DEADLOCK too, and (header: "a failed call writes
-//!   nothing and enqueues nothing") enqueues nothing.
+//!   nothing and enqueues nothing") enqueues nothing. Destroying an event releases the waits
+//!   on its future (as if resolved by a record that is already reached).
 //! - Contents are computed when the device is quiescent (a successful birenDeviceSynchronize, and
 //!   at the end of every case): the graph is evaluated in a topological order; two ops that are
 //!   not ordered by the graph and touch the same bytes (write/write or read/write) make those
@@ -1707,7 +1708,8 @@ impl World {
 
     // ---- copies and fills ----
 
-    /// The faults of one side of a copy (device side: by lookup; host side: NULL and wrap-around).
+    /// The faults of one side of a copy (device side: by lookup; host side: NULL, wrap-around, and
+    /// overrunning a known allocation it touches).
     fn side_faults(&self, p: usize, count: usize, device: bool, errs: &mut Vec<Code>) {
         if p == 0 {
             errs.push(BIREN_ERROR_INVALID_VALUE);
@@ -1722,6 +1724,19 @@ impl World {
             }
         } else if p.checked_add(count).is_none() {
             errs.push(BIREN_ERROR_INVALID_VALUE);
+        } else {
+            // A host side that touches a known allocation (device or page-locked) must lie in it.
+            let end = p + count;
+            let overruns = self.objs.iter().any(|o| {
+                o.live
+                    && o.kind != ObjKind::Pool
+                    && p < o.end()
+                    && o.base < end
+                    && !(o.base <= p && end <= o.end())
+            });
+            if overruns {
+                errs.push(BIREN_ERROR_OUT_OF_BOUNDS);
+            }
         }
     }
 
@@ -1929,6 +1944,18 @@ impl World {
                     Some(k) => {
                         self.check(format!("birenEventDestroy({h:#x})"), r, &[BIREN_SUCCESS])?;
                         self.events[k].live = false;
+                        // Streams waiting for its first record stop waiting.
+                        if let Some(f) = self.events[k].future.take() {
+                            let id = self.nodes.len();
+                            self.nodes.push(Node {
+                                deps: Vec::new(),
+                                future: None,
+                                write: None,
+                                host_job: None,
+                                complete: true,
+                            });
+                            self.futs[f].resolved = Some(id);
+                        }
                         Ok(())
                     }
                     None => self.check(

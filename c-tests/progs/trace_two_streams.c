@@ -32,6 +32,12 @@ int main(void) {
   BIREN_CHECK(birenMemcpyAsync(h, d, sizeof h, birenMemcpyDeviceToHost, s2));
   BIREN_CHECK(birenStreamSynchronize(s2));
   printf("h[5]=%d\n", h[5]);
+  /* Synchronous calls on an idle device (done at once, on the calling thread, when not tracing):
+   * the trace still shows the copy with its kind and the host's wait with its call site. */
+  int h2[64];
+  BIREN_CHECK(birenMemcpy(h2, d, sizeof h2, birenMemcpyDeviceToHost)); /* SYNC_MEMCPY_LINE */
+  BIREN_CHECK(birenMemset(d, 0, sizeof h));
+  BIREN_CHECK(birenDeviceSynchronize());
   /* Leave a pending wait at exit: the trace must still be well-formed. */
   birenEvent_t never;
   BIREN_CHECK(birenEventCreate(&never));

@@ -1,20 +1,22 @@
 """Python bindings (ctypes) for the BIREN Runtime, libbiren_runtime.
 
-    import ctypes, biren
-    mod = biren.load_module("./kernels.so")               # your C kernels, cc -shared -fPIC
+    import ctypes, numpy as np, biren
+    mod = biren.load_module("./kernels.so")   # your C kernels: cc -shared -fPIC -I<get_include()>
     add = biren.Kernel(mod.vector_add, argtypes=(ctypes.c_void_p,) * 3 + (ctypes.c_int,))
-    a, b = biren.DeviceBuffer.from_host(x), biren.DeviceBuffer.from_host(y)
-    with biren.Stream() as s, biren.DeviceBuffer(x.nbytes) as c:
-        add.launch((n + 255) // 256, 256, a, b, c, n, stream=s)
-        ...
-    result = c.to_numpy(x.dtype)
+    x = np.arange(n, dtype=np.float32)
+    with biren.Stream() as s, biren.DeviceBuffer.from_numpy(x) as a, \
+            biren.DeviceBuffer.empty(n, np.float32) as c:
+        add.launch((n + 255) // 256, 256, a, a, c, n, stream=s)
+        s.synchronize()
+        result = c.to_numpy()                  # float32, shape (n,)
 
 Failing calls raise BirenError (`.code`, `.name`, `.text`). The library is found through
-BIREN_LIBRARY, the installed copy, or the build tree (see biren._library); `biren.lib()` gives
-the raw ctypes functions, every export of include/biren_runtime.h declared.
+BIREN_LIBRARY, the copy packaged in the wheel, the build tree of a checkout, or the installed
+copy (see biren._library); `biren.lib()` gives the raw ctypes functions, every export of
+include/biren_runtime.h declared; `biren.get_include()` the directory of the header.
 """
 
-from ._library import Dim3, LibraryNotFoundError
+from ._library import Dim3, LibraryNotFoundError, get_include
 from .device import (
     COOPERATIVE,
     PREEMPTIVE,
@@ -91,6 +93,7 @@ __all__ = [
     "error_name",
     "error_string",
     "get_device",
+    "get_include",
     "get_last_error",
     "get_scheduling_policy",
     "grid_dim",

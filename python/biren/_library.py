@@ -2,12 +2,18 @@
 
 The library is looked for, in order:
   1. the path in the environment variable BIREN_LIBRARY (if set, nowhere else);
-  2. the installed copy: the dynamic loader's search (ctypes.util.find_library), then
-     lib/ under common prefixes (/usr/local, /usr, sys.prefix, ~/.local, /opt/biren);
-  3. the build tree: ../target/release (then ../target/debug) next to this package's directory.
+  2. the packaged copy: libbiren_runtime.so in this package's directory, where the wheel puts
+     it (pip install ./python);
+  3. the build tree: target/release (then target/debug) of the repository this package sits
+     in (python/biren -> ../../target), for a checkout used with PYTHONPATH=python;
+  4. the installed copy (make install): the dynamic loader's search
+     (ctypes.util.find_library), then lib/ under common prefixes (/usr/local, /usr,
+     sys.prefix, ~/.local, /opt/biren).
 It is loaded with RTLD_GLOBAL, so that kernels compiled from C with the header's inline
 built-ins (which call birenKernelContext) resolve against it without being linked to it.
 """
+
+from __future__ import annotations
 
 import ctypes
 import ctypes.util
@@ -27,9 +33,13 @@ from ctypes import (
     c_uint,
     c_void_p,
 )
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 SONAME = "libbiren_runtime.so.1"
 DEV_NAME = "libbiren_runtime.so"
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+# The repository, when the package is used from a checkout (python/biren).
+REPOSITORY = os.path.dirname(os.path.dirname(PACKAGE_DIR))
 
 
 class LibraryNotFoundError(OSError):
@@ -44,22 +54,26 @@ class Dim3(Structure):
 
     _fields_ = [("x", c_uint), ("y", c_uint), ("z", c_uint)]
 
-    def __init__(self, x=1, y=1, z=1):
+    x: int
+    y: int
+    z: int
+
+    def __init__(self, x: int = 1, y: int = 1, z: int = 1) -> None:
         super().__init__(x, y, z)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[int]:
         return iter((self.x, self.y, self.z))
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         try:
-            return tuple(self) == tuple(other)
+            return tuple(self) == tuple(other)  # type: ignore[arg-type]
         except TypeError:
             return NotImplemented
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(tuple(self))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "Dim3(%d, %d, %d)" % (self.x, self.y, self.z)
 
 
@@ -114,7 +128,7 @@ _stream = c_void_p  # birenStream_t
 _event = c_void_p  # birenEvent_t
 
 # name: (restype, argtypes). Every export of include/biren_runtime.h.
-PROTOTYPES = {
+PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     # control
     "birenInit": (_err, []),
     "birenDeviceReset": (_err, []),
@@ -201,7 +215,9 @@ NO_GIL_RELEASE = (
 class Library:
     """The loaded library: `lib.birenMalloc(...)` etc. with prototypes declared; `path`."""
 
-    def __init__(self, path):
+    path: str
+
+    def __init__(self, path: str) -> None:
         mode = getattr(os, "RTLD_GLOBAL", ctypes.RTLD_GLOBAL) | getattr(os, "RTLD_NOW", 2)
         self.path = path
         self.cdll = ctypes.CDLL(path, mode=mode)
@@ -218,11 +234,15 @@ class Library:
             fn.argtypes = argtypes
             setattr(self, name, fn)
 
-    def __repr__(self):
-        return "<biren Library %s>" % self.path
+    # The exports are attributes set above; this tells type checkers they exist (Any).
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError("%s is not an export of the BIREN runtime" % name)
+
+    def __repr__(self) -> str:
+        return "<biren.Library %s>" % self.path
 
 
-def _common_prefixes():
+def _common_prefixes() -> List[str]:
     prefixes = ["/usr/local", "/usr", sys.prefix, os.path.expanduser("~/.local"), "/opt/biren"]
     seen = []
     for p in prefixes:
@@ -231,7 +251,7 @@ def _common_prefixes():
     return seen
 
 
-def _lib_dirs(prefix):
+def _lib_dirs(prefix: str) -> List[str]:
     dirs = [os.path.join(prefix, "lib"), os.path.join(prefix, "lib64")]
     multiarch = sysconfig.get_config_var("MULTIARCH")
     if multiarch:
@@ -239,29 +259,40 @@ def _lib_dirs(prefix):
     return dirs
 
 
-def candidates():
+def candidates() -> List[Tuple[str, Optional[str]]]:
     """The places to look, in order: (description, path or file name; None: not found)."""
     env = os.environ.get("BIREN_LIBRARY")
     if env:
         return [("BIREN_LIBRARY", env)]
-    found = []
+    found: List[Tuple[str, Optional[str]]] = [("packaged", os.path.join(PACKAGE_DIR, DEV_NAME))]
+    for profile in ("release", "debug"):
+        found.append(("build tree", os.path.join(REPOSITORY, "target", profile, DEV_NAME)))
     # None when the loader's cache does not know the library.
     found.append(("installed (loader's search)", ctypes.util.find_library("biren_runtime")))
     for prefix in _common_prefixes():
         for d in _lib_dirs(prefix):
             for f in (SONAME, DEV_NAME):
                 found.append(("installed under " + prefix, os.path.join(d, f)))
-    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    for profile in ("release", "debug"):
-        found.append(("build tree", os.path.join(package_root, "target", profile, DEV_NAME)))
     return found
 
 
+def get_include() -> str:
+    """The directory holding biren_runtime.h, to compile kernels (`cc -I...`): the header
+    packaged with the wheel, else the repository's include/ for a checkout."""
+    for d in (os.path.join(PACKAGE_DIR, "include"), os.path.join(REPOSITORY, "include")):
+        if os.path.isfile(os.path.join(d, "biren_runtime.h")):
+            return d
+    raise FileNotFoundError(
+        "biren_runtime.h is neither packaged in %s nor in a repository at %s"
+        % (PACKAGE_DIR, REPOSITORY)
+    )
+
+
 _lock = threading.Lock()
-_library = None
+_library: Optional[Library] = None
 
 
-def load():
+def load() -> Library:
     """Loads the library once (see the module docstring for where it looks) and returns it."""
     global _library
     if _library is not None:

@@ -1,7 +1,10 @@
 """BIREN error codes as Python exceptions."""
 
+from __future__ import annotations
+
 import enum
 import threading
+from typing import Optional, Tuple, Union
 
 from . import _library
 
@@ -25,17 +28,20 @@ class ErrorCode(enum.IntEnum):
     ILLEGAL_ADDRESS = 13
     NOT_PERMITTED = 14
     NOT_SUPPORTED = 15
+    LAUNCH_TIMEOUT = 16
     UNKNOWN = 999
 
 
-def error_name(code):
+def error_name(code: int) -> str:
     """The library's name for `code`, e.g. "BIREN_ERROR_OUT_OF_BOUNDS" (birenGetErrorName)."""
-    return _library.load().birenGetErrorName(int(code)).decode()
+    name: bytes = _library.load().birenGetErrorName(int(code))
+    return name.decode()
 
 
-def error_string(code):
+def error_string(code: int) -> str:
     """The library's description of `code` (birenGetErrorString)."""
-    return _library.load().birenGetErrorString(int(code)).decode()
+    text: bytes = _library.load().birenGetErrorString(int(code))
+    return text.decode()
 
 
 class BirenError(Exception):
@@ -45,12 +51,19 @@ class BirenError(Exception):
     C name ("BIREN_ERROR_..."), `text` the library's description, `call` the C function.
     """
 
-    def __init__(self, code, call=None, detail=None):
+    code: Union[ErrorCode, int]
+    call: Optional[str]
+    name: str
+    text: str
+
+    def __init__(self, code: int, call: Optional[str] = None, detail: Optional[str] = None) -> None:
+        value: Union[ErrorCode, int]
         try:
-            code = ErrorCode(code)
+            value = ErrorCode(code)
         except ValueError:
-            code = int(code)
-        self.code = code
+            value = int(code)
+        self.code = value
+        code = value
         self.call = call
         try:
             self.name = error_name(code)
@@ -65,13 +78,19 @@ class BirenError(Exception):
             message = "%s (%s)" % (message, detail)
         super().__init__(message)
 
+    def __repr__(self) -> str:
+        code = self.code.name if isinstance(self.code, ErrorCode) else self.code
+        return "%s(%s, call=%r)" % (type(self).__name__, code, self.call)
+
 
 class KernelError(BirenError):
     """A Python kernel raised: the launch counts as failed (code LAUNCH_FAILURE). The Python
     exception is the `__cause__`; `kernel` names the kernel. Reported at the next synchronizing
     call made through this package (a synchronize or a synchronous copy)."""
 
-    def __init__(self, kernel, exc):
+    kernel: str
+
+    def __init__(self, kernel: str, exc: BaseException) -> None:
         self.kernel = kernel
         super().__init__(
             ErrorCode.LAUNCH_FAILURE,
@@ -79,8 +98,11 @@ class KernelError(BirenError):
             detail="%s: %s" % (type(exc).__name__, exc),
         )
 
+    def __repr__(self) -> str:
+        return "KernelError(kernel=%r, cause=%r)" % (self.kernel, self.__cause__)
 
-def check(code, call=None):
+
+def check(code: int, call: Optional[str] = None) -> None:
     """Raises BirenError unless `code` is BIREN_SUCCESS."""
     if code != 0:
         raise BirenError(code, call)
@@ -89,21 +111,21 @@ def check(code, call=None):
 # A Python kernel cannot fail its launch through birenTrap (that would abandon the Python frames
 # of the callback), so its first exception is kept here and raised at the next sync point.
 _failure_lock = threading.Lock()
-_failure = None
+_failure: Optional[Tuple[str, BaseException]] = None
 
 
-def _record_kernel_failure(kernel, exc):
+def _record_kernel_failure(kernel: str, exc: BaseException) -> None:
     global _failure
     with _failure_lock:
         if _failure is None:
             _failure = (kernel, exc)
 
 
-def _kernel_failed():
+def _kernel_failed() -> bool:
     return _failure is not None
 
 
-def _raise_kernel_failure():
+def _raise_kernel_failure() -> None:
     """Raises (and clears) the failure of a Python kernel, if one failed since the last call."""
     global _failure
     if _failure is None:

@@ -16,28 +16,34 @@ thread state); an exception raised by a Python kernel fails its launch: the next
 raises KernelError (code LAUNCH_FAILURE) with the exception as its cause.
 """
 
+from __future__ import annotations
+
 import atexit
 import ctypes
 import threading
 from ctypes import POINTER, addressof, c_bool, c_double, c_int64, c_size_t, c_void_p, sizeof
+from typing import Any, Callable, Dict, Optional, Sequence, Set, Tuple, Union
 
 from . import _library
 from .device import init, lib
 from .errors import BirenError, ErrorCode, _kernel_failed, _record_kernel_failure, check
 from .memory import DeviceBuffer, HostBuffer, _numpy
-from .stream import _handle, _keep
+from .stream import Stream, _handle, _keep
 
 Dim3 = _library.Dim3
+_CFuncPtr: Any = getattr(ctypes, "_CFuncPtr")  # the base of ctypes' function pointers
+#: A grid or block size: an int, a tuple of 1 to 3 ints, or a Dim3.
+DimLike = Union[int, Tuple[int], Tuple[int, int], Tuple[int, int, int], Sequence[int], Dim3]
 _state = threading.local()
 
 # A ctypes callback on a thread Python did not create makes a Python thread state and deletes it
 # on return: ~40 us per call. A Python kernel is called once per simulated thread, always on the
 # runtime's compute-unit threads, and never suspends inside the call (no barriers), so each such
 # thread keeps one thread state for good: an extra PyGILState_Ensure, never released (~3 us).
-_pinned_threads = set()
+_pinned_threads: Set[int] = set()
 
 
-def _pin_thread_state():
+def _pin_thread_state() -> None:
     ident = threading.get_ident()
     if ident not in _pinned_threads:
         _pinned_threads.add(ident)
@@ -48,7 +54,7 @@ _python_kernel_launched = False
 
 
 @atexit.register
-def _drain():
+def _drain() -> None:
     """At exit, let launched Python kernels finish before the interpreter is finalized (a
     callback into a finalizing interpreter would end the runtime's thread)."""
     if _python_kernel_launched:
@@ -58,7 +64,7 @@ def _drain():
             pass
 
 
-def dim3(value):
+def dim3(value: DimLike) -> Dim3:
     """A Dim3 from an int, a tuple of 1 to 3 ints, or a Dim3."""
     if isinstance(value, Dim3):
         return value
@@ -70,18 +76,18 @@ def dim3(value):
     return Dim3(*(t + (1, 1))[:3])
 
 
-def load_module(path):
+def load_module(path: str) -> ctypes.CDLL:
     """Loads a shared object of kernels (ctypes.CDLL) after the runtime, so that kernels
     compiled with the header's inline built-ins find birenKernelContext."""
     _library.load()
     return ctypes.CDLL(path)
 
 
-def _is_pointer_type(t):
+def _is_pointer_type(t: Any) -> bool:
     return t is c_void_p or issubclass(t, ctypes._Pointer)
 
 
-def _to_ctype(value, argtype=None):
+def _to_ctype(value: Any, argtype: Any = None) -> Any:
     """The ctypes value passed for one kernel argument."""
     if isinstance(value, (DeviceBuffer, HostBuffer)):
         address = c_void_p(value.ptr)
@@ -118,11 +124,12 @@ def _to_ctype(value, argtype=None):
     raise TypeError("cannot pass %r to a kernel: give argtypes or a ctypes value" % (value,))
 
 
-def _decoder(argtype):
+def _decoder(argtype: Any) -> Callable[[int], Any]:
     """Reads one argument of a Python kernel from the address of its value."""
     if issubclass(argtype, ctypes._SimpleCData):
         return lambda address: argtype.from_address(address).value
-    return argtype.from_address  # pointers (indexable), structures, arrays
+    decode: Callable[[int], Any] = argtype.from_address  # pointers, structures, arrays
+    return decode
 
 
 class Kernel:
@@ -131,11 +138,17 @@ class Kernel:
     arguments, registers the kernel (birenKernelRegister: its `name` shows in traces) and, for
     a Python kernel, decodes the arguments it receives."""
 
-    def __init__(self, fn, argtypes=None, name=None):
+    argtypes: Optional[Tuple[Any, ...]]
+    name: str
+    python: bool
+
+    def __init__(
+        self, fn: Any, argtypes: Optional[Sequence[Any]] = None, name: Optional[str] = None
+    ) -> None:
         init()
         self.argtypes = tuple(argtypes) if argtypes is not None else None
         self.func = fn
-        if isinstance(fn, ctypes._CFuncPtr):
+        if isinstance(fn, _CFuncPtr):
             self._fn = ctypes.cast(fn, _library.KERNEL_T)
             self.python = False
             default_name = getattr(fn, "__name__", None)
@@ -152,7 +165,7 @@ class Kernel:
             raise TypeError(
                 "a kernel is a ctypes function, an address or a Python callable, got %r" % (fn,)
             )
-        self.name = name or default_name or "kernel@%#x" % ctypes.cast(self._fn, c_void_p).value
+        self.name = name or default_name or "kernel@%#x" % self.address
         if self.argtypes is not None:
             n = len(self.argtypes)
             sizes = (c_size_t * max(n, 1))(*[sizeof(t) for t in self.argtypes])
@@ -162,11 +175,11 @@ class Kernel:
             )
 
     @property
-    def address(self):
+    def address(self) -> int:
         """The kernel's C function pointer (an int)."""
-        return ctypes.cast(self._fn, c_void_p).value
+        return ctypes.cast(self._fn, c_void_p).value or 0
 
-    def _run_python(self, args):
+    def _run_python(self, args: Any) -> None:
         _pin_thread_state()
         if _kernel_failed():
             return  # an earlier thread failed: the launch is abandoned
@@ -181,7 +194,14 @@ class Kernel:
         finally:
             _state.in_python_kernel = False
 
-    def launch(self, grid, block, *args, shared_mem=0, stream=None):
+    def launch(
+        self,
+        grid: DimLike,
+        block: DimLike,
+        *args: Any,
+        shared_mem: int = 0,
+        stream: Optional[Stream] = None,
+    ) -> None:
         """birenLaunchKernelArgs: enqueues the kernel on `stream` (None: the default stream)
         with the argument values copied at launch."""
         if self.argtypes is not None:
@@ -211,7 +231,7 @@ class Kernel:
             _python_kernel_launched = True
             _keep(stream, self)  # the callback must outlive the launch
 
-    def __getitem__(self, config):
+    def __getitem__(self, config: Tuple[Any, ...]) -> Callable[..., None]:
         """kernel[grid, block] or kernel[grid, block, shared_mem, stream], then call with args."""
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
             raise TypeError("use kernel[grid, block] or kernel[grid, block, shared_mem, stream]")
@@ -220,11 +240,11 @@ class Kernel:
         stream = config[3] if len(config) > 3 else None
         return lambda *args: self.launch(grid, block, *args, shared_mem=shared_mem, stream=stream)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<biren.Kernel %s (%s)>" % (self.name, "Python" if self.python else "C")
 
 
-def kernel(*argtypes, name=None):
+def kernel(*argtypes: Any, name: Optional[str] = None) -> Any:
     """Decorator: makes a Python function a Kernel. `@biren.kernel(POINTER(c_float), c_int)`
     decodes two arguments; `@biren.kernel` or `@biren.kernel()` passes the raw `void **args`."""
     if len(argtypes) == 1 and callable(argtypes[0]) and not isinstance(argtypes[0], type):
@@ -232,15 +252,22 @@ def kernel(*argtypes, name=None):
     return lambda fn: Kernel(fn, argtypes=argtypes, name=name)
 
 
-_python_kernels = {}
+_python_kernels: Dict[Any, Kernel] = {}
 
 
-def launch(fn, grid, block, *args, shared_mem=0, stream=None):
+def launch(
+    fn: Any,
+    grid: DimLike,
+    block: DimLike,
+    *args: Any,
+    shared_mem: int = 0,
+    stream: Optional[Stream] = None,
+) -> None:
     """Launches a Kernel, a ctypes function from a CDLL, or a Python callable (wrapped once)."""
     if not isinstance(fn, Kernel):
         k = (
             _python_kernels.get(fn)
-            if callable(fn) and not isinstance(fn, ctypes._CFuncPtr)
+            if callable(fn) and not isinstance(fn, _CFuncPtr)
             else None
         )
         if k is None:
@@ -254,32 +281,37 @@ def launch(fn, grid, block, *args, shared_mem=0, stream=None):
 # ---- built-ins, for Python kernels ----------------------------------------------------------
 
 
-def thread_idx():
+def thread_idx() -> Dim3:
     """birenThreadIdx(): the calling thread's index in its block (a Dim3: .x .y .z)."""
-    return lib().birenThreadIdx()
+    d: Dim3 = lib().birenThreadIdx()
+    return d
 
 
-def block_idx():
+def block_idx() -> Dim3:
     """birenBlockIdx(): the calling thread's block index in the grid."""
-    return lib().birenBlockIdx()
+    d: Dim3 = lib().birenBlockIdx()
+    return d
 
 
-def block_dim():
+def block_dim() -> Dim3:
     """birenBlockDim(): the block's dimensions."""
-    return lib().birenBlockDim()
+    d: Dim3 = lib().birenBlockDim()
+    return d
 
 
-def grid_dim():
+def grid_dim() -> Dim3:
     """birenGridDim(): the grid's dimensions."""
-    return lib().birenGridDim()
+    d: Dim3 = lib().birenGridDim()
+    return d
 
 
-def shared_memory():
+def shared_memory() -> Optional[int]:
     """birenSharedMemory(): the address of the block's dynamic shared memory (None if none)."""
-    return lib().birenSharedMemory()
+    p: Optional[int] = lib().birenSharedMemory()
+    return p
 
 
-def sync_threads():
+def sync_threads() -> None:
     """Not available to Python kernels: raises BirenError(NOT_SUPPORTED) inside one (which
     fails the launch). Outside a kernel it does nothing, as birenSyncThreads."""
     if getattr(_state, "in_python_kernel", False):

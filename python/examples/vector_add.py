@@ -3,7 +3,8 @@
 
     python3 python/examples/vector_add.py [n]
 
-The runtime library is found through BIREN_LIBRARY, the installed copy, or the build tree.
+The runtime library is found through BIREN_LIBRARY, the package (pip install ./python), the
+build tree, or the installed copy.
 """
 
 import array

@@ -77,7 +77,11 @@ def test_without_BIREN_LIBRARY_the_message_lists_every_place(tmp_path):
     if r.returncode == 0:  # an installed copy exists on this machine: it was found
         assert "libbiren_runtime" in r.stdout
         return
+    packaged = str(tmp_path / "pkg" / "biren" / "libbiren_runtime.so")
+    build_tree = str(tmp_path / "target" / "release" / "libbiren_runtime.so")
+    assert r.stderr.index(packaged) < r.stderr.index(build_tree) < r.stderr.index("loader's")
     for place in (
+        "packaged",
         "loader's search",
         "/usr/local/lib/libbiren_runtime.so.1",
         "/usr/lib",
@@ -123,3 +127,55 @@ def test_calls_before_init_are_not_initialized():
     r = run_python(code, dict(os.environ, PYTHONPATH=str(PYTHON_DIR)))
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "BIREN_ERROR_NOT_INITIALIZED"
+
+
+def _package_copy(tmp_path, with_library):
+    """A copy of the package outside the tree, with a copy of the built library packaged in
+    it (as the wheel has it) if `with_library`; returns the package's directory."""
+    package = tmp_path / "pkg" / "biren"
+    shutil.copytree(PYTHON_DIR / "biren", package)
+    if with_library:
+        shutil.copyfile(biren.lib().path, package / "libbiren_runtime.so")
+    return package
+
+
+def test_the_packaged_library_is_found_without_BIREN_LIBRARY(tmp_path):
+    package = _package_copy(tmp_path, with_library=True)
+    env = {k: v for k, v in os.environ.items() if k != "BIREN_LIBRARY"}
+    env["PYTHONPATH"] = str(package.parent)
+    code = "import biren; print(biren.lib().path); print(biren.device_count())"
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    path, count = r.stdout.split()
+    assert path == str(package / "libbiren_runtime.so") and int(count) >= 1
+
+
+def test_BIREN_LIBRARY_overrides_the_packaged_library(tmp_path):
+    package = _package_copy(tmp_path, with_library=True)
+    other = tmp_path / "elsewhere" / "libbiren_runtime.so"
+    other.parent.mkdir()
+    shutil.copyfile(biren.lib().path, other)
+    env = dict(os.environ, BIREN_LIBRARY=str(other), PYTHONPATH=str(package.parent))
+    r = run_python("import biren; print(biren.lib().path)", env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(other)
+
+
+def test_a_packaged_file_that_is_not_the_library_is_reported(tmp_path):
+    package = _package_copy(tmp_path, with_library=False)
+    (package / "libbiren_runtime.so").write_bytes(b"not an ELF file")
+    env = {k: v for k, v in os.environ.items() if k not in ("BIREN_LIBRARY", "LD_LIBRARY_PATH")}
+    env["PYTHONPATH"] = str(package.parent)
+    r = run_python("import biren; print(biren.lib().path)", env)
+    if r.returncode == 0:  # an installed copy exists on this machine: it was found after
+        assert r.stdout.strip() != str(package / "libbiren_runtime.so")
+        return
+    assert "packaged: %s" % (package / "libbiren_runtime.so") in r.stderr
+    assert "invalid ELF header" in r.stderr or "file too short" in r.stderr
+
+
+def test_get_include_gives_the_header_of_this_checkout():
+    include = biren.get_include()
+    assert include == str(REPO / "include")
+    assert os.path.isfile(os.path.join(include, "biren_runtime.h"))

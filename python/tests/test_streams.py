@@ -118,3 +118,52 @@ def test_a_wait_no_record_can_satisfy_is_a_deadlock_not_a_hang():
         with biren.Stream(non_blocking=True) as other:
             never.record(other)
         s.synchronize()
+
+
+def _slow_fill(kernels):
+    return biren.Kernel(kernels.slow_fill, argtypes=(ctypes.c_void_p, ctypes.c_int, ctypes.c_int))
+
+
+def test_elapsed_time_is_negative_when_end_was_recorded_first(kernels):
+    with biren.Stream() as s, biren.Event() as first, biren.Event() as second, biren.DeviceBuffer(
+        4
+    ) as buf:
+        first.record(s)
+        _slow_fill(kernels).launch(1, 1, buf, 1, 30, stream=s)
+        second.record(s)
+        second.synchronize()
+        forward, backward = first.elapsed_time(second), second.elapsed_time(first)
+        assert forward >= 25.0 and backward == -forward
+        assert first.elapsed_time(first) == 0.0
+
+
+def test_elapsed_time_before_the_record_is_reached_is_not_ready(kernels):
+    with biren.Stream() as s, biren.Event() as start, biren.Event() as end, biren.DeviceBuffer(
+        4
+    ) as buf:
+        start.record(s)
+        _slow_fill(kernels).launch(1, 1, buf, 1, 300, stream=s)
+        end.record(s)
+        with pytest.raises(BirenError) as info:
+            start.elapsed_time(end)
+        assert info.value.code == ErrorCode.NOT_READY
+        end.synchronize()
+        assert start.elapsed_time(end) >= 250.0
+
+
+def test_elapsed_time_errors():
+    with biren.Event() as recorded, biren.Event() as never:
+        recorded.record()
+        recorded.synchronize()
+        with pytest.raises(BirenError) as info:  # never recorded
+            recorded.elapsed_time(never)
+        assert info.value.code == ErrorCode.INVALID_HANDLE
+        with pytest.raises(TypeError):
+            recorded.elapsed_time(1.5)
+        gone = biren.Event()
+        gone.record()
+        gone.synchronize()
+        gone.destroy()
+        with pytest.raises(BirenError) as info:  # destroyed
+            recorded.elapsed_time(gone)
+        assert info.value.code == ErrorCode.INVALID_HANDLE

@@ -7,6 +7,7 @@
 //! A barrier that some threads of the block never reach (they returned) fails the block instead
 //! of hanging; `birenTrap` abandons the block's fibers without unwinding through C frames.
 
+use super::fault::{self, Fault};
 use super::kernel_ctx::{self, Dim3, KernelCtx};
 use corosensei::stack::{DefaultStack, Stack, StackPointer};
 use corosensei::{Coroutine, CoroutineResult, Yielder};
@@ -43,12 +44,23 @@ pub enum BlockOutcome {
         waiting: u32,
         threads: u32,
     },
+    /// A thread raised a signal (a NULL or wild pointer, a division by zero): see `fault.rs`.
+    Faulted {
+        thread: Dim3,
+        fault: Fault,
+    },
+    /// The kernel watchdog stopped the block (BIREN_KERNEL_TIMEOUT_MS).
+    TimedOut {
+        thread: Dim3,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum FiberEvent {
     Barrier,
     Trap,
+    /// The fault handler suspended the fiber (the signal is in the unit state).
+    Fault,
 }
 
 type Fiber = Coroutine<(), FiberEvent, (), FiberStack>;
@@ -98,6 +110,26 @@ pub fn trap() {
     unsafe { (*y).suspend(FiberEvent::Trap) };
     // A trapped fiber is never resumed.
     unreachable!("a trapped kernel thread was resumed");
+}
+
+/// Called by the fault handler on a kernel fiber: suspends it for good (the block is abandoned).
+///
+/// # Safety
+/// Only on a compute unit, while it executes on a kernel fiber (`UnitTls::on_fiber`).
+pub(crate) unsafe fn suspend_for_fault() {
+    let y = (*kernel_ctx::unit()).yielder as *const FiberYielder;
+    (*y).suspend(FiberEvent::Fault);
+    unreachable!("a faulted kernel thread was resumed");
+}
+
+/// Resumes a kernel fiber, marking the unit as on a fiber meanwhile (for the fault handler).
+#[inline]
+fn resume(f: &mut Fiber, unit: *mut kernel_ctx::UnitTls) -> CoroutineResult<FiberEvent, ()> {
+    // SAFETY: the unit state of this thread; volatile so the handler sees the flag in order.
+    unsafe { std::ptr::write_volatile(&mut (*unit).on_fiber, true) };
+    let r = f.resume(());
+    unsafe { std::ptr::write_volatile(&mut (*unit).on_fiber, false) };
+    r
 }
 
 /// The state the fibers of one block share; lives on the compute unit's stack while it runs.
@@ -253,12 +285,16 @@ impl BlockRunner {
         // Phase 1: start every thread; a fiber carries threads until one of them suspends.
         while st.next.get() < st.threads {
             let mut f = self.new_fiber(st);
-            match f.resume(()) {
+            match resume(&mut f, st.unit) {
                 CoroutineResult::Return(()) => self.recycle(f),
                 CoroutineResult::Yield(FiberEvent::Barrier) => waiting.push(f),
                 CoroutineResult::Yield(FiberEvent::Trap) => {
                     waiting.push(f);
                     return trapped(st);
+                }
+                CoroutineResult::Yield(FiberEvent::Fault) => {
+                    waiting.push(f);
+                    return faulted(st);
                 }
             }
         }
@@ -273,10 +309,11 @@ impl BlockRunner {
             }
             let mut returned = 0;
             for f in waiting.iter_mut() {
-                match f.resume(()) {
+                match resume(f, st.unit) {
                     CoroutineResult::Yield(FiberEvent::Barrier) => {}
                     CoroutineResult::Return(()) => returned += 1,
                     CoroutineResult::Yield(FiberEvent::Trap) => return trapped(st),
+                    CoroutineResult::Yield(FiberEvent::Fault) => return faulted(st),
                 }
             }
             if returned > 0 {
@@ -299,6 +336,16 @@ impl BlockRunner {
 fn trapped(st: &BlockState) -> BlockOutcome {
     BlockOutcome::Trapped {
         thread: unsafe { (*st.ctx).thread_idx },
+    }
+}
+
+/// The outcome of a block one of whose threads a signal struck (the handler noted it).
+fn faulted(st: &BlockState) -> BlockOutcome {
+    let (thread, f) = unsafe { ((*st.ctx).thread_idx, (*st.unit).fault) };
+    if f.signal == fault::watchdog_signal() {
+        BlockOutcome::TimedOut { thread }
+    } else {
+        BlockOutcome::Faulted { thread, fault: f }
     }
 }
 

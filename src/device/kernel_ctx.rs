@@ -12,8 +12,11 @@ use std::ffi::{c_uint, c_void};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(C)]
 pub struct Dim3 {
+    /// Extent or index along x.
     pub x: c_uint,
+    /// Extent or index along y.
     pub y: c_uint,
+    /// Extent or index along z.
     pub z: c_uint,
 }
 
@@ -63,11 +66,20 @@ pub struct UnitTls {
     pub ctx: KernelCtx,
     /// The yielder of the fiber running a kernel thread, or null outside a kernel.
     pub yielder: *const c_void,
+    /// True while the unit executes on a kernel fiber (the fault handler's test).
+    pub on_fiber: bool,
+    /// The signal that struck the kernel thread, set by the fault handler.
+    pub fault: super::fault::Fault,
 }
 
 thread_local! {
     static UNIT: UnsafeCell<UnitTls> = const {
-        UnsafeCell::new(UnitTls { ctx: EMPTY, yielder: std::ptr::null() })
+        UnsafeCell::new(UnitTls {
+            ctx: EMPTY,
+            yielder: std::ptr::null(),
+            on_fiber: false,
+            fault: super::fault::Fault { signal: 0, addr: 0 },
+        })
     };
 }
 

@@ -5,6 +5,7 @@
 pub mod block;
 pub mod compute_unit;
 pub mod engine;
+pub mod fault;
 pub mod kernel_ctx;
 
 pub use block::{BlockOutcome, BlockRunner, Grid, KernelFn};

@@ -3,8 +3,8 @@
 
 use super::types::birenError_t;
 use crate::runtime::config::LogLevel;
+use crate::runtime::diagnostics::{self, trace};
 use crate::runtime::error::{self, ErrorCode, Result};
-use crate::runtime::{diagnostics, trace};
 use std::cell::Cell;
 use std::sync::OnceLock;
 
@@ -55,6 +55,7 @@ pub fn finish(name: &str, r: Result<()>, args: impl Fn() -> String) -> birenErro
     if failed && trace::on() {
         trace::instant(
             trace::Track::HostThread,
+            trace::ERROR,
             format!("{name} -> {}", error::error_name(code)),
             String::new(),
         );
@@ -181,7 +182,7 @@ impl<F: std::fmt::Pointer + Copy> LogArg for Option<F> {
             Some(f) => {
                 let text = format!("{:p}", *f);
                 let addr = usize::from_str_radix(text.trim_start_matches("0x"), 16).unwrap_or(0);
-                crate::runtime::caller::symbol_or_address(addr)
+                crate::runtime::diagnostics::caller::symbol_or_address(addr)
             }
         }
     }

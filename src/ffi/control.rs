@@ -4,20 +4,30 @@ use super::boundary::{ffi_call, ffi_value, last_error, out, take_last_error};
 use super::current_device;
 use super::types::*;
 use crate::runtime::error::{self, ErrorCode};
-use crate::runtime::launch::{MAX_BLOCK, MAX_GRID, MAX_THREADS_PER_BLOCK, SHARED_MEM_PER_BLOCK};
-use crate::runtime::scheduler::Policy;
+use crate::runtime::exec::launch::{
+    MAX_BLOCK, MAX_GRID, MAX_THREADS_PER_BLOCK, SHARED_MEM_PER_BLOCK,
+};
+use crate::runtime::exec::scheduler::Policy;
 use crate::runtime::{self, diagnostics};
 use std::ffi::{c_char, c_int, c_void};
 
 /// Starts the runtime and its simulated device(s), reading the configuration from the
 /// environment (BIREN_DEVICE_COUNT, BIREN_COMPUTE_UNITS, BIREN_DEVICE_MEMORY, BIREN_SCHEDULING,
-/// BIREN_VALIDATOR, BIREN_DEADLOCK_TIMEOUT_MS, BIREN_TRACE, BIREN_LOG). Must come before every
-/// other call except the error-string, last-error and version calls, which return
+/// BIREN_VALIDATOR, BIREN_DEADLOCK_TIMEOUT_MS, BIREN_KERNEL_TIMEOUT_MS, BIREN_TRACE, BIREN_LOG;
+/// a value is taken exactly as written, and an empty one counts as unset). Must come before
+/// every other call except the error-string, last-error and version calls; the others return
 /// BIREN_ERROR_NOT_INITIALIZED before it.
 ///
 /// Idempotent and thread-safe: later calls return BIREN_SUCCESS and change nothing.
 /// Returns BIREN_ERROR_INVALID_VALUE, after one line on stderr naming the variable, when a
 /// variable is malformed; the runtime then stays uninitialized and birenInit may be retried.
+///
+/// fork(): as with CUDA, a child forked after birenInit cannot use the runtime (its threads did
+/// not follow the fork). In the child every call returns BIREN_ERROR_NOT_INITIALIZED at once
+/// (never a hang), and birenInit returns BIREN_ERROR_NOT_SUPPORTED with one line on stderr.
+/// Start worker processes before birenInit, or exec a new program (posix_spawn; in Python,
+/// multiprocessing's "spawn" start method). A child forked before birenInit may call it as
+/// usual. The child does not write the parent's BIREN_TRACE file. The parent is unaffected.
 #[no_mangle]
 pub extern "C" fn birenInit() -> birenError_t {
     ffi_call!("birenInit"() {

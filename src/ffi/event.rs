@@ -3,9 +3,10 @@
 use super::boundary::{ffi_call, handle, out};
 use super::types::*;
 use super::{current_device, device_of};
+use crate::runtime;
+use crate::runtime::diagnostics::{self, caller};
 use crate::runtime::error::{ErrorCode, Result};
-use crate::runtime::event::{EventCore, EVENT_BLOCKING_SYNC, EVENT_DISABLE_TIMING};
-use crate::runtime::{self, caller, diagnostics};
+use crate::runtime::exec::event::{EventCore, EVENT_BLOCKING_SYNC, EVENT_DISABLE_TIMING};
 use std::ffi::{c_float, c_uint};
 use std::sync::Arc;
 
@@ -23,7 +24,7 @@ fn create(event: *mut birenEvent_t, flags: c_uint) -> Result<()> {
         caller::user_caller(),
     ));
     let h = rt.events.insert(e).ok_or(ErrorCode::OutOfMemory)?;
-    crate::runtime::advice::event_created();
+    crate::runtime::diagnostics::advice::event_created();
     *o = h as usize as birenEvent_t;
     Ok(())
 }
@@ -126,15 +127,27 @@ pub extern "C" fn birenEventElapsedTime(
 }
 
 /// Destroys an event. Safe while a record of it is pending: the record still happens and waits on
-/// it still hold. Later use of the handle gives BIREN_ERROR_INVALID_HANDLE (also for a second
-/// destroy).
+/// it still hold. Streams that wait for the first record of a never-recorded event (the
+/// birenStreamWaitEvent extension) stop waiting when it is destroyed, as a wait on a
+/// never-recorded event does in CUDA: their later work runs (the validator says so). Later use of
+/// the handle gives BIREN_ERROR_INVALID_HANDLE (also for a second destroy, and for a stream
+/// handle passed as an event).
 #[no_mangle]
 pub extern "C" fn birenEventDestroy(event: birenEvent_t) -> birenError_t {
     ffi_call!("birenEventDestroy"(event) {
         let (rt, e) = event_of(event)?;
-        device_of(rt, e.device)?;
+        let d = device_of(rt, e.device)?;
         rt.events.remove(handle(event)).ok_or(ErrorCode::InvalidHandle)?;
-        crate::runtime::advice::event_destroyed();
+        let released = d.abandon_future(&e);
+        if !released.is_empty() {
+            let names: Vec<String> = released.iter().map(|&s| crate::runtime::exec::deadlock::stream_name(s)).collect();
+            crate::runtime::diagnostics::line(&format!(
+                "biren validator: birenEventDestroy: event #{} was destroyed before its first record while {} waited for it: the waits are released and the work after them runs",
+                e.id,
+                names.join(", ")
+            ));
+        }
+        crate::runtime::diagnostics::advice::event_destroyed();
         Ok(())
     })
 }

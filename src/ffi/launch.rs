@@ -5,8 +5,8 @@ use super::device_of;
 use super::types::*;
 use crate::device::{self, kernel_ctx};
 use crate::runtime::error::{ErrorCode, Result};
-use crate::runtime::launch::{check_config, KernelArgs, Launch, MAX_KERNEL_ARGS};
-use crate::runtime::stream::Work;
+use crate::runtime::exec::launch::{check_config, KernelArgs, Launch, MAX_ARG_SIZE, MAX_KERNEL_ARGS};
+use crate::runtime::exec::stream::Work;
 use crate::runtime::{self, diagnostics};
 use std::collections::HashSet;
 use std::ffi::{c_char, c_uint, c_void, CStr};
@@ -46,7 +46,8 @@ fn launch(
         (Some(sz), _) => unsafe { KernelArgs::copy(args, sz)? },
         (None, Some(i)) => unsafe { KernelArgs::copy(args, &i.arg_sizes)? },
         (None, None) => {
-            if diagnostics::validator_on() {
+            // args == NULL: a kernel without arguments, nothing to read by reference.
+            if diagnostics::validator_on() && !args.is_null() {
                 advise_unregistered(k as usize);
             }
             KernelArgs::ByReference(args)
@@ -71,7 +72,8 @@ fn advise_unregistered(k: usize) {
     static SEEN: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
     let mut g = SEEN.lock().unwrap_or_else(|e| e.into_inner());
     if g.get_or_insert_with(HashSet::new).insert(k) {
-        let name = crate::runtime::caller::symbol_at(k).unwrap_or_else(|| format!("kernel@{k:#x}"));
+        let name = crate::runtime::diagnostics::caller::symbol_at(k)
+            .unwrap_or_else(|| format!("kernel@{k:#x}"));
         diagnostics::advice(&format!(
             "{name} is not registered: its args are read by reference when it runs, so they must stay valid until it completes. \
              Register it (birenKernelRegister) or launch with BIREN_LAUNCH to have the values copied at launch."
@@ -109,7 +111,8 @@ pub extern "C" fn birenLaunchKernel(
 /// Like birenLaunchKernel, but copies the `numArgs` argument values (`argSizes[i]` bytes behind
 /// `args[i]`) at launch, so the caller may reuse them at once. This is what BIREN_LAUNCH calls.
 /// BIREN_ERROR_INVALID_VALUE if numArgs > 0 and args or argSizes is NULL, if an args[i] is NULL,
-/// or if numArgs exceeds 256.
+/// if numArgs exceeds 256, or if an argSizes[i] is 0 or over 4096 (the limits of
+/// birenKernelRegister).
 #[no_mangle]
 pub extern "C" fn birenLaunchKernelArgs(
     kernel: birenKernel_t,
@@ -127,6 +130,13 @@ pub extern "C" fn birenLaunchKernelArgs(
             return Err(ErrorCode::InvalidValue);
         }
         let sizes = if n == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(argSizes, n) } };
+        if let Some((i, s)) = sizes.iter().enumerate().find(|(_, &s)| s == 0 || s > MAX_ARG_SIZE) {
+            diagnostics::finding(
+                "birenLaunchKernelArgs",
+                &format!("argSizes[{i}] is {s}: each argument must be 1 to {MAX_ARG_SIZE} bytes"),
+            );
+            return Err(ErrorCode::InvalidValue);
+        }
         launch(kernel, grid, block, args, Some(sizes), sharedMem, stream, "birenLaunchKernelArgs")
     })
 }
@@ -245,7 +255,7 @@ pub(crate) fn install_exit_hook() {
                 if diagnostics::validator_on() {
                     rt.live_objects().report("process exit");
                 }
-                runtime::trace::flush();
+                runtime::diagnostics::trace::flush();
             }
         }
         unsafe { libc::atexit(at_exit) };

@@ -3,10 +3,11 @@
 use super::boundary::{ffi_call, handle, out};
 use super::types::*;
 use super::{current_device, device_of};
+use crate::runtime::diagnostics::{self, caller};
 use crate::runtime::error::ErrorCode;
+use crate::runtime::exec::stream::Work;
 use crate::runtime::memory::ALIGN;
-use crate::runtime::stream::Work;
-use crate::runtime::{self, caller, context::sync_forbidden_here, diagnostics};
+use crate::runtime::{self, exec::context::sync_forbidden_here};
 use std::ffi::{c_int, c_void};
 
 /// Guard bytes on each side of a device allocation while the validator is on.
@@ -49,7 +50,7 @@ pub extern "C" fn birenFree(devPtr: *mut c_void) -> birenError_t {
         };
         let d = device_of(rt, dev)?;
         if diagnostics::validator_on() {
-            crate::runtime::validator::check_on_free(&d.exec.memory, p);
+            crate::runtime::diagnostics::validator::check_on_free(&d.exec.memory, p);
         }
         d.free(p).inspect_err(|_| {
             diagnostics::finding("birenFree", &format!("devPtr={p:#x} points inside an allocation, not at its start"));
@@ -111,8 +112,9 @@ fn copy_or_fill(
     let Some(work) = plan(rt)? else {
         return Ok(());
     };
-    // Nothing is queued anywhere on the device: a synchronous call is next in line; do it here.
-    if let Some(f) = inline.filter(|_| sync) {
+    // Nothing is queued anywhere on the device: a synchronous call is next in line; do it here
+    // (unless tracing: the trace shows copies where they run, on the stream and a copy engine).
+    if let Some(f) = inline.filter(|_| sync && !runtime::diagnostics::trace::on()) {
         if d.run_inline_since(&s, epoch, || f(&work)) {
             return Ok(());
         }
@@ -140,6 +142,7 @@ fn memcpy_on(
             src: p.src,
             len: p.len,
             engine: p.engine,
+            dir: p.dir(),
         }))
     };
     fn inline(w: &Work) {
@@ -159,7 +162,12 @@ fn memcpy_on(
 /// BIREN_ERROR_INVALID_VALUE; a side that `kind` says is device memory but lies in no live device
 /// allocation gives BIREN_ERROR_INVALID_DEVICE_POINTER; a device range that runs past the end of
 /// its allocation gives BIREN_ERROR_OUT_OF_BOUNDS; a host range that wraps around the address
-/// space gives BIREN_ERROR_INVALID_VALUE. On any error nothing is written.
+/// space gives BIREN_ERROR_INVALID_VALUE. A side that `kind` says is host memory but that touches
+/// a live device allocation or page-locked host allocation (birenMallocHost) is bounds-checked
+/// all the same: running past its end, or into it from outside, gives BIREN_ERROR_OUT_OF_BOUNDS.
+/// BIREN_ERROR_DEADLOCK if the copy can never run: it is ordered after a blocking stream that
+/// waits for the first record of an event nobody records (reported once the stall has lasted
+/// BIREN_DEADLOCK_TIMEOUT_MS; the copy is withdrawn). On any error nothing is written.
 /// birenMemcpyDefault treats a pointer inside a live device allocation as device memory and any
 /// other pointer as host memory. Overlapping ranges are copied as by memmove.
 /// BIREN_ERROR_NOT_PERMITTED inside a kernel or a host function.
@@ -215,8 +223,8 @@ fn memset_on(
 /// Fills `count` bytes of device memory with the byte `value` (its low 8 bits) and returns when
 /// done; ordered like work on the default stream. Count 0 succeeds; NULL gives
 /// BIREN_ERROR_INVALID_VALUE; memory outside any live device allocation
-/// BIREN_ERROR_INVALID_DEVICE_POINTER; a range past the end BIREN_ERROR_OUT_OF_BOUNDS. On error
-/// nothing is written.
+/// BIREN_ERROR_INVALID_DEVICE_POINTER; a range past the end BIREN_ERROR_OUT_OF_BOUNDS;
+/// BIREN_ERROR_DEADLOCK if it can never run (as birenMemcpy). On error nothing is written.
 #[no_mangle]
 pub extern "C" fn birenMemset(devPtr: *mut c_void, value: c_int, count: usize) -> birenError_t {
     ffi_call!("birenMemset"(devPtr, value, count) {

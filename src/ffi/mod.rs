@@ -13,7 +13,7 @@ pub mod memory;
 pub mod stream;
 pub mod types;
 
-use crate::runtime::{self, context::DeviceContext, error::Result, Runtime};
+use crate::runtime::{self, error::Result, exec::context::DeviceContext, Runtime};
 use std::sync::Arc;
 
 /// The runtime and the calling thread's current device, refusing a device with a sticky error.

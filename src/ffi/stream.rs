@@ -3,9 +3,10 @@
 use super::boundary::{ffi_call, handle, out};
 use super::types::*;
 use super::{current_device, device_of};
+use crate::runtime;
+use crate::runtime::diagnostics::{self, caller};
 use crate::runtime::error::{ErrorCode, Result};
-use crate::runtime::stream::{HostCall, StreamCore, Work, STREAM_NON_BLOCKING};
-use crate::runtime::{self, caller, diagnostics};
+use crate::runtime::exec::stream::{HostCall, StreamCore, Work, STREAM_NON_BLOCKING};
 use std::ffi::{c_int, c_uint, c_void};
 use std::sync::Arc;
 
@@ -35,9 +36,6 @@ fn create(pStream: *mut birenStream_t, flags: c_uint, priority: c_int) -> Result
     ));
     let h = rt.streams.insert(s.clone()).ok_or(ErrorCode::OutOfMemory)?;
     d.add_stream(s);
-    if diagnostics::validator_on() {
-        crate::runtime::advice::streams_alive(d.live_streams(), d.exec.compute_units(), d.index);
-    }
     *o = h as usize as birenStream_t;
     Ok(())
 }

@@ -7,22 +7,41 @@ use std::ffi::{c_char, c_int, c_uint, c_void};
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum birenError_t {
+    /// No error.
     BIREN_SUCCESS = 0,
+    /// An argument is NULL, out of range or otherwise invalid.
     BIREN_ERROR_INVALID_VALUE = 1,
+    /// The device (or host) memory is exhausted.
     BIREN_ERROR_OUT_OF_MEMORY = 2,
+    /// The runtime is not initialized: call birenInit() first.
     BIREN_ERROR_NOT_INITIALIZED = 3,
+    /// No such device.
     BIREN_ERROR_INVALID_DEVICE = 4,
+    /// The stream or event handle is invalid or was destroyed.
     BIREN_ERROR_INVALID_HANDLE = 5,
+    /// The pointer is not in any live device allocation.
     BIREN_ERROR_INVALID_DEVICE_POINTER = 6,
+    /// The range runs past the end of its device allocation.
     BIREN_ERROR_OUT_OF_BOUNDS = 7,
+    /// Unknown birenMemcpyKind value.
     BIREN_ERROR_INVALID_MEMCPY_DIRECTION = 8,
+    /// Invalid launch configuration (grid, block or shared memory).
     BIREN_ERROR_INVALID_CONFIGURATION = 9,
+    /// The work has not completed yet.
     BIREN_ERROR_NOT_READY = 10,
+    /// The wait can never be satisfied: cyclic or unsatisfiable dependency.
     BIREN_ERROR_DEADLOCK = 11,
+    /// A kernel launch failed (trap or divergent barrier).
     BIREN_ERROR_LAUNCH_FAILURE = 12,
+    /// A kernel accessed an illegal address (outside its allocations, or a NULL or wild pointer).
     BIREN_ERROR_ILLEGAL_ADDRESS = 13,
+    /// The operation is not permitted in this context.
     BIREN_ERROR_NOT_PERMITTED = 14,
+    /// The operation is not supported.
     BIREN_ERROR_NOT_SUPPORTED = 15,
+    /// A kernel ran longer than BIREN_KERNEL_TIMEOUT_MS and was stopped by the watchdog.
+    BIREN_ERROR_LAUNCH_TIMEOUT = 16,
+    /// An unknown internal error occurred.
     BIREN_ERROR_UNKNOWN = 999,
 }
 
@@ -47,6 +66,7 @@ impl birenError_t {
             13 => BIREN_ERROR_ILLEGAL_ADDRESS,
             14 => BIREN_ERROR_NOT_PERMITTED,
             15 => BIREN_ERROR_NOT_SUPPORTED,
+            16 => BIREN_ERROR_LAUNCH_TIMEOUT,
             _ => BIREN_ERROR_UNKNOWN,
         }
     }
@@ -59,10 +79,15 @@ pub type birenError_int = c_int;
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub enum birenMemcpyKind {
+    /// Host memory to host memory.
     birenMemcpyHostToHost = 0,
+    /// Host memory to device memory.
     birenMemcpyHostToDevice = 1,
+    /// Device memory to host memory.
     birenMemcpyDeviceToHost = 2,
+    /// Device memory to device memory.
     birenMemcpyDeviceToDevice = 3,
+    /// Inferred from the pointers: inside a live device allocation is device memory.
     birenMemcpyDefault = 4,
 }
 
@@ -114,8 +139,11 @@ pub struct birenDeviceProp {
     pub totalGlobalMem: usize,
     /// Largest sharedMem a launch may ask for, in bytes.
     pub sharedMemPerBlock: usize,
+    /// Most threads in a block (x * y * z): 1024.
     pub maxThreadsPerBlock: c_int,
+    /// Largest block extents along x, y and z: 1024, 1024, 64.
     pub maxThreadsDim: [c_int; 3],
+    /// Largest grid extents along x, y and z: 2^31-1, 65535, 65535.
     pub maxGridSize: [c_int; 3],
     /// Compute units (worker threads) of the device (BIREN_COMPUTE_UNITS).
     pub multiProcessorCount: c_int,
@@ -131,6 +159,7 @@ pub struct birenDeviceProp {
 /// cbindgen:field-names=[type, device, devicePointer, hostPointer, basePointer, size]
 #[repr(C)]
 pub struct birenPointerAttributes {
+    /// Device memory, registered (page-locked) host memory, or unregistered.
     pub type_: birenMemoryType,
     /// Device of a device pointer; -1 otherwise.
     pub device: c_int,
@@ -169,9 +198,13 @@ pub type birenValidatorCallback_t =
 /// The context of the calling kernel thread (read by the inline built-ins in this header).
 #[repr(C)]
 pub struct birenKernelCtx {
+    /// Index of the thread in its block (birenThreadIdx).
     pub threadIdx: Dim3,
+    /// Index of the thread's block in the grid (birenBlockIdx).
     pub blockIdx: Dim3,
+    /// Dimensions of the block (birenBlockDim).
     pub blockDim: Dim3,
+    /// Dimensions of the grid (birenGridDim).
     pub gridDim: Dim3,
     /// The block's dynamic shared memory (NULL when the launch asked for none).
     pub shared: *mut c_void,

@@ -1,7 +1,7 @@
 //! Configuration read from the environment at `birenInit`.
 
-use super::error::{ErrorCode, Result};
-use super::scheduler::Policy;
+use crate::runtime::error::{ErrorCode, Result};
+use crate::runtime::exec::scheduler::Policy;
 
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -11,6 +11,8 @@ pub struct Config {
     pub policy: Policy,
     pub validator: bool,
     pub deadlock_timeout_ms: u64,
+    /// Kernel watchdog: a launch running longer fails with LAUNCH_TIMEOUT (0: off).
+    pub kernel_timeout_ms: u64,
     pub trace_path: Option<String>,
     pub log: LogLevel,
 }
@@ -44,28 +46,47 @@ impl std::fmt::Display for ConfigError {
     }
 }
 
-fn parse_count(var: &'static str, v: &str, max: usize) -> std::result::Result<usize, ConfigError> {
+/// The largest `BIREN_DEVICE_MEMORY`: each device reserves address space for its memory up
+/// front, so that what `birenMemGetInfo` reports free can really be allocated.
+pub(crate) const MAX_DEVICE_MEMORY: u64 = 1 << 40;
+/// The largest timeout in milliseconds (a day).
+pub(crate) const MAX_TIMEOUT_MS: u64 = 24 * 3600 * 1000;
+
+/// A whole number written with ASCII digits only (no sign, no spaces), in `min..=max`.
+fn parse_uint(
+    var: &'static str,
+    v: &str,
+    min: u64,
+    max: u64,
+    expected: &'static str,
+) -> std::result::Result<u64, ConfigError> {
     let err = || ConfigError {
         var,
         value: v.to_string(),
-        expected: "a whole number from 1 to the limit",
+        expected,
     };
-    let n: usize = v.trim().parse().map_err(|_| err())?;
-    if n == 0 || n > max {
+    if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(err());
+    }
+    let n: u64 = v.parse().map_err(|_| err())?;
+    if n < min || n > max {
         return Err(err());
     }
     Ok(n)
 }
 
-/// Parses a byte size with an optional K, M or G suffix (powers of 1024).
+/// Parses `BIREN_DEVICE_MEMORY`-style sizes: digits with an optional K, M or G suffix (either
+/// case), nothing else; at least one byte.
 pub fn parse_bytes(v: &str) -> Option<u64> {
-    let t = v.trim();
-    let (digits, shift) = match t.chars().last()? {
-        'k' | 'K' => (&t[..t.len() - 1], 10),
-        'm' | 'M' => (&t[..t.len() - 1], 20),
-        'g' | 'G' => (&t[..t.len() - 1], 30),
-        _ => (t, 0),
+    let (digits, shift) = match v.chars().last()? {
+        'k' | 'K' => (&v[..v.len() - 1], 10),
+        'm' | 'M' => (&v[..v.len() - 1], 20),
+        'g' | 'G' => (&v[..v.len() - 1], 30),
+        _ => (v, 0),
     };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
     let n: u64 = digits.parse().ok()?;
     let bytes = n.checked_mul(1u64 << shift)?;
     (bytes > 0).then_some(bytes)
@@ -73,9 +94,13 @@ pub fn parse_bytes(v: &str) -> Option<u64> {
 
 impl Config {
     /// Reads the configuration through `get` (the environment in production, a map in tests).
+    ///
+    /// One rule for every variable: the value is taken exactly as written (no surrounding
+    /// spaces, no sign), and an empty value counts as unset.
     pub fn from_lookup(
         get: impl Fn(&str) -> Option<String>,
     ) -> std::result::Result<Config, ConfigError> {
+        let get = |k: &str| get(k).filter(|v| !v.is_empty());
         let host_cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
         let mut c = Config {
             device_count: 1,
@@ -84,24 +109,39 @@ impl Config {
             policy: Policy::Preemptive,
             validator: false,
             deadlock_timeout_ms: 200,
+            kernel_timeout_ms: 0,
             trace_path: None,
             log: LogLevel::Off,
         };
         if let Some(v) = get("BIREN_DEVICE_COUNT") {
-            c.device_count = parse_count("BIREN_DEVICE_COUNT", &v, MAX_DEVICES)?;
+            c.device_count = parse_uint(
+                "BIREN_DEVICE_COUNT",
+                &v,
+                1,
+                MAX_DEVICES as u64,
+                "a whole number from 1 to 16",
+            )? as usize;
         }
         if let Some(v) = get("BIREN_COMPUTE_UNITS") {
-            c.compute_units = parse_count("BIREN_COMPUTE_UNITS", &v, MAX_COMPUTE_UNITS)?;
+            c.compute_units = parse_uint(
+                "BIREN_COMPUTE_UNITS",
+                &v,
+                1,
+                MAX_COMPUTE_UNITS as u64,
+                "a whole number from 1 to 256",
+            )? as usize;
         }
         if let Some(v) = get("BIREN_DEVICE_MEMORY") {
-            c.device_memory = parse_bytes(&v).ok_or(ConfigError {
-                var: "BIREN_DEVICE_MEMORY",
-                value: v.clone(),
-                expected: "a positive byte count with an optional K, M or G suffix",
-            })?;
+            c.device_memory = parse_bytes(&v)
+                .filter(|&b| b <= MAX_DEVICE_MEMORY)
+                .ok_or(ConfigError {
+                    var: "BIREN_DEVICE_MEMORY",
+                    value: v.clone(),
+                    expected: "a byte count from 1 to 1024G, with an optional K, M or G suffix",
+                })?;
         }
         if let Some(v) = get("BIREN_SCHEDULING") {
-            c.policy = match v.trim() {
+            c.policy = match v.as_str() {
                 "preemptive" => Policy::Preemptive,
                 "cooperative" => Policy::Cooperative,
                 _ => {
@@ -114,7 +154,7 @@ impl Config {
             };
         }
         if let Some(v) = get("BIREN_VALIDATOR") {
-            c.validator = match v.trim() {
+            c.validator = match v.as_str() {
                 "0" => false,
                 "1" => true,
                 _ => {
@@ -127,25 +167,29 @@ impl Config {
             };
         }
         if let Some(v) = get("BIREN_DEADLOCK_TIMEOUT_MS") {
-            c.deadlock_timeout_ms = v.trim().parse().map_err(|_| ConfigError {
-                var: "BIREN_DEADLOCK_TIMEOUT_MS",
-                value: v.clone(),
-                expected: "a whole number of milliseconds (0 = at once)",
-            })?;
+            c.deadlock_timeout_ms = parse_uint(
+                "BIREN_DEADLOCK_TIMEOUT_MS",
+                &v,
+                0,
+                MAX_TIMEOUT_MS,
+                "a whole number of milliseconds from 0 (at once) to 86400000",
+            )?;
+        }
+        if let Some(v) = get("BIREN_KERNEL_TIMEOUT_MS") {
+            c.kernel_timeout_ms = parse_uint(
+                "BIREN_KERNEL_TIMEOUT_MS",
+                &v,
+                0,
+                MAX_TIMEOUT_MS,
+                "a whole number of milliseconds from 0 (no watchdog) to 86400000",
+            )?;
         }
         if let Some(v) = get("BIREN_TRACE") {
-            if v.trim().is_empty() {
-                return Err(ConfigError {
-                    var: "BIREN_TRACE",
-                    value: v,
-                    expected: "a file path",
-                });
-            }
             c.trace_path = Some(v);
         }
         if let Some(v) = get("BIREN_LOG") {
-            c.log = match v.trim() {
-                "" | "off" | "0" => LogLevel::Off,
+            c.log = match v.as_str() {
+                "off" | "0" => LogLevel::Off,
                 "errors" => LogLevel::Errors,
                 "api" => LogLevel::Api,
                 _ => {
@@ -237,6 +281,52 @@ mod tests {
     }
 
     #[test]
+    fn one_rule_for_every_variable() {
+        for bad in [" 2", "+2", "2 ", "-1", "0x2", "2.0"] {
+            assert_eq!(
+                cfg(&[("BIREN_DEVICE_COUNT", bad)]).unwrap_err().var,
+                "BIREN_DEVICE_COUNT",
+                "{bad:?}"
+            );
+            assert!(cfg(&[("BIREN_DEADLOCK_TIMEOUT_MS", bad)]).is_err(), "{bad:?}");
+        }
+        assert!(cfg(&[("BIREN_VALIDATOR", " 1")]).is_err());
+        assert!(cfg(&[("BIREN_SCHEDULING", "cooperative ")]).is_err());
+        assert!(cfg(&[("BIREN_DEVICE_MEMORY", " 64M")]).is_err());
+        // Empty counts as unset, for every variable.
+        for var in [
+            "BIREN_DEVICE_COUNT",
+            "BIREN_COMPUTE_UNITS",
+            "BIREN_DEVICE_MEMORY",
+            "BIREN_SCHEDULING",
+            "BIREN_VALIDATOR",
+            "BIREN_DEADLOCK_TIMEOUT_MS",
+            "BIREN_KERNEL_TIMEOUT_MS",
+            "BIREN_TRACE",
+            "BIREN_LOG",
+        ] {
+            let c = cfg(&[(var, "")]).unwrap();
+            assert_eq!(c.device_count, 1);
+            assert!(!c.validator);
+            assert!(c.trace_path.is_none());
+        }
+    }
+
+    #[test]
+    fn device_memory_is_capped_at_what_can_be_reserved() {
+        assert_eq!(
+            cfg(&[("BIREN_DEVICE_MEMORY", "1024G")]).unwrap().device_memory,
+            1 << 40
+        );
+        for big in ["1025G", "9223372036854775808", "17179869184G"] {
+            assert_eq!(
+                cfg(&[("BIREN_DEVICE_MEMORY", big)]).unwrap_err().var,
+                "BIREN_DEVICE_MEMORY"
+            );
+        }
+    }
+
+    #[test]
     fn values_are_read() {
         let c = cfg(&[
             ("BIREN_DEVICE_COUNT", "2"),
@@ -245,6 +335,7 @@ mod tests {
             ("BIREN_SCHEDULING", "cooperative"),
             ("BIREN_VALIDATOR", "1"),
             ("BIREN_DEADLOCK_TIMEOUT_MS", "0"),
+            ("BIREN_KERNEL_TIMEOUT_MS", "1500"),
         ])
         .unwrap();
         assert_eq!(
@@ -254,5 +345,6 @@ mod tests {
         assert_eq!(c.policy, Policy::Cooperative);
         assert!(c.validator);
         assert_eq!(c.deadlock_timeout_ms, 0);
+        assert_eq!(c.kernel_timeout_ms, 1500);
     }
 }

@@ -18,6 +18,7 @@ pub enum ErrorCode {
     IllegalAddress = 13,
     NotPermitted = 14,
     NotSupported = 15,
+    LaunchTimeout = 16,
     Unknown = 999,
 }
 
@@ -86,7 +87,7 @@ pub(crate) const ERROR_TABLE: &[(i32, &str, &str)] = &[
     (
         13,
         "BIREN_ERROR_ILLEGAL_ADDRESS",
-        "a kernel wrote outside its device allocations",
+        "a kernel accessed an illegal address (outside its allocations, or a NULL or wild pointer)",
     ),
     (
         14,
@@ -99,6 +100,11 @@ pub(crate) const ERROR_TABLE: &[(i32, &str, &str)] = &[
         "the operation is not supported",
     ),
     (
+        16,
+        "BIREN_ERROR_LAUNCH_TIMEOUT",
+        "a kernel ran longer than BIREN_KERNEL_TIMEOUT_MS and was stopped by the watchdog",
+    ),
+    (
         999,
         "BIREN_ERROR_UNKNOWN",
         "an unknown internal error occurred",
@@ -107,7 +113,7 @@ pub(crate) const ERROR_TABLE: &[(i32, &str, &str)] = &[
 
 impl ErrorCode {
     /// Every error code, in table order.
-    pub const ALL: [ErrorCode; 16] = [
+    pub const ALL: [ErrorCode; 17] = [
         ErrorCode::InvalidValue,
         ErrorCode::OutOfMemory,
         ErrorCode::NotInitialized,
@@ -123,6 +129,7 @@ impl ErrorCode {
         ErrorCode::IllegalAddress,
         ErrorCode::NotPermitted,
         ErrorCode::NotSupported,
+        ErrorCode::LaunchTimeout,
         ErrorCode::Unknown,
     ];
 
@@ -188,6 +195,7 @@ mod tests {
         assert_eq!(error_name(12345), "BIREN_ERROR_UNRECOGNIZED");
         assert_eq!(error_text(-1), "unrecognized error code");
         assert_eq!(error_name(0), "BIREN_SUCCESS");
-        assert!(ErrorCode::from_code(16).is_none());
+        assert!(ErrorCode::from_code(500).is_none());
+        assert_eq!(ErrorCode::from_code(16), Some(ErrorCode::LaunchTimeout));
     }
 }

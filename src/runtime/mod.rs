@@ -1,40 +1,27 @@
 //! The runtime core: plain safe Rust, no C types. The FFI layer resolves C arguments into calls
 //! on `Runtime` and maps the results back.
 
-pub mod advice;
-pub mod arena;
-pub mod caller;
+// Three groups, with imports that run one way: `exec` -> `diagnostics` -> `memory`.
 pub mod config;
-pub mod context;
-pub mod copy;
-pub mod deadlock;
 pub mod diagnostics;
 pub mod error;
-pub mod event;
-pub mod executor;
-pub mod launch;
-pub mod leaks;
+pub mod exec;
 pub mod memory;
-pub mod notifier;
 pub mod registry;
-pub mod scheduler;
-pub mod stream;
-pub mod trace;
-pub mod validator;
 
 use config::Config;
-use context::DeviceContext;
 use error::{ErrorCode, Result};
-use event::EventCore;
-use launch::KernelTable;
+use exec::context::DeviceContext;
+use exec::event::EventCore;
+use exec::launch::KernelTable;
+use exec::stream::StreamCore;
 use memory::{MemoryTable, Region};
 use parking_lot::Mutex;
-use registry::Registry;
+use registry::{HandleKind, Registry};
 use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
-use stream::StreamCore;
 
 pub(crate) const VERSION_MAJOR: i32 = 1;
 pub(crate) const VERSION_MINOR: i32 = 0;
@@ -51,8 +38,13 @@ pub struct Runtime {
     ids: AtomicU64,
 }
 
-static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+/// The runtime, once started. A pointer rather than a `OnceLock` because a child made by
+/// `fork()` must be able to start a fresh one: the parent's runtime threads do not exist in the
+/// child, so its runtime is abandoned (leaked, never dropped: its memory is the child's copy).
+static RUNTIME: AtomicPtr<Runtime> = AtomicPtr::new(std::ptr::null_mut());
 static INIT: Mutex<()> = Mutex::new(());
+/// Set in a child forked after the runtime was started (see `install_fork_handlers`).
+static FORKED_AFTER_INIT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 thread_local! {
     static CURRENT_DEVICE: Cell<usize> = const { Cell::new(0) };
@@ -61,19 +53,31 @@ thread_local! {
 /// Starts the runtime (idempotent, thread-safe). A malformed configuration fails with
 /// `InvalidValue` after one line on stderr naming the variable.
 pub fn init() -> Result<&'static Runtime> {
-    if let Some(rt) = RUNTIME.get() {
+    if let Some(rt) = try_get() {
         return Ok(rt);
     }
     let _g = INIT.lock();
-    if let Some(rt) = RUNTIME.get() {
+    if let Some(rt) = try_get() {
         return Ok(rt);
     }
+    if FORKED_AFTER_INIT.load(Ordering::Acquire) {
+        eprintln!(
+            "biren: birenInit in a process forked after its parent started the runtime: not supported \
+             (the runtime's threads did not follow the fork). Start worker processes before birenInit, \
+             or exec a new program (posix_spawn; Python: multiprocessing's \"spawn\" start method)."
+        );
+        return Err(ErrorCode::NotSupported);
+    }
+    install_fork_handlers();
     let config = config::load()?;
     diagnostics::set_validator(config.validator);
     let clock = Instant::now();
     if let Some(path) = &config.trace_path {
-        trace::start(path.clone(), clock);
+        diagnostics::trace::start(path.clone(), clock, config.compute_units);
     }
+    crate::device::fault::install_handlers();
+    crate::device::fault::set_kernel_timeout_ms(config.kernel_timeout_ms);
+    let futures = Arc::new(exec::event::Futures::default());
     let devices = (0..config.device_count)
         .map(|i| {
             Arc::new(DeviceContext::new(
@@ -83,32 +87,72 @@ pub fn init() -> Result<&'static Runtime> {
                 config.policy,
                 config.deadlock_timeout_ms,
                 clock,
+                futures.clone(),
             ))
         })
         .collect();
     let rt = Runtime {
         config,
         devices,
-        streams: Registry::new(),
-        events: Registry::new(),
+        streams: Registry::new(HandleKind::Stream),
+        events: Registry::new(HandleKind::Event),
         kernels: KernelTable::default(),
         host_memory: MemoryTable::new(u64::MAX),
         clock,
         ids: AtomicU64::new(0),
     };
-    let _ = RUNTIME.set(rt);
-    Ok(RUNTIME.get().expect("just set"))
+    let p = Box::into_raw(Box::new(rt));
+    RUNTIME.store(p, Ordering::Release);
+    // SAFETY: never freed (see RUNTIME).
+    Ok(unsafe { &*p })
 }
 
-/// The runtime, or `NotInitialized` before `birenInit`.
+/// The runtime, or `NotInitialized` before `birenInit` (and in a forked child until it calls
+/// `birenInit` again).
 #[inline]
 pub fn get() -> Result<&'static Runtime> {
-    RUNTIME.get().ok_or(ErrorCode::NotInitialized)
+    try_get().ok_or(ErrorCode::NotInitialized)
 }
 
 /// The runtime if it was started (no error otherwise).
+#[inline]
 pub fn try_get() -> Option<&'static Runtime> {
-    RUNTIME.get()
+    let p = RUNTIME.load(Ordering::Acquire);
+    // SAFETY: a published runtime is never freed.
+    (!p.is_null()).then(|| unsafe { &*p })
+}
+
+/// After `fork()` only the forking thread exists in the child, so the runtime's compute units,
+/// engines and host-function thread are gone and every synchronizing call would hang. Nor can
+/// the child start a fresh runtime safely: the parent's threads may have been parked inside the
+/// lock library's global wait table, whose entries point into their stacks, which the C library
+/// hands to the child's new threads (seen: a crash in about one fork in thirty). So, as CUDA
+/// does, the child's calls fail cleanly: `NotInitialized`, and `birenInit` `NotSupported`.
+/// A process that forks before `birenInit` is not affected.
+fn install_fork_handlers() {
+    extern "C" fn prepare() {
+        // No birenInit runs across the fork: the child can take the lock.
+        std::mem::forget(INIT.lock());
+    }
+    extern "C" fn parent() {
+        // SAFETY: locked by `prepare` in this same thread.
+        unsafe { INIT.force_unlock() };
+    }
+    extern "C" fn child() {
+        // SAFETY: locked by `prepare` in the thread that is now the child's only thread.
+        unsafe { INIT.force_unlock() };
+        if !RUNTIME.load(Ordering::Acquire).is_null() {
+            FORKED_AFTER_INIT.store(true, Ordering::Release);
+        }
+        RUNTIME.store(std::ptr::null_mut(), Ordering::Release);
+        CURRENT_DEVICE.with(|c| c.set(0));
+        diagnostics::trace::forked_child();
+    }
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: the handlers are async-signal-safe enough for fork: atomics and a lock.
+        unsafe { libc::pthread_atfork(Some(prepare), Some(parent), Some(child)) };
+    });
 }
 
 impl Runtime {
@@ -180,19 +224,24 @@ impl Runtime {
     /// the device itself. Reports leaks when the validator is on.
     pub fn reset_device(&self, i: usize) -> Result<()> {
         let d = self.device(i)?;
-        if context::sync_forbidden_here() {
+        if exec::context::sync_forbidden_here() {
             return Err(ErrorCode::NotPermitted);
         }
         let streams = self.streams.remove_where(|s| s.device == i);
         let events = self.events.remove_where(|e| e.device == i);
         let allocations = d.reset();
-        leaks::Leaks {
+        // After the reset dropped the queued work: streams of other devices that wait for these
+        // events' first records stop waiting.
+        for (_, e) in &events {
+            d.abandon_future(e);
+        }
+        diagnostics::leaks::Leaks {
             streams: streams.iter().map(|(_, s)| (s.id, s.caller)).collect(),
             events: events.iter().map(|(_, e)| (e.id, e.caller)).collect(),
             allocations,
         }
         .report(&format!("birenDeviceReset, device {i}"));
-        trace::flush();
+        diagnostics::trace::flush();
         Ok(())
     }
 }

@@ -1,9 +1,11 @@
 //! Handle registry: maps opaque handle values to live objects by index + generation, so that a
 //! destroyed, reused or forged handle is looked up and refused, never dereferenced.
 //!
-//! A handle is `(generation << 32) | (index + 1)`; zero is never a handle. Slots live in
-//! lazily allocated segments that never move, each guarded by its own small lock, so lookups
-//! from many threads do not contend on one lock.
+//! A handle is `(generation << 32) | (kind << 24) | (index + 1)`; zero is never a handle. The
+//! kind is the registry's own tag (`HandleKind`), so a handle of one type passed where another is
+//! expected (a stream as an event) fails the lookup. Slots live in lazily allocated segments
+//! that never move, each guarded by its own small lock, so lookups from many threads do not
+//! contend on one lock.
 
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -12,6 +14,20 @@ use std::sync::{Arc, OnceLock};
 const SEGMENT_BITS: u32 = 12;
 const SEGMENT_SIZE: usize = 1 << SEGMENT_BITS;
 const SEGMENTS: usize = 1024; // 4M handles of each kind
+const INDEX_BITS: u32 = 24;
+const INDEX_MASK: u64 = (1 << INDEX_BITS) - 1;
+
+/// The type of object a registry holds; part of every handle it gives out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum HandleKind {
+    Stream = 1,
+    Event = 2,
+    Graph = 3,
+    GraphNode = 4,
+    GraphExec = 5,
+    MemPool = 6,
+}
 
 struct Slot<T> {
     generation: u32,
@@ -21,6 +37,7 @@ struct Slot<T> {
 type Segment<T> = Box<[Mutex<Slot<T>>]>;
 
 pub struct Registry<T> {
+    kind: HandleKind,
     segments: Box<[OnceLock<Segment<T>>]>,
     free: Mutex<FreeList>,
     live: AtomicUsize,
@@ -31,23 +48,10 @@ struct FreeList {
     next_fresh: u32,
 }
 
-fn split(handle: u64) -> Option<(usize, u32)> {
-    let low = (handle & 0xffff_ffff) as usize;
-    if low == 0 {
-        return None;
-    }
-    Some((low - 1, (handle >> 32) as u32))
-}
-
-impl<T> Default for Registry<T> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl<T> Registry<T> {
-    pub fn new() -> Registry<T> {
+    pub fn new(kind: HandleKind) -> Registry<T> {
         Registry {
+            kind,
             segments: (0..SEGMENTS).map(|_| OnceLock::new()).collect(),
             free: Mutex::new(FreeList {
                 indices: Vec::new(),
@@ -55,6 +59,19 @@ impl<T> Registry<T> {
             }),
             live: AtomicUsize::new(0),
         }
+    }
+
+    fn make(&self, index: usize, generation: u32) -> u64 {
+        ((generation as u64) << 32) | ((self.kind as u64) << INDEX_BITS) | (index as u64 + 1)
+    }
+
+    /// The slot index and generation of `handle`, if it is a handle of this registry's kind.
+    fn split(&self, handle: u64) -> Option<(usize, u32)> {
+        let low = handle & INDEX_MASK;
+        if low == 0 || (handle >> INDEX_BITS) & 0xff != self.kind as u64 {
+            return None;
+        }
+        Some((low as usize - 1, (handle >> 32) as u32))
     }
 
     fn slot(&self, index: usize) -> Option<&Mutex<Slot<T>>> {
@@ -94,12 +111,12 @@ impl<T> Registry<T> {
         let mut s = self.slot_or_create(index as usize).lock();
         s.value = Some(value);
         self.live.fetch_add(1, Ordering::Relaxed);
-        Some(((s.generation as u64) << 32) | (index as u64 + 1))
+        Some(self.make(index as usize, s.generation))
     }
 
     /// The live object behind `handle`, if any.
     pub fn get(&self, handle: u64) -> Option<Arc<T>> {
-        let (index, generation) = split(handle)?;
+        let (index, generation) = self.split(handle)?;
         let s = self.slot(index)?.lock();
         if s.generation != generation {
             return None;
@@ -109,7 +126,7 @@ impl<T> Registry<T> {
 
     /// Unregisters `handle`; its value from now on answers no lookup.
     pub fn remove(&self, handle: u64) -> Option<Arc<T>> {
-        let (index, generation) = split(handle)?;
+        let (index, generation) = self.split(handle)?;
         let v = {
             let mut s = self.slot(index)?.lock();
             if s.generation != generation || s.value.is_none() {
@@ -131,8 +148,7 @@ impl<T> Registry<T> {
             for (i, slot) in seg.iter().enumerate() {
                 let mut s = slot.lock();
                 if s.value.as_ref().is_some_and(|v| pred(v)) {
-                    let handle =
-                        ((s.generation as u64) << 32) | ((si * SEGMENT_SIZE + i) as u64 + 1);
+                    let handle = self.make(si * SEGMENT_SIZE + i, s.generation);
                     s.generation = s.generation.wrapping_add(1).max(1);
                     let v = s.value.take().expect("checked above");
                     drop(s);
@@ -174,7 +190,7 @@ mod tests {
 
     #[test]
     fn insert_get_remove() {
-        let r = Registry::new();
+        let r = Registry::new(HandleKind::Stream);
         let h = r.insert(Arc::new(7)).unwrap();
         assert_ne!(h, 0);
         assert_eq!(*r.get(h).unwrap(), 7);
@@ -187,7 +203,7 @@ mod tests {
 
     #[test]
     fn reused_slot_refuses_the_old_handle() {
-        let r = Registry::new();
+        let r = Registry::new(HandleKind::Stream);
         let a = r.insert(Arc::new(1)).unwrap();
         r.remove(a);
         let b = r.insert(Arc::new(2)).unwrap();
@@ -198,7 +214,7 @@ mod tests {
 
     #[test]
     fn forged_handles_are_refused() {
-        let r: Registry<i32> = Registry::new();
+        let r: Registry<i32> = Registry::new(HandleKind::Stream);
         for h in [0u64, 1, 0xdead_beef, u64::MAX, 0x1_0000_0001] {
             assert!(r.get(h).is_none());
             assert!(r.remove(h).is_none());
@@ -206,8 +222,21 @@ mod tests {
     }
 
     #[test]
+    fn a_handle_of_another_kind_is_refused() {
+        let streams = Registry::new(HandleKind::Stream);
+        let events = Registry::new(HandleKind::Event);
+        let s = streams.insert(Arc::new(1)).unwrap();
+        let e = events.insert(Arc::new(2)).unwrap();
+        assert!(events.get(s).is_none(), "a stream handle is not an event");
+        assert!(events.remove(s).is_none());
+        assert!(streams.get(e).is_none(), "an event handle is not a stream");
+        assert_eq!(*events.get(e).unwrap(), 2);
+        assert_eq!(*streams.get(s).unwrap(), 1);
+    }
+
+    #[test]
     fn many_handles_and_remove_where() {
-        let r = Registry::new();
+        let r = Registry::new(HandleKind::Stream);
         let hs: Vec<u64> = (0..10_000)
             .map(|i| r.insert(Arc::new(i)).unwrap())
             .collect();

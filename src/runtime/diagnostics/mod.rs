@@ -1,0 +1,77 @@
+//! Where the runtime tells its user what went wrong: validator findings, asynchronous errors and
+//! advice, each one line, to stderr or to the callback set with `birenSetValidatorCallback`.
+
+pub mod advice;
+pub mod caller;
+pub mod leaks;
+pub mod trace;
+pub mod validator;
+
+use parking_lot::RwLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static VALIDATOR: AtomicBool = AtomicBool::new(false);
+
+thread_local! {
+    /// Whether the current API call has reported a finding already.
+    static REPORTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the calling thread's current call reported a finding; clears the mark.
+pub fn take_reported() -> bool {
+    REPORTED.with(|c| c.replace(false))
+}
+
+type Sink = Box<dyn Fn(&str) + Send + Sync>;
+static SINK: RwLock<Option<Sink>> = RwLock::new(None);
+
+pub fn validator_on() -> bool {
+    VALIDATOR.load(Ordering::Relaxed)
+}
+
+pub fn set_validator(on: bool) {
+    VALIDATOR.store(on, Ordering::Relaxed);
+}
+
+/// Sends validator lines to `sink` instead of stderr (`None`: back to stderr).
+pub fn set_sink(sink: Option<Sink>) {
+    *SINK.write() = sink;
+}
+
+fn emit(line: &str) {
+    match &*SINK.read() {
+        Some(f) => f(line),
+        None => {
+            use std::io::Write;
+            let mut e = std::io::stderr().lock();
+            let _ = writeln!(e, "{line}");
+        }
+    }
+}
+
+/// A validator finding about call `call`: emitted only while the validator is on.
+pub fn finding(call: &str, msg: &str) {
+    if validator_on() {
+        REPORTED.with(|c| c.set(true));
+        emit(&format!("biren validator: {call}: {msg}"));
+    }
+}
+
+/// A failure that happened on the device, away from any call: always reported.
+pub fn async_error(msg: &str) {
+    emit(&format!("biren: {msg}"));
+}
+
+/// Advice drawn from the seed's lessons (validator on only).
+pub fn advice(msg: &str) {
+    if validator_on() {
+        emit(&format!("biren advice: {msg}"));
+    }
+}
+
+/// A plain validator line (leak reports), emitted only while the validator is on.
+pub fn line(msg: &str) {
+    if validator_on() {
+        emit(msg);
+    }
+}

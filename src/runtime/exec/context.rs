@@ -1,0 +1,581 @@
+//! One device as the host sees it: its default stream and streams, enqueueing with the
+//! default-stream rules, event records and waits (with cycle checks), host synchronization (with
+//! stall detection), freeing, and reset.
+
+use crate::device::engine::on_device_thread;
+use crate::runtime::diagnostics;
+use crate::runtime::diagnostics::trace::{self, Track};
+use crate::runtime::error::{ErrorCode, Result};
+use crate::runtime::exec::deadlock::{self, Goal};
+use crate::runtime::exec::event::{EventCore, FutureRecord, Futures, RecordState};
+use crate::runtime::exec::executor::Executor;
+use crate::runtime::exec::scheduler::Policy;
+use crate::runtime::exec::stream::{run_wakeups, Dep, StreamCore, StreamPoint, WaitOn, Work};
+use crate::runtime::exec::stream_set::StreamSet;
+use parking_lot::{Mutex, RwLock};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub struct DeviceContext {
+    pub index: usize,
+    pub exec: Arc<Executor>,
+    pub default_stream: Arc<StreamCore>,
+    /// Streams other than the default one, until destroyed and drained.
+    streams: Mutex<StreamSet>,
+    /// The runtime's futures: their count, and the lock that serializes adding and resolving
+    /// them (shared by all devices).
+    futures: Arc<Futures>,
+    /// Held (write) by a reset; (read) by host threads creating streams and allocations, so that
+    /// what exists when a reset starts is destroyed and what is created after it survives.
+    reset_lock: RwLock<()>,
+    deadlock_timeout: Duration,
+}
+
+/// True where a host synchronize would wait for itself (kernels, host functions).
+#[inline]
+pub fn sync_forbidden_here() -> bool {
+    on_device_thread()
+}
+
+/// Tracing: a host synchronization, drawn on the calling thread's track with its call site (found
+/// before the wait, so that the stack walk does not count as time blocked).
+struct SyncSite(Option<(String, u64)>);
+
+impl SyncSite {
+    fn start() -> SyncSite {
+        SyncSite(trace::on().then(|| (crate::runtime::diagnostics::caller::trace_site(), trace::now())))
+    }
+
+    fn end(self, name: impl FnOnce() -> String) {
+        if let Some((site, t0)) = self.0 {
+            trace::span(Track::HostThread, trace::SYNC, name(), t0, site);
+        }
+    }
+}
+
+impl DeviceContext {
+    pub fn new(
+        index: usize,
+        compute_units: usize,
+        capacity: u64,
+        policy: Policy,
+        deadlock_timeout_ms: u64,
+        clock: Instant,
+        futures: Arc<Futures>,
+    ) -> DeviceContext {
+        let exec = Executor::start(index, compute_units, capacity, policy, clock);
+        let default_stream = Arc::new(StreamCore::new(
+            deadlock::default_stream_id(index),
+            index,
+            0,
+            0,
+            true,
+            exec.clone(),
+            0,
+        ));
+        DeviceContext {
+            index,
+            exec,
+            default_stream,
+            streams: Mutex::new(StreamSet::default()),
+            futures,
+            reset_lock: RwLock::new(()),
+            deadlock_timeout: Duration::from_millis(deadlock_timeout_ms),
+        }
+    }
+
+    /// Keeps a reset out while a host thread creates something (not on the device's own
+    /// threads: a host function may allocate while a reset waits for it to finish).
+    pub fn creating(&self) -> Option<parking_lot::RwLockReadGuard<'_, ()>> {
+        (!on_device_thread()).then(|| self.reset_lock.read())
+    }
+
+    pub fn add_stream(&self, s: Arc<StreamCore>) {
+        self.streams.lock().add(s);
+    }
+
+    /// Forgets a destroyed stream once its work is done (now, if it is idle).
+    pub fn retire_stream(&self, s: &Arc<StreamCore>) {
+        s.mark_destroyed();
+        self.streams.lock().retire(s);
+    }
+
+    /// Every stream with work that may be pending, the default one first.
+    pub fn all_streams(&self) -> Vec<Arc<StreamCore>> {
+        let mut v = vec![self.default_stream.clone()];
+        v.extend(self.streams.lock().iter().cloned());
+        v
+    }
+
+    pub fn live_streams(&self) -> usize {
+        self.streams.lock().live()
+    }
+
+    /// The legacy default-stream dependencies of a new op in `s`.
+    fn implicit_deps(&self, s: &Arc<StreamCore>) -> Vec<Dep> {
+        if s.is_default {
+            self.streams
+                .lock()
+                .iter()
+                .filter(|b| b.is_blocking())
+                .filter_map(|b| b.pending_tail().map(Dep::Point))
+                .collect()
+        } else if s.is_blocking() {
+            self.default_stream
+                .pending_tail()
+                .map(Dep::Point)
+                .into_iter()
+                .collect()
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn check_enqueue(&self, s: &StreamCore) -> Result<()> {
+        self.exec.sticky()?;
+        s.check_usable()
+    }
+
+    /// Enqueues `work` on `s` after `deps` (and the default-stream rules); returns its seq.
+    pub fn enqueue(&self, s: &Arc<StreamCore>, work: Work, deps: Vec<Dep>) -> Result<u64> {
+        self.enqueue_since(s, work, deps, self.exec.epoch())
+    }
+
+    /// Enqueues work whose arguments (device pointers) were checked at reset epoch `epoch`: if
+    /// the device was reset since, that memory is gone and the work is refused with
+    /// INVALID_DEVICE_POINTER (a call that raced with birenDeviceReset). The check is made under
+    /// the stream's lock, which the reset takes before it frees anything.
+    pub fn enqueue_since(
+        &self,
+        s: &Arc<StreamCore>,
+        work: Work,
+        mut deps: Vec<Dep>,
+        epoch: u64,
+    ) -> Result<u64> {
+        self.check_enqueue(s)?;
+        let implicit = self.implicit_deps(s);
+        if s.is_default && !implicit.is_empty() && diagnostics::validator_on() {
+            crate::runtime::diagnostics::advice::default_stream_serialized(implicit.len());
+        }
+        deps.extend(implicit);
+        let mut q = s.queue.lock();
+        if self.exec.epoch() != epoch {
+            return Err(ErrorCode::InvalidDevicePointer);
+        }
+        let (seq, kick) = s.push_locked(&mut q, work, deps);
+        drop(q);
+        if kick {
+            s.kick();
+        }
+        Ok(seq)
+    }
+
+    /// Runs `f` now if nothing is queued on the device and no reset happened since `epoch`. The
+    /// reset lock (read) keeps a reset from freeing memory during `f` without blocking other
+    /// threads' enqueues. False if it did not run.
+    pub fn run_inline_since(&self, s: &Arc<StreamCore>, epoch: u64, f: impl FnOnce()) -> bool {
+        let _no_reset = self.reset_lock.read();
+        if !self.exec.is_idle() || self.exec.epoch() != epoch || !s.is_idle() {
+            return false;
+        }
+        f();
+        true
+    }
+
+    /// `birenEventRecord`: captures the work enqueued in `s` so far.
+    pub fn record(&self, ev: &EventCore, s: &Arc<StreamCore>) -> Result<()> {
+        self.check_enqueue(s)?;
+        let deps = self.implicit_deps(s);
+        let mut st = ev.state.lock();
+        if st.future.is_none() {
+            let mut q = s.queue.lock();
+            let rs = Arc::new(RecordState::new(
+                StreamPoint {
+                    stream: s.clone(),
+                    seq: s.enqueued() + 1,
+                },
+                ev.id,
+                !ev.timing_disabled(),
+            ));
+            if deps.is_empty() && !trace::on() && s.record_now_locked(&mut q) {
+                // Nothing enqueued before it is unfinished: the record is reached now.
+                rs.mark(|| self.exec.now_ns());
+                drop(q);
+                st.latest = Some(rs);
+                return Ok(());
+            }
+            let (_, kick) = s.push_locked(&mut q, Work::Record(rs.clone()), deps);
+            drop(q);
+            st.latest = Some(rs);
+            drop(st);
+            if kick {
+                s.kick();
+            }
+            return Ok(());
+        }
+        drop(st);
+        self.record_resolving(ev, s)
+    }
+
+    /// A record that resolves a future: refused if it would close a cycle.
+    fn record_resolving(&self, ev: &EventCore, s: &Arc<StreamCore>) -> Result<()> {
+        let _g = self.futures.lock.lock();
+        let deps = self.implicit_deps(s);
+        let mut st = ev.state.lock();
+        let Some(future) = st.future.clone() else {
+            drop(st);
+            return self.record(ev, s);
+        };
+        let mut q = s.queue.lock();
+        let seq = s.enqueued() + 1;
+        let mut starts: Vec<StreamPoint> = deps
+            .iter()
+            .filter_map(|d| match d {
+                Dep::Point(p) => Some(p.clone()),
+                Dep::Future(_) => None,
+            })
+            .collect();
+        starts.push(StreamPoint {
+            stream: s.clone(),
+            seq: seq - 1,
+        });
+        let waits: Vec<(u64, u64)> = future.waits().iter().map(|(w, n)| (w.id, *n)).collect();
+        if let Some(found) = deadlock::search(&starts, Some((s, &q)), Goal::Waits(&waits)) {
+            let chain = if found.hops.is_empty() {
+                String::new()
+            } else {
+                format!("{}; ", deadlock::describe_hops(&found.hops))
+            };
+            diagnostics::finding(
+                "birenEventRecord",
+                &format!(
+                    "recording event #{} in {} would close a cycle of waits: {}{} waits (its op {}) for this very record of event #{}. \
+                     Returned BIREN_ERROR_DEADLOCK; nothing was enqueued. Make the dependencies a DAG, or record the event in a stream that does not wait for these.",
+                    ev.id,
+                    deadlock::stream_name(s.id),
+                    chain,
+                    deadlock::stream_name(found.stream),
+                    found.seq,
+                    ev.id,
+                ),
+            );
+            return Err(ErrorCode::Deadlock);
+        }
+        let rs = Arc::new(RecordState::new(
+            StreamPoint {
+                stream: s.clone(),
+                seq,
+            },
+            ev.id,
+            !ev.timing_disabled(),
+        ));
+        let (_, kick) = s.push_locked(&mut q, Work::Record(rs.clone()), deps);
+        drop(q);
+        st.latest = Some(rs.clone());
+        st.future = None;
+        self.futures.cleared();
+        drop(st);
+        let mut wake = future.resolve(rs.clone());
+        if kick {
+            wake.push(s.clone());
+        }
+        run_wakeups(wake);
+        Ok(())
+    }
+
+    /// `birenStreamWaitEvent`: later work in `s` waits for the event's latest record, or for its
+    /// next record if it was never recorded.
+    pub fn wait_event(&self, s: &Arc<StreamCore>, ev: &EventCore) -> Result<()> {
+        self.check_enqueue(s)?;
+        let wait_for = |rs: Arc<RecordState>| {
+            let deps = vec![Dep::Point(rs.point.clone())];
+            let work = Work::Wait {
+                event: ev.id,
+                on: WaitOn::Record(rs),
+            };
+            self.enqueue(s, work, deps).map(|_| ())
+        };
+        if let Some(rs) = ev.latest() {
+            return wait_for(rs);
+        }
+        let _g = self.futures.lock.lock();
+        let mut st = ev.state.lock();
+        if let Some(rs) = st.latest.clone() {
+            drop(st);
+            return wait_for(rs);
+        }
+        let future = match &st.future {
+            Some(f) => f.clone(),
+            None => {
+                self.futures.created();
+                let f = Arc::new(FutureRecord::new(ev.id));
+                st.future = Some(f.clone());
+                f
+            }
+        };
+        let mut deps = vec![Dep::Future(future.clone())];
+        deps.extend(self.implicit_deps(s));
+        let mut q = s.queue.lock();
+        let (seq, kick) = s.push_locked(
+            &mut q,
+            Work::Wait {
+                event: ev.id,
+                on: WaitOn::Future(future.clone()),
+            },
+            deps,
+        );
+        future.add_wait(s, seq);
+        drop(q);
+        drop(st);
+        if kick {
+            s.kick();
+        }
+        Ok(())
+    }
+
+    /// The event is being destroyed: streams waiting for its first record stop waiting (as a
+    /// wait on a never-recorded event does in CUDA). Returns the streams that were waiting.
+    pub fn abandon_future(&self, ev: &EventCore) -> Vec<u64> {
+        let _g = self.futures.lock.lock();
+        let mut st = ev.state.lock();
+        let Some(future) = st.future.take() else {
+            return Vec::new();
+        };
+        self.futures.cleared();
+        drop(st);
+        let waiting = future.waiting_streams();
+        run_wakeups(future.abandon());
+        waiting
+    }
+
+    /// Waits on the host until `p` is reached. `DEADLOCK` if the work is blocked on a wait that
+    /// no enqueued record can satisfy for longer than the deadlock timeout.
+    pub fn wait_point(&self, p: &StreamPoint, call: &str) -> Result<()> {
+        if p.reached() {
+            return Ok(());
+        }
+        let mut deadline: Option<Instant> = None;
+        loop {
+            if self.futures.pending() > 0 {
+                if let Some(found) =
+                    deadlock::search(std::slice::from_ref(p), None, Goal::UnresolvedFuture)
+                {
+                    let now = Instant::now();
+                    let d = *deadline.get_or_insert(now + self.deadlock_timeout);
+                    if now >= d {
+                        diagnostics::finding(
+                            call,
+                            &format!(
+                                "the awaited work can never finish: {}{} (op {}) waits for the first record of event #{}, \
+                                 and none has been enqueued for {} ms. Returned BIREN_ERROR_DEADLOCK. Record the event, or call birenDeviceReset.",
+                                if found.hops.is_empty() { String::new() } else { format!("{}; ", deadlock::describe_hops(&found.hops)) },
+                                deadlock::stream_name(found.stream),
+                                found.seq,
+                                found.event.unwrap_or(0),
+                                self.deadlock_timeout.as_millis(),
+                            ),
+                        );
+                        return Err(ErrorCode::Deadlock);
+                    }
+                    if p.stream.notifier.wait_until(|| p.reached(), Some(d)) {
+                        return Ok(());
+                    }
+                    continue;
+                }
+            }
+            deadline = None;
+            // Not blocked on a future: the work will finish. Re-check now and then, in case a
+            // future appears upstream (it cannot for enqueued work, but waits are cheap).
+            if p.stream.notifier.wait_until(
+                || p.reached(),
+                Some(Instant::now() + Duration::from_millis(50)),
+            ) {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Waits for op `seq` that a synchronous call (birenMemcpy, birenMemset) enqueued in `s`. If
+    /// the wait fails (DEADLOCK), the op is withdrawn: a failed call writes nothing, ever.
+    pub fn wait_own(&self, s: &Arc<StreamCore>, seq: u64, call: &str) -> Result<()> {
+        let p = StreamPoint {
+            stream: s.clone(),
+            seq,
+        };
+        let site = SyncSite::start();
+        if let Err(e) = self.wait_point(&p, call) {
+            if s.withdraw(seq) {
+                site.end(|| call.to_string());
+                return Err(e);
+            }
+            // It started (or finished) just as the wait gave up: it completes normally.
+            let r = self.wait_point(&p, call);
+            site.end(|| call.to_string());
+            r?;
+        } else {
+            site.end(|| call.to_string());
+        }
+        self.exec.sticky()
+    }
+
+    fn after_wait(&self, s: &StreamCore) -> Result<()> {
+        if s.is_dead() {
+            return Err(ErrorCode::InvalidHandle);
+        }
+        self.exec.sticky()
+    }
+
+    /// After a host synchronize: the validator checks device memory, then the sticky error.
+    fn after_sync(&self, call: &str) -> Result<()> {
+        if diagnostics::validator_on() && self.exec.sticky().is_ok() {
+            self.exec
+                .check_memory(&format!("work finished before {call}"))?;
+        }
+        self.exec.sticky()
+    }
+
+    pub fn sync_stream(&self, s: &Arc<StreamCore>, call: &str) -> Result<()> {
+        if sync_forbidden_here() {
+            return Err(ErrorCode::NotPermitted);
+        }
+        self.exec.sticky()?;
+        let site = SyncSite::start();
+        let r = match s.pending_tail() {
+            Some(p) => self.wait_point(&p, call),
+            None => Ok(()),
+        };
+        site.end(|| format!("{call}({})", deadlock::stream_name(s.id)));
+        r?;
+        self.after_wait(s)?;
+        self.after_sync(call)
+    }
+
+    pub fn sync_device(&self) -> Result<()> {
+        if sync_forbidden_here() {
+            return Err(ErrorCode::NotPermitted);
+        }
+        crate::runtime::diagnostics::advice::device_synchronized();
+        if diagnostics::validator_on() {
+            let busy = self
+                .all_streams()
+                .iter()
+                .filter(|s| s.pending_tail().is_some())
+                .count();
+            diagnostics::advice::streams_busy(busy, self.exec.compute_units(), self.index);
+        }
+        let site = SyncSite::start();
+        let mut r = Ok(());
+        for s in self.all_streams() {
+            if let Some(p) = s.pending_tail() {
+                r = self.wait_point(&p, "birenDeviceSynchronize");
+                if r.is_err() {
+                    break;
+                }
+            }
+        }
+        site.end(|| "birenDeviceSynchronize".into());
+        r?;
+        self.exec.reclaim();
+        self.after_sync("birenDeviceSynchronize")
+    }
+
+    pub fn sync_event(&self, ev: &EventCore) -> Result<()> {
+        if sync_forbidden_here() {
+            return Err(ErrorCode::NotPermitted);
+        }
+        self.exec.sticky()?;
+        let site = SyncSite::start();
+        let latest = ev.latest();
+        let r = match &latest {
+            Some(rs) => self.wait_point(&rs.point, "birenEventSynchronize"),
+            None => Ok(()),
+        };
+        site.end(|| format!("birenEventSynchronize(event #{})", ev.id));
+        r?;
+        if latest.is_some_and(|rs| rs.point.stream.is_dead()) {
+            return Err(ErrorCode::InvalidHandle);
+        }
+        self.after_sync("birenEventSynchronize")
+    }
+
+    /// Frees a device allocation once the work enqueued so far no longer needs it.
+    pub fn free(&self, base: usize) -> Result<()> {
+        let a = self.exec.memory.unregister(base)?;
+        if self.exec.is_idle() {
+            self.exec.release(a);
+        } else {
+            let until = self
+                .all_streams()
+                .iter()
+                .filter_map(|s| s.pending_tail())
+                .collect();
+            self.exec.free_after(a, until);
+        }
+        Ok(())
+    }
+
+    /// Allocates, waiting for deferred frees when the device is full.
+    pub fn malloc(&self, size: usize, guard: usize, caller: usize) -> Result<usize> {
+        let _no_reset = self.creating();
+        match self.exec.memory.allocate(size, guard, caller) {
+            Err(ErrorCode::OutOfMemory) => {
+                // Memory whose work has completed comes back first. (A synchronize may return
+                // just before the completing thread releases it; that thread may also have
+                // released it since our attempt: retry either way.)
+                self.exec.reclaim();
+                if let Ok(p) = self.exec.memory.allocate(size, guard, caller) {
+                    return Ok(p);
+                }
+                // Would it fit once the deferred frees are released? If not, no wait helps.
+                let rounded = (size as u64)
+                    .checked_next_multiple_of(256)
+                    .unwrap_or(u64::MAX);
+                let mem = &self.exec.memory;
+                let after = mem.used().saturating_sub(self.exec.deferred_bytes());
+                if after.saturating_add(rounded) > mem.capacity() {
+                    if self.exec.drain_quarantine() {
+                        return mem.allocate(size, guard, caller);
+                    }
+                    return Err(ErrorCode::OutOfMemory);
+                }
+                let points = self.exec.deferred_points();
+                if points.is_empty() {
+                    if self.exec.drain_quarantine() {
+                        return self.exec.memory.allocate(size, guard, caller);
+                    }
+                    return Err(ErrorCode::OutOfMemory);
+                }
+                for p in points {
+                    // Work that can never finish holds its memory for good: out of memory.
+                    self.wait_point(&p, "birenMalloc")
+                        .map_err(|_| ErrorCode::OutOfMemory)?;
+                }
+                self.exec.reclaim();
+                self.exec.memory.allocate(size, guard, caller)
+            }
+            r => r,
+        }
+    }
+
+    /// Drops queued work, waits for running work, destroys all streams (returned, for handle
+    /// invalidation) and frees all memory. Returns the live allocations as (base, size, caller).
+    pub fn reset(&self) -> Vec<(usize, usize, usize)> {
+        let _r = self.reset_lock.write();
+        let _g = self.futures.lock.lock();
+        self.exec.begin_reset();
+        self.exec.wait_for_starts();
+        let streams = self.streams.lock().take();
+        for s in &streams {
+            s.kill();
+        }
+        self.default_stream.drain();
+        let live = self.exec.reset();
+        self.exec.end_reset();
+        // Work enqueued while the reset ran (by other host threads, on the default stream or on
+        // streams created meanwhile) could not start: start it now.
+        for s in self.all_streams() {
+            s.kick();
+        }
+        live
+    }
+}

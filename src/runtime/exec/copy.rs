@@ -1,0 +1,192 @@
+//! Checks on every copy and fill, made before anything is enqueued or written.
+
+use crate::runtime::error::{ErrorCode, Result};
+use crate::runtime::exec::executor::{ENGINE_FROM_DEVICE, ENGINE_TO_DEVICE};
+use crate::runtime::Runtime;
+
+/// `birenMemcpyKind` values.
+pub(crate) const HOST_TO_HOST: i64 = 0;
+pub(crate) const HOST_TO_DEVICE: i64 = 1;
+pub(crate) const DEVICE_TO_HOST: i64 = 2;
+pub(crate) const DEVICE_TO_DEVICE: i64 = 3;
+pub(crate) const DEFAULT: i64 = 4;
+
+/// Which memories a copy goes between (shown in the trace).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyDir {
+    HostToHost,
+    HostToDevice,
+    DeviceToHost,
+    DeviceToDevice,
+}
+
+impl CopyDir {
+    pub fn short_name(self) -> &'static str {
+        match self {
+            CopyDir::HostToHost => "HtoH",
+            CopyDir::HostToDevice => "HtoD",
+            CopyDir::DeviceToHost => "DtoH",
+            CopyDir::DeviceToDevice => "DtoD",
+        }
+    }
+}
+
+/// A validated copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CopyPlan {
+    pub dst: usize,
+    pub src: usize,
+    pub len: usize,
+    pub engine: usize,
+    pub dst_device: bool,
+    pub src_device: bool,
+}
+
+impl CopyPlan {
+    pub fn dir(&self) -> CopyDir {
+        match (self.src_device, self.dst_device) {
+            (false, false) => CopyDir::HostToHost,
+            (false, true) => CopyDir::HostToDevice,
+            (true, false) => CopyDir::DeviceToHost,
+            (true, true) => CopyDir::DeviceToDevice,
+        }
+    }
+}
+
+impl Runtime {
+    /// A side of a copy that `kind` calls host memory. Its range must not overflow, and if it
+    /// touches a known allocation — device memory (a HostToHost copy into a device buffer) or
+    /// page-locked host memory — it must lie inside it, whatever the kind says.
+    fn host_range(&self, p: usize, len: usize, call: &str, arg: &str) -> Result<()> {
+        if p.checked_add(len).is_none() {
+            crate::runtime::diagnostics::finding(
+                call,
+                &format!("{arg}={p:#x}: range of {len} bytes overflows"),
+            );
+            return Err(ErrorCode::InvalidValue);
+        }
+        let tables = self
+            .devices
+            .iter()
+            .map(|d| (&d.exec.memory, "device allocation"))
+            .chain(std::iter::once((&self.host_memory, "page-locked host allocation")));
+        for (table, what) in tables {
+            if let Some(Err(e)) = table.touches(p, len) {
+                let why = match table.find(p) {
+                    Some(r) => format!(
+                        "{arg}={p:#x}: {len} bytes from offset {} run {} bytes past the end of the {}-byte {what} at {:#x}",
+                        p - r.base,
+                        (p - r.base).saturating_add(len) - r.size,
+                        r.size,
+                        r.base
+                    ),
+                    None => format!("{arg}={p:#x}: {len} bytes run into a {what} they do not start in"),
+                };
+                crate::runtime::diagnostics::finding(call, &why);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    fn device_range(&self, p: usize, len: usize, call: &str, arg: &str) -> Result<()> {
+        let r = self.check_device_range(p, len);
+        if let Err(e) = r {
+            let why = match e {
+                ErrorCode::OutOfBounds => {
+                    let reg = self.device_region(p).map(|(_, r)| r);
+                    match reg {
+                        Some(r) => format!(
+                            "{arg}={p:#x}: {len} bytes from offset {} run {} bytes past the end of the {}-byte allocation at {:#x}",
+                            p - r.base,
+                            (p - r.base).saturating_add(len) - r.size,
+                            r.size,
+                            r.base
+                        ),
+                        None => format!("{arg}={p:#x}: range of {len} bytes overflows"),
+                    }
+                }
+                _ => format!("{arg}={p:#x} is not inside any live device allocation (host pointer, freed, or never allocated)"),
+            };
+            crate::runtime::diagnostics::finding(call, &why);
+        }
+        r
+    }
+
+    /// Validates a copy of `len` bytes; `None` when there is nothing to do (`len == 0`).
+    pub fn plan_copy(
+        &self,
+        dst: usize,
+        src: usize,
+        len: usize,
+        kind: i64,
+        call: &str,
+    ) -> Result<Option<CopyPlan>> {
+        if !(HOST_TO_HOST..=DEFAULT).contains(&kind) {
+            crate::runtime::diagnostics::finding(
+                call,
+                &format!("kind={kind} is not a birenMemcpyKind value (0..4)"),
+            );
+            return Err(ErrorCode::InvalidMemcpyDirection);
+        }
+        if len == 0 {
+            return Ok(None);
+        }
+        if dst == 0 || src == 0 {
+            crate::runtime::diagnostics::finding(
+                call,
+                &format!(
+                    "{} is NULL with count={len}",
+                    if dst == 0 { "dst" } else { "src" }
+                ),
+            );
+            return Err(ErrorCode::InvalidValue);
+        }
+        let (dst_device, src_device) = match kind {
+            HOST_TO_HOST => (false, false),
+            HOST_TO_DEVICE => (true, false),
+            DEVICE_TO_HOST => (false, true),
+            DEVICE_TO_DEVICE => (true, true),
+            _ => (
+                self.device_region(dst).is_some(),
+                self.device_region(src).is_some(),
+            ),
+        };
+        if dst_device {
+            self.device_range(dst, len, call, "dst")?;
+        } else {
+            self.host_range(dst, len, call, "dst")?;
+        }
+        if src_device {
+            self.device_range(src, len, call, "src")?;
+        } else {
+            self.host_range(src, len, call, "src")?;
+        }
+        let engine = if src_device {
+            ENGINE_FROM_DEVICE
+        } else {
+            ENGINE_TO_DEVICE
+        };
+        Ok(Some(CopyPlan {
+            dst,
+            src,
+            len,
+            engine,
+            dst_device,
+            src_device,
+        }))
+    }
+
+    /// Validates a fill of device memory; `None` when `len == 0`.
+    pub fn plan_fill(&self, dst: usize, len: usize, call: &str) -> Result<Option<()>> {
+        if len == 0 {
+            return Ok(None);
+        }
+        if dst == 0 {
+            crate::runtime::diagnostics::finding(call, &format!("devPtr is NULL with count={len}"));
+            return Err(ErrorCode::InvalidValue);
+        }
+        self.device_range(dst, len, call, "devPtr")?;
+        Ok(Some(()))
+    }
+}

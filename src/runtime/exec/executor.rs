@@ -1,0 +1,452 @@
+//! The executor of one device: where a stream's ready op goes to run (compute units through the
+//! scheduler, copy engines, the host-function thread), plus the device's shared state: its
+//! memory, its sticky error, its reset epoch and its count of unfinished work.
+
+use crate::device::{ComputeUnits, EngineThread};
+use crate::runtime::diagnostics::trace::{self, Track};
+use crate::runtime::diagnostics::{self, validator};
+use crate::runtime::error::{ErrorCode, Result};
+use crate::runtime::exec::scheduler::{Policy, Scheduler};
+use crate::runtime::exec::stream::{Started, StreamCore, StreamPoint, Work};
+use crate::runtime::memory::{Allocation, MemoryTable};
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Instant;
+
+/// Which copy engine runs a copy.
+pub(crate) const ENGINE_TO_DEVICE: usize = 0;
+pub(crate) const ENGINE_FROM_DEVICE: usize = 1;
+
+struct DeferredFree {
+    alloc: Allocation,
+    until: Vec<StreamPoint>,
+}
+
+pub struct Executor {
+    pub device: usize,
+    pub memory: MemoryTable,
+    pub scheduler: Arc<Scheduler>,
+    copy: [Arc<EngineThread>; 2],
+    host: Arc<EngineThread>,
+    units: ComputeUnits,
+    epoch: AtomicU64,
+    sticky: AtomicI32,
+    outstanding: AtomicU64,
+    deferred: Mutex<Vec<DeferredFree>>,
+    has_deferred: AtomicBool,
+    /// True during a reset: no op starts.
+    resetting: AtomicBool,
+    /// Threads between taking an op from a stream and handing it over (a reset waits for them).
+    starting: AtomicUsize,
+    /// Validator: freed allocations kept poisoned to catch writes after free.
+    quarantine: Mutex<Quarantine>,
+    clock: Instant,
+}
+
+#[derive(Default)]
+struct Quarantine {
+    allocs: std::collections::VecDeque<Allocation>,
+    bytes: usize,
+}
+
+/// Freed memory kept to catch writes after free (validator on).
+const QUARANTINE_BYTES: usize = 8 << 20;
+
+impl Executor {
+    pub fn start(
+        device: usize,
+        compute_units: usize,
+        capacity: u64,
+        policy: Policy,
+        clock: Instant,
+    ) -> Arc<Executor> {
+        Arc::new_cyclic(|me: &Weak<Executor>| {
+            let me = me.clone();
+            let scheduler = Arc::new(Scheduler::new(
+                device,
+                policy,
+                Box::new(move |k, failure| {
+                    let mut result = match failure {
+                        None => Ok(()),
+                        Some((e, msg)) => {
+                            diagnostics::async_error(&msg);
+                            trace::instant(
+                                k.stream().track(),
+                                trace::ERROR,
+                                format!("error: {msg}"),
+                                String::new(),
+                            );
+                            Err(e)
+                        }
+                    };
+                    if result.is_ok() && diagnostics::validator_on() {
+                        if let Some(ex) = me.upgrade() {
+                            result = ex.check_memory(&format!("kernel '{}'", k.launch.name()));
+                        }
+                    }
+                    k.stream().finish_op(k.seq(), k.epoch(), result);
+                }),
+            ));
+            let units = ComputeUnits::start(device, compute_units, scheduler.clone());
+            Executor::with_parts(device, capacity, scheduler, units, clock)
+        })
+    }
+
+    fn with_parts(
+        device: usize,
+        capacity: u64,
+        scheduler: Arc<Scheduler>,
+        units: ComputeUnits,
+        clock: Instant,
+    ) -> Executor {
+        Executor {
+            device,
+            memory: MemoryTable::device(capacity),
+            scheduler,
+            copy: [
+                EngineThread::start(format!("biren-d{device}-copy-in")),
+                EngineThread::start(format!("biren-d{device}-copy-out")),
+            ],
+            host: EngineThread::start(format!("biren-d{device}-host")),
+            units,
+            epoch: AtomicU64::new(1),
+            sticky: AtomicI32::new(0),
+            outstanding: AtomicU64::new(0),
+            deferred: Mutex::new(Vec::new()),
+            has_deferred: AtomicBool::new(false),
+            resetting: AtomicBool::new(false),
+            starting: AtomicUsize::new(0),
+            quarantine: Mutex::new(Quarantine::default()),
+            clock,
+        }
+    }
+
+    pub fn compute_units(&self) -> usize {
+        self.units.count()
+    }
+
+    pub fn now_ns(&self) -> u64 {
+        self.clock.elapsed().as_nanos() as u64
+    }
+
+    pub fn epoch(&self) -> u64 {
+        self.epoch.load(Ordering::SeqCst)
+    }
+
+    /// The device's sticky error, if a launch failed since the last reset.
+    pub fn sticky(&self) -> Result<()> {
+        match self.sticky.load(Ordering::Acquire) {
+            0 => Ok(()),
+            c => Err(ErrorCode::from_code(c).unwrap_or(ErrorCode::Unknown)),
+        }
+    }
+
+    pub fn set_sticky(&self, e: ErrorCode) {
+        let _ = self
+            .sticky
+            .compare_exchange(0, e.code(), Ordering::AcqRel, Ordering::Acquire);
+    }
+
+    pub fn op_enqueued(&self) {
+        self.outstanding.fetch_add(1, Ordering::SeqCst);
+    }
+
+    pub fn op_completed(&self) {
+        self.outstanding.fetch_sub(1, Ordering::SeqCst);
+        if self.has_deferred.load(Ordering::Acquire) {
+            self.reclaim();
+        }
+    }
+
+    /// True when no enqueued work is unfinished on the device.
+    pub fn is_idle(&self) -> bool {
+        self.outstanding.load(Ordering::SeqCst) == 0
+    }
+
+    /// Hands a ready op to whatever runs it.
+    pub fn run(&self, stream: &Arc<StreamCore>, seq: u64, epoch: u64, work: Work) -> Started {
+        match work {
+            Work::Record(r) => {
+                r.mark(|| self.now_ns());
+                Started::Done(Ok(()))
+            }
+            Work::Wait { .. } | Work::Taken => Started::Done(Ok(())),
+            // A device with a sticky error runs nothing more until it is reset.
+            _ if self.sticky.load(Ordering::Acquire) != 0 => Started::Done(Ok(())),
+            Work::Kernel(launch) => {
+                self.scheduler
+                    .submit(launch, stream.priority, stream.clone(), seq, epoch);
+                Started::Running
+            }
+            Work::Copy {
+                dst,
+                src,
+                len,
+                engine,
+                dir,
+            } => {
+                let s = stream.clone();
+                let device = self.device;
+                self.copy[engine].submit(Box::new(move || {
+                    let t0 = trace::now();
+                    // SAFETY: both ranges were validated at enqueue and their memory is kept
+                    // alive until this op completes (deferred free).
+                    unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len) };
+                    trace::span(
+                        Track::CopyEngine { device, engine },
+                        trace::MEMCPY,
+                        format!("memcpy {len} B"),
+                        t0,
+                        format!("\"bytes\":{len},\"kind\":\"{}\"", dir.short_name()),
+                    );
+                    s.finish_op(seq, epoch, Ok(()));
+                }));
+                Started::Running
+            }
+            Work::Fill { dst, value, len } => {
+                let s = stream.clone();
+                let device = self.device;
+                self.copy[ENGINE_FROM_DEVICE].submit(Box::new(move || {
+                    let t0 = trace::now();
+                    unsafe { std::ptr::write_bytes(dst as *mut u8, value, len) };
+                    let track = Track::CopyEngine {
+                        device,
+                        engine: ENGINE_FROM_DEVICE,
+                    };
+                    trace::span(
+                        track,
+                        trace::MEMSET,
+                        format!("memset {len} B"),
+                        t0,
+                        format!("\"bytes\":{len}"),
+                    );
+                    s.finish_op(seq, epoch, Ok(()));
+                }));
+                Started::Running
+            }
+            Work::Host(h) => {
+                let s = stream.clone();
+                let device = self.device;
+                self.host.submit(Box::new(move || {
+                    let t0 = trace::now();
+                    unsafe { (h.func)(h.data as *mut std::ffi::c_void) };
+                    trace::span(
+                        Track::HostFunctions { device },
+                        trace::HOST_FUNCTION,
+                        "host function".into(),
+                        t0,
+                        String::new(),
+                    );
+                    s.finish_op(seq, epoch, Ok(()));
+                }));
+                Started::Running
+            }
+        }
+    }
+
+    /// Returns a freed allocation's memory; with the validator on, keeps it poisoned in
+    /// quarantine for a while to catch kernels that write to it after the free.
+    pub fn release(&self, a: Allocation) {
+        if a.guard == 0 || !diagnostics::validator_on() {
+            self.memory.release(a);
+            return;
+        }
+        unsafe { std::ptr::write_bytes(a.base as *mut u8, validator::POISON_FREED, a.size) };
+        let evicted: Vec<Allocation> = {
+            let mut q = self.quarantine.lock();
+            q.bytes += a.size;
+            q.allocs.push_back(a);
+            let mut out = Vec::new();
+            while q.bytes > QUARANTINE_BYTES {
+                let Some(old) = q.allocs.pop_front() else {
+                    break;
+                };
+                q.bytes -= old.size;
+                out.push(old);
+            }
+            out
+        };
+        for a in evicted {
+            self.memory.release(a);
+        }
+    }
+
+    /// Empties the quarantine (when memory runs short, and at reset).
+    pub fn drain_quarantine(&self) -> bool {
+        let all: Vec<Allocation> = {
+            let mut q = self.quarantine.lock();
+            q.bytes = 0;
+            q.allocs.drain(..).collect()
+        };
+        let any = !all.is_empty();
+        for a in all {
+            self.memory.release(a);
+        }
+        any
+    }
+
+    /// Validator: checks every allocation's guard zones and the quarantined freed memory. A
+    /// damaged byte means `culprit` (or work that ran alongside it) wrote out of bounds or after
+    /// a free: reported, and the device gets the sticky ILLEGAL_ADDRESS.
+    pub fn check_memory(&self, culprit: &str) -> Result<()> {
+        let mut problems = Vec::new();
+        self.memory.for_each(|a| {
+            let (block, len) = a.block();
+            if let Some((first, last)) = validator::damaged_guard(a.base, a.size, block, len, a.guard) {
+                let place = if last < 0 {
+                    format!("bytes {first}..{last} before its start")
+                } else if first >= 0 {
+                    format!("bytes {first}..{last} past its end")
+                } else {
+                    format!("bytes {first}..{last}, before its start and past its end")
+                };
+                problems.push(format!(
+                    "{culprit} wrote out of bounds of the {}-byte allocation at {:#x}: {place}. \
+                     The launch fails with BIREN_ERROR_ILLEGAL_ADDRESS (sticky until birenDeviceReset).",
+                    a.size, a.base
+                ));
+                validator::repair_guards(a);
+            }
+        });
+        for a in self.quarantine.lock().allocs.iter() {
+            let bytes = unsafe { std::slice::from_raw_parts(a.base as *const u8, a.size) };
+            if let Some(off) = bytes.iter().position(|&b| b != validator::POISON_FREED) {
+                problems.push(format!(
+                    "{culprit} wrote to freed memory (use after free): the {}-byte allocation at {:#x}, offset {off}, was already freed. \
+                     The launch fails with BIREN_ERROR_ILLEGAL_ADDRESS (sticky until birenDeviceReset).",
+                    a.size, a.base
+                ));
+                unsafe {
+                    std::ptr::write_bytes(a.base as *mut u8, validator::POISON_FREED, a.size)
+                };
+            }
+        }
+        if problems.is_empty() {
+            return Ok(());
+        }
+        for p in &problems {
+            diagnostics::finding("device memory", p);
+        }
+        self.set_sticky(ErrorCode::IllegalAddress);
+        Err(ErrorCode::IllegalAddress)
+    }
+
+    /// Releases `a` once every point in `until` is reached (now, if they all are).
+    pub fn free_after(&self, a: Allocation, until: Vec<StreamPoint>) {
+        if until.iter().all(|p| p.reached()) {
+            self.release(a);
+            return;
+        }
+        self.deferred.lock().push(DeferredFree { alloc: a, until });
+        self.has_deferred.store(true, Ordering::Release);
+        self.reclaim();
+    }
+
+    /// Releases the deferred frees whose work has completed; true if any was released.
+    ///
+    /// Releases happen under the list's lock, so whoever takes the lock afterwards (another
+    /// reclaim, an allocation that ran short) sees the memory back.
+    pub fn reclaim(&self) -> bool {
+        let mut d = self.deferred.lock();
+        let mut any = false;
+        let mut i = 0;
+        while i < d.len() {
+            if d[i].until.iter().all(|p| p.reached()) {
+                self.release(d.swap_remove(i).alloc);
+                any = true;
+            } else {
+                i += 1;
+            }
+        }
+        if d.is_empty() {
+            self.has_deferred.store(false, Ordering::Release);
+        }
+        any
+    }
+
+    /// The points deferred frees wait for (an allocation that fails for lack of memory waits
+    /// for them and tries again).
+    pub fn deferred_points(&self) -> Vec<StreamPoint> {
+        self.deferred
+            .lock()
+            .iter()
+            .flat_map(|d| d.until.iter().cloned())
+            .collect()
+    }
+
+    /// Starts a reset: no op starts any more, and every op started before now is stale (its
+    /// completion will be ignored).
+    pub fn begin_reset(&self) {
+        self.resetting.store(true, Ordering::SeqCst);
+        self.epoch.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// A stream is about to start an op: false if a reset has begun (then start nothing).
+    /// Paired with `begin_reset` like Dekker's flags, so either the reset waits for this start
+    /// or this start sees the reset.
+    #[inline]
+    pub fn enter_start(&self) -> bool {
+        self.starting.fetch_add(1, Ordering::SeqCst);
+        if self.resetting.load(Ordering::SeqCst) {
+            self.starting.fetch_sub(1, Ordering::SeqCst);
+            return false;
+        }
+        true
+    }
+
+    #[inline]
+    pub fn leave_start(&self) {
+        self.starting.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Waits until no stream is in the middle of starting an op (after `begin_reset`).
+    pub fn wait_for_starts(&self) {
+        while self.starting.load(Ordering::SeqCst) > 0 {
+            std::thread::yield_now();
+        }
+    }
+
+    /// Ops dropped unfinished (reset): no longer pending.
+    pub fn ops_dropped(&self, n: u64) {
+        self.outstanding.fetch_sub(n, Ordering::SeqCst);
+    }
+
+    pub fn end_reset(&self) {
+        self.resetting.store(false, Ordering::SeqCst);
+    }
+
+    #[inline]
+    pub fn is_resetting(&self) -> bool {
+        self.resetting.load(Ordering::Relaxed)
+    }
+
+    /// Bytes held by deferred frees (released once their work completes).
+    pub fn deferred_bytes(&self) -> u64 {
+        self.deferred.lock().iter().map(|d| d.alloc.reserved).sum()
+    }
+
+    /// After `bump_epoch` and draining the streams, stops all device activity: drops queued kernels, copies and host functions, waits for the
+    /// blocks and jobs already running, releases every allocation, clears the sticky error.
+    /// Returns the allocations that were live (for the leak report) as (base, size, caller).
+    pub fn reset(&self) -> Vec<(usize, usize, usize)> {
+        self.scheduler.cancel_all();
+        for e in &self.copy {
+            e.cancel_and_wait();
+        }
+        self.host.cancel_and_wait();
+        for d in std::mem::take(&mut *self.deferred.lock()) {
+            self.memory.release(d.alloc);
+        }
+        self.has_deferred.store(false, Ordering::Release);
+        self.drain_quarantine();
+        let live = self.memory.unregister_all();
+        let report = live.iter().map(|a| (a.base, a.size, a.caller)).collect();
+        for a in live {
+            self.memory.release(a);
+        }
+        self.memory.reclaim_backing();
+        self.sticky.store(0, Ordering::Release);
+        report
+    }
+}

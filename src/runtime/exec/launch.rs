@@ -1,0 +1,246 @@
+//! Kernel launches: configuration checks, the table of registered kernels, and argument capture.
+
+use crate::device::{Dim3, Grid, KernelFn};
+use crate::runtime::error::{ErrorCode, Result};
+use parking_lot::RwLock;
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+pub(crate) const MAX_THREADS_PER_BLOCK: u64 = 1024;
+pub(crate) const MAX_BLOCK: Dim3 = Dim3::new(1024, 1024, 64);
+pub(crate) const MAX_GRID: Dim3 = Dim3::new(i32::MAX as u32, 65535, 65535);
+pub(crate) const SHARED_MEM_PER_BLOCK: usize = 48 * 1024;
+pub(crate) const MAX_KERNEL_ARGS: usize = 256;
+pub(crate) const MAX_ARG_SIZE: usize = 4096;
+
+/// Checks argument sizes given by a caller: at most `MAX_KERNEL_ARGS` of them, each 1 to
+/// `MAX_ARG_SIZE` bytes (so their sum cannot overflow and a copy is at most 1 MiB).
+pub fn check_arg_sizes(sizes: &[usize]) -> Result<()> {
+    if sizes.len() > MAX_KERNEL_ARGS || sizes.iter().any(|&s| s == 0 || s > MAX_ARG_SIZE) {
+        return Err(ErrorCode::InvalidValue);
+    }
+    Ok(())
+}
+
+/// Checks a launch configuration against the device limits.
+pub fn check_config(grid: Dim3, block: Dim3, shared: usize) -> Result<()> {
+    let dims_ok = |d: Dim3, max: Dim3| {
+        d.x >= 1 && d.y >= 1 && d.z >= 1 && d.x <= max.x && d.y <= max.y && d.z <= max.z
+    };
+    if !dims_ok(grid, MAX_GRID)
+        || !dims_ok(block, MAX_BLOCK)
+        || block.volume() > MAX_THREADS_PER_BLOCK
+        || shared > SHARED_MEM_PER_BLOCK
+    {
+        return Err(ErrorCode::InvalidConfiguration);
+    }
+    Ok(())
+}
+
+/// What `birenKernelRegister` told us about a kernel.
+#[derive(Debug)]
+pub struct KernelInfo {
+    pub name: String,
+    pub arg_sizes: Vec<usize>,
+}
+
+/// Hashes a function address: one multiplication (the default SipHash costs more than the rest
+/// of a launch's lookup).
+#[derive(Default)]
+pub struct AddressHasher(u64);
+
+impl std::hash::Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .rotate_left(29);
+    }
+}
+
+type AddressMap<V> = HashMap<usize, V, std::hash::BuildHasherDefault<AddressHasher>>;
+
+#[derive(Default)]
+pub struct KernelTable {
+    map: RwLock<AddressMap<Arc<KernelInfo>>>,
+    /// Registrations so far: launches skip the lookup while there are none.
+    count: AtomicUsize,
+}
+
+impl KernelTable {
+    pub fn register(&self, kernel: usize, name: String, arg_sizes: Vec<usize>) -> Result<()> {
+        check_arg_sizes(&arg_sizes)?;
+        self.map
+            .write()
+            .insert(kernel, Arc::new(KernelInfo { name, arg_sizes }));
+        self.count.fetch_add(1, Ordering::Release);
+        Ok(())
+    }
+
+    #[inline]
+    pub fn get(&self, kernel: usize) -> Option<Arc<KernelInfo>> {
+        if self.count.load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        self.map.read().get(&kernel).cloned()
+    }
+}
+
+/// A kernel's arguments: copied at launch (registered kernels, sized launches) or read from the
+/// caller's array when the kernel runs.
+pub enum KernelArgs {
+    ByReference(*mut *mut c_void),
+    Copied {
+        ptrs: Box<[*mut c_void]>,
+        _values: Box<[u128]>,
+    },
+}
+
+unsafe impl Send for KernelArgs {}
+// Shared between compute units only to read the pointer array, which nobody mutates.
+unsafe impl Sync for KernelArgs {}
+
+impl KernelArgs {
+    /// Copies the values behind `args[i]` (each `sizes[i]` bytes).
+    ///
+    /// # Safety
+    /// `args` must point to `sizes.len()` pointers, each to `sizes[i]` readable bytes.
+    pub unsafe fn copy(args: *const *mut c_void, sizes: &[usize]) -> Result<KernelArgs> {
+        if sizes.is_empty() {
+            return Ok(KernelArgs::Copied {
+                ptrs: Box::new([]),
+                _values: Box::new([]),
+            });
+        }
+        check_arg_sizes(sizes)?;
+        if args.is_null() {
+            return Err(ErrorCode::InvalidValue);
+        }
+        let words: usize = sizes.iter().map(|s| s.div_ceil(16)).sum();
+        let mut values = vec![0u128; words].into_boxed_slice();
+        let mut ptrs = Vec::with_capacity(sizes.len());
+        let mut at = 0usize;
+        for (i, &size) in sizes.iter().enumerate() {
+            let src = *args.add(i);
+            if src.is_null() {
+                return Err(ErrorCode::InvalidValue);
+            }
+            let dst = values.as_mut_ptr().add(at) as *mut u8;
+            std::ptr::copy_nonoverlapping(src as *const u8, dst, size);
+            ptrs.push(dst as *mut c_void);
+            at += size.div_ceil(16);
+        }
+        Ok(KernelArgs::Copied {
+            ptrs: ptrs.into_boxed_slice(),
+            _values: values,
+        })
+    }
+
+    pub fn as_ptr(&self) -> *mut *mut c_void {
+        match self {
+            KernelArgs::ByReference(p) => *p,
+            KernelArgs::Copied { ptrs, .. } => ptrs.as_ptr() as *mut *mut c_void,
+        }
+    }
+}
+
+/// A launch waiting in a stream.
+pub struct Launch {
+    pub kernel: KernelFn,
+    pub grid: Dim3,
+    pub block: Dim3,
+    pub shared: usize,
+    pub args: KernelArgs,
+    pub info: Option<Arc<KernelInfo>>,
+}
+
+impl Launch {
+    pub fn grid(&self) -> Grid {
+        Grid {
+            kernel: self.kernel,
+            args: self.args.as_ptr(),
+            grid: self.grid,
+            block: self.block,
+            shared_bytes: self.shared,
+        }
+    }
+
+    pub fn name(&self) -> String {
+        match &self.info {
+            Some(i) => i.name.clone(),
+            None => crate::runtime::diagnostics::caller::symbol_at(self.kernel as usize)
+                .unwrap_or_else(|| format!("kernel@{:#x}", self.kernel as usize)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_limits() {
+        let one = Dim3::new(1, 1, 1);
+        assert!(check_config(one, Dim3::new(1024, 1, 1), 0).is_ok());
+        assert!(check_config(Dim3::new(i32::MAX as u32, 65535, 65535), one, 48 * 1024).is_ok());
+        let bad = [
+            (Dim3::new(0, 1, 1), one, 0),
+            (one, Dim3::new(1, 0, 1), 0),
+            (one, Dim3::new(1025, 1, 1), 0),
+            (one, Dim3::new(32, 32, 2), 0),
+            (one, Dim3::new(1, 1, 65), 0),
+            (Dim3::new(1, 65536, 1), one, 0),
+            (Dim3::new(1u32 << 31, 1, 1), one, 0),
+            (one, one, 48 * 1024 + 1),
+        ];
+        for (g, b, s) in bad {
+            assert_eq!(
+                check_config(g, b, s),
+                Err(ErrorCode::InvalidConfiguration),
+                "{g:?} {b:?} {s}"
+            );
+        }
+    }
+
+    #[test]
+    fn copies_argument_values() {
+        let mut a: i32 = 5;
+        let mut b: f64 = 2.5;
+        let args = [
+            &mut a as *mut i32 as *mut c_void,
+            &mut b as *mut f64 as *mut c_void,
+        ];
+        let c = unsafe { KernelArgs::copy(args.as_ptr(), &[4, 8]).unwrap() };
+        a = 0;
+        b = 0.0;
+        let p = c.as_ptr();
+        unsafe {
+            assert_eq!(*(*p as *const i32), 5);
+            assert_eq!(*(*p.add(1) as *const f64), 2.5);
+        }
+        let _ = (a, b);
+        let nulls = [std::ptr::null_mut::<c_void>()];
+        assert!(unsafe { KernelArgs::copy(nulls.as_ptr(), &[4]) }.is_err());
+    }
+
+    #[test]
+    fn register_checks_sizes() {
+        let t = KernelTable::default();
+        assert!(t.register(1, "k".into(), vec![4, 8]).is_ok());
+        assert_eq!(t.get(1).unwrap().arg_sizes, vec![4, 8]);
+        assert_eq!(
+            t.register(2, "k".into(), vec![0]),
+            Err(ErrorCode::InvalidValue)
+        );
+        assert!(t.get(3).is_none());
+    }
+}
