@@ -965,6 +965,8 @@ static unsigned copy_expect(int kind, const side *dst, const side *src, size_t c
     if (declared_dev) {
       if (s->k != SD_DEV) faults |= IDP;
       else if (count > s->room) faults |= OOB;
+      /* a pinned buffer said to be device memory and overrun: two faults, either code */
+      if (s->k == SD_PIN && count > s->room) faults |= OOB;
     } else {
       if ((uintptr_t)s->p + count < (uintptr_t)s->p) faults |= IV;
       else if (s->k == SD_DEV && count > s->room) kfaults |= OOB;
@@ -1597,7 +1599,9 @@ static void op_xdev(worker *w) {
     locked = 0;
     use_device(w, 0);
     e = API(w, birenStreamSynchronize(w->streams[A].s));
-    JUDGE_K(w, F_StreamSynchronize, e, DL, 0, K_XDEV, "sync of a device 0 stream waiting for a device 1 record that never comes");
+    /* (a reset of device 1 meanwhile destroys E, which releases the wait: SUCCESS) */
+    JUDGE_K(w, F_StreamSynchronize, e, DL | (reset_since_op(w, 1) ? S_ : 0), 0, K_XDEV,
+            "sync of a device 0 stream waiting for a device 1 record that never comes");
     lock_dev(0);
     if (!keep1) lock_dev(1);
     locked = 1;
