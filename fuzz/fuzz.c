@@ -957,7 +957,7 @@ static unsigned copy_expect(int kind, const side *dst, const side *src, size_t c
   if (kind < 0 || kind > 4) return BADKIND;
   if (count == 0) return S_;
   if (dst->k == SD_NULL || src->k == SD_NULL) return IV;
-  unsigned faults = 0, kfaults = 0;
+  unsigned faults = 0, kfaults = 0, also = 0;
   const side *sides[2] = {dst, src};
   for (int i = 0; i < 2; i++) {
     const side *s = sides[i];
@@ -971,10 +971,13 @@ static unsigned copy_expect(int kind, const side *dst, const side *src, size_t c
       if ((uintptr_t)s->p + count < (uintptr_t)s->p) faults |= IV;
       else if (s->k == SD_DEV && count > s->room) kfaults |= OOB;
       else if (s->k == SD_PIN && count > s->room) kfaults |= OOB | IV;
+      /* A plain host range past the fuzzer's buffer (only with another fault, so nothing is
+       * copied) may run into a known allocation or pinned buffer: OUT_OF_BOUNDS then too. */
+      else if (s->k == SD_HOST && count > s->room) also |= OOB;
     }
   }
   if (kfaults) *h2h_fault = 1;
-  if (faults) return faults | kfaults;
+  if (faults) return faults | kfaults | also;
   if (kfaults) {
     *known_only = 1;
     return kfaults;
