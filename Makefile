@@ -5,6 +5,7 @@
 #   make test       cargo tests + C tests + examples + language bindings + install; sets up
 #                   its Python tools in build/venv (and, as root, missing system tools) itself
 #   make bench      benchmarks (see BENCHMARKS.md)
+#   make fuzz       the random API driver, long (FUZZ_SECONDS, FUZZ_SEEDS; see below)
 #   make docs       API reference of the header (Doxygen) in build/docs/html; fails on any warning
 #   make install    PREFIX=/usr/local [DESTDIR=...]: libraries, header, pkg-config file, CMake
 #                   package, biren-prof; uninstall
@@ -24,7 +25,7 @@ C_TESTS  := $(patsubst c-tests/%.c,$(BUILD)/c-tests/%,$(wildcard c-tests/*.c))
 EXAMPLES := $(patsubst examples-c/%.c,$(BUILD)/examples/%,$(sort $(wildcard examples-c/*.c)))
 SAMPLES  := $(patsubst samples/%.c,$(BUILD)/samples/%,$(sort $(wildcard samples/*.c)))
 
-.PHONY: all lib prof header check-header system-tools venv test test-rust test-c test-examples test-samples test-prof test-python test-wheel demo bench bench-peer stress valgrind install uninstall clean docs
+.PHONY: all lib prof header check-header system-tools venv test test-rust test-c test-examples test-samples test-prof test-python test-wheel demo bench bench-peer stress valgrind fuzz install uninstall clean docs
 
 all: lib prof
 
@@ -326,3 +327,40 @@ valgrind: lib $(C_TESTS)
 	if [ -n "$$timing" ]; then echo "valgrind: timing assertions failed under valgrind (not counted):$$timing"; fi; \
 	if [ -n "$$failed" ]; then echo "valgrind: FAILED:$$failed"; exit 1; fi; \
 	echo "valgrind: no memory errors, no leaks, no hangs"
+
+# ---- fuzz ------------------------------------------------------------------------------------
+# make fuzz [FUZZ_SECONDS=600] [FUZZ_SEEDS="1 2 3"] [FUZZ_THREADS=4] [FUZZ_SKIP=a,b|none]
+# fuzz/fuzz.c (the random API driver, see its header comment) built plain and with
+# -fsanitize=address,undefined, run for every seed with 1 and with 2 devices, plus one run per
+# seed with --racy-resets (resets racing with every call, 4 threads): FUZZ_SECONDS is the
+# total, shared evenly by the runs (at least 10 s each). Fails on any failed check, crash or
+# hang (30 s watchdog, which prints every thread's stack). FUZZ_SKIP defaults to the checks
+# fuzz/known-bugs lists (known bugs not fixed yet); FUZZ_SKIP=none runs them all. A short run
+# is part of `make test` (c-tests/test_fuzz.sh).
+FUZZ_SECONDS ?= 600
+FUZZ_SEEDS   ?= 1 2 3
+FUZZ_THREADS ?= 4
+FUZZ_SKIP    ?= $(or $(shell grep -v '^\#' fuzz/known-bugs | grep -v '^$$' | paste -sd, -),none)
+FUZZ_SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+
+$(BUILD)/fuzz/fuzz: fuzz/fuzz.c include/biren_runtime.h lib
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_STRICT) -o $@ $< $(LDLIBS)
+
+$(BUILD)/fuzz/fuzz-asan: fuzz/fuzz.c include/biren_runtime.h lib
+	@mkdir -p $(dir $@)
+	$(CC) $(subst -O2,-O1,$(CFLAGS_STRICT)) $(FUZZ_SAN) -o $@ $< $(LDLIBS)
+
+fuzz: $(BUILD)/fuzz/fuzz $(BUILD)/fuzz/fuzz-asan
+	@runs=$$(( $(words $(FUZZ_SEEDS)) * 5 )); per=$$(( $(FUZZ_SECONDS) / runs )); [ $$per -ge 10 ] || per=10; \
+	failed=""; \
+	for seed in $(FUZZ_SEEDS); do for devs in 1 2; do for bin in fuzz fuzz-asan; do \
+	  echo "== $$bin, $$devs device(s), seed $$seed, $$per s (skip: $(FUZZ_SKIP))"; \
+	  BIREN_DEVICE_COUNT=$$devs timeout $$((per + 300)) $(BUILD)/fuzz/$$bin --seed $$seed --seconds $$per \
+	    --threads $(FUZZ_THREADS) --skip $(FUZZ_SKIP) --quiet || failed="$$failed $$bin/$$devs-dev/seed-$$seed"; \
+	done; done; \
+	  echo "== fuzz --racy-resets, 1 device, seed $$seed, $$per s"; \
+	  BIREN_DEVICE_COUNT=1 timeout $$((per + 300)) $(BUILD)/fuzz/fuzz --seed $$seed --seconds $$per \
+	    --threads 4 --racy-resets --skip $(FUZZ_SKIP) --quiet || failed="$$failed racy/seed-$$seed"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: FAILED:$$failed"; exit 1; fi; echo "fuzz: all runs passed"

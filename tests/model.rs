@@ -12,6 +12,12 @@
 //! # The model
 //! - Device allocations, registered (pinned) host allocations and a pool of plain host buffers are
 //!   *objects* with their contents as `Vec<Option<u8>>` (`None`: not known, e.g. uninitialized).
+//!   Device allocations up to 4 MiB are tracked byte by byte, including the large ones (1 MiB to
+//!   3 MiB, mostly not a whole number of pages) generated so that frees of large blocks between
+//!   live neighbours are compared byte for byte (issue 16: a freed large range handed back to
+//!   the kernel must not zero its neighbour); a scenario places a large block at a page
+//!   boundary (right after a reset) with a neighbour in its last page. BIREN_MODEL_STATS=1
+//!   counts such frees.
 //! - Every enqueued operation is a node of a dependency graph: the previous op of its stream, the
 //!   legacy default-stream rules (an op on the NULL stream waits for the tails of all blocking
 //!   streams, destroyed ones with pending work included; an op on a blocking stream waits for the
@@ -93,8 +99,11 @@ type Code = birenError_t;
 
 /// Device memory of the simulated device (BIREN_DEVICE_MEMORY=64M).
 const CAP: usize = 64 << 20;
-/// Device allocations up to this size have their contents tracked; larger ones are opaque.
-const TRACK_LIMIT: usize = 64 << 10;
+/// Device allocations up to this size have their contents tracked (every byte, including the
+/// >= 1 MiB `SizeSel::Large` ones); larger ones are opaque.
+const TRACK_LIMIT: usize = 4 << 20;
+/// 1 MiB: freed device ranges at least this large are handed back to the kernel (issue 16).
+const MIB: usize = 1 << 20;
 const POOL_BUFFERS: usize = 3;
 const POOL_SIZE: usize = 4096;
 const SENTINEL: usize = 0x5e47_1000;
@@ -339,6 +348,9 @@ enum SizeSel {
     Zero,
     Small(u16),
     Medium(u16),
+    /// A device allocation of 1 MiB to 3 MiB, mostly not a whole number of pages, tracked
+    /// byte by byte (freeing one hands its range back to the kernel).
+    Large(u16),
     Big(u8),
     Huge(u8),
 }
@@ -549,6 +561,7 @@ fn size() -> impl Strategy<Value = SizeSel> {
         1 => Just(SizeSel::Zero),
         12 => any::<u16>().prop_map(SizeSel::Small),
         2 => any::<u16>().prop_map(SizeSel::Medium),
+        2 => any::<u16>().prop_map(SizeSel::Large),
         1 => (0u8..5).prop_map(SizeSel::Big),
         1 => (0u8..5).prop_map(SizeSel::Huge),
     ]
@@ -659,7 +672,7 @@ fn action() -> impl Strategy<Value = Action> {
 fn scenario() -> impl Strategy<Value = Vec<Action>> {
     let after_trap = prop::collection::vec(action(), 4);
     (
-        0u8..6,
+        0u8..7,
         any::<bool>(),
         any::<bool>(),
         region(),
@@ -735,6 +748,47 @@ fn scenario() -> impl Strategy<Value = Vec<Action>> {
                     StreamSync(s1),
                     DeviceSync,
                 ],
+                // Large blocks freed between live neighbours (issue 16, bug 1). After a reset
+                // the arena starts afresh, so the first block starts on a page boundary: its
+                // free hands [start, start + size) to the kernel, which must not zero the
+                // small neighbour that starts in the block's last page. Every byte of every
+                // block is compared at both synchronizes.
+                6 => {
+                    let fill = |i: u8, v: u8| Memset {
+                        ptr: PtrRef::Dev(i, Off::Start),
+                        value: (v | 1) as i32,
+                        count: CountSel::Fit,
+                        stream: None,
+                    };
+                    let dev = |i: u8| PtrRef::Dev(i, Off::Start);
+                    vec![
+                        DeviceReset,
+                        Malloc {
+                            size: SizeSel::Large(r.len),
+                            null_out: false,
+                        },
+                        Malloc {
+                            size: SizeSel::Small(r.off),
+                            null_out: false,
+                        },
+                        Malloc {
+                            size: SizeSel::Large(r.off),
+                            null_out: false,
+                        },
+                        Malloc {
+                            size: SizeSel::Small(r.len),
+                            null_out: false,
+                        },
+                        fill(0, val),
+                        fill(1, val.wrapping_add(1)),
+                        fill(2, val.wrapping_add(2)),
+                        fill(3, val.wrapping_add(3)),
+                        Free { ptr: dev(0) },
+                        DeviceSync,
+                        Free { ptr: dev(1) },
+                        DeviceSync,
+                    ]
+                }
                 // A trap: the device's error is sticky until birenDeviceReset.
                 5 => {
                     let mut v = vec![Trap(ts)];
@@ -1239,6 +1293,8 @@ impl World {
             SizeSel::Zero => 0,
             SizeSel::Small(n) => 1 + n as usize % 4096,
             SizeSel::Medium(n) if !host => 4097 + n as usize % 60_000,
+            // n = 0 is exactly 1 MiB; others run from 1 MiB + 1 to 3 MiB, odd sizes included.
+            SizeSel::Large(n) if !host => MIB + (n as usize * 37) % (2 * MIB),
             SizeSel::Big(k) if !host => {
                 [CAP / 4, CAP / 3, CAP / 2, CAP - 4096, CAP][k as usize % 5]
             }
@@ -1250,7 +1306,7 @@ impl World {
                 isize::MAX as usize,
             ][k as usize % 5],
             SizeSel::Huge(k) => [usize::MAX, usize::MAX - 100, 1 << 62][k as usize % 3],
-            SizeSel::Medium(n) => 1 + n as usize % 4096,
+            SizeSel::Medium(n) | SizeSel::Large(n) => 1 + n as usize % 4096,
             SizeSel::Big(n) => 1 + n as usize * 16,
         }
     }
@@ -2102,6 +2158,22 @@ impl World {
             Some(o) => {
                 self.check(what, r, &[BIREN_SUCCESS])?;
                 self.objs[o].live = false;
+                let (base, end) = (self.objs[o].base, self.objs[o].end());
+                if end - base >= MIB {
+                    stat("large blocks (>= 1 MiB) freed".into(), 1);
+                    let neighbour = self.objs.iter().any(|n| {
+                        n.live
+                            && n.kind == ObjKind::Device
+                            && n.base >= end
+                            && n.base <= (end | 4095)
+                    });
+                    if neighbour && base.is_multiple_of(4096) {
+                        stat(
+                            "  ... page-aligned, with a live neighbour in its last page".into(),
+                            1,
+                        );
+                    }
+                }
                 let until: Vec<NodeId> = (0..self.streams.len())
                     .filter_map(|k| self.tail_pending(k))
                     .collect();
@@ -3804,4 +3876,33 @@ fn regression_validator_does_not_blame_kernels_for_guards_being_filled() {
     if let Some(f) = failure {
         panic!("{f}");
     }
+}
+
+/// Issue 16, bug 1: freeing a block of >= 1 MiB whose size is not a whole number of pages must
+/// leave the allocation that starts in its last page intact (the range handed back to the
+/// kernel was rounded up to whole pages and zeroed the neighbour's first bytes).
+#[test]
+fn regression_freeing_a_large_block_keeps_its_neighbour() {
+    use Action::*;
+    run(&[
+        DeviceReset,
+        Malloc {
+            size: SizeSel::Large(1), // 1 MiB + 37 bytes, at the start of the arena (page-aligned)
+            null_out: false,
+        },
+        Malloc {
+            size: SizeSel::Small(99),
+            null_out: false,
+        },
+        Memset {
+            ptr: PtrRef::Dev(1, Off::Start),
+            value: 0x5a,
+            count: CountSel::Fit,
+            stream: None,
+        },
+        Free {
+            ptr: PtrRef::Dev(0, Off::Start),
+        },
+        DeviceSync,
+    ]);
 }
