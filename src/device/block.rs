@@ -21,8 +21,8 @@
 // fiber runs at a time.
 #![allow(dangerous_implicit_autorefs)]
 
-use super::fiber::{self, Stack};
 use super::fault::Fault;
+use super::fiber::{self, Stack};
 use super::kernel_ctx::{self, Dim3, KernelCtx, KernelLoop};
 use std::ffi::{c_uint, c_void};
 

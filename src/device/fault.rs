@@ -50,9 +50,7 @@ static INSTALLED: AtomicBool = AtomicBool::new(false);
 fn is_unit_thread() -> bool {
     // SAFETY: pthread_self has no preconditions.
     let me = unsafe { libc::pthread_self() } as usize;
-    UNIT_THREADS
-        .iter()
-        .any(|t| t.load(Ordering::Relaxed) == me)
+    UNIT_THREADS.iter().any(|t| t.load(Ordering::Relaxed) == me)
 }
 
 /// Installs the fault handlers (once per process; later calls do nothing).
@@ -135,7 +133,11 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, uctx: *mut
         // SAFETY: `u` is this unit thread's state (its TLS was touched when the unit started).
         unsafe {
             if std::ptr::read_volatile(&(*u).on_fiber) && !(*u).run.is_null() {
-                let addr = if info.is_null() { 0 } else { (*info).si_addr() as usize };
+                let addr = if info.is_null() {
+                    0
+                } else {
+                    (*info).si_addr() as usize
+                };
                 (*u).fault = Fault { signal: sig, addr };
                 // Does not return: the run ends and the driver abandons its fibers.
                 super::block::end_for_fault();
@@ -260,7 +262,9 @@ impl Watchdog {
                             if t != 0 {
                                 // SAFETY: a live compute unit thread (units never exit while
                                 // their device exists, and we hold the device's watchdog).
-                                unsafe { libc::pthread_kill(t as libc::pthread_t, watchdog_signal()) };
+                                unsafe {
+                                    libc::pthread_kill(t as libc::pthread_t, watchdog_signal())
+                                };
                             }
                         }
                     }

@@ -6,7 +6,8 @@ use super::types::*;
 use crate::device::{self, kernel_ctx};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::launch::{
-    check_config, cooperative_fits, KernelArgs, Launch, BLOCK_KERNELS, MAX_ARG_SIZE, MAX_KERNEL_ARGS,
+    check_config, cooperative_fits, KernelArgs, Launch, BLOCK_KERNELS, MAX_ARG_SIZE,
+    MAX_KERNEL_ARGS,
 };
 use crate::runtime::exec::work::Work;
 use crate::runtime::{self, diagnostics};

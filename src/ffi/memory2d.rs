@@ -9,16 +9,12 @@ use super::types::*;
 use crate::runtime::caps::{MAX_PITCH, PITCH_ALIGNMENT};
 use crate::runtime::diagnostics::{self, caller};
 use crate::runtime::error::{ErrorCode, Result};
-use crate::runtime::exec::work::Work;
 use crate::runtime::exec::strided::{Side, Strided};
+use crate::runtime::exec::work::Work;
 use crate::runtime::{self, Runtime};
 use std::ffi::{c_int, c_void};
 
 pub use super::memcpy3d_types::{birenExtent, birenMemcpy3DParms, birenPitchedPtr, birenPos};
-
-
-
-
 
 impl super::boundary::LogArg for birenExtent {
     fn show(&self) -> String {

@@ -245,7 +245,14 @@ pub fn flow_at(track: Track, id: u64, ts_ns: u64, start: bool) {
         } else {
             Phase::FlowEnd(id)
         };
-        push(track, ts_ns, GRAPH_NODE, "edge".into(), String::new(), phase);
+        push(
+            track,
+            ts_ns,
+            GRAPH_NODE,
+            "edge".into(),
+            String::new(),
+            phase,
+        );
     }
 }
 

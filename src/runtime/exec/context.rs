@@ -36,6 +36,18 @@ pub struct DeviceContext {
     deadlock_timeout: Duration,
 }
 
+/// The safety net in `wait_point` restarted work that was ready but not running: a runtime bug
+/// (a lost wake-up). Said once per process, so that it is reported rather than hidden.
+fn report_rescue(call: &str) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        eprintln!(
+            "biren: internal: {call} found work that was ready but not started (a lost wake-up in the \
+             runtime) and restarted it; the program goes on. Please report this with BIREN_TRACE output."
+        );
+    });
+}
+
 /// True where a host synchronize would wait for itself (kernels, host functions).
 #[inline]
 pub fn sync_forbidden_here() -> bool {
@@ -388,6 +400,10 @@ impl DeviceContext {
             return Ok(());
         }
         let mut deadline: Option<Instant> = None;
+        // Safety net against a lost wake-up (a stream whose head op is ready but that nobody
+        // advanced): after a second without any op completing on the device, the waiting host
+        // thread kicks every stream of it. If that gets work going again, it says so once.
+        let mut quiet_since = (Instant::now(), self.exec.ops_completed());
         loop {
             if self.futures.pending() > 0 {
                 if let Some(found) =
@@ -425,6 +441,19 @@ impl DeviceContext {
                 Some(Instant::now() + Duration::from_millis(50)),
             ) {
                 return Ok(());
+            }
+            let done = self.exec.ops_completed();
+            if done != quiet_since.1 {
+                quiet_since = (Instant::now(), done);
+            } else if quiet_since.0.elapsed() >= Duration::from_secs(1) {
+                quiet_since = (Instant::now(), done);
+                let mut rescued = false;
+                for s in self.all_streams() {
+                    rescued |= s.kick_if_stalled();
+                }
+                if rescued {
+                    report_rescue(call);
+                }
             }
         }
     }

@@ -56,7 +56,13 @@ impl CopyPlan {
 impl Runtime {
     /// A host range of a strided copy or fill: not NULL, no wrap-around, and inside any known
     /// allocation it touches (`OutOfBounds` otherwise), as for every copy.
-    pub(crate) fn check_host_span(&self, p: usize, len: usize, call: &str, arg: &str) -> Result<()> {
+    pub(crate) fn check_host_span(
+        &self,
+        p: usize,
+        len: usize,
+        call: &str,
+        arg: &str,
+    ) -> Result<()> {
         if p == 0 {
             return Err(ErrorCode::InvalidValue);
         }
@@ -78,7 +84,10 @@ impl Runtime {
             .devices
             .iter()
             .map(|d| (&d.exec.memory, "device allocation"))
-            .chain(std::iter::once((&self.host_memory, "page-locked or registered host buffer")));
+            .chain(std::iter::once((
+                &self.host_memory,
+                "page-locked or registered host buffer",
+            )));
         for (table, what) in tables {
             if let Some(Err(e)) = table.touches(p, len) {
                 let why = match table.find(p) {

@@ -161,6 +161,11 @@ impl Executor {
         self.ops_in.fetch_add(1, Ordering::SeqCst);
     }
 
+    /// How many ops have completed on the device so far (a progress counter).
+    pub fn ops_completed(&self) -> u64 {
+        self.ops_out.load(Ordering::SeqCst)
+    }
+
     pub fn op_completed(&self) {
         self.ops_out.fetch_add(1, Ordering::SeqCst);
         if self.has_deferred.load(Ordering::Acquire) {

@@ -370,6 +370,21 @@ impl StreamCore {
         true
     }
 
+    /// Kicks the stream if it has work but runs none; true if that started an op (its head op
+    /// was ready but nobody had advanced it: a lost wake-up).
+    pub fn kick_if_stalled(&self) -> bool {
+        let before = {
+            let q = self.queue.lock();
+            let has_work = !q.ops.is_empty() || !self.tail.lock().ops.is_empty();
+            (!q.running && has_work).then(|| self.completed.load(Ordering::SeqCst))
+        };
+        let Some(completed) = before else {
+            return false;
+        };
+        self.kick();
+        self.queue.lock().running || self.completed.load(Ordering::SeqCst) != completed
+    }
+
     /// Makes progress after a push: starts the head op if it can start.
     pub fn kick(&self) {
         let mut wake = Vec::new();
@@ -872,5 +887,39 @@ mod tests {
             );
             std::thread::sleep(Duration::from_millis(1));
         }
+    }
+
+    /// The safety net of a waiting synchronize: work pushed onto a stream whose consumer was
+    /// never told (a lost wake-up, simulated by a push that does not kick) is started by
+    /// `kick_if_stalled`, which says it did; a stream with nothing to do is left alone.
+    #[test]
+    fn kick_if_stalled_starts_work_that_nobody_started() {
+        static RAN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        unsafe extern "C" fn count(_: *mut std::ffi::c_void) {
+            RAN.fetch_add(1, Ordering::SeqCst);
+        }
+        let exec = Executor::start(0, 1, 1 << 20, Policy::Preemptive, Instant::now());
+        let s = StreamCore::new(2, 0, STREAM_NON_BLOCKING, 0, false, exec, 0);
+        assert!(!s.kick_if_stalled(), "an empty stream needs no kick");
+        {
+            let mut t = s.tail.lock();
+            let call = HostCall {
+                func: count,
+                data: 0,
+                despite_error: false,
+            };
+            // Pushed, but the consumer is not kicked: nobody will start it.
+            let _ = s.push_locked(&mut t, OpWork::Run(Work::Host(call)), Vec::new());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(s.completed(), 0, "nothing started the op");
+        assert!(s.kick_if_stalled(), "the kick started the stalled op");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while s.completed() < 1 {
+            assert!(Instant::now() < deadline, "the kicked op did not complete");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(RAN.load(Ordering::SeqCst), 1);
+        assert!(!s.kick_if_stalled(), "nothing left to start");
     }
 }

@@ -245,8 +245,14 @@ mod tests {
         a.free(big, size);
         let ok_after = unsafe { std::slice::from_raw_parts(after as *const u8, 64 * 1024) };
         let ok_before = unsafe { std::slice::from_raw_parts(before as *const u8, 4096) };
-        assert!(ok_after.iter().all(|&b| b == 0xA5), "the next block was zeroed");
-        assert!(ok_before.iter().all(|&b| b == 0x5A), "the previous block was zeroed");
+        assert!(
+            ok_after.iter().all(|&b| b == 0xA5),
+            "the next block was zeroed"
+        );
+        assert!(
+            ok_before.iter().all(|&b| b == 0x5A),
+            "the previous block was zeroed"
+        );
     }
 
     #[test]

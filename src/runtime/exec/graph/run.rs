@@ -177,10 +177,10 @@ impl GraphRun {
             shared,
             args,
             info: self.graph.nodes[i as usize].info.clone(),
-            stack_size: crate::runtime::try_get().map_or(
-                crate::device::compute_unit::FIBER_STACK_SIZE,
-                |rt| rt.settings[self.exec.device].stack_size(),
-            ),
+            stack_size: crate::runtime::try_get()
+                .map_or(crate::device::compute_unit::FIBER_STACK_SIZE, |rt| {
+                    rt.settings[self.exec.device].stack_size()
+                }),
             cooperative: false,
         };
         let ticket = Ticket {
