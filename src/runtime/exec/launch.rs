@@ -107,7 +107,6 @@ impl KernelTable {
     }
 
     pub fn register(&self, kernel: usize, name: String, arg_sizes: Vec<usize>) -> Result<()> {
-        check_arg_sizes(&arg_sizes)?;
         self.register_entry(kernel, name, arg_sizes, None)
     }
 
