@@ -334,7 +334,8 @@ valgrind: lib $(C_TESTS)
 # -fsanitize=address,undefined, run for every seed with 1 and with 2 devices, plus one run per
 # seed with --racy-resets (resets racing with every call, 4 threads): FUZZ_SECONDS is the
 # total, shared evenly by the runs (at least 10 s each). Fails on any failed check, crash or
-# hang (30 s watchdog, which prints every thread's stack). FUZZ_SKIP defaults to the checks
+# hang (30 s watchdog, which prints every thread's stack), or a "biren: internal:" line (a lost
+# wake-up that the runtime's safety net rescued). FUZZ_SKIP defaults to the checks
 # fuzz/known-bugs lists (known bugs not fixed yet); FUZZ_SKIP=none runs them all. A short run
 # is part of `make test` (c-tests/test_fuzz.sh).
 FUZZ_SECONDS ?= 600
@@ -357,10 +358,14 @@ fuzz: $(BUILD)/fuzz/fuzz $(BUILD)/fuzz/fuzz-asan
 	for seed in $(FUZZ_SEEDS); do for devs in 1 2; do for bin in fuzz fuzz-asan; do \
 	  echo "== $$bin, $$devs device(s), seed $$seed, $$per s (skip: $(FUZZ_SKIP))"; \
 	  BIREN_DEVICE_COUNT=$$devs timeout $$((per + 300)) $(BUILD)/fuzz/$$bin --seed $$seed --seconds $$per \
-	    --threads $(FUZZ_THREADS) --skip $(FUZZ_SKIP) --quiet || failed="$$failed $$bin/$$devs-dev/seed-$$seed"; \
+	    --threads $(FUZZ_THREADS) --skip $(FUZZ_SKIP) --quiet > $(BUILD)/fuzz/last.log 2>&1; \
+	  rc=$$?; cat $(BUILD)/fuzz/last.log; [ $$rc -eq 0 ] && ! grep -q '^biren: internal:' $(BUILD)/fuzz/last.log \
+	    || failed="$$failed $$bin/$$devs-dev/seed-$$seed"; \
 	done; done; \
 	  echo "== fuzz --racy-resets, 1 device, seed $$seed, $$per s"; \
 	  BIREN_DEVICE_COUNT=1 timeout $$((per + 300)) $(BUILD)/fuzz/fuzz --seed $$seed --seconds $$per \
-	    --threads 4 --racy-resets --skip $(FUZZ_SKIP) --quiet || failed="$$failed racy/seed-$$seed"; \
+	    --threads 4 --racy-resets --skip $(FUZZ_SKIP) --quiet > $(BUILD)/fuzz/last.log 2>&1; \
+	  rc=$$?; cat $(BUILD)/fuzz/last.log; [ $$rc -eq 0 ] && ! grep -q '^biren: internal:' $(BUILD)/fuzz/last.log \
+	    || failed="$$failed racy/seed-$$seed"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "fuzz: FAILED:$$failed"; exit 1; fi; echo "fuzz: all runs passed"

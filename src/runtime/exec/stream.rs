@@ -370,19 +370,59 @@ impl StreamCore {
         true
     }
 
-    /// Kicks the stream if it has work but runs none; true if that started an op (its head op
-    /// was ready but nobody had advanced it: a lost wake-up).
-    pub fn kick_if_stalled(&self) -> bool {
+    /// Kicks the stream if it has work but runs none. If that started an op (its head op was
+    /// ready but nobody had advanced it: a lost wake-up), returns what the stream looked like
+    /// before the kick, for the report.
+    pub fn kick_if_stalled(&self) -> Option<String> {
         let before = {
             let q = self.queue.lock();
-            let has_work = !q.ops.is_empty() || !self.tail.lock().ops.is_empty();
-            (!q.running && has_work).then(|| self.completed.load(Ordering::SeqCst))
+            let t = self.tail.lock();
+            let has_work = !q.ops.is_empty() || !t.ops.is_empty();
+            (!q.running && has_work).then(|| {
+                let head = q.ops.front().or(t.ops.front()).map(|op| {
+                    let kind = match &op.work {
+                        OpWork::Run(w) => w.kind_name(),
+                        OpWork::Record(_) => "event record",
+                        OpWork::Wait { .. } => "event wait",
+                        OpWork::Taken => "taken",
+                    };
+                    let deps: Vec<String> = op
+                        .deps
+                        .iter()
+                        .map(|d| match d {
+                            Dep::Point(p) => format!(
+                                "stream {} op {} ({})",
+                                p.stream.id,
+                                p.seq,
+                                if p.reached() { "reached" } else { "not reached" }
+                            ),
+                            Dep::Future(f) => format!(
+                                "future of event #{} ({})",
+                                f.event_id,
+                                if f.resolved().is_some() { "resolved" } else { "unresolved" }
+                            ),
+                        })
+                        .collect();
+                    format!("op {} ({kind}), deps [{}]", op.seq, deps.join(", "))
+                });
+                let state = format!(
+                    "stream {} (device {}): head {}; {} op(s) taken over, {} in the tail, tail idle flag {}, completed {}, enqueued {}",
+                    self.id,
+                    self.device,
+                    head.unwrap_or_default(),
+                    q.ops.len(),
+                    t.ops.len(),
+                    t.idle,
+                    self.completed(),
+                    self.enqueued()
+                );
+                (self.completed.load(Ordering::SeqCst), state)
+            })
         };
-        let Some(completed) = before else {
-            return false;
-        };
+        let (completed, state) = before?;
         self.kick();
-        self.queue.lock().running || self.completed.load(Ordering::SeqCst) != completed
+        (self.queue.lock().running || self.completed.load(Ordering::SeqCst) != completed)
+            .then_some(state)
     }
 
     /// Makes progress after a push: starts the head op if it can start.
@@ -900,7 +940,10 @@ mod tests {
         }
         let exec = Executor::start(0, 1, 1 << 20, Policy::Preemptive, Instant::now());
         let s = StreamCore::new(2, 0, STREAM_NON_BLOCKING, 0, false, exec, 0);
-        assert!(!s.kick_if_stalled(), "an empty stream needs no kick");
+        assert!(
+            s.kick_if_stalled().is_none(),
+            "an empty stream needs no kick"
+        );
         {
             let mut t = s.tail.lock();
             let call = HostCall {
@@ -913,13 +956,16 @@ mod tests {
         }
         std::thread::sleep(Duration::from_millis(20));
         assert_eq!(s.completed(), 0, "nothing started the op");
-        assert!(s.kick_if_stalled(), "the kick started the stalled op");
+        let what = s
+            .kick_if_stalled()
+            .expect("the kick started the stalled op");
+        assert!(what.contains("host function"), "{what}");
         let deadline = Instant::now() + Duration::from_secs(5);
         while s.completed() < 1 {
             assert!(Instant::now() < deadline, "the kicked op did not complete");
             std::thread::sleep(Duration::from_millis(1));
         }
         assert_eq!(RAN.load(Ordering::SeqCst), 1);
-        assert!(!s.kick_if_stalled(), "nothing left to start");
+        assert!(s.kick_if_stalled().is_none(), "nothing left to start");
     }
 }
