@@ -453,6 +453,9 @@ impl DeviceContext {
                         report_rescue(call, &what);
                     }
                 }
+                if let Some(what) = self.exec.scheduler.kick_if_stalled() {
+                    report_rescue(call, &what);
+                }
             }
         }
     }
