@@ -10,8 +10,8 @@ use crate::runtime::exec::scheduler::{Policy, Scheduler};
 use crate::runtime::exec::work::{Padded, Point, Started, Ticket, Work};
 use crate::runtime::memory::{Allocation, MemoryTable};
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Instant;
 
@@ -399,7 +399,9 @@ impl Executor {
             self.release(a);
             return;
         }
-        self.deferred.lock().push_back(DeferredFree { alloc: a, until });
+        self.deferred
+            .lock()
+            .push_back(DeferredFree { alloc: a, until });
         self.has_deferred.store(true, Ordering::Release);
         self.reclaim_front();
     }
