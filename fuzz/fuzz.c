@@ -2345,7 +2345,7 @@ static void op_misc(worker *w) {
   }
   case 5: {
     e = API(w, birenGetLastError());
-    if (!(B(e) & (S_ | IV | OOM | IDEV | IH | IDP | OOB | BADKIND | CFG | DL | NP | LF | IA)))
+    if (!(B(e) & (S_ | IV | OOM | IDEV | IH | IDP | OOB | BADKIND | CFG | DL | NP | LF | IA | ILS | SCU | SCINV | SCUNM | SCUNJ | SCWT)))
       fail(w, __LINE__, "birenGetLastError gave %s", birenGetErrorName(e));
     e = API(w, birenPeekAtLastError());
     if (e != BIREN_SUCCESS) fail(w, __LINE__, "birenPeekAtLastError right after birenGetLastError gave %s", birenGetErrorName(e));
