@@ -112,6 +112,12 @@ macro_rules! ffi_call {
         if $crate::runtime::diagnostics::racecheck::on() {
             $crate::runtime::diagnostics::racecheck::set_call($name);
         }
+        // BIREN_RECORD / BIREN_REPLAY: the call's turn, held until it returns (or waits).
+        let _turn = if $crate::runtime::exec::replay::on() {
+            $crate::runtime::exec::replay::enter($name)
+        } else {
+            None
+        };
         let r: $crate::runtime::error::Result<()> =
             match ::std::panic::catch_unwind(::std::panic::AssertUnwindSafe(|| -> $crate::runtime::error::Result<()> { $body })) {
                 Ok(r) => r,
