@@ -80,6 +80,8 @@ struct HostState {
     arrivals: Vec<(u64, String)>,
     /// Replay: ordinals given to arrivals, by kernel thread id.
     decided: HashMap<u64, u32>,
+    /// Replay: a call not in the recording waits for its end (what came, for messages).
+    unrecorded: Option<String>,
     replay: Option<Replay>,
 }
 
@@ -163,9 +165,7 @@ pub fn configure(cfg: &crate::runtime::config::Config) -> Result<DeviceLog> {
             ),
         ));
     }
-    let starts = replay_from(rec, cfg.replay_timeout_ms);
-    MODE.store(REPLAY, Ordering::Relaxed);
-    Ok(DeviceLog::Replay(starts))
+    Ok(DeviceLog::Replay(replay_from(rec, cfg.replay_timeout_ms)))
 }
 
 fn settings(h: &Header) -> String {
@@ -193,6 +193,8 @@ fn replay_from(rec: Recording, timeout_ms: u64) -> Vec<(u64, u64)> {
         }),
         ..HostState::default()
     });
+    // Before the watchdog starts: it runs while the mode is REPLAY.
+    MODE.store(REPLAY, Ordering::Relaxed);
     std::thread::Builder::new()
         .name("biren-replay".into())
         .spawn(move || watchdog(Duration::from_millis(timeout_ms)))
@@ -260,29 +262,62 @@ fn enter_recording(name: &str) -> Option<TurnGuard> {
 
 /// The turn recorded for this thread's next call, assigning the thread an ordinal first if it
 /// has none; Err(what to say) when the call is not the recorded one.
-fn recorded_turn(st: &mut HostState, name: &str) -> std::result::Result<(usize, u64), String> {
-    let next = st.next;
-    let ahead = expected(st);
+fn recorded_turn(st: &mut HostState, name: &str) -> std::result::Result<Entry, String> {
     let rp = st.replay.as_mut().ok_or_else(String::new)?;
     let ord = ORDINAL.with(|o| o.get()) as usize;
-    if ord >= rp.turns.len() {
-        return Err(format!("diverged {ahead}, got {name} from a new thread"));
-    }
-    let Some(&turn) = rp.turns[ord].get(rp.cursor[ord]) else {
-        if next as usize >= rp.calls.len() {
-            return Err(format!("end of the recording at turn {next}"));
-        }
-        return Err(format!(
-            "diverged {ahead}, got {name} from thread {ord}, which made no more calls in the recording"
-        ));
+    let unrecorded = if ord >= rp.turns.len() {
+        Some(format!("{name} from a thread not in the recording"))
+    } else if rp.cursor[ord] >= rp.turns[ord].len() {
+        Some(format!(
+            "{name} from thread {ord}, which made no more calls in the recording"
+        ))
+    } else {
+        None
     };
+    if let Some(what) = unrecorded {
+        return Ok(Entry::AfterEnd(what));
+    }
+    let turn = rp.turns[ord][rp.cursor[ord]];
     let want = &rp.calls[turn as usize].name;
     if want != name {
         return Err(format!(
             "diverged at turn {turn}: expected {want} from thread {ord}, got {name}"
         ));
     }
-    Ok((ord, turn))
+    Ok(Entry::Turn(ord, turn))
+}
+
+/// What a call is in the recording.
+enum Entry {
+    /// Recorded thread `.0`'s call at turn `.1`.
+    Turn(usize, u64),
+    /// Not recorded (what came): it may follow the recorded calls (a recording cut short).
+    AfterEnd(String),
+}
+
+/// A call the recording does not have: it waits until every recorded call has been made (the
+/// recording was cut short: a crashed run), then the replay runs free. If the recorded calls
+/// stop coming meanwhile, the watchdog calls it a divergence.
+fn after_end(mut g: parking_lot::MutexGuard<'_, Option<HostState>>, what: String) {
+    loop {
+        if MODE.load(Ordering::Relaxed) != REPLAY {
+            return;
+        }
+        let Some(st) = g.as_mut() else { return };
+        let total = st.replay.as_ref().map_or(0, |r| r.calls.len() as u64);
+        if st.next >= total && !st.busy {
+            let next = st.next;
+            run_free(g, format!("end of the recording at turn {next}"));
+            return;
+        }
+        st.waiting += 1;
+        st.unrecorded = Some(what.clone());
+        TURN_FREED.wait(&mut g);
+        if let Some(st) = g.as_mut() {
+            st.waiting -= 1;
+            st.unrecorded = None;
+        }
+    }
 }
 
 /// Kernel thread id of the calling thread.
@@ -358,7 +393,11 @@ fn enter_replaying(name: &str) -> Option<TurnGuard> {
         assign_ordinal(&mut g, name);
     }
     let (ord, turn) = match recorded_turn(g.as_mut()?, name) {
-        Ok(t) => t,
+        Ok(Entry::Turn(ord, turn)) => (ord, turn),
+        Ok(Entry::AfterEnd(what)) => {
+            after_end(g, what);
+            return None;
+        }
         Err(what) => {
             run_free(g, what);
             return None;
@@ -513,14 +552,20 @@ fn watchdog(timeout: Duration) {
         let Some(st) = g.as_ref() else { return };
         let held = DEVICE_HELD.load(Ordering::Relaxed);
         if (st.waiting > 0 || held > 0) && seen.1.elapsed() >= timeout {
-            let what = if st.waiting > 0 {
-                expected(st)
+            let ms = timeout.as_millis();
+            let what = if let Some(u) = &st.unrecorded {
+                format!(
+                    "{}, got {u}, and the recorded call did not come in {ms} ms",
+                    expected(st)
+                )
+            } else if st.waiting > 0 {
+                format!("{}, which did not come in {ms} ms", expected(st))
             } else {
                 let hooks = *DEVICE_HOOKS.lock();
-                hooks.map_or_else(String::new, |(_, waiting_for)| waiting_for())
+                let device = hooks.map_or_else(String::new, |(_, waiting_for)| waiting_for());
+                format!("{device}, which did not come in {ms} ms")
             };
-            let ms = timeout.as_millis();
-            run_free(g, format!("diverged {what}, which did not come in {ms} ms"));
+            run_free(g, format!("diverged {what}"));
             return;
         }
     }
