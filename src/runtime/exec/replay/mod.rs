@@ -215,31 +215,31 @@ fn write_line(line: &str) {
     }
 }
 
-/// The calling thread's hold on the turn, given back when the call returns.
-pub struct TurnGuard(());
-
-impl Drop for TurnGuard {
-    fn drop(&mut self) {
-        release();
-        TURN.with(|t| t.set(None));
-    }
+/// The call that took a turn returns (the boundary macro): the turn goes to the next call.
+#[cold]
+pub fn leave() {
+    release();
+    TURN.with(|t| t.set(None));
 }
 
-/// An API call enters (the boundary macro, when `on`): waits for its turn. None when the call
-/// takes no turn (a nested call, a device thread, a replay running free).
+/// An API call enters (the boundary macro, when `on`): waits for its turn. True if it took
+/// one (then it calls `leave` when it returns); false when the call takes no turn (a nested
+/// call, a device thread, a replay running free).
 #[cold]
-pub fn enter(name: &str) -> Option<TurnGuard> {
+#[inline(never)]
+pub fn enter(name: &str) -> bool {
     if HOLDING.with(|h| h.get()) || crate::device::engine::on_device_thread() {
-        return None;
+        return false;
     }
     match MODE.load(Ordering::Relaxed) {
         RECORD => enter_recording(name),
         REPLAY => enter_replaying(name),
         _ => None,
     }
+    .is_some()
 }
 
-fn enter_recording(name: &str) -> Option<TurnGuard> {
+fn enter_recording(name: &str) -> Option<()> {
     let mut g = HOST.lock();
     while g.as_ref()?.busy {
         TURN_FREED.wait(&mut g);
@@ -257,7 +257,7 @@ fn enter_recording(name: &str) -> Option<TurnGuard> {
     st.next += 1;
     st.busy = true;
     write_line(&format!("C {turn} {ord} {name}\n"));
-    Some(hold(turn))
+    hold(turn)
 }
 
 /// The turn recorded for this thread's next call, assigning the thread an ordinal first if it
@@ -387,7 +387,7 @@ fn assign_ordinal(g: &mut parking_lot::MutexGuard<'_, Option<HostState>>, name: 
     }
 }
 
-fn enter_replaying(name: &str) -> Option<TurnGuard> {
+fn enter_replaying(name: &str) -> Option<()> {
     let mut g = HOST.lock();
     if ORDINAL.with(|o| o.get()) == u32::MAX {
         assign_ordinal(&mut g, name);
@@ -422,13 +422,13 @@ fn enter_replaying(name: &str) -> Option<TurnGuard> {
         rp.cursor[ord] += 1;
     }
     PROGRESS.fetch_add(1, Ordering::Relaxed);
-    Some(hold(turn))
+    hold(turn)
 }
 
-fn hold(turn: u64) -> TurnGuard {
+fn hold(turn: u64) -> Option<()> {
     HOLDING.with(|h| h.set(true));
     TURN.with(|t| t.set(Some(turn)));
-    TurnGuard(())
+    Some(())
 }
 
 /// What the replay waits for next, for messages: "at turn N: expected X from thread T".
