@@ -117,11 +117,12 @@ pub fn init() -> Result<&'static Runtime> {
     }
     install_fork_handlers();
     let config = config::load()?;
+    let replay_config = config::load_replay()?;
     diagnostics::set_validator(config.validator);
     if config.racecheck {
         diagnostics::racecheck::set(true);
     }
-    let device_log = exec::replay::configure(&config)?;
+    let device_log = exec::replay::configure(&config, &replay_config)?;
     exec::schedule::configure(config.schedule, device_log);
     let clock = Instant::now();
     if let Some(path) = &config.trace_path {

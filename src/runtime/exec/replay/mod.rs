@@ -122,13 +122,16 @@ pub fn header(devices: usize, units: usize, schedule: crate::runtime::config::Sc
 
 /// At `birenInit`: opens the recording or reads the replay (refusing a damaged or mismatching
 /// file with one line on stderr and `InvalidValue`).
-pub fn configure(cfg: &crate::runtime::config::Config) -> Result<DeviceLog> {
+pub fn configure(
+    cfg: &crate::runtime::config::Config,
+    rc: &crate::runtime::config::ReplayConfig,
+) -> Result<DeviceLog> {
     let here = header(cfg.device_count, cfg.compute_units, cfg.schedule);
     let refuse = |var: &str, path: &str, why: &str| {
         eprintln!("biren: {var}={path}: {why}");
         ErrorCode::InvalidValue
     };
-    if let Some(path) = &cfg.record {
+    if let Some(path) = &rc.record {
         let mut f = std::fs::File::create(path).map_err(|e| {
             refuse(
                 "BIREN_RECORD",
@@ -143,7 +146,7 @@ pub fn configure(cfg: &crate::runtime::config::Config) -> Result<DeviceLog> {
         MODE.store(RECORD, Ordering::Relaxed);
         return Ok(DeviceLog::Record);
     }
-    let Some(path) = &cfg.replay else {
+    let Some(path) = &rc.replay else {
         return Ok(DeviceLog::None);
     };
     let text = std::fs::read(path)
@@ -165,7 +168,7 @@ pub fn configure(cfg: &crate::runtime::config::Config) -> Result<DeviceLog> {
             ),
         ));
     }
-    Ok(DeviceLog::Replay(replay_from(rec, cfg.replay_timeout_ms)))
+    Ok(DeviceLog::Replay(replay_from(rec, rc.timeout_ms)))
 }
 
 fn settings(h: &Header) -> String {
