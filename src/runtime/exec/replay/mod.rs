@@ -5,12 +5,13 @@
 //! until it starts to wait on the host (`wait_point`: a synchronize, a synchronous copy), so that
 //! a waiting call never holds up the others. Recording writes `C turn thread name` as each call
 //! takes its turn; host threads get ordinals in the order of their first call. Replaying holds
-//! each call until its turn comes: a thread is given the ordinal of the first unassigned
-//! recorded thread whose first call has the same name; then every call of that thread must be
-//! the next one recorded for it. A call that does not match, or a turn that does not come within
-//! `BIREN_REPLAY_TIMEOUT_MS`, is a divergence: one line on stderr
-//! (`biren replay: diverged at turn N: expected X from thread T, got Y`) and the program runs
-//! free from there on, never hangs.
+//! each call until its turn comes: a thread is given the ordinal of a recorded thread whose
+//! first call has the same name (several: matched by kernel thread id order, `assign_ordinal`);
+//! then every call of that thread must be the next one recorded for it. A call that does not
+//! match, or a turn that does not come within `BIREN_REPLAY_TIMEOUT_MS`, is a divergence: one
+//! line on stderr (`biren replay: diverged at turn N: expected X from thread T, got Y; running
+//! free`) and the program runs free from there on, never hangs. Calls the recording does not
+//! have (it was cut short by a crash) wait for its end, then run free.
 //!
 //! **Device side (`schedule.rs`).** One operation at a time; recording logs each start, replay
 //! starts an operation only when it is ready and the next one recorded.
@@ -42,7 +43,6 @@ static MODE: AtomicU8 = AtomicU8::new(OFF);
 static PROGRESS: AtomicU64 = AtomicU64::new(0);
 /// Device operations ready but held for their recorded turn (kept by `schedule.rs`).
 static DEVICE_HELD: AtomicUsize = AtomicUsize::new(0);
-/// What the device side does when a replay diverges: start every held operation.
 /// The device side's hooks: start every held operation (a replay running free), and say which
 /// start it waits for.
 static DEVICE_HOOKS: Mutex<Option<DeviceHooks>> = Mutex::new(None);
@@ -92,10 +92,6 @@ static TURN_FREED: Condvar = Condvar::new();
 #[inline]
 pub fn on() -> bool {
     MODE.load(Ordering::Relaxed) != OFF
-}
-
-pub fn recording() -> bool {
-    MODE.load(Ordering::Relaxed) == RECORD
 }
 
 /// What `configure` sets up for the device side.
