@@ -78,7 +78,7 @@ pub enum Schedule {
     Normal,
     /// Random short delays before operations start, drawn from the seed (`fuzz[:SEED]`).
     Fuzz(u64),
-    /// One operation at a time on each device (`serial`).
+    /// One operation at a time in the whole runtime, all devices together (`serial`).
     Serial,
 }
 
