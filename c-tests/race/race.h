@@ -101,6 +101,26 @@ static inline birenEvent_t event(void) {
   return e;
 }
 
+/* Adds a node running fill(p, v) (one block of N threads) after `deps` to graph g. */
+static inline birenGraphNode_t node_fill(birenGraph_t g, const birenGraphNode_t *deps, size_t nd, int *p, int v) {
+  birenGraphNode_t n;
+  void *args[2] = {&p, &v};
+  birenKernelNodeParams kp;
+  memset(&kp, 0, sizeof kp);
+  kp.func = fill;
+  kp.gridDim = ONE;
+  kp.blockDim = ROW;
+  kp.kernelParams = args;
+  CHECK(birenGraphAddKernelNode(&n, g, deps, nd, &kp));
+  return n;
+}
+
+static inline birenGraphExec_t instantiate(birenGraph_t g) {
+  birenGraphExec_t x;
+  CHECK(birenGraphInstantiate(&x, g, 0));
+  return x;
+}
+
 /* Exit status: 0 if `ok`, else 1 (with a line saying what was seen). */
 static inline int verdict(int ok, const char *what) {
   if (!ok) fprintf(stderr, "WRONG RESULT: %s\n", what);

@@ -199,18 +199,18 @@ fn free_points(
     v
 }
 
-/// Race detection: the (stream, op) points a free enqueued now in `s` follows (those of
-/// `free_points`, complete or not).
+/// Race detection: the (stream, op) points a free enqueued now in `s` follows by CUDA's rules,
+/// complete or not: the stream's work so far, and the legacy default stream's implicit edges
+/// (default stream <-> blocking streams). The memory itself waits for more (`free_points`
+/// also waits for the other blocking streams), which orders nothing for the program.
 fn race_points(
     d: &crate::runtime::exec::context::DeviceContext,
     s: &Arc<StreamCore>,
 ) -> Vec<(u64, u64)> {
     let mut v = vec![(s.id, s.enqueued())];
-    if s.is_default || s.is_blocking() {
-        for o in d.all_streams() {
-            if !Arc::ptr_eq(&o, s) && (o.is_default || o.is_blocking()) {
-                v.push((o.id, o.enqueued()));
-            }
+    for o in d.all_streams() {
+        if (s.is_default && o.is_blocking()) || (o.is_default && s.is_blocking()) {
+            v.push((o.id, o.enqueued()));
         }
     }
     v

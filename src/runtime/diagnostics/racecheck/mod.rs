@@ -273,6 +273,11 @@ impl OpInfo {
     }
     fn short(&self) -> String {
         let name = self.name();
+        if self.node.is_some() {
+            // "graph exec #E node P: ..." -> the launch, for fixes between streams.
+            let exec = name.split(" node ").next().unwrap_or(&name);
+            return format!("the launch of {exec}");
+        }
         if name.is_empty() {
             format!("the {}", self.kind)
         } else {
@@ -582,7 +587,9 @@ impl State {
     }
 
     fn report(&mut self, base: usize, size: usize, device: Option<usize>, x: &Access, y: &Access) {
-        let (a, b) = if x.op.order <= y.op.order {
+        // Program order; two nodes of one launch: the graph's node order.
+        let node = |a: &Access| a.op.node.as_ref().map_or(0, |n| n.1);
+        let (a, b) = if (x.op.order, node(x)) <= (y.op.order, node(y)) {
             (x, y)
         } else {
             (y, x)
@@ -602,6 +609,20 @@ impl State {
             return;
         }
         let verb = |w: bool| if w { "writes" } else { "reads" };
+        let bytes = |x: &Access| {
+            if x.rows > 1 {
+                format!(
+                    "{} rows of {} bytes {} apart, bytes {}..{}",
+                    x.rows,
+                    x.width,
+                    x.pitch,
+                    x.start - base,
+                    x.end - base
+                )
+            } else {
+                format!("bytes {}..{}", x.start - base, x.end - base)
+            }
+        };
         let lo = a.start.max(b.start);
         let hi = a.end.min(b.end);
         let memory = match device {
@@ -616,9 +637,9 @@ impl State {
         let fix = if same_launch {
             format!(
                 "add an edge (birenGraphAddDependencies, or stream order or an event while capturing) \
-                 from {} to {} in the graph, or make them touch different bytes",
-                a.op.short(),
-                b.op.short()
+                 from node '{}' to node '{}' in the graph, or make them touch different bytes",
+                a.op.name,
+                b.op.name
             )
         } else if b.op.kind == FREE {
             format!(
@@ -669,18 +690,17 @@ impl State {
             )
         };
         let text = format!(
-            "biren racecheck: {} {} bytes {}..{} and {} {} bytes {}..{} of {}, and nothing orders them \
-             (no stream order, event wait, default-stream rule or host synchronization): they overlap at bytes {}..{}. \
-             Fix: {fix}.",
+            "biren racecheck: {} {} {} and {} {} {} of {}, and nothing orders them \
+             (no stream order, event wait, default-stream rule, graph edge or host synchronization): \
+             they overlap {} bytes {}..{}. Fix: {fix}.",
             a.op.what(),
             verb(a.write),
-            a.start - base,
-            a.end - base,
+            bytes(a),
             b.op.what(),
             verb(b.write),
-            b.start - base,
-            b.end - base,
+            bytes(b),
             memory,
+            if a.rows > 1 || b.rows > 1 { "within" } else { "at" },
             lo - base,
             hi - base,
         );
