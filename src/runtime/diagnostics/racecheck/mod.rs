@@ -467,7 +467,13 @@ struct State {
     reports: HashMap<String, Report>,
     order: u64,
     frees: Vec<PendingFree>,
+    /// Buffers of small snapshots, kept for the next ones (a 4 KiB malloc and free per kernel
+    /// cost more than the copy).
+    spare: Vec<Vec<u8>>,
 }
+
+/// Spare snapshot buffers kept.
+const SPARE: usize = 16;
 
 static STATE: std::sync::LazyLock<Mutex<State>> =
     std::sync::LazyLock::new(|| Mutex::new(State::default()));
@@ -874,14 +880,17 @@ impl State {
 /// Takes a copy or digest of `allocs` (those whose bytes may be read); small ones under the
 /// lock `st`, which is given back.
 fn snapshots(
-    st: parking_lot::MutexGuard<'static, State>,
+    mut st: parking_lot::MutexGuard<'static, State>,
     allocs: &[(usize, usize, bool)],
 ) -> (Option<parking_lot::MutexGuard<'static, State>>, Digests) {
     let live: Vec<(usize, usize)> = allocs.iter().filter(|a| a.2).map(|a| (a.0, a.1)).collect();
     if live.iter().map(|a| a.1).sum::<usize>() <= SMALL {
         let d = live
             .iter()
-            .map(|&(b, size)| (b, size, Snapshot::copy(b, size)))
+            .map(|&(b, size)| {
+                let buf = st.spare.pop().unwrap_or_default();
+                (b, size, Snapshot::copy_into(b, size, buf))
+            })
             .collect();
         return (Some(st), d);
     }
@@ -1116,6 +1125,13 @@ fn find_writes(
         }
     }
     let mut st = guard.take().unwrap_or_else(|| STATE.lock());
+    for (_, _, snap) in digests {
+        if st.spare.len() < SPARE {
+            if let Some(buf) = snap.into_buffer() {
+                st.spare.push(buf);
+            }
+        }
+    }
     for (b, start, end) in writes {
         let acc = Access::new(op, clock, start, end, true);
         // A change that an unordered write by another op explains is that op's (the race

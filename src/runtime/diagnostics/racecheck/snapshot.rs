@@ -12,9 +12,25 @@ pub(super) enum Snapshot {
 }
 
 impl Snapshot {
+    #[cfg(test)]
     pub(super) fn copy(base: usize, size: usize) -> Snapshot {
+        Snapshot::copy_into(base, size, Vec::new())
+    }
+
+    /// A copy into `buf` (a buffer given back by an earlier snapshot: no allocation).
+    pub(super) fn copy_into(base: usize, size: usize, mut buf: Vec<u8>) -> Snapshot {
+        buf.clear();
         // SAFETY: as in `digest`.
-        Snapshot::Copy(unsafe { std::slice::from_raw_parts(base as *const u8, size) }.to_vec())
+        buf.extend_from_slice(unsafe { std::slice::from_raw_parts(base as *const u8, size) });
+        Snapshot::Copy(buf)
+    }
+
+    /// The copy's buffer, for the next snapshot.
+    pub(super) fn into_buffer(self) -> Option<Vec<u8>> {
+        match self {
+            Snapshot::Copy(b) => Some(b),
+            Snapshot::Digest(_) => None,
+        }
     }
 
     /// Which chunks of [base, base+size) differ now.
