@@ -883,11 +883,10 @@ fn snapshots(
     mut st: parking_lot::MutexGuard<'static, State>,
     allocs: &[(usize, usize, bool)],
 ) -> (Option<parking_lot::MutexGuard<'static, State>>, Digests) {
-    let live: Vec<(usize, usize)> = allocs.iter().filter(|a| a.2).map(|a| (a.0, a.1)).collect();
-    if live.iter().map(|a| a.1).sum::<usize>() <= SMALL {
-        let d = live
-            .iter()
-            .map(|&(b, size)| {
+    let live = || allocs.iter().filter(|a| a.2).map(|a| (a.0, a.1));
+    if live().map(|a| a.1).sum::<usize>() <= SMALL {
+        let d = live()
+            .map(|(b, size)| {
                 let buf = st.spare.pop().unwrap_or_default();
                 (b, size, Snapshot::copy_into(b, size, buf))
             })
@@ -896,8 +895,7 @@ fn snapshots(
     }
     // Digests outside the lock (they read megabytes); the op has not started yet.
     drop(st);
-    let d = live
-        .into_iter()
+    let d = live()
         .map(|(b, size)| (b, size, Snapshot::Digest(digest(b, size))))
         .collect();
     (None, d)

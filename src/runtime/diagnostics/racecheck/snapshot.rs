@@ -33,12 +33,15 @@ impl Snapshot {
         }
     }
 
-    /// Which chunks of [base, base+size) differ now.
+    /// Which chunks of [base, base+size) differ now (empty: none).
     pub(super) fn changed(&self, base: usize, size: usize) -> Vec<bool> {
         match self {
             Snapshot::Copy(before) => {
                 // SAFETY: as in `digest`.
                 let now = unsafe { std::slice::from_raw_parts(base as *const u8, size) };
+                if before[..] == now[..] {
+                    return Vec::new(); // the usual case: one comparison, nothing allocated
+                }
                 before
                     .chunks(CHUNK)
                     .zip(now.chunks(CHUNK))
@@ -94,6 +97,10 @@ mod tests {
         v[999] = 0;
         assert_ne!(digest(v.as_ptr() as usize, v.len())[3], before[3]);
         let snap = Snapshot::copy(v.as_ptr() as usize, v.len());
+        assert!(
+            snap.changed(v.as_ptr() as usize, v.len()).is_empty(),
+            "nothing changed"
+        );
         v[300] = 1;
         assert_eq!(
             snap.changed(v.as_ptr() as usize, v.len()),
