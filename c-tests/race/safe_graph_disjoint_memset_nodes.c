@@ -26,15 +26,7 @@ int main(void) {
   birenGraph_t g;
   CHECK(birenGraphCreate(&g, 0));
   birenGraphNode_t halves[2] = {node_memset(g, b, N / 2, 1), node_memset(g, b + N / 2, N / 2, 2)};
-  birenGraphNode_t k;
-  void *args[2] = {&a, &b};
-  birenKernelNodeParams kp;
-  memset(&kp, 0, sizeof kp);
-  kp.func = add;
-  kp.gridDim = ONE;
-  kp.blockDim = ROW;
-  kp.kernelParams = args;
-  CHECK(birenGraphAddKernelNode(&k, g, halves, 2, &kp));
+  node_add(g, halves, 2, a, b);
   birenGraphExec_t x = instantiate(g);
   CHECK(birenGraphLaunch(x, s));
   launch_sum(a, out, s);

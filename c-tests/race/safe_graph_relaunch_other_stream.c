@@ -15,15 +15,7 @@ int main(void) {
   CHECK(birenStreamSynchronize(s1));
   birenGraph_t g;
   CHECK(birenGraphCreate(&g, 0));
-  birenGraphNode_t n;
-  void *args[2] = {&d, &one};
-  birenKernelNodeParams kp;
-  memset(&kp, 0, sizeof kp);
-  kp.func = add;
-  kp.gridDim = ONE;
-  kp.blockDim = ROW;
-  kp.kernelParams = args;
-  CHECK(birenGraphAddKernelNode(&n, g, NULL, 0, &kp));
+  node_add(g, NULL, 0, d, one);
   birenGraphExec_t x = instantiate(g);
   CHECK(birenGraphLaunch(x, s1));
   CHECK(birenGraphLaunch(x, s2));

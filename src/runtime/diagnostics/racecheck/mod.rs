@@ -1345,8 +1345,7 @@ mod tests {
         })
     }
 
-    #[test]
-    fn unordered_conflicts_are_races_ordered_ones_not() {
+    fn state_with_100_bytes_at_0x1000() -> State {
         let mut st = State::default();
         st.allocs.insert(
             0x1000,
@@ -1357,6 +1356,12 @@ mod tests {
                 history: Vec::new(),
             },
         );
+        st
+    }
+
+    #[test]
+    fn unordered_conflicts_are_races_ordered_ones_not() {
+        let mut st = state_with_100_bytes_at_0x1000();
         let acc = |comp, tick, c: &[(u64, u64)], s, e, w| {
             Access::new(&op(comp, tick), &Arc::new(clock(c)), s, e, w)
         };
@@ -1416,16 +1421,7 @@ mod tests {
 
     #[test]
     fn nodes_of_one_launch_are_ordered_by_paths_only() {
-        let mut st = State::default();
-        st.allocs.insert(
-            0x1000,
-            Alloc {
-                size: 100,
-                device: Some(0),
-                freed: false,
-                history: Vec::new(),
-            },
-        );
+        let mut st = state_with_100_bytes_at_0x1000();
         // 0 -> 1; 2 alone.
         let g = Arc::new(GraphDesc {
             nodes: Vec::new(),
