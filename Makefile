@@ -261,7 +261,8 @@ clean:
 # ---- stress and valgrind ---------------------------------------------------------------------
 # make stress [STRESS_SECONDS=60] [STRESS_RESET_SECONDS=30]: stress/stress.c with 8 host threads
 # and 2 handle churners, then the variant where a thread resets the device at random moments.
-# Fails on a lost update, a wrong value, an unexpected code, a crash or a hang (30 s watchdog).
+# Fails on a lost update, a wrong value, an unexpected code, a crash or a hang (30 s watchdog),
+# or a "biren: internal:" line (a lost wake-up that the runtime's safety net rescued).
 # A short run is part of `make test` (c-tests/test_stress.sh). Races: bash stress/tsan.sh.
 STRESS_SECONDS       ?= 60
 STRESS_RESET_SECONDS ?= 30
@@ -269,9 +270,11 @@ STRESS_RESET_SECONDS ?= 30
 stress: lib
 	@mkdir -p $(BUILD)/stress
 	$(CC) $(CFLAGS_STRICT) -o $(BUILD)/stress/stress stress/stress.c $(LDLIBS)
-	@rc=0; \
-	timeout $$(($(STRESS_SECONDS) + 120)) $(BUILD)/stress/stress --seconds $(STRESS_SECONDS) || rc=1; \
-	timeout $$(($(STRESS_RESET_SECONDS) + 120)) $(BUILD)/stress/stress --seconds $(STRESS_RESET_SECONDS) --reset || rc=1; \
+	@rc=0; log=$(BUILD)/stress/last.log; \
+	timeout $$(($(STRESS_SECONDS) + 120)) $(BUILD)/stress/stress --seconds $(STRESS_SECONDS) > $$log 2>&1 || rc=1; \
+	cat $$log; ! grep -q '^biren: internal:' $$log || rc=1; \
+	timeout $$(($(STRESS_RESET_SECONDS) + 120)) $(BUILD)/stress/stress --seconds $(STRESS_RESET_SECONDS) --reset > $$log 2>&1 || rc=1; \
+	cat $$log; ! grep -q '^biren: internal:' $$log || rc=1; \
 	exit $$rc
 
 # make valgrind: every C test under memcheck, then the short stress run under memcheck (both

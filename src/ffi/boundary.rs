@@ -112,17 +112,23 @@ macro_rules! ffi_call {
         if $crate::runtime::diagnostics::racecheck::on() {
             $crate::runtime::diagnostics::racecheck::set_call($name);
         }
+        // BIREN_RECORD / BIREN_REPLAY: the call's turn, held until it returns (or waits).
+        let turn = $crate::runtime::exec::replay::on() && $crate::runtime::exec::replay::enter($name);
         let r: $crate::runtime::error::Result<()> =
             match ::std::panic::catch_unwind(::std::panic::AssertUnwindSafe(|| -> $crate::runtime::error::Result<()> { $body })) {
                 Ok(r) => r,
                 Err(p) => Err($crate::ffi::boundary::panicked($name, p)),
             };
-        $crate::ffi::boundary::finish($name, r, || {
+        let code = $crate::ffi::boundary::finish($name, r, || {
             #[allow(unused_mut)]
             let mut s = String::new();
             $( s.push_str(&format!("{}={}, ", stringify!($arg), $crate::ffi::boundary::LogArg::show(&$arg))); )*
             s.trim_end_matches(", ").to_string()
-        })
+        });
+        if turn {
+            $crate::runtime::exec::replay::leave();
+        }
+        code
     }};
 }
 

@@ -8,6 +8,7 @@ use crate::runtime::diagnostics::{self, caller};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::event::{EventCore, EVENT_BLOCKING_SYNC, EVENT_DISABLE_TIMING};
 use crate::runtime::exec::graph::capture;
+use crate::runtime::exec::replay;
 use std::ffi::{c_float, c_uint};
 use std::sync::Arc;
 
@@ -83,18 +84,24 @@ pub extern "C" fn birenEventRecord(event: birenEvent_t, stream: birenStream_t) -
 pub extern "C" fn birenEventQuery(event: birenEvent_t) -> birenError_t {
     ffi_call!("birenEventQuery"(event) {
         let (rt, e) = event_of(event)?;
-        device_of(rt, e.device)?;
+        let d = device_of(rt, e.device)?;
         capture::check_event(&e)?;
-        match e.latest() {
+        let latest = e.latest();
+        let reached = || match &latest {
             Some(r) if !r.reached() => Err(ErrorCode::NotReady),
-            Some(r) => {
-                if diagnostics::racecheck::on() {
-                    diagnostics::racecheck::host_synced(&[(r.point.stream.id, r.point.seq)]);
-                }
-                Ok(())
-            }
-            None => Ok(()),
+            _ => Ok(()),
+        };
+        if replay::on() {
+            // Recording: the answer is logged; replaying: the recorded answer is given.
+            let settle = || latest.as_ref().map_or(Ok(()), |r| d.wait_point(&r.point, "birenEventQuery"));
+            replay::answer(reached, settle)?;
+        } else {
+            reached()?;
         }
+        if let Some(r) = latest.filter(|_| diagnostics::racecheck::on()) {
+            diagnostics::racecheck::host_synced(&[(r.point.stream.id, r.point.seq)]);
+        }
+        Ok(())
     })
 }
 
@@ -137,7 +144,9 @@ pub extern "C" fn birenEventElapsedTime(
         let (Some(ta), Some(tb)) = (ra.time_ns(), rb.time_ns()) else {
             return Err(ErrorCode::NotReady);
         };
-        *o = ((tb as f64 - ta as f64) / 1e6) as c_float;
+        let v = ((tb as f64 - ta as f64) / 1e6) as c_float;
+        // Recording: logged; replaying: the recorded value.
+        *o = if replay::on() { replay::elapsed(v) } else { v };
         Ok(())
     })
 }

@@ -138,9 +138,13 @@ pub(crate) fn copy_or_fill(
     // Nothing is queued anywhere on the device: a synchronous call is next in line; do it here
     // (unless tracing: the trace shows copies where they run, on the stream and a copy engine;
     // not while capturing: the enqueue decides whether the call may touch the default stream;
-    // nor with race detection on: it sees accesses as ops in streams).
+    // nor with race detection on: it sees accesses as ops in streams; nor when recording or
+    // replaying: the copy's place among the device's operations is logged).
     if let Some(f) = inline.filter(|_| {
-        sync && !runtime::diagnostics::trace::on() && !capture::active() && !racecheck::on()
+        sync && !runtime::diagnostics::trace::on()
+            && !capture::active()
+            && !racecheck::on()
+            && !runtime::exec::schedule::exact()
     }) {
         if d.run_inline_since(&s, epoch, || f(&work)) {
             return Ok(());

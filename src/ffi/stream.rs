@@ -7,6 +7,7 @@ use crate::runtime;
 use crate::runtime::diagnostics::{self, caller};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::graph::capture;
+use crate::runtime::exec::replay;
 use crate::runtime::exec::stream::{StreamCore, STREAM_NON_BLOCKING};
 use crate::runtime::exec::work::{HostCall, Work};
 use std::ffi::{c_int, c_uint, c_void};
@@ -121,11 +122,16 @@ pub extern "C" fn birenStreamSynchronize(stream: birenStream_t) -> birenError_t 
 pub extern "C" fn birenStreamQuery(stream: birenStream_t) -> birenError_t {
     ffi_call!("birenStreamQuery"(stream) {
         let (rt, s) = stream_of(stream)?;
-        device_of(rt, s.device)?;
+        let d = device_of(rt, s.device)?;
         capture::check_sync(&s, "birenStreamQuery")?;
         let upto = s.enqueued();
-        if !s.is_idle() {
-            return Err(ErrorCode::NotReady);
+        let idle = || if s.is_idle() { Ok(()) } else { Err(ErrorCode::NotReady) };
+        if replay::on() {
+            // Recording: the answer is logged; replaying: the recorded answer is given.
+            let tail = s.pending_tail();
+            replay::answer(idle, || tail.map_or(Ok(()), |p| d.wait_point(&p, "birenStreamQuery")))?;
+        } else {
+            idle()?;
         }
         if diagnostics::racecheck::on() {
             diagnostics::racecheck::host_synced(&[(s.id, upto)]);

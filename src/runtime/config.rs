@@ -21,6 +21,56 @@ pub struct Config {
     pub schedule: Schedule,
 }
 
+/// Record and replay (`BIREN_RECORD`, `BIREN_REPLAY`, `BIREN_REPLAY_TIMEOUT_MS`): read with the
+/// same rules as `Config`, but kept apart from it (only `birenInit` needs them).
+#[derive(Clone, Debug, Default)]
+pub struct ReplayConfig {
+    /// Record API calls and scheduling decisions to this file.
+    pub record: Option<String>,
+    /// Replay a recording.
+    pub replay: Option<String>,
+    /// How long a replay waits for a recorded turn before it runs free.
+    pub timeout_ms: u64,
+}
+
+impl ReplayConfig {
+    pub fn from_lookup(
+        get: impl Fn(&str) -> Option<String>,
+    ) -> std::result::Result<ReplayConfig, ConfigError> {
+        let get = |k: &str| get(k).filter(|v| !v.is_empty());
+        let mut c = ReplayConfig {
+            record: get("BIREN_RECORD"),
+            replay: get("BIREN_REPLAY"),
+            timeout_ms: 10_000,
+        };
+        if let (Some(_), Some(v)) = (&c.record, &c.replay) {
+            return Err(ConfigError {
+                var: "BIREN_REPLAY",
+                value: v.clone(),
+                expected: "no BIREN_RECORD at the same time (record one run, replay another)",
+            });
+        }
+        if let Some(v) = get("BIREN_REPLAY_TIMEOUT_MS") {
+            c.timeout_ms = parse_uint(
+                "BIREN_REPLAY_TIMEOUT_MS",
+                &v,
+                1,
+                MAX_TIMEOUT_MS,
+                "a whole number of milliseconds from 1 to 86400000",
+            )?;
+        }
+        Ok(c)
+    }
+}
+
+/// `ReplayConfig` from the environment; a malformed value as `load`.
+pub fn load_replay() -> Result<ReplayConfig> {
+    ReplayConfig::from_lookup(|k| std::env::var(k).ok()).map_err(|e| {
+        eprintln!("{e}");
+        ErrorCode::InvalidValue
+    })
+}
+
 /// `BIREN_SCHEDULE`: how ready operations are ordered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Schedule {
@@ -28,7 +78,7 @@ pub enum Schedule {
     Normal,
     /// Random short delays before operations start, drawn from the seed (`fuzz[:SEED]`).
     Fuzz(u64),
-    /// One operation at a time on each device (`serial`).
+    /// One operation at a time in the whole runtime, all devices together (`serial`).
     Serial,
 }
 
@@ -373,6 +423,39 @@ mod tests {
             assert!(c.trace_path.is_none());
             assert!(!c.racecheck);
             assert_eq!(c.schedule, Schedule::Normal);
+        }
+    }
+
+    #[test]
+    fn record_and_replay() {
+        let rc = |pairs: &[(&str, &str)]| {
+            let m: HashMap<String, String> = pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            ReplayConfig::from_lookup(|k| m.get(k).cloned())
+        };
+        let c = rc(&[("BIREN_RECORD", "run.txt")]).unwrap();
+        assert_eq!(c.record.as_deref(), Some("run.txt"));
+        assert_eq!(c.timeout_ms, 10_000);
+        let c = rc(&[
+            ("BIREN_REPLAY", "run.txt"),
+            ("BIREN_REPLAY_TIMEOUT_MS", "500"),
+        ])
+        .unwrap();
+        assert_eq!(c.replay.as_deref(), Some("run.txt"));
+        assert_eq!(c.timeout_ms, 500);
+        let both = rc(&[("BIREN_RECORD", "a"), ("BIREN_REPLAY", "b")]).unwrap_err();
+        assert_eq!(both.var, "BIREN_REPLAY");
+        for bad in ["0", "-1", "1s", " 5"] {
+            assert_eq!(
+                rc(&[("BIREN_REPLAY_TIMEOUT_MS", bad)]).unwrap_err().var,
+                "BIREN_REPLAY_TIMEOUT_MS"
+            );
+        }
+        for var in ["BIREN_RECORD", "BIREN_REPLAY", "BIREN_REPLAY_TIMEOUT_MS"] {
+            let c = rc(&[(var, "")]).unwrap();
+            assert!(c.record.is_none() && c.replay.is_none() && c.timeout_ms == 10_000);
         }
     }
 

@@ -117,16 +117,13 @@ pub fn init() -> Result<&'static Runtime> {
     }
     install_fork_handlers();
     let config = config::load()?;
+    let replay_config = config::load_replay()?;
     diagnostics::set_validator(config.validator);
     if config.racecheck {
         diagnostics::racecheck::set(true);
     }
-    exec::schedule::configure(config.schedule);
-    for var in ["BIREN_RECORD", "BIREN_REPLAY"] {
-        if std::env::var(var).is_ok_and(|v| !v.is_empty()) {
-            eprintln!("biren: {var} is set, but deterministic record and replay is not implemented in this version: ignored");
-        }
-    }
+    let device_log = exec::replay::configure(&config, &replay_config)?;
+    exec::schedule::configure(config.schedule, device_log);
     let clock = Instant::now();
     if let Some(path) = &config.trace_path {
         diagnostics::trace::start(path.clone(), clock, config.compute_units);

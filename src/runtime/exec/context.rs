@@ -397,6 +397,10 @@ impl DeviceContext {
     /// Waits on the host until `p` is reached. `DEADLOCK` if the work is blocked on a wait that
     /// no enqueued record can satisfy for longer than the deadlock timeout.
     pub fn wait_point(&self, p: &StreamPoint, call: &str) -> Result<()> {
+        // Recording or replaying: a waiting call lets the other threads' calls go.
+        if crate::runtime::exec::replay::on() {
+            crate::runtime::exec::replay::release();
+        }
         if p.reached() {
             return Ok(());
         }
@@ -452,6 +456,9 @@ impl DeviceContext {
                     if let Some(what) = s.kick_if_stalled() {
                         report_rescue(call, &what);
                     }
+                }
+                if let Some(what) = self.exec.scheduler.kick_if_stalled() {
+                    report_rescue(call, &what);
                 }
             }
         }

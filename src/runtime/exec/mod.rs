@@ -27,6 +27,11 @@
 //!       launch (Launch, KernelArgs, the kernel table)
 //! ```
 //!
+//! Beside them, `schedule` (the order in which ready ops start: fuzzing, serial, record and
+//! replay) is used by `stream`, and `replay` (BIREN_RECORD / BIREN_REPLAY: the recording, the
+//! host threads' turns) by `schedule`, `context` and the FFI's boundary; `replay` imports
+//! nothing from `exec`.
+//!
 //! Completions flow up without imports: the executor and the scheduler finish a `Ticket`, whose
 //! `Completion` is the stream that started the work; deferred frees wait for `Point`s of a
 //! `Progress`, which the streams implement.
@@ -40,6 +45,7 @@ pub mod graph;
 pub mod launch;
 pub mod notifier;
 pub mod race;
+pub mod replay;
 pub mod schedule;
 pub mod scheduler;
 pub mod stream;

@@ -9,12 +9,19 @@
 //!   likely again, it does not replay it exactly.
 //! - `serial`: one operation at a time in the whole runtime, in the order they became ready;
 //!   the next one starts when the running one has completed.
+//! - `BIREN_RECORD` (with any of the above): one operation at a time as under `serial`; when
+//!   several are ready, the next is the first (or, fuzzing, one drawn from the seed); each
+//!   start is logged (`replay::log_start`).
+//! - `BIREN_REPLAY`: one operation at a time, each when it is ready *and* the next recorded
+//!   start; the others are held. When the recorded starts run out, or the replay diverges, the
+//!   held operations start and later ones start at once.
 //!
 //! The only hooks are at an op's start (`StreamCore::advance`) and completion; both are one
 //! relaxed load when the schedule is the normal one.
 
 use crate::device::engine::mark_device_thread;
 use crate::runtime::config::Schedule;
+use crate::runtime::exec::replay;
 use crate::runtime::exec::stream::{OpWork, StreamCore};
 use crate::runtime::exec::work::Started;
 use parking_lot::{Condvar, Mutex};
@@ -27,6 +34,8 @@ use std::time::{Duration, Instant};
 const NORMAL: u8 = 0;
 const FUZZ: u8 = 1;
 const SERIAL: u8 = 2;
+const RECORD: u8 = 3;
+const REPLAY: u8 = 4;
 
 static MODE: AtomicU8 = AtomicU8::new(NORMAL);
 
@@ -58,6 +67,20 @@ struct Fuzz {
 struct Serial {
     busy: Option<(u64, u64, usize)>,
     waiting: VecDeque<Start>,
+    /// Recording: log each start.
+    log: bool,
+    /// Recording while fuzzing: the generator that picks the next of several ready operations.
+    rng: Option<u64>,
+}
+
+/// Replay's device side: the recorded starts and the ready operations held for their turn.
+struct Replayed {
+    starts: Vec<(u64, u64)>,
+    next: usize,
+    busy: Option<(u64, u64, usize)>,
+    held: Vec<Start>,
+    /// The recorded starts ran out or the replay diverged: everything starts at once.
+    free: bool,
 }
 
 /// The schedule thread of the current runtime (a fresh one for each birenInit: a child made by
@@ -65,10 +88,41 @@ struct Serial {
 static STARTER: parking_lot::Mutex<Option<Arc<Starter>>> = parking_lot::Mutex::new(None);
 static FUZZ_STATE: OnceLock<Fuzz> = OnceLock::new();
 static SERIAL_STATE: Mutex<Option<Serial>> = Mutex::new(None);
+static REPLAY_STATE: Mutex<Option<Replayed>> = Mutex::new(None);
 static SEQUENCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-/// Sets the schedule (at birenInit).
-pub fn configure(s: Schedule) {
+/// Sets the schedule (at birenInit); `log` says whether the run is recorded or replayed.
+pub fn configure(s: Schedule, log: replay::DeviceLog) {
+    match log {
+        replay::DeviceLog::None => {}
+        replay::DeviceLog::Record => {
+            let rng = match s {
+                Schedule::Fuzz(seed) => Some(seed),
+                _ => None,
+            };
+            *SERIAL_STATE.lock() = Some(Serial {
+                log: true,
+                rng,
+                ..Serial::default()
+            });
+            start_thread();
+            MODE.store(RECORD, Ordering::Relaxed);
+            return;
+        }
+        replay::DeviceLog::Replay(starts) => {
+            *REPLAY_STATE.lock() = Some(Replayed {
+                starts,
+                next: 0,
+                busy: None,
+                held: Vec::new(),
+                free: false,
+            });
+            replay::set_device_hooks(replay_run_free, replay_waiting_for);
+            start_thread();
+            MODE.store(REPLAY, Ordering::Relaxed);
+            return;
+        }
+    }
     match s {
         Schedule::Normal => MODE.store(NORMAL, Ordering::Relaxed),
         Schedule::Fuzz(seed) => {
@@ -88,6 +142,13 @@ pub fn configure(s: Schedule) {
             MODE.store(SERIAL, Ordering::Relaxed);
         }
     }
+}
+
+/// Recording or replaying: operations start one at a time in a logged order (and synchronous
+/// copies are never done inline on the calling thread: they are operations too).
+#[inline]
+pub fn exact() -> bool {
+    matches!(MODE.load(Ordering::Relaxed), RECORD | REPLAY)
 }
 
 /// The fuzzing seed, if fuzzing.
@@ -165,12 +226,12 @@ fn start_now(s: Start) {
     } = s;
     let exec = stream.exec.clone();
     if !exec.enter_start() {
-        serial_release(&stream, seq);
+        release(&stream, seq);
         return;
     }
     if exec.epoch() != epoch {
         exec.leave_start();
-        serial_release(&stream, seq);
+        release(&stream, seq);
         return;
     }
     let started = stream.start_op(seq, epoch, work);
@@ -214,11 +275,14 @@ pub(crate) fn before_start(
             );
             None
         }
-        SERIAL => {
+        SERIAL | RECORD => {
             let mut g = SERIAL_STATE.lock();
             let s = g.as_mut()?;
             if s.busy.is_none() {
                 s.busy = Some((stream.id, seq, stream.device));
+                if s.log {
+                    replay::log_start(stream.id, seq);
+                }
                 return Some(work);
             }
             s.waiting.push_back(Start {
@@ -229,45 +293,167 @@ pub(crate) fn before_start(
             });
             None
         }
+        REPLAY => replay_before_start(stream, seq, epoch, work),
         _ => Some(work),
     }
 }
 
-/// Op `seq` of `stream` completed: under `serial`, the next waiting op may start.
+/// Op `seq` of `stream` completed: one at a time, the next op may start.
 pub(crate) fn completed(stream: &StreamCore, seq: u64) {
-    if MODE.load(Ordering::Relaxed) == SERIAL {
-        serial_release(stream, seq);
+    if matches!(MODE.load(Ordering::Relaxed), SERIAL | RECORD | REPLAY) {
+        release(stream, seq);
     }
 }
 
-fn serial_release(stream: &StreamCore, seq: u64) {
+/// The running op `seq` of `stream` is over (completed, or dropped by a reset).
+fn release(stream: &StreamCore, seq: u64) {
+    let me = Some((stream.id, seq, stream.device));
+    if MODE.load(Ordering::Relaxed) == REPLAY {
+        let mut g = REPLAY_STATE.lock();
+        let Some(r) = g.as_mut() else { return };
+        if r.busy == me {
+            r.busy = None;
+            replay_next(g);
+        }
+        return;
+    }
     let mut g = SERIAL_STATE.lock();
     let Some(s) = g.as_mut() else { return };
-    if s.busy != Some((stream.id, seq, stream.device)) {
+    if s.busy != me {
         return;
     }
     s.busy = None;
-    if let Some(next) = s.waiting.pop_front() {
-        s.busy = Some((next.stream.id, next.seq, next.stream.device));
-        drop(g);
-        hand_over(next, Duration::ZERO);
+    serial_next(g);
+}
+
+/// Nothing runs: the next waiting op starts (the first, or a drawn one when recording a fuzzed
+/// run).
+fn serial_next(mut g: parking_lot::MutexGuard<'_, Option<Serial>>) {
+    let Some(s) = g.as_mut() else { return };
+    let i = match (s.rng.as_mut(), s.waiting.len()) {
+        (_, 0) => return,
+        (Some(x), n) => (splitmix(x) % n as u64) as usize,
+        (None, _) => 0,
+    };
+    let Some(next) = s.waiting.remove(i) else {
+        return;
+    };
+    s.busy = Some((next.stream.id, next.seq, next.stream.device));
+    if s.log {
+        replay::log_start(next.stream.id, next.seq);
+    }
+    drop(g);
+    hand_over(next, Duration::ZERO);
+}
+
+/// A device reset dropped its work: one at a time, its running and waiting ops are gone.
+pub(crate) fn reset_device(device: usize) {
+    match MODE.load(Ordering::Relaxed) {
+        SERIAL | RECORD => {
+            let mut g = SERIAL_STATE.lock();
+            let Some(s) = g.as_mut() else { return };
+            s.waiting.retain(|w| w.stream.device != device);
+            if s.busy.is_some_and(|b| b.2 == device) {
+                s.busy = None;
+                serial_next(g);
+            }
+        }
+        REPLAY => {
+            let mut g = REPLAY_STATE.lock();
+            let Some(r) = g.as_mut() else { return };
+            r.held.retain(|w| w.stream.device != device);
+            replay::set_device_held(r.held.len());
+            if r.busy.is_some_and(|b| b.2 == device) {
+                r.busy = None;
+                replay_next(g);
+            }
+        }
+        _ => {}
     }
 }
 
-/// A device reset dropped its work: under `serial`, its running and waiting ops are gone.
-pub(crate) fn reset_device(device: usize) {
-    if MODE.load(Ordering::Relaxed) != SERIAL {
+/// Replay: op `seq` of `stream` is ready. It starts now if it is the next recorded start and
+/// nothing runs; otherwise it is held.
+fn replay_before_start(stream: &StreamCore, seq: u64, epoch: u64, work: OpWork) -> Option<OpWork> {
+    let mut g = REPLAY_STATE.lock();
+    let Some(r) = g.as_mut() else {
+        return Some(work);
+    };
+    if r.free {
+        return Some(work);
+    }
+    if r.busy.is_none() && r.next >= r.starts.len() {
+        r.free = true;
+        return Some(work);
+    }
+    if r.busy.is_none() && r.starts.get(r.next) == Some(&(stream.id, seq)) {
+        r.busy = Some((stream.id, seq, stream.device));
+        r.next += 1;
+        replay::device_progress();
+        return Some(work);
+    }
+    r.held.push(Start {
+        stream: stream.arc(),
+        seq,
+        epoch,
+        work,
+    });
+    replay::set_device_held(r.held.len());
+    None
+}
+
+/// Replay, nothing running: starts the next recorded op if it is held; when the recorded
+/// starts have run out, starts everything.
+fn replay_next(mut g: parking_lot::MutexGuard<'_, Option<Replayed>>) {
+    let Some(r) = g.as_mut() else { return };
+    if r.busy.is_some() || r.free {
         return;
     }
-    let mut g = SERIAL_STATE.lock();
-    let Some(s) = g.as_mut() else { return };
-    s.waiting.retain(|w| w.stream.device != device);
-    if s.busy.is_some_and(|b| b.2 == device) {
-        s.busy = None;
-        if let Some(next) = s.waiting.pop_front() {
-            s.busy = Some((next.stream.id, next.seq, next.stream.device));
-            drop(g);
-            hand_over(next, Duration::ZERO);
-        }
+    if r.next >= r.starts.len() {
+        r.free = true;
+        drop(g);
+        replay_run_free();
+        return;
+    }
+    let want = r.starts[r.next];
+    let Some(i) = r.held.iter().position(|h| (h.stream.id, h.seq) == want) else {
+        return;
+    };
+    let next = r.held.swap_remove(i);
+    r.busy = Some((next.stream.id, next.seq, next.stream.device));
+    r.next += 1;
+    replay::set_device_held(r.held.len());
+    replay::device_progress();
+    drop(g);
+    hand_over(next, Duration::ZERO);
+}
+
+/// The replay runs free (diverged, or its recorded starts ran out): every held op starts, in
+/// the order it became ready, and later ones start at once.
+fn replay_run_free() {
+    let held = {
+        let mut g = REPLAY_STATE.lock();
+        let Some(r) = g.as_mut() else { return };
+        r.free = true;
+        replay::set_device_held(0);
+        std::mem::take(&mut r.held)
+    };
+    for h in held {
+        hand_over(h, Duration::ZERO);
+    }
+}
+
+/// Replay: the start it waits for, for the watchdog's message.
+fn replay_waiting_for() -> String {
+    let g = REPLAY_STATE.lock();
+    let Some(r) = g.as_ref() else {
+        return String::new();
+    };
+    match r.starts.get(r.next) {
+        Some((stream, seq)) => format!(
+            "at device start {}: expected op {seq} of stream #{stream} to be ready",
+            r.next
+        ),
+        None => format!("at device start {}", r.next),
     }
 }

@@ -365,8 +365,11 @@ impl StreamCore {
             return false;
         }
         let seq = self.enqueued.load(Ordering::Relaxed) + 1;
-        self.enqueued.store(seq, Ordering::SeqCst);
+        // Complete before enqueued: a thread reading enqueued then completed (`pending_tail`,
+        // the default stream's implicit dependencies) must never see this seq pending, for no
+        // completion will ever wake a waiter on it.
         self.completed.fetch_max(seq, Ordering::SeqCst);
+        self.enqueued.store(seq, Ordering::SeqCst);
         true
     }
 
@@ -858,6 +861,45 @@ mod tests {
         if kick {
             s.kick();
         }
+    }
+
+    /// A record on an idle stream takes a sequence number that is complete at once. Another
+    /// thread taking the stream's pending tail at that moment (the legacy default stream's
+    /// implicit dependency) must not see it as pending: nobody would ever wake a waiter on it.
+    /// (Found by `make stress`: the default stream's head op waited for good on a point that an
+    /// event record on an idle blocking stream had reached without telling anyone.)
+    #[test]
+    fn a_record_on_an_idle_stream_is_never_seen_pending() {
+        const ROUNDS: usize = 2_000_000;
+        let exec = Executor::start(0, 1, 1 << 20, Policy::Preemptive, Instant::now());
+        let s = StreamCore::new(1, 0, 0, 0, false, exec, 0);
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let started = std::sync::Arc::new(AtomicBool::new(false));
+        let seen = {
+            let (s, stop, started) = (s.clone(), stop.clone(), started.clone());
+            std::thread::spawn(move || {
+                let mut pending = 0u64;
+                started.store(true, Ordering::SeqCst);
+                while !stop.load(Ordering::Relaxed) {
+                    pending += s.pending_tail().is_some() as u64;
+                }
+                pending
+            })
+        };
+        while !started.load(Ordering::SeqCst) {
+            std::hint::spin_loop();
+        }
+        for _ in 0..ROUNDS {
+            let mut t = s.tail.lock();
+            assert!(s.record_now_locked(&mut t));
+        }
+        stop.store(true, Ordering::Relaxed);
+        assert_eq!(
+            seen.join().unwrap(),
+            0,
+            "a completed record was seen pending"
+        );
+        assert!(s.is_idle());
     }
 
     /// Several host threads enqueue on one stream while its consumer takes batches from the
