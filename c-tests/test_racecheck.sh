@@ -6,7 +6,8 @@
 #  2. BIREN_SCHEDULE=fuzz:SEED: every racy program whose result can differ ("fuzz: yes") computes
 #     a wrong result (exit 1) for some seed in 1..20; race-free programs stay right under fuzzing
 #     (seeds 1..3) and under BIREN_SCHEDULE=serial.
-#  3. A race in a loop is reported once, with its count at exit.
+#  3. A race in a loop is reported once, with its count at exit; findings name what they should
+#     (both operations, graph nodes, a stream-ordered free, 2D rows).
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -103,6 +104,27 @@ if [ -x "$TMP/racy_missing_event" ]; then
   done
   if [ $ok = 1 ]; then pass; else fail "racy_missing_event: the report lacks something:"; echo "      $line"; fi
 fi
+
+# Findings inside a graph name the executable graph and both nodes; a stream-ordered free is named.
+expect_in_report() {
+  local name=$1
+  shift
+  [ -x "$TMP/$name" ] || return 0
+  BIREN_RACECHECK=1 "$TMP/$name" > /dev/null 2> "$TMP/$name.one"
+  local line ok=1
+  line=$(grep '^biren racecheck: [a-zA-Z]' "$TMP/$name.one" | head -1)
+  for want in "$@"; do
+    case "$line" in *"$want"*) ;; *) ok=0; echo "      missing: $want" ;; esac
+  done
+  if [ $ok = 1 ]; then pass; else fail "$name: the report lacks something:"; echo "      $line"; fi
+}
+expect_in_report racy_graph_nodes_unordered "graph node 'graph exec #" "node 0: kernel fill'" "node 1: kernel fill'" \
+  "birenGraphLaunch called from" "Fix: add an edge"
+expect_in_report racy_graph_vs_other_stream "graph node 'graph exec #" "kernel 'sum' (stream #" \
+  "record an event after the launch of graph exec #"
+expect_in_report racy_free_async_wrong_stream "kernel 'fill' (stream #" "birenFreeAsync in stream #" \
+  "wait for it before birenFreeAsync"
+expect_in_report racy_2d_copy_vs_kernel "2D/3D memcpy (stream #" "reads 16 rows of 32 bytes 64 apart"
 
 if [ "$nracy" -lt 15 ] || [ $((nracy + nfree)) -lt 30 ]; then fail "the corpus is too small ($nracy racy, $nfree race-free)"; fi
 echo "racecheck corpus: $nracy racy, $nfree race-free programs"

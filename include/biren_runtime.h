@@ -1630,10 +1630,13 @@ enum birenError_t birenSetDeviceValidator(int enable);
 /**
  * Turns race detection on (enable != 0) or off; same as BIREN_RACECHECK=1 at birenInit.
  * On, the runtime tracks what orders work (stream order, event records and waits, the legacy
- * default stream's rules, host synchronizations, host functions) and what each operation
- * touches (copies and memsets by byte range on device memory and on birenMallocHost memory;
- * kernels by the allocations their copied pointer arguments point into, writes found by
- * comparing the memory before and after), and reports each pair of conflicting accesses that
+ * default stream's rules, host synchronizations, host functions, graph edges, a graph
+ * launch's place in its stream and after the exec's previous launch, stream-ordered frees) and
+ * what each operation touches (copies and memsets by byte range on device memory and on
+ * birenMallocHost memory, 2D/3D ones by their rows; kernels by the allocations their copied
+ * pointer arguments point into, writes found by comparing the memory before and after; each
+ * node of a launched graph likewise; birenFreeAsync as a write of the whole allocation at its
+ * point in stream order), and reports each pair of conflicting accesses that
  * nothing orders as one line beginning "biren racecheck:" (stderr, or the
  * birenSetValidatorCallback callback), once per race, with a count at exit. Turning it on
  * forgets what was tracked before; memory allocated before the call is tracked from then on.

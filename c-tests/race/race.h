@@ -101,6 +101,36 @@ static inline birenEvent_t event(void) {
   return e;
 }
 
+/* Adds a kernel node running k(args) (one block of N threads) after `deps` to graph g. */
+static inline birenGraphNode_t node_kernel(birenGraph_t g, const birenGraphNode_t *deps, size_t nd, birenKernel_t k, void **args) {
+  birenGraphNode_t n;
+  birenKernelNodeParams kp;
+  memset(&kp, 0, sizeof kp);
+  kp.func = k;
+  kp.gridDim = ONE;
+  kp.blockDim = ROW;
+  kp.kernelParams = args;
+  CHECK(birenGraphAddKernelNode(&n, g, deps, nd, &kp));
+  return n;
+}
+
+/* Graph nodes running fill(p, v) and add(dst, src). */
+static inline birenGraphNode_t node_fill(birenGraph_t g, const birenGraphNode_t *deps, size_t nd, int *p, int v) {
+  void *args[2] = {&p, &v};
+  return node_kernel(g, deps, nd, fill, args);
+}
+
+static inline birenGraphNode_t node_add(birenGraph_t g, const birenGraphNode_t *deps, size_t nd, int *dst, int *src) {
+  void *args[2] = {&dst, &src};
+  return node_kernel(g, deps, nd, add, args);
+}
+
+static inline birenGraphExec_t instantiate(birenGraph_t g) {
+  birenGraphExec_t x;
+  CHECK(birenGraphInstantiate(&x, g, 0));
+  return x;
+}
+
 /* Exit status: 0 if `ok`, else 1 (with a line saying what was seen). */
 static inline int verdict(int ok, const char *what) {
   if (!ok) fprintf(stderr, "WRONG RESULT: %s\n", what);

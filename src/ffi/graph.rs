@@ -792,7 +792,9 @@ pub extern "C" fn birenGraphLaunch(
             d.wait_event(&s, ev)?;
         }
         let mut last = e.last.lock();
-        let deps: Vec<Dep> = last.iter().filter(|p| !Arc::ptr_eq(&p.stream, &s) && !p.reached()).cloned().map(Dep::Point).collect();
+        // A launch follows the exec's previous launch (CUDA's rule); race detection also wants
+        // the edge when that launch is complete already (a reached point costs nothing).
+        let deps: Vec<Dep> = last.iter().filter(|p| !Arc::ptr_eq(&p.stream, &s) && (!p.reached() || diagnostics::racecheck::on())).cloned().map(Dep::Point).collect();
         let seq = d.enqueue_since(&s, Work::Graph(g.clone()), deps, epoch)?;
         if seq != 0 {
             *last = Some(StreamPoint { stream: s.clone(), seq });

@@ -128,6 +128,9 @@ fn malloc_from(
     };
     match d.malloc(size, guard, caller::user_caller()) {
         Ok(p) => {
+            if diagnostics::racecheck::on() {
+                diagnostics::racecheck::alloc(p, size, Some(d.index));
+            }
             rt.pools.record(p, pool, bytes);
             *o = p as *mut c_void;
             Ok(())
@@ -196,6 +199,23 @@ fn free_points(
     v
 }
 
+/// Race detection: the (stream, op) points a free enqueued now in `s` follows by CUDA's rules,
+/// complete or not: the stream's work so far, and the legacy default stream's implicit edges
+/// (default stream <-> blocking streams). The memory itself waits for more (`free_points`
+/// also waits for the other blocking streams), which orders nothing for the program.
+fn race_points(
+    d: &crate::runtime::exec::context::DeviceContext,
+    s: &Arc<StreamCore>,
+) -> Vec<(u64, u64)> {
+    let mut v = vec![(s.id, s.enqueued())];
+    for o in d.all_streams() {
+        if (s.is_default && o.is_blocking()) || (o.is_default && s.is_blocking()) {
+            v.push((o.id, o.enqueued()));
+        }
+    }
+    v
+}
+
 /// Frees `devPtr` in stream order: the allocation is gone for every call made from now on (a
 /// later copy or fill naming it fails with BIREN_ERROR_INVALID_DEVICE_POINTER, and with the
 /// validator on its message names the free), and its memory goes back when `hStream` reaches
@@ -225,6 +245,9 @@ pub extern "C" fn birenFreeAsync(devPtr: *mut c_void, hStream: birenStream_t) ->
             crate::runtime::diagnostics::validator::check_on_free(&d.exec.memory, p);
         }
         let a = d.exec.memory.unregister(p)?;
+        if diagnostics::racecheck::on() {
+            diagnostics::racecheck::free_async(p, s.id, race_points(sd, &s));
+        }
         let until = free_points(sd, &s);
         rt.pools.freed(p, r.size, s.id);
         rt.managed.remove(p);

@@ -1,9 +1,16 @@
 //! What race detection (diagnostics/racecheck.rs) needs to know about streams and ops, told in
 //! its own plain terms. Each hook in the stream queue is `if racecheck::on() { ... }`.
 
-use crate::runtime::diagnostics::racecheck::{self, OpDesc, StreamKind, StreamTag};
+use crate::runtime::diagnostics::racecheck::{
+    self, GraphDesc, NodeDesc, OpDesc, Range, Reach, StreamKind, StreamTag,
+};
+use crate::runtime::exec::graph::exec::{ExecGraph, ExecWork};
+use crate::runtime::exec::graph::{CopyNode, FillNode};
 use crate::runtime::exec::stream::{OpWork, StreamCore};
+use crate::runtime::exec::strided::{Strided, StridedOp};
 use crate::runtime::exec::work::Work;
+use parking_lot::Mutex;
+use std::sync::{Arc, Weak};
 
 pub(crate) fn tag(s: &StreamCore) -> StreamTag {
     StreamTag {
@@ -19,47 +26,143 @@ pub(crate) fn tag(s: &StreamCore) -> StreamTag {
     }
 }
 
-fn desc(w: &OpWork) -> OpDesc {
-    let (kind, name, ranges, words, code) = match w {
-        OpWork::Run(Work::Kernel(l)) => (
-            "kernel",
-            // Registered name, or the symbol looked up only when a race is reported.
-            l.info.as_ref().map_or(String::new(), |i| i.name.clone()),
-            Vec::new(),
-            l.args.words(),
-            l.kernel as usize,
-        ),
-        OpWork::Run(Work::Copy { dst, src, len, .. }) => (
-            "memcpy",
-            String::new(),
-            vec![(*src, *len, false), (*dst, *len, true)],
-            Vec::new(),
-            0,
-        ),
-        OpWork::Run(Work::Fill { dst, len, .. }) => (
-            "memset",
-            String::new(),
-            vec![(*dst, *len, true)],
-            Vec::new(),
-            0,
-        ),
-        // 2D/3D copies and fills are not tracked (their rows are not described here).
-        OpWork::Run(Work::Strided(_)) => ("2D/3D copy", String::new(), Vec::new(), Vec::new(), 0),
-        // A graph launch is ordered like any op in its stream; its nodes' accesses are not
-        // tracked in this version.
-        OpWork::Run(Work::Graph(_)) => ("graph launch", String::new(), Vec::new(), Vec::new(), 0),
-        OpWork::Run(Work::Host(_)) => ("host function", String::new(), Vec::new(), Vec::new(), 0),
-        OpWork::Record(_) => ("event record", String::new(), Vec::new(), Vec::new(), 0),
-        OpWork::Wait { .. } => ("event wait", String::new(), Vec::new(), Vec::new(), 0),
-        OpWork::Taken => ("op", String::new(), Vec::new(), Vec::new(), 0),
-    };
-    OpDesc {
-        kind,
-        name,
-        code,
-        ranges,
-        words,
+/// The rows of both sides of a 2D/3D copy or fill.
+fn strided_ranges(t: &Strided) -> Vec<Range> {
+    let mut v = Vec::new();
+    if let StridedOp::Copy(src) = t.op {
+        v.extend(Range::strided(
+            src.base, t.width, t.height, t.depth, src.pitch, src.slice, false,
+        ));
     }
+    v.extend(Range::strided(
+        t.dst.base,
+        t.width,
+        t.height,
+        t.depth,
+        t.dst.pitch,
+        t.dst.slice,
+        true,
+    ));
+    v
+}
+
+fn copy_node_ranges(c: &CopyNode) -> Vec<Range> {
+    let mut v = Range::strided(
+        c.src,
+        c.width,
+        c.height,
+        c.depth,
+        c.src_pitch,
+        c.src_slice,
+        false,
+    );
+    v.extend(Range::strided(
+        c.dst,
+        c.width,
+        c.height,
+        c.depth,
+        c.dst_pitch,
+        c.dst_slice,
+        true,
+    ));
+    v
+}
+
+fn fill_node_ranges(f: &FillNode) -> Vec<Range> {
+    Range::strided(f.dst, f.width * f.elem, f.height, 1, f.pitch, 0, true)
+}
+
+/// Executable graphs described lately (an executable graph is immutable; the weak reference
+/// keeps its address from being reused while it is listed).
+static GRAPHS: Mutex<Vec<(Weak<ExecGraph>, Arc<GraphDesc>)>> = Mutex::new(Vec::new());
+const GRAPHS_KEPT: usize = 32;
+
+/// What each node of `g` touches, and which node comes before which (once per executable graph).
+fn graph_desc(g: &Arc<ExecGraph>) -> Arc<GraphDesc> {
+    let mut cache = GRAPHS.lock();
+    if let Some((_, d)) = cache
+        .iter()
+        .find(|(w, _)| std::ptr::eq(w.as_ptr(), Arc::as_ptr(g)))
+    {
+        return d.clone();
+    }
+    let nodes = g
+        .nodes
+        .iter()
+        .map(|n| {
+            let (ranges, words) = match &n.work {
+                ExecWork::Kernel(k) => (Vec::new(), k.args.words()),
+                ExecWork::Fused(c) => (
+                    Vec::new(),
+                    c.kernels().iter().flat_map(|k| k.args.words()).collect(),
+                ),
+                ExecWork::Copy(c) => (copy_node_ranges(c), Vec::new()),
+                ExecWork::Fill(f) => (fill_node_ranges(f), Vec::new()),
+                ExecWork::Host(_) | ExecWork::Nothing => (Vec::new(), Vec::new()),
+            };
+            NodeDesc {
+                label: format!("graph exec #{} node {}: {}", g.exec_id, n.path, n.label()),
+                ranges,
+                words,
+            }
+        })
+        .collect();
+    let reach = Reach::new(g.nodes.iter().map(|n| n.succ.clone()).collect());
+    let d = Arc::new(GraphDesc { nodes, reach });
+    cache.retain(|(w, _)| w.strong_count() > 0);
+    if cache.len() >= GRAPHS_KEPT {
+        cache.remove(0);
+    }
+    cache.push((Arc::downgrade(g), d.clone()));
+    d
+}
+
+fn desc(w: &OpWork) -> OpDesc {
+    let mut d = OpDesc {
+        kind: "op",
+        name: String::new(),
+        code: 0,
+        ranges: Vec::new(),
+        words: Vec::new(),
+        graph: None,
+    };
+    match w {
+        OpWork::Run(Work::Kernel(l)) => {
+            d.kind = "kernel";
+            // Registered name, or the symbol looked up only when a race is reported.
+            d.name = l.info.as_ref().map_or(String::new(), |i| i.name.clone());
+            d.words = l.args.words();
+            d.code = l.kernel as usize;
+        }
+        OpWork::Run(Work::Copy { dst, src, len, .. }) => {
+            d.kind = "memcpy";
+            d.ranges = vec![
+                Range::flat(*src, *len, false),
+                Range::flat(*dst, *len, true),
+            ];
+        }
+        OpWork::Run(Work::Fill { dst, len, .. }) => {
+            d.kind = "memset";
+            d.ranges = vec![Range::flat(*dst, *len, true)];
+        }
+        OpWork::Run(Work::Strided(t)) => {
+            d.kind = match t.op {
+                StridedOp::Copy(_) => "2D/3D memcpy",
+                StridedOp::Fill(_) => "2D/3D memset",
+            };
+            d.ranges = strided_ranges(t);
+        }
+        OpWork::Run(Work::Graph(g)) => {
+            d.kind = "graph launch";
+            d.name = format!("graph exec #{}", g.exec_id);
+            d.graph = Some(graph_desc(g));
+        }
+        OpWork::Run(Work::Host(_)) => d.kind = "host function",
+        OpWork::Record(_) => d.kind = "event record",
+        OpWork::Wait { .. } => d.kind = "event wait",
+        OpWork::Taken => {}
+    }
+    d
 }
 
 /// Op `seq` is being pushed on `s` (the queue is locked).

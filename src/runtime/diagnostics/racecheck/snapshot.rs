@@ -12,17 +12,36 @@ pub(super) enum Snapshot {
 }
 
 impl Snapshot {
+    #[cfg(test)]
     pub(super) fn copy(base: usize, size: usize) -> Snapshot {
-        // SAFETY: as in `digest`.
-        Snapshot::Copy(unsafe { std::slice::from_raw_parts(base as *const u8, size) }.to_vec())
+        Snapshot::copy_into(base, size, Vec::new())
     }
 
-    /// Which chunks of [base, base+size) differ now.
+    /// A copy into `buf` (a buffer given back by an earlier snapshot: no allocation).
+    pub(super) fn copy_into(base: usize, size: usize, mut buf: Vec<u8>) -> Snapshot {
+        buf.clear();
+        // SAFETY: as in `digest`.
+        buf.extend_from_slice(unsafe { std::slice::from_raw_parts(base as *const u8, size) });
+        Snapshot::Copy(buf)
+    }
+
+    /// The copy's buffer, for the next snapshot.
+    pub(super) fn into_buffer(self) -> Option<Vec<u8>> {
+        match self {
+            Snapshot::Copy(b) => Some(b),
+            Snapshot::Digest(_) => None,
+        }
+    }
+
+    /// Which chunks of [base, base+size) differ now (empty: none).
     pub(super) fn changed(&self, base: usize, size: usize) -> Vec<bool> {
         match self {
             Snapshot::Copy(before) => {
                 // SAFETY: as in `digest`.
                 let now = unsafe { std::slice::from_raw_parts(base as *const u8, size) };
+                if before[..] == now[..] {
+                    return Vec::new(); // the usual case: one comparison, nothing allocated
+                }
                 before
                     .chunks(CHUNK)
                     .zip(now.chunks(CHUNK))
@@ -78,6 +97,10 @@ mod tests {
         v[999] = 0;
         assert_ne!(digest(v.as_ptr() as usize, v.len())[3], before[3]);
         let snap = Snapshot::copy(v.as_ptr() as usize, v.len());
+        assert!(
+            snap.changed(v.as_ptr() as usize, v.len()).is_empty(),
+            "nothing changed"
+        );
         v[300] = 1;
         assert_eq!(
             snap.changed(v.as_ptr() as usize, v.len()),

@@ -327,6 +327,13 @@ pub struct FusedChain {
     pub shared: usize,
 }
 
+impl FusedChain {
+    /// The kernel nodes of the chain, in order (race detection reads their arguments).
+    pub fn kernels(&self) -> &[Arc<KernelNode>] {
+        &self._nodes
+    }
+}
+
 // The pointers are argument arrays owned by `_nodes` (or the user's, for unregistered kernels),
 // only read by the trampoline.
 unsafe impl Send for FusedChain {}

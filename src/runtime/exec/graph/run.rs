@@ -7,6 +7,7 @@
 //! the nodes not yet started are then skipped.
 
 use super::exec::{ExecGraph, ExecWork};
+use crate::runtime::diagnostics::racecheck;
 use crate::runtime::diagnostics::trace::{self, Track};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::executor::{Executor, ENGINE_FROM_DEVICE};
@@ -28,7 +29,7 @@ pub struct GraphRun {
     ticket: Ticket,
     exec: Arc<Executor>,
     priority: i32,
-    /// The launching stream's id (traces).
+    /// The launching stream's id (traces, race detection).
     stream_id: u64,
     epoch: u64,
     /// Tracing only: when each node started (empty when tracing is off), and this run's id.
@@ -46,6 +47,9 @@ pub struct NodeDone {
 
 impl Completion for NodeDone {
     fn op_finished(&self, _seq: u64, _epoch: u64, r: Result<()>) {
+        if racecheck::on() {
+            racecheck::graph_node_finished(self.run.stream_id, self.run.ticket.seq, self.node);
+        }
         GraphRun::node_done(&self.run, self.node, r);
     }
     fn track(&self) -> Track {
@@ -149,6 +153,9 @@ impl GraphRun {
                     let (r, h) = (run.clone(), *h);
                     let device = exec.device;
                     exec.submit_host(Box::new(move || {
+                        if racecheck::on() {
+                            racecheck::host_function_enters(r.stream_id, r.ticket.seq);
+                        }
                         let t0 = trace::now();
                         unsafe { (h.func)(h.data as *mut std::ffi::c_void) };
                         r.trace_node(Track::HostFunctions { device }, i, t0);
@@ -191,6 +198,9 @@ impl GraphRun {
             seq: 0,
             epoch: self.epoch,
         };
+        if racecheck::on() {
+            racecheck::graph_node_starts(self.stream_id, self.ticket.seq, i);
+        }
         self.exec().scheduler.submit(launch, self.priority, ticket);
     }
 
