@@ -491,6 +491,28 @@ static int status_query_arguments(void) {
   return 0;
 }
 
+/* Stream-ordered allocation is not captured (CUDA records alloc/free nodes): refused, and the
+ * capture invalidated, so that no captured kernel is left writing memory freed at capture time
+ * (it used to run the free at once). Before and after a capture it works as usual. */
+static int stream_ordered_allocation_is_refused_while_capturing(void) {
+  birenStream_t s;
+  birenGraph_t g = NULL;
+  void *before = NULL, *p = (void *)1;
+  OK(birenStreamCreateWithFlags(&s, birenStreamNonBlocking));
+  OK(birenMallocAsync(&before, 1024, s));
+  OK(birenStreamBeginCapture(s, birenStreamCaptureModeRelaxed));
+  EXPECT_CODE(birenMallocAsync(&p, 1024, s), BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  EXPECT(p == (void *)1); /* nothing written */
+  EXPECT_CODE(birenStreamEndCapture(s, &g), BIREN_ERROR_STREAM_CAPTURE_INVALIDATED);
+  OK(birenStreamBeginCapture(s, birenStreamCaptureModeRelaxed));
+  EXPECT_CODE(birenFreeAsync(before, s), BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  EXPECT_CODE(birenStreamEndCapture(s, &g), BIREN_ERROR_STREAM_CAPTURE_INVALIDATED);
+  OK(birenFreeAsync(before, s)); /* still allocated: the refused free changed nothing */
+  OK(birenStreamSynchronize(s));
+  OK(birenStreamDestroy(s));
+  return 0;
+}
+
 static const test_case tests[] = {
     TEST(nothing_runs_while_capturing),
     TEST(fork_and_join_across_three_streams),
@@ -504,6 +526,7 @@ static const test_case tests[] = {
     TEST(graph_launch_is_captured_as_child),
     TEST(destroy_and_reset_end_captures),
     TEST(status_query_arguments),
+    TEST(stream_ordered_allocation_is_refused_while_capturing),
 };
 
 int main(void) {

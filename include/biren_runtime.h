@@ -2437,7 +2437,11 @@ enum birenError_t birenMemcpy3DAsync(const struct birenMemcpy3DParms *p, birenSt
  * birenFreeAsync (or birenFree). Size 0 gives *devPtr = NULL.
  * Returns BIREN_ERROR_INVALID_VALUE if devPtr is NULL, BIREN_ERROR_INVALID_HANDLE for a
  * destroyed or unknown stream, BIREN_ERROR_OUT_OF_MEMORY past the device's capacity or the
- * pool's maxSize. Nothing is written on error. Thread-safe.
+ * pool's maxSize. Into a capturing stream: BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED, and the
+ * capture is invalidated (difference from CUDA, which records a memory allocation node: BIREN
+ * does not capture stream-ordered allocation; allocate before the capture instead); on the
+ * default stream while a blocking stream of its device captures:
+ * BIREN_ERROR_STREAM_CAPTURE_IMPLICIT. Nothing is written on error. Thread-safe.
  */
 enum birenError_t birenMallocAsync(void **devPtr, size_t size, birenStream_t hStream);
 
@@ -2457,7 +2461,11 @@ enum birenError_t birenMallocFromPoolAsync(void **ptr, size_t size, birenMemPool
  * reported as a use after free. Any device allocation may be freed this way. NULL succeeds.
  * Returns BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream,
  * BIREN_ERROR_INVALID_DEVICE_POINTER if devPtr is not the start of a live device allocation.
- * Nothing changes on error. Thread-safe.
+ * Into a capturing stream: BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED and the capture is
+ * invalidated (CUDA records a memory free node; BIREN does not capture stream-ordered frees:
+ * free after the graph's launches instead); on the default stream while a blocking stream of
+ * its device captures: BIREN_ERROR_STREAM_CAPTURE_IMPLICIT. Nothing changes on error.
+ * Thread-safe.
  */
 enum birenError_t birenFreeAsync(void *devPtr, birenStream_t hStream);
 

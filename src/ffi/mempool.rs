@@ -9,6 +9,7 @@ use super::memory::GUARD;
 use super::types::*;
 use crate::runtime::diagnostics::{self, caller};
 use crate::runtime::error::{ErrorCode, Result};
+use crate::runtime::exec::graph::capture;
 use crate::runtime::exec::stream::StreamCore;
 use crate::runtime::mempool::PoolCore;
 use crate::runtime::{self, Runtime};
@@ -107,6 +108,7 @@ fn malloc_from(
 ) -> Result<()> {
     let s = rt.stream(handle(stream))?;
     device_of(rt, s.device)?;
+    capture::check_sync(&s, "birenMallocAsync")?;
     let d = device_of(rt, pool.device)?;
     if size == 0 {
         *o = std::ptr::null_mut();
@@ -148,7 +150,11 @@ fn malloc_from(
 /// birenFreeAsync (or birenFree). Size 0 gives *devPtr = NULL.
 /// Returns BIREN_ERROR_INVALID_VALUE if devPtr is NULL, BIREN_ERROR_INVALID_HANDLE for a
 /// destroyed or unknown stream, BIREN_ERROR_OUT_OF_MEMORY past the device's capacity or the
-/// pool's maxSize. Nothing is written on error. Thread-safe.
+/// pool's maxSize. Into a capturing stream: BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED, and the
+/// capture is invalidated (difference from CUDA, which records a memory allocation node: BIREN
+/// does not capture stream-ordered allocation; allocate before the capture instead); on the
+/// default stream while a blocking stream of its device captures:
+/// BIREN_ERROR_STREAM_CAPTURE_IMPLICIT. Nothing is written on error. Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenMallocAsync(
     devPtr: *mut *mut c_void,
@@ -225,13 +231,18 @@ fn race_points(
 /// reported as a use after free. Any device allocation may be freed this way. NULL succeeds.
 /// Returns BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream,
 /// BIREN_ERROR_INVALID_DEVICE_POINTER if devPtr is not the start of a live device allocation.
-/// Nothing changes on error. Thread-safe.
+/// Into a capturing stream: BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED and the capture is
+/// invalidated (CUDA records a memory free node; BIREN does not capture stream-ordered frees:
+/// free after the graph's launches instead); on the default stream while a blocking stream of
+/// its device captures: BIREN_ERROR_STREAM_CAPTURE_IMPLICIT. Nothing changes on error.
+/// Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenFreeAsync(devPtr: *mut c_void, hStream: birenStream_t) -> birenError_t {
     ffi_call!("birenFreeAsync"(devPtr, hStream) {
         let rt = runtime::get()?;
         let s = rt.stream(handle(hStream))?;
         let sd = device_of(rt, s.device)?;
+        capture::check_sync(&s, "birenFreeAsync")?;
         if devPtr.is_null() {
             return Ok(());
         }
