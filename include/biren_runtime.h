@@ -232,10 +232,23 @@
 #define birenEventRecordDefault 0
 
 /**
- * birenEventRecordWithFlags flag: an external event node when capturing a graph; outside a
- * capture an ordinary record.
+ * birenEventRecordWithFlags flag: in a capturing stream, the record becomes an event record
+ * node of the captured graph (each launch of the graph records the event when the node's
+ * dependencies have completed); outside a capture an ordinary record.
  */
 #define birenEventRecordExternal 1
+
+/**
+ * birenStreamWaitEventWithFlags flag: an ordinary wait.
+ */
+#define birenEventWaitDefault 0
+
+/**
+ * birenStreamWaitEventWithFlags flag: in a capturing stream, the wait becomes an event wait
+ * node of the captured graph (each launch of the graph waits there for the event's latest
+ * record at the time of the launch); outside a capture an ordinary wait.
+ */
+#define birenEventWaitExternal 1
 
 /**
  * Occupancy flag: default behaviour.
@@ -1749,6 +1762,19 @@ enum birenError_t birenEventCreateWithFlags(birenEvent_t *event, unsigned int fl
 enum birenError_t birenEventRecord(birenEvent_t event, birenStream_t stream);
 
 /**
+ * As birenEventRecord, with `flags`: birenEventRecordDefault (0), the same as
+ * birenEventRecord; birenEventRecordExternal (1): in a capturing stream the record becomes an
+ * event record node of the captured graph, after the stream's work captured so far (and the
+ * stream's later captured work comes after it); each launch of the graph records the event
+ * when the node's dependencies have completed. Such a record does not fork or join captures (a
+ * birenStreamWaitEvent on the event during the capture does not refer to it). Outside a
+ * capture, birenEventRecordExternal is an ordinary record.
+ * Returns the codes of birenEventRecord; BIREN_ERROR_INVALID_VALUE for other flags;
+ * BIREN_ERROR_STREAM_CAPTURE_INVALIDATED in an invalidated capture. Thread-safe.
+ */
+enum birenError_t birenEventRecordWithFlags(birenEvent_t event, birenStream_t stream, unsigned int flags);
+
+/**
  * BIREN_SUCCESS if the event's latest record has been reached (or it was never recorded),
  * BIREN_ERROR_NOT_READY otherwise (an answer: the last error is not set).
  */
@@ -1836,19 +1862,25 @@ enum birenError_t birenGraphAddMemsetNode(birenGraphNode_t *pGraphNode, birenGra
 enum birenError_t birenGraphAddHostNode(birenGraphNode_t *pGraphNode, birenGraph_t graph, const birenGraphNode_t *pDependencies, size_t numDependencies, const struct birenHostNodeParams *pNodeParams);
 
 /**
- * Adds a node that records `event`. Difference from CUDA: the record is made in the launch's
- * stream right after the whole graph launch (so the event is reached when the launch
- * completes: later than CUDA's, never earlier). BIREN_ERROR_INVALID_HANDLE for a destroyed event.
- * Thread-safe.
+ * Adds a node that records `event`, as in CUDA: each launch of the graph records the event to
+ * capture the completion of the node's dependencies. From birenGraphLaunch on, the event's
+ * latest record is this node's (birenEventQuery, birenEventSynchronize and
+ * birenStreamWaitEvent made after the launch refer to it), and it is reached as soon as the
+ * node's dependencies have completed, while the rest of the graph may still run. The node's
+ * dependents do not wait for anything more than its dependencies.
+ * BIREN_ERROR_INVALID_HANDLE for a destroyed event. Thread-safe.
  */
 enum birenError_t birenGraphAddEventRecordNode(birenGraphNode_t *pGraphNode, birenGraph_t graph, const birenGraphNode_t *pDependencies, size_t numDependencies, birenEvent_t event);
 
 /**
- * Adds a node that waits for `event`. Difference from CUDA: the wait is made in the launch's
- * stream just before the graph launch (so the whole launch waits for the event's latest record
- * at the time of birenGraphLaunch, or — BIREN extension — for its next record if it was never
- * recorded). BIREN_ERROR_INVALID_HANDLE for a destroyed event.
- * Thread-safe.
+ * Adds a node that waits for `event`, as in CUDA: the node's dependents start only once its
+ * dependencies have completed and the work captured in the event has; other nodes of the graph
+ * do not wait. What is waited for is the event's latest record at the time of
+ * birenGraphLaunch (as birenStreamWaitEvent takes it at its call), or — BIREN extension — its
+ * next record if it has never been recorded; that record may be made after the launch by work
+ * that itself waits for nodes of the graph upstream of this node. A launch blocked on a wait
+ * that nothing can satisfy makes a host synchronize on it return BIREN_ERROR_DEADLOCK after
+ * BIREN_DEADLOCK_TIMEOUT_MS. BIREN_ERROR_INVALID_HANDLE for a destroyed event. Thread-safe.
  */
 enum birenError_t birenGraphAddEventWaitNode(birenGraphNode_t *pGraphNode, birenGraph_t graph, const birenGraphNode_t *pDependencies, size_t numDependencies, birenEvent_t event);
 
@@ -1949,12 +1981,14 @@ enum birenError_t birenGraphInstantiateWithFlags(birenGraphExec_t *pGraphExec, b
  * launch is captured as a child graph node.
  * Returns BIREN_ERROR_INVALID_HANDLE for a destroyed exec or stream; BIREN_ERROR_INVALID_VALUE
  * for a stream of another device than the exec's; BIREN_ERROR_INVALID_DEVICE_POINTER if a copy
- * or memset node's device memory has been freed (nothing is enqueued then). The waits of event
- * wait nodes are enqueued before the launch and the records of event record nodes after it, with
- * the codes of birenStreamWaitEvent and birenEventRecord: a record refused with
- * BIREN_ERROR_DEADLOCK (it would close a cycle of waits) is returned as such, but the launch
- * itself is then already enqueued (the one exception to "a failed call enqueues nothing").
- * Thread-safe.
+ * or memset node's device memory has been freed (nothing is enqueued then). Event record and
+ * wait nodes act at their place in the graph (see birenGraphAddEventRecordNode and
+ * birenGraphAddEventWaitNode): the launch makes their records and takes their waits' records,
+ * with the codes of birenEventRecord and birenStreamWaitEvent. A record node's record refused
+ * with BIREN_ERROR_DEADLOCK (it would complete a cycle of waits: the event's next record is
+ * awaited by work that waits for this very node) is returned as such, but the launch itself is
+ * then enqueued and runs, without recording that event (the one exception to "a failed call
+ * enqueues nothing"). Thread-safe.
  */
 enum birenError_t birenGraphLaunch(birenGraphExec_t graphExec, birenStream_t stream);
 
@@ -2557,13 +2591,6 @@ enum birenError_t birenStreamAddCallback(birenStream_t stream, birenStreamCallba
 enum birenError_t birenStreamGetDevice(birenStream_t stream, int *device);
 
 /**
- * birenEventRecord with `flags`: birenEventRecordDefault or birenEventRecordExternal (an
- * ordinary record outside a graph capture). Returns BIREN_ERROR_INVALID_VALUE for other flags,
- * otherwise exactly what birenEventRecord returns. Thread-safe.
- */
-enum birenError_t birenEventRecordWithFlags(birenEvent_t event, birenStream_t stream, unsigned int flags);
-
-/**
  * Resumes recording the trace (BIREN_TRACE) after birenProfilerStop. Without BIREN_TRACE there
  * is nothing to record and it does nothing. Always BIREN_SUCCESS after birenInit. Thread-safe.
  */
@@ -2768,6 +2795,21 @@ enum birenError_t birenStreamGetFlags(birenStream_t stream, unsigned int *flags)
  * BIREN_ERROR_INVALID_HANDLE for an unknown stream or event.
  */
 enum birenError_t birenStreamWaitEvent(birenStream_t stream, birenEvent_t event);
+
+/**
+ * As birenStreamWaitEvent (CUDA's cudaStreamWaitEvent with its flags; the seed fixed
+ * birenStreamWaitEvent at two parameters), with `flags`: birenEventWaitDefault (0), the same
+ * as birenStreamWaitEvent; birenEventWaitExternal (1), valid only in a capturing stream: the
+ * wait becomes an event wait node of the captured graph, after the stream's work captured so
+ * far (and the stream's later captured work comes after it). Each launch of the graph then
+ * waits there for the event's latest record at the time of the launch (BIREN extension: for
+ * its next record if it has never been recorded). Such a wait does not fork or join captures.
+ * Outside a capture, birenEventWaitExternal is an ordinary wait (as birenEventRecordExternal
+ * is an ordinary record).
+ * Returns the codes of birenStreamWaitEvent; BIREN_ERROR_INVALID_VALUE for other flags;
+ * BIREN_ERROR_STREAM_CAPTURE_INVALIDATED in an invalidated capture. Thread-safe.
+ */
+enum birenError_t birenStreamWaitEventWithFlags(birenStream_t stream, birenEvent_t event, unsigned int flags);
 
 /**
  * Enqueues `fn(userData)` on `stream`: it runs on a runtime thread after all earlier work in the

@@ -11,7 +11,7 @@ use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::executor::{ENGINE_FROM_DEVICE, ENGINE_TO_DEVICE};
 use crate::runtime::exec::graph::exec::{GraphExec, UPDATE_SUCCESS};
 use crate::runtime::exec::graph::{
-    capture, tables, CopyNode, FillNode, GraphCore, KernelNode, NodeKind,
+    capture, events, tables, CopyNode, FillNode, GraphCore, KernelNode, NodeKind,
 };
 use crate::runtime::exec::launch::{check_config, KernelArgs};
 use crate::runtime::exec::stream::{Dep, StreamPoint};
@@ -423,10 +423,13 @@ pub extern "C" fn birenGraphAddHostNode(
     })
 }
 
-/// Adds a node that records `event`. Difference from CUDA: the record is made in the launch's
-/// stream right after the whole graph launch (so the event is reached when the launch
-/// completes: later than CUDA's, never earlier). BIREN_ERROR_INVALID_HANDLE for a destroyed event.
-/// Thread-safe.
+/// Adds a node that records `event`, as in CUDA: each launch of the graph records the event to
+/// capture the completion of the node's dependencies. From birenGraphLaunch on, the event's
+/// latest record is this node's (birenEventQuery, birenEventSynchronize and
+/// birenStreamWaitEvent made after the launch refer to it), and it is reached as soon as the
+/// node's dependencies have completed, while the rest of the graph may still run. The node's
+/// dependents do not wait for anything more than its dependencies.
+/// BIREN_ERROR_INVALID_HANDLE for a destroyed event. Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGraphAddEventRecordNode(
     pGraphNode: *mut birenGraphNode_t,
@@ -442,11 +445,14 @@ pub extern "C" fn birenGraphAddEventRecordNode(
     })
 }
 
-/// Adds a node that waits for `event`. Difference from CUDA: the wait is made in the launch's
-/// stream just before the graph launch (so the whole launch waits for the event's latest record
-/// at the time of birenGraphLaunch, or — BIREN extension — for its next record if it was never
-/// recorded). BIREN_ERROR_INVALID_HANDLE for a destroyed event.
-/// Thread-safe.
+/// Adds a node that waits for `event`, as in CUDA: the node's dependents start only once its
+/// dependencies have completed and the work captured in the event has; other nodes of the graph
+/// do not wait. What is waited for is the event's latest record at the time of
+/// birenGraphLaunch (as birenStreamWaitEvent takes it at its call), or — BIREN extension — its
+/// next record if it has never been recorded; that record may be made after the launch by work
+/// that itself waits for nodes of the graph upstream of this node. A launch blocked on a wait
+/// that nothing can satisfy makes a host synchronize on it return BIREN_ERROR_DEADLOCK after
+/// BIREN_DEADLOCK_TIMEOUT_MS. BIREN_ERROR_INVALID_HANDLE for a destroyed event. Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGraphAddEventWaitNode(
     pGraphNode: *mut birenGraphNode_t,
@@ -761,12 +767,14 @@ pub extern "C" fn birenGraphInstantiateWithFlags(
 /// launch is captured as a child graph node.
 /// Returns BIREN_ERROR_INVALID_HANDLE for a destroyed exec or stream; BIREN_ERROR_INVALID_VALUE
 /// for a stream of another device than the exec's; BIREN_ERROR_INVALID_DEVICE_POINTER if a copy
-/// or memset node's device memory has been freed (nothing is enqueued then). The waits of event
-/// wait nodes are enqueued before the launch and the records of event record nodes after it, with
-/// the codes of birenStreamWaitEvent and birenEventRecord: a record refused with
-/// BIREN_ERROR_DEADLOCK (it would close a cycle of waits) is returned as such, but the launch
-/// itself is then already enqueued (the one exception to "a failed call enqueues nothing").
-/// Thread-safe.
+/// or memset node's device memory has been freed (nothing is enqueued then). Event record and
+/// wait nodes act at their place in the graph (see birenGraphAddEventRecordNode and
+/// birenGraphAddEventWaitNode): the launch makes their records and takes their waits' records,
+/// with the codes of birenEventRecord and birenStreamWaitEvent. A record node's record refused
+/// with BIREN_ERROR_DEADLOCK (it would complete a cycle of waits: the event's next record is
+/// awaited by work that waits for this very node) is returned as such, but the launch itself is
+/// then enqueued and runs, without recording that event (the one exception to "a failed call
+/// enqueues nothing"). Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGraphLaunch(
     graphExec: birenGraphExec_t,
@@ -784,26 +792,20 @@ pub extern "C" fn birenGraphLaunch(
         let epoch = d.exec.epoch();
         let g = e.snapshot();
         check_memory_nodes(rt, &g)?;
-        // Event wait nodes: before the launch; record nodes: after it.
-        for ev in &g.waits {
-            if capture::active() {
-                if let Some(r) = capture::wait(&s, ev) { r?; continue; }
-            }
-            d.wait_event(&s, ev)?;
-        }
         let mut last = e.last.lock();
         let deps: Vec<Dep> = last.iter().filter(|p| !Arc::ptr_eq(&p.stream, &s) && !p.reached()).cloned().map(Dep::Point).collect();
-        let seq = d.enqueue_since(&s, Work::Graph(g.clone()), deps, epoch)?;
+        let plain = (g.waits.is_empty() && g.records.is_empty()) || capture::captures(&s);
+        let (seq, events) = if plain {
+            // No event nodes, or captured (as a child graph node, event nodes included).
+            (d.enqueue_since(&s, Work::Graph(g.clone(), None), deps, epoch)?, Ok(()))
+        } else {
+            events::enqueue_launch(d, &s, &g, deps, epoch)?
+        };
         if seq != 0 {
             *last = Some(StreamPoint { stream: s.clone(), seq });
         }
         drop(last);
-        for ev in &g.records {
-            if capture::active() {
-                if let Some(r) = capture::record(ev, &s) { r?; continue; }
-            }
-            d.record(ev, &s)?;
-        }
+        events?;
         Ok(())
     })
 }

@@ -47,10 +47,11 @@ fn desc(w: &OpWork) -> OpDesc {
         OpWork::Run(Work::Strided(_)) => ("2D/3D copy", String::new(), Vec::new(), Vec::new(), 0),
         // A graph launch is ordered like any op in its stream; its nodes' accesses are not
         // tracked in this version.
-        OpWork::Run(Work::Graph(_)) => ("graph launch", String::new(), Vec::new(), Vec::new(), 0),
+        OpWork::Run(Work::Graph(..)) => ("graph launch", String::new(), Vec::new(), Vec::new(), 0),
         OpWork::Run(Work::Host(_)) => ("host function", String::new(), Vec::new(), Vec::new(), 0),
         OpWork::Record(_) => ("event record", String::new(), Vec::new(), Vec::new(), 0),
         OpWork::Wait { .. } => ("event wait", String::new(), Vec::new(), Vec::new(), 0),
+        OpWork::Hook { .. } => ("graph event node", String::new(), Vec::new(), Vec::new(), 0),
         OpWork::Taken => ("op", String::new(), Vec::new(), Vec::new(), 0),
     };
     OpDesc {

@@ -25,6 +25,13 @@ pub enum OpWork {
     Record(Arc<RecordState>),
     /// Only dependencies (`birenStreamWaitEvent` on event `event`).
     Wait { event: u64, on: WaitOn },
+    /// An op of a graph launch's event node (graph/events.rs), on the node's own lane: started
+    /// with its ticket, it completes at once (`Done`) or when the launch finishes the ticket.
+    /// `event` names the event it serves (wait-chain messages).
+    Hook {
+        event: Option<u64>,
+        start: Box<dyn FnOnce(Ticket) -> Started + Send>,
+    },
     /// Moved out when the op started.
     Taken,
 }
@@ -517,6 +524,11 @@ impl StreamCore {
                 Started::Done(Ok(()))
             }
             OpWork::Wait { .. } | OpWork::Taken => Started::Done(Ok(())),
+            OpWork::Hook { start, .. } => start(Ticket {
+                to: self.arc(),
+                seq,
+                epoch,
+            }),
             OpWork::Run(w) => {
                 let ticket = Ticket {
                     to: self.arc(),
@@ -640,7 +652,7 @@ impl StreamCore {
                 t.describe(),
                 format!("\"bytes\":{}", t.bytes()),
             ),
-            OpWork::Run(Work::Graph(g)) => (
+            OpWork::Run(Work::Graph(g, _)) => (
                 trace::GRAPH,
                 format!("graph exec #{}", g.exec_id),
                 format!("\"nodes\":{}", g.nodes.len()),
@@ -661,7 +673,7 @@ impl StreamCore {
                 }
                 return;
             }
-            OpWork::Taken => return,
+            OpWork::Taken | OpWork::Hook { .. } => return,
         };
         q.span = Some((cat, name, now, args));
     }

@@ -238,7 +238,7 @@ fn node_of(work: Work) -> NodeKind {
             height: 1,
         }),
         Work::Host(h) => NodeKind::Host(h),
-        Work::Graph(g) => NodeKind::Child(Arc::new(g.source.detached())),
+        Work::Graph(g, _) => NodeKind::Child(Arc::new(g.source.detached())),
         // Refused by `divert` before it gets here.
         Work::Strided(_) => NodeKind::Empty,
     }
@@ -281,6 +281,30 @@ pub fn divert(s: &Arc<StreamCore>, work: Work) -> std::result::Result<Result<u64
         }
         Err(work)
     })
+}
+
+/// An event record or wait made with the External flag (birenEventRecordWithFlags,
+/// birenStreamWaitEventWithFlags): in a capturing stream, `kind` (an event record or wait node)
+/// is added after the stream's tail and becomes it (`Some`); `None` if `s` does not capture.
+pub fn external_node(s: &Arc<StreamCore>, kind: NodeKind) -> Option<Result<()>> {
+    with(|t| {
+        let c = t.of(s)?;
+        if c.invalidated {
+            return Some(Err(ErrorCode::StreamCaptureInvalidated));
+        }
+        let deps = c.tails.get(&s.id).map(|x| x.1.clone()).unwrap_or_default();
+        let h = tables().add_node(&c.graph, kind, &deps);
+        Some(h.map(|(_, index)| {
+            if let Some(tail) = c.tails.get_mut(&s.id) {
+                tail.1 = vec![index];
+            }
+        }))
+    })
+}
+
+/// True if `s` takes part in a capture.
+pub fn captures(s: &StreamCore) -> bool {
+    active() && with(|t| t.by_stream.contains_key(&s.id))
 }
 
 /// `birenEventRecord` hook: a record in a capturing stream marks the event with the stream's

@@ -7,6 +7,7 @@
 //! graphs, nodes and executable graphs live in the registries of `tables()`.
 
 pub mod capture;
+pub mod events;
 pub mod exec;
 pub mod run;
 
