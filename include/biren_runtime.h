@@ -261,6 +261,21 @@
 #define birenOccupancyDisableCachingOverride 1
 
 /**
+ * `BIREN_LAUNCH_PARAM_END` (CUDA's `CU_LAUNCH_PARAM_END`).
+ */
+#define PARAM_END 0
+
+/**
+ * `BIREN_LAUNCH_PARAM_BUFFER_POINTER` (CUDA's `CU_LAUNCH_PARAM_BUFFER_POINTER`).
+ */
+#define PARAM_BUFFER_POINTER 1
+
+/**
+ * `BIREN_LAUNCH_PARAM_BUFFER_SIZE` (CUDA's `CU_LAUNCH_PARAM_BUFFER_SIZE`).
+ */
+#define PARAM_BUFFER_SIZE 2
+
+/**
  * Stream flag: the stream follows the default-stream rules (waits for and is waited by the default stream).
  */
 #define birenStreamDefault 0
@@ -1036,11 +1051,20 @@ typedef struct birenKernelNodeParams {
    */
   unsigned int sharedMemBytes;
   /**
-   * Pointers to the argument values, as for birenLaunchKernel.
+   * Pointers to the argument values, as for birenLaunchKernel; or NULL, with `extra`.
    */
   void **kernelParams;
   /**
-   * Must be NULL.
+   * NULL, or the arguments packed in one buffer in CUDA's driver form: a list of key/value
+   * pairs ended by BIREN_LAUNCH_PARAM_END — BIREN_LAUNCH_PARAM_BUFFER_POINTER followed by the
+   * buffer, BIREN_LAUNCH_PARAM_BUFFER_SIZE followed by a pointer to a size_t holding its size
+   * (a buffer pointer without a size has no effect, as in CUDA). Each argument lies in the
+   * buffer at the next offset that is a multiple of its alignment, taken as the largest power
+   * of two (at most 16) dividing its size — the layout of a C struct of the arguments for
+   * scalars, pointers, vector types and structs whose alignment is that. The size must be
+   * the end of the last argument or that rounded up to the largest alignment (sizeof such a
+   * struct). Needs a kernel whose argument sizes are known (birenKernelRegister or
+   * BIREN_KERNEL); the values are copied when the node is made or its parameters set.
    */
   void **extra;
 } birenKernelNodeParams;
@@ -1816,7 +1840,12 @@ enum birenError_t birenGraphCreate(birenGraph_t *pGraph, unsigned int flags);
  * it to *pGraphNode. For a kernel registered with birenKernelRegister the argument values are
  * copied now (the caller may reuse kernelParams at once); for an unregistered kernel,
  * kernelParams and the values it points to are read at every launch and must stay valid.
- * BIREN_ERROR_INVALID_VALUE for NULL pGraphNode or pNodeParams, a NULL func, a non-NULL extra,
+ * The arguments may instead be packed in one buffer given by `extra` (CUDA's driver form, see
+ * birenKernelNodeParams.extra), for a kernel whose argument sizes are known.
+ * BIREN_ERROR_INVALID_VALUE for NULL pGraphNode or pNodeParams, a NULL func, both kernelParams
+ * and extra non-NULL, extra for an unregistered kernel, a malformed extra list (an unknown or
+ * repeated key, no BIREN_LAUNCH_PARAM_END after the pairs, a size that does not match the
+ * kernel's argument layout),
  * NULL pDependencies with numDependencies > 0, a dependency listed twice or from another graph;
  * BIREN_ERROR_INVALID_CONFIGURATION as birenLaunchKernel; BIREN_ERROR_INVALID_HANDLE for a
  * destroyed graph or node. Thread-safe (calls on one graph are serialized).
@@ -4169,5 +4198,10 @@ static inline unsigned long long birenAtomicCAS(unsigned long long *address, uns
 #define birenAtomicCAS(address, compare, val) _Generic((address), int *: birenAtomicCASInt, unsigned int *: birenAtomicCASUint, unsigned long long *: birenAtomicCASUll)((address), (compare), (val))
 #endif
 /* ---- END kernel form ---- */
+
+/* Keys of the packed argument list birenKernelNodeParams.extra (CUDA's CU_LAUNCH_PARAM_*). */
+#define BIREN_LAUNCH_PARAM_END ((void *)0x00)
+#define BIREN_LAUNCH_PARAM_BUFFER_POINTER ((void *)0x01)
+#define BIREN_LAUNCH_PARAM_BUFFER_SIZE ((void *)0x02)
 
 #endif /* BIREN_RUNTIME_INLINE_H */

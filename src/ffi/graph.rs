@@ -107,10 +107,10 @@ fn kernel_node(rt: &Runtime, p: &birenKernelNodeParams, call: &str) -> Result<Ke
         diagnostics::finding(call, "func is NULL");
         return Err(ErrorCode::InvalidValue);
     };
-    if !p.extra.is_null() {
+    if !p.extra.is_null() && !p.kernelParams.is_null() {
         diagnostics::finding(
             call,
-            "extra must be NULL: pass the arguments in kernelParams",
+            "kernelParams and extra are both non-NULL: pass the arguments in one of them",
         );
         return Err(ErrorCode::InvalidValue);
     }
@@ -130,7 +130,22 @@ fn kernel_node(rt: &Runtime, p: &birenKernelNodeParams, call: &str) -> Result<Ke
         .get(k as usize)
         .or_else(|| rt.kernels.get(k as usize));
     let args = match &info {
+        Some(i) if !p.extra.is_null() => unsafe {
+            let ptrs = super::packed_args::unpack(p.extra, &i.arg_sizes, call)?;
+            KernelArgs::copy(ptrs.as_ptr(), &i.arg_sizes)?
+        },
         Some(i) => unsafe { KernelArgs::copy(p.kernelParams, &i.arg_sizes)? },
+        None if !p.extra.is_null() => {
+            diagnostics::finding(
+                call,
+                &format!(
+                    "extra (packed arguments) needs the kernel's argument sizes, and {} is not registered: \
+                     register it with birenKernelRegister (or write it with BIREN_KERNEL), or pass kernelParams",
+                    diagnostics::caller::symbol_or_address(k as usize)
+                ),
+            );
+            return Err(ErrorCode::InvalidValue);
+        }
         None => {
             static ADVISED: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
             let mut seen = ADVISED.lock().unwrap_or_else(|e| e.into_inner());
@@ -159,7 +174,12 @@ fn kernel_node(rt: &Runtime, p: &birenKernelNodeParams, call: &str) -> Result<Ke
 /// it to *pGraphNode. For a kernel registered with birenKernelRegister the argument values are
 /// copied now (the caller may reuse kernelParams at once); for an unregistered kernel,
 /// kernelParams and the values it points to are read at every launch and must stay valid.
-/// BIREN_ERROR_INVALID_VALUE for NULL pGraphNode or pNodeParams, a NULL func, a non-NULL extra,
+/// The arguments may instead be packed in one buffer given by `extra` (CUDA's driver form, see
+/// birenKernelNodeParams.extra), for a kernel whose argument sizes are known.
+/// BIREN_ERROR_INVALID_VALUE for NULL pGraphNode or pNodeParams, a NULL func, both kernelParams
+/// and extra non-NULL, extra for an unregistered kernel, a malformed extra list (an unknown or
+/// repeated key, no BIREN_LAUNCH_PARAM_END after the pairs, a size that does not match the
+/// kernel's argument layout),
 /// NULL pDependencies with numDependencies > 0, a dependency listed twice or from another graph;
 /// BIREN_ERROR_INVALID_CONFIGURATION as birenLaunchKernel; BIREN_ERROR_INVALID_HANDLE for a
 /// destroyed graph or node. Thread-safe (calls on one graph are serialized).
