@@ -1031,7 +1031,8 @@ typedef struct dim3 {
 /**
  * A kernel node: `func` launched as `gridDim` blocks of `blockDim` threads with
  * `sharedMemBytes` of shared memory and the arguments `kernelParams` (CUDA's array of pointers
- * to the values). `extra` must be NULL.
+ * to the values), or the same arguments packed in one buffer through `extra` (CUDA's driver
+ * form with BIREN_LAUNCH_PARAM_*).
  */
 typedef struct birenKernelNodeParams {
   /**
@@ -1482,11 +1483,13 @@ extern ptrdiff_t birenKernelCtxOffset;
 
 /**
  * Starts capturing `stream`: until birenStreamEndCapture, work enqueued in it (kernels, copies,
- * memsets, host functions, graph launches, event records and waits) is recorded as nodes of a
- * graph and does not run. Other streams join the capture by waiting (birenStreamWaitEvent) for
- * an event recorded in a capturing stream, and must join back before the capture ends.
+ * memsets, 2D/3D copies and memsets, host functions, graph launches, event records and waits)
+ * is recorded as nodes of a graph and does not run. Other streams join the capture by waiting
+ * (birenStreamWaitEvent) for an event recorded in a capturing stream, and must join back before
+ * the capture ends. birenEventRecordWithFlags(..., birenEventRecordExternal) and
+ * birenStreamWaitEventWithFlags(..., birenEventWaitExternal) add event record and wait nodes.
  * `mode` restricts potentially unsafe calls (birenMalloc, birenFree, birenMemcpy, birenMemset,
- * birenDeviceSynchronize) while the capture lasts: birenStreamCaptureModeGlobal (in any thread
+ * their 2D/3D forms, birenDeviceSynchronize) while the capture lasts: birenStreamCaptureModeGlobal (in any thread
  * whose mode is global, and in this thread), ...ThreadLocal (in this thread only), ...Relaxed
  * (nowhere); such a call then returns BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the
  * calling thread's captures.
@@ -1856,8 +1859,10 @@ enum birenError_t birenGraphAddKernelNode(birenGraphNode_t *pGraphNode, birenGra
  * Adds a copy node described as by CUDA's cudaMemcpy3DParms (see birenMemcpy3DParms): `extent`
  * (width in bytes, height in rows, depth in slices) from srcPtr at srcPos to dstPtr at dstPos.
  * Checked now as birenMemcpy checks its arguments, and again at every launch (device memory
- * freed since makes the launch fail with BIREN_ERROR_INVALID_DEVICE_POINTER).
- * BIREN_ERROR_INVALID_VALUE for NULL pointers, a non-NULL array, a zero extent, a row wider than
+ * freed since makes the launch fail with BIREN_ERROR_INVALID_DEVICE_POINTER). Any parameters
+ * birenMemcpy3D accepts are accepted (2-D and 3-D boxes at any position; a zero extent makes a
+ * node that copies nothing, as birenMemcpy3D copies nothing).
+ * BIREN_ERROR_INVALID_VALUE for NULL pointers, a non-NULL array, a row wider than
  * its pitch or a slice taller than its ysize; BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an
  * unknown kind; BIREN_ERROR_INVALID_DEVICE_POINTER / BIREN_ERROR_OUT_OF_BOUNDS for device ranges
  * not inside one live allocation; the dependency errors of birenGraphAddKernelNode.
@@ -2426,12 +2431,15 @@ enum birenError_t birenMalloc3D(struct birenPitchedPtr *pitchedDevPtr, struct bi
  * rows running past the end of their device allocation, page-locked or registered host buffer
  * BIREN_ERROR_OUT_OF_BOUNDS. On any error nothing is written. Each row is copied as by memmove.
  * BIREN_ERROR_NOT_PERMITTED inside a kernel or a host function. Thread-safe.
+ * BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED while a stream capture forbids synchronous calls (as
+ * birenMemcpy; the calling thread's captures are invalidated).
  */
 enum birenError_t birenMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, birenMemcpyKind kind);
 
 /**
  * Enqueues birenMemcpy2D's copy on `stream` (NULL: the default stream), run by a copy engine;
  * checked at enqueue exactly as birenMemcpy2D, nothing enqueued on error.
+ * Into a capturing stream it is captured as a memcpy node of the capture's graph (nothing runs).
  * BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream. Thread-safe.
  */
 enum birenError_t birenMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, birenMemcpyKind kind, birenStream_t stream);
@@ -2443,11 +2451,14 @@ enum birenError_t birenMemcpy2DAsync(void *dst, size_t dpitch, const void *src, 
  * width over pitch; BIREN_ERROR_INVALID_DEVICE_POINTER for rows outside any live device
  * allocation; BIREN_ERROR_OUT_OF_BOUNDS for rows past its end. Nothing is written on error.
  * BIREN_ERROR_NOT_PERMITTED inside a kernel or a host function. Thread-safe.
+ * BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED while a stream capture forbids synchronous calls (as
+ * birenMemcpy; the calling thread's captures are invalidated).
  */
 enum birenError_t birenMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height);
 
 /**
  * Enqueues birenMemset2D's fill on `stream`; checked at enqueue as birenMemset2D.
+ * Into a capturing stream it is captured as a memset node of the capture's graph (nothing runs).
  * BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream. Thread-safe.
  */
 enum birenError_t birenMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, birenStream_t stream);
@@ -2459,11 +2470,14 @@ enum birenError_t birenMemset2DAsync(void *devPtr, size_t pitch, int value, size
  * width over the pitch, or (depth > 1) a height over ysize; BIREN_ERROR_INVALID_DEVICE_POINTER
  * or BIREN_ERROR_OUT_OF_BOUNDS when a row lies outside its allocation. Nothing is written on
  * error. Thread-safe.
+ * BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED while a stream capture forbids synchronous calls (as
+ * birenMemcpy; the calling thread's captures are invalidated).
  */
 enum birenError_t birenMemset3D(struct birenPitchedPtr pitchedDevPtr, int value, struct birenExtent extent);
 
 /**
  * Enqueues birenMemset3D's fill on `stream`; checked at enqueue as birenMemset3D.
+ * Into a capturing stream it is captured as a memset node of the capture's graph (nothing runs).
  * BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream. Thread-safe.
  */
 enum birenError_t birenMemset3DAsync(struct birenPitchedPtr pitchedDevPtr, int value, struct birenExtent extent, birenStream_t stream);
@@ -2480,13 +2494,15 @@ enum birenError_t birenMemset3DAsync(struct birenPitchedPtr pitchedDevPtr, int v
  * unknown kind; BIREN_ERROR_INVALID_PITCH_VALUE when pos.x + width is over a pitch; then every
  * row as birenMemcpy2D (BIREN_ERROR_INVALID_DEVICE_POINTER, BIREN_ERROR_OUT_OF_BOUNDS).
  * Nothing is written on error. Thread-safe.
+ * BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED while a stream capture forbids synchronous calls (as
+ * birenMemcpy; the calling thread's captures are invalidated).
  */
 enum birenError_t birenMemcpy3D(const struct birenMemcpy3DParms *p);
 
 /**
  * Enqueues birenMemcpy3D's copy on `stream`; checked at enqueue as birenMemcpy3D (the struct
- * is read during the call and may be reused at once). BIREN_ERROR_INVALID_HANDLE for a
- * destroyed or unknown stream. Thread-safe.
+ * is read during the call and may be reused at once). Into a capturing stream it is captured as a memcpy node of the capture's graph (nothing runs).
+ * BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream. Thread-safe.
  */
 enum birenError_t birenMemcpy3DAsync(const struct birenMemcpy3DParms *p, birenStream_t stream);
 

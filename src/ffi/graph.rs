@@ -239,8 +239,26 @@ fn copy_node(rt: &Runtime, p: &birenMemcpy3DParms, call: &str) -> Result<CopyNod
     let e = p.extent;
     let (sp, dp) = (p.srcPtr, p.dstPtr);
     if e.width == 0 || e.height == 0 || e.depth == 0 {
-        diagnostics::finding(call, "the extent has a zero dimension");
-        return Err(ErrorCode::InvalidValue);
+        // As birenMemcpy3D: a zero extent copies nothing (a node that does nothing).
+        let (src, dst) = (sp.ptr as usize, dp.ptr as usize);
+        if src == 0 || dst == 0 {
+            diagnostics::finding(call, "srcPtr.ptr or dstPtr.ptr is NULL");
+            return Err(ErrorCode::InvalidValue);
+        }
+        return Ok(CopyNode {
+            dst,
+            src,
+            width: 0,
+            height: 1,
+            depth: 1,
+            dst_pitch: 0,
+            src_pitch: 0,
+            dst_slice: 0,
+            src_slice: 0,
+            engine: ENGINE_TO_DEVICE,
+            dst_device: matches!(kind, 1 | 3),
+            src_device: matches!(kind, 2 | 3),
+        });
     }
     // Rows and slices must fit their pitch and row count (for more than one row / slice).
     let fits = |pos: crate::ffi::memcpy3d_types::birenPos,
@@ -320,8 +338,10 @@ fn copy_node(rt: &Runtime, p: &birenMemcpy3DParms, call: &str) -> Result<CopyNod
 /// Adds a copy node described as by CUDA's cudaMemcpy3DParms (see birenMemcpy3DParms): `extent`
 /// (width in bytes, height in rows, depth in slices) from srcPtr at srcPos to dstPtr at dstPos.
 /// Checked now as birenMemcpy checks its arguments, and again at every launch (device memory
-/// freed since makes the launch fail with BIREN_ERROR_INVALID_DEVICE_POINTER).
-/// BIREN_ERROR_INVALID_VALUE for NULL pointers, a non-NULL array, a zero extent, a row wider than
+/// freed since makes the launch fail with BIREN_ERROR_INVALID_DEVICE_POINTER). Any parameters
+/// birenMemcpy3D accepts are accepted (2-D and 3-D boxes at any position; a zero extent makes a
+/// node that copies nothing, as birenMemcpy3D copies nothing).
+/// BIREN_ERROR_INVALID_VALUE for NULL pointers, a non-NULL array, a row wider than
 /// its pitch or a slice taller than its ysize; BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an
 /// unknown kind; BIREN_ERROR_INVALID_DEVICE_POINTER / BIREN_ERROR_OUT_OF_BOUNDS for device ranges
 /// not inside one live allocation; the dependency errors of birenGraphAddKernelNode.
@@ -410,7 +430,7 @@ pub extern "C" fn birenGraphAddMemsetNode(
                 diagnostics::finding(call, &format!("elementSize={} width={} height={} pitch={}: elementSize must be 1, 2 or 4, width and height nonzero, rows no wider than pitch", p.elementSize, p.width, p.height, p.pitch));
                 return Err(ErrorCode::InvalidValue);
             }
-            let f = FillNode { dst: p.dst as usize, pitch: p.pitch, value: p.value, elem, width: p.width, height: p.height };
+            let f = FillNode { dst: p.dst as usize, pitch: p.pitch, value: p.value, elem, width: p.width, height: p.height, depth: 1, slice: 0 };
             let span = (p.height - 1).checked_mul(p.pitch).and_then(|x| x.checked_add(row?));
             let Some(span) = span else { return Err(ErrorCode::InvalidValue) };
             side(rt, f.dst, span, true, call, "dst")?;
@@ -839,6 +859,7 @@ fn check_memory_nodes(
     for &i in g.memory_nodes.iter() {
         let n = &g.nodes[i as usize];
         let bad = match &n.work {
+            ExecWork::Copy(c) if c.bytes() == 0 => false,
             ExecWork::Copy(c) => {
                 let (ds, ss) = c.spans();
                 (c.dst_device && rt.check_device_range(c.dst, ds).is_err())

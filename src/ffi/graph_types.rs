@@ -40,7 +40,8 @@ pub enum birenGraphNodeType {
 
 /// A kernel node: `func` launched as `gridDim` blocks of `blockDim` threads with
 /// `sharedMemBytes` of shared memory and the arguments `kernelParams` (CUDA's array of pointers
-/// to the values). `extra` must be NULL.
+/// to the values), or the same arguments packed in one buffer through `extra` (CUDA's driver
+/// form with BIREN_LAUNCH_PARAM_*).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct birenKernelNodeParams {

@@ -12,6 +12,7 @@ use crate::runtime::diagnostics;
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::event::EventCore;
 use crate::runtime::exec::stream::StreamCore;
+use crate::runtime::exec::strided::StridedOp;
 use crate::runtime::exec::work::Work;
 use parking_lot::Mutex;
 use std::cell::Cell;
@@ -236,11 +237,43 @@ fn node_of(work: Work) -> NodeKind {
             elem: 1,
             width: len,
             height: 1,
+            depth: 1,
+            slice: len,
         }),
         Work::Host(h) => NodeKind::Host(h),
         Work::Graph(g, _) => NodeKind::Child(Arc::new(g.source.detached())),
-        // Refused by `divert` before it gets here.
-        Work::Strided(_) => NodeKind::Empty,
+        Work::Strided(t) => match t.op {
+            StridedOp::Copy(src) => {
+                // Which sides are device memory decides what each launch checks again.
+                let device = |p: usize| {
+                    crate::runtime::try_get().is_some_and(|rt| rt.device_region(p).is_some())
+                };
+                NodeKind::Memcpy(CopyNode {
+                    dst: t.dst.base,
+                    src: src.base,
+                    width: t.width,
+                    height: t.height,
+                    depth: t.depth,
+                    dst_pitch: t.dst.pitch,
+                    src_pitch: src.pitch,
+                    dst_slice: t.dst.slice,
+                    src_slice: src.slice,
+                    engine: t.engine,
+                    dst_device: device(t.dst.base),
+                    src_device: device(src.base),
+                })
+            }
+            StridedOp::Fill(v) => NodeKind::Memset(FillNode {
+                dst: t.dst.base,
+                pitch: t.dst.pitch,
+                value: v as u32,
+                elem: 1,
+                width: t.width,
+                height: t.height,
+                depth: t.depth,
+                slice: t.dst.slice,
+            }),
+        },
     }
 }
 
@@ -253,10 +286,6 @@ pub fn divert(s: &Arc<StreamCore>, work: Work) -> std::result::Result<Result<u64
         if let Some(c) = t.of(s) {
             if c.invalidated {
                 return Ok(Err(ErrorCode::StreamCaptureInvalidated));
-            }
-            if matches!(work, Work::Strided(_)) {
-                // 2D/3D copies and fills are not captured yet: refused, the capture goes on.
-                return Ok(Err(ErrorCode::StreamCaptureUnsupported));
             }
             let deps = c.tails.get(&s.id).map(|x| x.1.clone()).unwrap_or_default();
             let h = tables().add_node(&c.graph, node_of(work), &deps);
