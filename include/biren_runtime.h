@@ -4216,8 +4216,13 @@ static inline unsigned long long birenAtomicCAS(unsigned long long *address, uns
 /* ---- END kernel form ---- */
 
 /* Keys of the packed argument list birenKernelNodeParams.extra (CUDA's CU_LAUNCH_PARAM_*). */
+/** birenKernelNodeParams.extra: the end of the list (CUDA's CU_LAUNCH_PARAM_END). */
 #define BIREN_LAUNCH_PARAM_END ((void *)0x00)
+/** birenKernelNodeParams.extra: the next entry is the buffer holding every argument, each at a
+ * multiple of its alignment (CUDA's CU_LAUNCH_PARAM_BUFFER_POINTER). */
 #define BIREN_LAUNCH_PARAM_BUFFER_POINTER ((void *)0x01)
+/** birenKernelNodeParams.extra: the next entry points to a size_t holding the buffer's size in
+ * bytes (CUDA's CU_LAUNCH_PARAM_BUFFER_SIZE). */
 #define BIREN_LAUNCH_PARAM_BUFFER_SIZE ((void *)0x02)
 
 #endif /* BIREN_RUNTIME_INLINE_H */
