@@ -261,7 +261,8 @@ clean:
 # ---- stress and valgrind ---------------------------------------------------------------------
 # make stress [STRESS_SECONDS=60] [STRESS_RESET_SECONDS=30]: stress/stress.c with 8 host threads
 # and 2 handle churners, then the variant where a thread resets the device at random moments.
-# Fails on a lost update, a wrong value, an unexpected code, a crash or a hang (30 s watchdog).
+# Fails on a lost update, a wrong value, an unexpected code, a crash or a hang (30 s watchdog),
+# or a "biren: internal:" line (a lost wake-up that the runtime's safety net rescued).
 # A short run is part of `make test` (c-tests/test_stress.sh). Races: bash stress/tsan.sh.
 STRESS_SECONDS       ?= 60
 STRESS_RESET_SECONDS ?= 30
@@ -269,9 +270,11 @@ STRESS_RESET_SECONDS ?= 30
 stress: lib
 	@mkdir -p $(BUILD)/stress
 	$(CC) $(CFLAGS_STRICT) -o $(BUILD)/stress/stress stress/stress.c $(LDLIBS)
-	@rc=0; \
-	timeout $$(($(STRESS_SECONDS) + 120)) $(BUILD)/stress/stress --seconds $(STRESS_SECONDS) || rc=1; \
-	timeout $$(($(STRESS_RESET_SECONDS) + 120)) $(BUILD)/stress/stress --seconds $(STRESS_RESET_SECONDS) --reset || rc=1; \
+	@rc=0; log=$(BUILD)/stress/last.log; \
+	timeout $$(($(STRESS_SECONDS) + 120)) $(BUILD)/stress/stress --seconds $(STRESS_SECONDS) > $$log 2>&1 || rc=1; \
+	cat $$log; ! grep -q '^biren: internal:' $$log || rc=1; \
+	timeout $$(($(STRESS_RESET_SECONDS) + 120)) $(BUILD)/stress/stress --seconds $(STRESS_RESET_SECONDS) --reset > $$log 2>&1 || rc=1; \
+	cat $$log; ! grep -q '^biren: internal:' $$log || rc=1; \
 	exit $$rc
 
 # make valgrind: every C test under memcheck, then the short stress run under memcheck (both
@@ -334,7 +337,8 @@ valgrind: lib $(C_TESTS)
 # -fsanitize=address,undefined, run for every seed with 1 and with 2 devices, plus one run per
 # seed with --racy-resets (resets racing with every call, 4 threads): FUZZ_SECONDS is the
 # total, shared evenly by the runs (at least 10 s each). Fails on any failed check, crash or
-# hang (30 s watchdog, which prints every thread's stack). FUZZ_SKIP defaults to the checks
+# hang (30 s watchdog, which prints every thread's stack), or a "biren: internal:" line (a lost
+# wake-up that the runtime's safety net rescued). FUZZ_SKIP defaults to the checks
 # fuzz/known-bugs lists (known bugs not fixed yet); FUZZ_SKIP=none runs them all. A short run
 # is part of `make test` (c-tests/test_fuzz.sh).
 FUZZ_SECONDS ?= 600
@@ -357,10 +361,14 @@ fuzz: $(BUILD)/fuzz/fuzz $(BUILD)/fuzz/fuzz-asan
 	for seed in $(FUZZ_SEEDS); do for devs in 1 2; do for bin in fuzz fuzz-asan; do \
 	  echo "== $$bin, $$devs device(s), seed $$seed, $$per s (skip: $(FUZZ_SKIP))"; \
 	  BIREN_DEVICE_COUNT=$$devs timeout $$((per + 300)) $(BUILD)/fuzz/$$bin --seed $$seed --seconds $$per \
-	    --threads $(FUZZ_THREADS) --skip $(FUZZ_SKIP) --quiet || failed="$$failed $$bin/$$devs-dev/seed-$$seed"; \
+	    --threads $(FUZZ_THREADS) --skip $(FUZZ_SKIP) --quiet > $(BUILD)/fuzz/last.log 2>&1; \
+	  rc=$$?; cat $(BUILD)/fuzz/last.log; [ $$rc -eq 0 ] && ! grep -q '^biren: internal:' $(BUILD)/fuzz/last.log \
+	    || failed="$$failed $$bin/$$devs-dev/seed-$$seed"; \
 	done; done; \
 	  echo "== fuzz --racy-resets, 1 device, seed $$seed, $$per s"; \
 	  BIREN_DEVICE_COUNT=1 timeout $$((per + 300)) $(BUILD)/fuzz/fuzz --seed $$seed --seconds $$per \
-	    --threads 4 --racy-resets --skip $(FUZZ_SKIP) --quiet || failed="$$failed racy/seed-$$seed"; \
+	    --threads 4 --racy-resets --skip $(FUZZ_SKIP) --quiet > $(BUILD)/fuzz/last.log 2>&1; \
+	  rc=$$?; cat $(BUILD)/fuzz/last.log; [ $$rc -eq 0 ] && ! grep -q '^biren: internal:' $(BUILD)/fuzz/last.log \
+	    || failed="$$failed racy/seed-$$seed"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "fuzz: FAILED:$$failed"; exit 1; fi; echo "fuzz: all runs passed"

@@ -170,6 +170,67 @@ static int pinned_host_buffer_overrun_is_refused(void) {
   return 0;
 }
 
+/* ---- frees deferred behind pending work do not slow the device down -------------------------- */
+
+static void hold_until_flag(void *p) {
+  while (!__atomic_load_n((volatile int *)p, __ATOMIC_SEQ_CST)) {
+    struct timespec ts = {0, 200000};
+    nanosleep(&ts, NULL);
+  }
+}
+
+static void nothing(void **args) { (void)args; }
+
+static double launches_then_sync(birenStream_t s, int n) {
+  double t0 = now_s();
+  for (int i = 0; i < n; i++)
+    if (birenLaunchKernel(nothing, birenDim3(1, 1, 1), birenDim3(1, 1, 1), NULL, 0, s) != BIREN_SUCCESS) return -1;
+  if (birenStreamSynchronize(s) != BIREN_SUCCESS) return -1;
+  return now_s() - t0;
+}
+
+/* Found by the stress test's churners: every completed op scanned every free deferred behind
+ * pending work, under one lock, so with thousands of such frees the device crawled (8 workers
+ * made 21 rounds in 40 s instead of 17 000) and the watchdog saw a hang. Now a completion looks
+ * at the oldest deferred free only. Ratio of the same launches with and without 20 000 deferred
+ * frees (was > 20x; the bound leaves room for a loaded machine). */
+static int deferred_frees_do_not_slow_completions(void) {
+  enum { FREES = 20000, LAUNCHES = 3000 };
+  birenStream_t a, b;
+  OK(birenStreamCreate(&a));
+  OK(birenStreamCreateWithFlags(&b, birenStreamNonBlocking));
+  double without = 1e9;
+  for (int r = 0; r < 3; r++) {
+    double t = launches_then_sync(b, LAUNCHES);
+    EXPECT(t >= 0);
+    if (t < without) without = t;
+  }
+  static int flag;
+  __atomic_store_n(&flag, 0, __ATOMIC_SEQ_CST);
+  OK(birenLaunchHostFunc(a, hold_until_flag, &flag)); /* stream a stays busy */
+  void **p = malloc(sizeof *p * FREES);
+  EXPECT(p != NULL);
+  for (int i = 0; i < FREES; i++) OK(birenMalloc(&p[i], 64));
+  for (int i = 0; i < FREES; i++) OK(birenFree(p[i])); /* each waits for stream a */
+  size_t freemem = 0, total = 0;
+  OK(birenMemGetInfo(&freemem, &total));
+  double with = launches_then_sync(b, LAUNCHES);
+  __atomic_store_n(&flag, 1, __ATOMIC_SEQ_CST);
+  OK(birenDeviceSynchronize());
+  size_t after = 0;
+  OK(birenMemGetInfo(&after, &total));
+  EXPECT(with >= 0);
+  if (with > 5 * without + 0.05)
+    fprintf(stderr, "    %d launches: %.1f ms with %d deferred frees, %.1f ms without\n", LAUNCHES, with * 1e3, FREES,
+            without * 1e3);
+  EXPECT(with <= 5 * without + 0.05);
+  EXPECT(after >= freemem + (size_t)FREES * 64); /* the deferred frees came back */
+  free(p);
+  OK(birenStreamDestroy(a));
+  OK(birenStreamDestroy(b));
+  return 0;
+}
+
 /* ---- 11. creating and destroying streams is O(1) amortised ----------------------------------- */
 
 static double create_destroy_batch(int n) {
@@ -499,6 +560,7 @@ static const test_case tests[] = {
     TEST(division_by_zero_fails_the_launch),
     TEST(stack_overflow_in_a_kernel_fails_the_launch),
     TEST(fault_outside_a_kernel_still_kills_the_process),
+    TEST(deferred_frees_do_not_slow_completions),
 };
 
 int main(void) {

@@ -17,8 +17,13 @@
  * synchronized and destroyed; waits on never-recorded events ("future" waits) that are
  * resolved, stalled (DEADLOCK), self-cycles, cross-device cycles and destroyed events; forged,
  * destroyed and cross-typed handles (a stream passed as an event and vice versa); hostile
- * argument arrays for birenLaunchKernelArgs; device resets at random moments; and the small
- * calls (device count and properties, pointer attributes, memory info, errors, policies).
+ * argument arrays for birenLaunchKernelArgs; graphs built explicitly (memset, copy, kernel and
+ * empty nodes, edges added later) or by capturing a non-blocking stream, launched several times
+ * with kernel parameters changed between launches, destroyed while their launches run, and
+ * their misuse (forged, destroyed and cross-typed graph and exec handles, cycles, bad node
+ * parameters, capture of the default stream, a launch into another device's stream); device
+ * resets at random moments; and the small calls (device count and properties, pointer
+ * attributes, memory info, errors, policies).
  *
  * What is checked:
  *  - every return code is one the header documents for that call (the table `DOC` below), and
@@ -146,7 +151,17 @@ static unsigned char fillbyte(unsigned seed, size_t i) {
 
 /* ---- return-code table: what the header documents for each call ------------------------- */
 
-#define B(code) (1u << ((code) == BIREN_ERROR_UNKNOWN ? 31 : (int)(code)))
+/* One bit per code: codes below 32 as themselves, the CUDA-valued ones (304, 401, 900-915) above,
+ * UNKNOWN and any code this table does not know at the top. */
+typedef unsigned long long mask_t;
+#define BITPOS(c)                                                                                        \
+  ((c) == BIREN_ERROR_UNKNOWN                   ? 63                                                    \
+   : (int)(c) < 32                              ? (int)(c)                                              \
+   : (c) == BIREN_ERROR_ILLEGAL_STATE           ? 32                                                    \
+   : (c) == BIREN_ERROR_OPERATING_SYSTEM        ? 33                                                    \
+   : ((int)(c) >= 900 && (int)(c) <= 915)       ? 34 + (int)(c) - 900                                   \
+                                                : 62)
+#define B(code) (1ull << BITPOS(code))
 #define S_ B(BIREN_SUCCESS)
 #define IV B(BIREN_ERROR_INVALID_VALUE)
 #define OOM B(BIREN_ERROR_OUT_OF_MEMORY)
@@ -161,6 +176,12 @@ static unsigned char fillbyte(unsigned seed, size_t i) {
 #define LF B(BIREN_ERROR_LAUNCH_FAILURE)
 #define IA B(BIREN_ERROR_ILLEGAL_ADDRESS)
 #define NP B(BIREN_ERROR_NOT_PERMITTED)
+#define ILS B(BIREN_ERROR_ILLEGAL_STATE)
+#define SCU B(BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+#define SCINV B(BIREN_ERROR_STREAM_CAPTURE_INVALIDATED)
+#define SCUNM B(BIREN_ERROR_STREAM_CAPTURE_UNMATCHED)
+#define SCUNJ B(BIREN_ERROR_STREAM_CAPTURE_UNJOINED)
+#define SCWT B(BIREN_ERROR_STREAM_CAPTURE_WRONG_THREAD)
 
 enum fn {
   F_Malloc, F_Free, F_MallocHost, F_FreeHost, F_Memcpy, F_MemcpyAsync, F_Memset, F_MemsetAsync,
@@ -169,7 +190,9 @@ enum fn {
   F_EventCreate, F_EventRecord, F_EventQuery, F_EventSynchronize, F_EventElapsedTime,
   F_EventDestroy, F_LaunchKernel, F_LaunchKernelArgs, F_KernelRegister, F_DeviceReset,
   F_DeviceSynchronize, F_GetDeviceCount, F_SetDevice, F_GetDevice, F_GetDeviceProperties,
-  F_DeviceGetStreamPriorityRange, F_SchedulingPolicy, F_RuntimeGetVersion, F_COUNT
+  F_DeviceGetStreamPriorityRange, F_SchedulingPolicy, F_RuntimeGetVersion, F_GraphCreate, F_GraphAddNode,
+  F_GraphAddDependencies, F_GraphInstantiate, F_GraphLaunch, F_GraphDestroy, F_GraphExecDestroy,
+  F_GraphExecKernelNodeSetParams, F_StreamBeginCapture, F_StreamEndCapture, F_COUNT
 };
 
 /* From include/biren_runtime.h; NOT_INITIALIZED is documented for every call but never expected
@@ -178,7 +201,7 @@ enum fn {
  * header's preamble: a destroyed or forged handle gives INVALID_HANDLE). */
 static const struct {
   const char *name;
-  unsigned doc;
+  mask_t doc;
 } DOC[F_COUNT] = {
     [F_Malloc] = {"birenMalloc", S_ | IV | OOM},
     [F_Free] = {"birenFree", S_ | IDP},
@@ -216,17 +239,31 @@ static const struct {
     [F_DeviceGetStreamPriorityRange] = {"birenDeviceGetStreamPriorityRange", S_},
     [F_SchedulingPolicy] = {"birenDevice{Set,Get}SchedulingPolicy", S_ | IV},
     [F_RuntimeGetVersion] = {"birenRuntimeGetVersion", S_ | IV},
+    [F_GraphCreate] = {"birenGraphCreate", S_ | IV},
+    /* kernel, memset, 1-D copy and empty nodes: the union of their documented codes */
+    [F_GraphAddNode] = {"birenGraphAdd*Node", S_ | IV | CFG | IH | IDP | OOB | BADKIND},
+    [F_GraphAddDependencies] = {"birenGraphAddDependencies", S_ | IV | IH},
+    [F_GraphInstantiate] = {"birenGraphInstantiate", S_ | IV | IH},
+    [F_GraphLaunch] = {"birenGraphLaunch", S_ | IH | IV | IDP | DL},
+    [F_GraphDestroy] = {"birenGraphDestroy", S_ | IH},
+    [F_GraphExecDestroy] = {"birenGraphExecDestroy", S_ | IH},
+    [F_GraphExecKernelNodeSetParams] = {"birenGraphExecKernelNodeSetParams", S_ | IV | CFG | IH},
+    [F_StreamBeginCapture] = {"birenStreamBeginCapture", S_ | SCU | ILS | IV | IH},
+    [F_StreamEndCapture] = {"birenStreamEndCapture", S_ | ILS | SCUNM | SCWT | SCINV | SCUNJ | IV},
 };
 /* What a call overlapped by a reset of its device may also return. */
 #define RESET_TOLERATED (IH | IDP | OOB)
 
-static void mask_names(unsigned m, char *buf, size_t n) {
+static void mask_names(mask_t m, char *buf, size_t n) {
   static const birenError_t all[] = {
       BIREN_SUCCESS, BIREN_ERROR_INVALID_VALUE, BIREN_ERROR_OUT_OF_MEMORY, BIREN_ERROR_NOT_INITIALIZED,
       BIREN_ERROR_INVALID_DEVICE, BIREN_ERROR_INVALID_HANDLE, BIREN_ERROR_INVALID_DEVICE_POINTER,
       BIREN_ERROR_OUT_OF_BOUNDS, BIREN_ERROR_INVALID_MEMCPY_DIRECTION, BIREN_ERROR_INVALID_CONFIGURATION,
       BIREN_ERROR_NOT_READY, BIREN_ERROR_DEADLOCK, BIREN_ERROR_LAUNCH_FAILURE, BIREN_ERROR_ILLEGAL_ADDRESS,
-      BIREN_ERROR_NOT_PERMITTED, BIREN_ERROR_NOT_SUPPORTED, BIREN_ERROR_UNKNOWN};
+      BIREN_ERROR_NOT_PERMITTED, BIREN_ERROR_NOT_SUPPORTED, BIREN_ERROR_ILLEGAL_STATE,
+      BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED, BIREN_ERROR_STREAM_CAPTURE_INVALIDATED,
+      BIREN_ERROR_STREAM_CAPTURE_UNMATCHED, BIREN_ERROR_STREAM_CAPTURE_UNJOINED,
+      BIREN_ERROR_STREAM_CAPTURE_IMPLICIT, BIREN_ERROR_STREAM_CAPTURE_WRONG_THREAD, BIREN_ERROR_UNKNOWN};
   size_t used = 0;
   buf[0] = 0;
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
@@ -307,8 +344,8 @@ typedef struct worker {
   double progress; /* __atomic */
   volatile int active;
   char opname[32];
-  double op_time[16]; /* seconds spent per operation kind (OPS order; the last: resets) */
-  unsigned long long op_count[16];
+  double op_time[24]; /* seconds spent per operation kind (OPS order; the last: resets) */
+  unsigned long long op_count[24];
 } worker;
 
 static worker workers[MAX_THREADS];
@@ -370,9 +407,8 @@ static birenError_t api_done(worker *w, birenError_t e) {
  * reset of `dev` came since the operation began and the code is one a reset explains, it is
  * tolerated. Returns 0 when the code is expected, 1 when tolerated (the caller abandons the
  * operation), 2 on a failure (already reported). `known` >= 0 tags a check of a known bug. */
-static int judge_k(worker *w, int line, enum fn f, birenError_t e, unsigned expect, int dev, int known, const char *what) {
-  unsigned b = B(e);
-  if (e > BIREN_ERROR_NOT_SUPPORTED && e != BIREN_ERROR_UNKNOWN) b = 1u << 30;
+static int judge_k(worker *w, int line, enum fn f, birenError_t e, mask_t expect, int dev, int known, const char *what) {
+  mask_t b = B(e);
   if ((b & expect) && (b & DOC[f].doc)) return 0;
   if (dev >= 0 && (b & RESET_TOLERATED) && reset_since_op(w, dev)) {
     w->tolerated++;
@@ -951,13 +987,13 @@ static void pick_side(worker *w, int d, side *s, int allow_dev, int allow_bad) {
 /* Expected codes of a copy (header of birenMemcpy). *known_only is set when the only fault is
  * one a known bug leaves unchecked (a host-declared side past the end of a device allocation or
  * pinned buffer). */
-static unsigned copy_expect(int kind, const side *dst, const side *src, size_t count, int *known_only, int *h2h_fault) {
+static mask_t copy_expect(int kind, const side *dst, const side *src, size_t count, int *known_only, int *h2h_fault) {
   *known_only = 0;
   *h2h_fault = 0;
   if (kind < 0 || kind > 4) return BADKIND;
   if (count == 0) return S_;
   if (dst->k == SD_NULL || src->k == SD_NULL) return IV;
-  unsigned faults = 0, kfaults = 0, also = 0;
+  mask_t faults = 0, kfaults = 0, also = 0;
   const side *sides[2] = {dst, src};
   for (int i = 0; i < 2; i++) {
     const side *s = sides[i];
@@ -1033,7 +1069,7 @@ static void op_copy(worker *w) {
     huge = 1;
   } else count = 1 + rndz(&w->rng, fit);
   int known_only, h2h;
-  unsigned expect = copy_expect(kind, &dst, &src, count, &known_only, &h2h);
+  mask_t expect = copy_expect(kind, &dst, &src, count, &known_only, &h2h);
   /* Never hand the runtime a count that only an unchecked (known-bug) bound would stop, nor a
    * huge count no checked side refuses: either would write past memory the fuzzer owns. */
   if (expect == S_ && count > fit) count = fit, expect = copy_expect(kind, &dst, &src, count, &known_only, &h2h);
@@ -1260,6 +1296,381 @@ static void op_kernel(worker *w) {
     return;
   }
 out:
+  unlock_dev(d);
+}
+
+/* ---- graphs and stream capture ------------------------------------------------------------ */
+
+/* One node of a fuzzed graph and what it does to the allocation (applied to the shadow once per
+ * launch, in the graph's order: the nodes form a chain). */
+typedef struct gnode {
+  int kind; /* 0 memset, 1 copy from the first half of the allocation to the second, 2 fill kernel */
+  size_t off, len, src;
+  int value;
+  unsigned seed;
+  unsigned char *p; /* kernel node: its pointer argument */
+  birenGraphNode_t h;
+} gnode;
+
+static void gnode_apply(alloc_t *a, const gnode *n) {
+  if (n->kind == 0) memset(a->shadow + n->off, n->value & 0xff, n->len);
+  else if (n->kind == 1) memcpy(a->shadow + n->off, a->shadow + n->src, n->len);
+  else
+    for (size_t i = 0; i < n->len; i++) a->shadow[n->off + i] = fillbyte(n->seed, i);
+}
+
+static void gnode_pick(worker *w, alloc_t *a, gnode *n) {
+  n->kind = a->size >= 2 ? (int)rnd(&w->rng, 3) : (chance(&w->rng, 2) ? 0 : 2);
+  n->value = (int)rng_next(&w->rng);
+  n->seed = (unsigned)rng_next(&w->rng);
+  if (n->kind == 1) { /* disjoint halves: [0, size/2) -> [size/2, size) */
+    size_t half = a->size / 2;
+    n->len = 1 + rndz(&w->rng, half);
+    n->src = rndz(&w->rng, half - n->len + 1);
+    n->off = half + rndz(&w->rng, a->size - half - n->len + 1);
+  } else {
+    pick_range(w, a->size, &n->off, &n->len);
+  }
+  n->p = a->p + n->off;
+}
+
+static birenKernelNodeParams gnode_kernel_params(worker *w, gnode *n, void **args) {
+  birenKernelNodeParams kp;
+  memset(&kp, 0, sizeof kp);
+  args[0] = &n->p, args[1] = &n->len, args[2] = &n->seed;
+  kp.func = k_fill_reg;
+  kp.gridDim = birenDim3(1 + rnd(&w->rng, 3), 1, 1);
+  kp.blockDim = rnd_block(w);
+  kp.kernelParams = args;
+  return kp;
+}
+
+/* Calls that must be refused: forged, destroyed and cross-typed handles, bad node parameters,
+ * a cycle, capture misuse. */
+static void graph_hostile(worker *w, int d, alloc_t *a) {
+  uintptr_t forged[] = {1, 2, 0xdeadbeef, UINTPTR_MAX, ((uintptr_t)0x7ffffff0 << 32) | 7};
+  birenError_t e;
+  birenGraph_t g = NULL;
+  e = API(w, birenGraphCreate(&g, 0));
+  if (JUDGE(w, F_GraphCreate, e, S_, d, NULL)) return;
+  birenGraphNode_t n1 = NULL, n2 = NULL;
+  birenMemsetParams mp;
+  memset(&mp, 0, sizeof mp);
+  switch (rnd(&w->rng, 11)) {
+  case 0:
+    e = API(w, birenGraphCreate(&g, 1));
+    JUDGE(w, F_GraphCreate, e, IV, d, "flags 1");
+    e = API(w, birenGraphCreate(NULL, 0));
+    JUDGE(w, F_GraphCreate, e, IV, d, "NULL pGraph");
+    break;
+  case 1: { /* memset nodes past the end, of non-device memory, with a bad element size */
+    if (!a) break;
+    mp.dst = a->p + rndz(&w->rng, a->size);
+    mp.elementSize = 1, mp.height = 1, mp.width = a->size + 1 + rndz(&w->rng, 100), mp.pitch = mp.width;
+    e = API(w, birenGraphAddMemsetNode(&n1, g, NULL, 0, &mp));
+    JUDGE(w, F_GraphAddNode, e, OOB, d, "memset node past the end of an allocation");
+    mp.dst = w->hbuf, mp.width = 16, mp.pitch = 16;
+    e = API(w, birenGraphAddMemsetNode(&n1, g, NULL, 0, &mp));
+    JUDGE(w, F_GraphAddNode, e, IDP, d, "memset node on host memory");
+    mp.dst = a->p, mp.width = 1, mp.elementSize = 3;
+    e = API(w, birenGraphAddMemsetNode(&n1, g, NULL, 0, &mp));
+    JUDGE(w, F_GraphAddNode, e, IV, d, "memset node with elementSize 3");
+    e = API(w, birenGraphAddMemsetNode(&n1, g, NULL, 0, NULL));
+    JUDGE(w, F_GraphAddNode, e, IV, d, "NULL memset params");
+    break;
+  }
+  case 2: { /* kernel nodes: NULL function, too many threads, extra */
+    birenKernelNodeParams kp;
+    memset(&kp, 0, sizeof kp);
+    kp.gridDim = birenDim3(1, 1, 1), kp.blockDim = birenDim3(1, 1, 1);
+    e = API(w, birenGraphAddKernelNode(&n1, g, NULL, 0, &kp));
+    JUDGE(w, F_GraphAddNode, e, IV, d, "kernel node without a function");
+    kp.func = k_nop, kp.blockDim = birenDim3(32, 32, 2);
+    e = API(w, birenGraphAddKernelNode(&n1, g, NULL, 0, &kp));
+    JUDGE(w, F_GraphAddNode, e, CFG, d, "kernel node with 2048 threads a block");
+    break;
+  }
+  case 3: { /* a cycle, a self edge, a dependency listed twice */
+    e = API(w, birenGraphAddEmptyNode(&n1, g, NULL, 0));
+    if (JUDGE(w, F_GraphAddNode, e, S_, d, NULL)) break;
+    e = API(w, birenGraphAddEmptyNode(&n2, g, &n1, 1));
+    if (JUDGE(w, F_GraphAddNode, e, S_, d, NULL)) break;
+    e = API(w, birenGraphAddDependencies(g, &n2, &n1, 1));
+    JUDGE(w, F_GraphAddDependencies, e, IV, d, "an edge that closes a cycle");
+    e = API(w, birenGraphAddDependencies(g, &n1, &n1, 1));
+    JUDGE(w, F_GraphAddDependencies, e, IV, d, "a node depending on itself");
+    birenGraphNode_t twice[2] = {n1, n1};
+    birenGraphNode_t n3 = NULL;
+    e = API(w, birenGraphAddEmptyNode(&n3, g, twice, 2));
+    JUDGE(w, F_GraphAddNode, e, IV, d, "a dependency listed twice");
+    e = API(w, birenGraphAddEmptyNode(&n3, g, NULL, 1));
+    JUDGE(w, F_GraphAddNode, e, IV, d, "NULL dependencies with numDependencies 1");
+    break;
+  }
+  case 4: { /* forged and cross-typed handles */
+    birenGraphExec_t x = (birenGraphExec_t)forged[rnd(&w->rng, 5)];
+    e = API(w, birenGraphLaunch(x, NULL));
+    JUDGE(w, F_GraphLaunch, e, IH, d, "forged exec");
+    e = API(w, birenGraphExecDestroy(x));
+    JUDGE(w, F_GraphExecDestroy, e, IH, d, "forged exec");
+    e = API(w, birenGraphDestroy((birenGraph_t)forged[rnd(&w->rng, 5)]));
+    JUDGE(w, F_GraphDestroy, e, IH, d, "forged graph");
+    e = API(w, birenGraphExecDestroy((birenGraphExec_t)g));
+    JUDGE(w, F_GraphExecDestroy, e, IH, d, "a graph passed as an exec");
+    int ks = pick_stream(w, d);
+    if (ks >= 0) {
+      e = API(w, birenGraphLaunch((birenGraphExec_t)w->streams[ks].s, w->streams[ks].s));
+      JUDGE(w, F_GraphLaunch, e, IH, d, "a stream passed as an exec");
+      e = API(w, birenGraphDestroy((birenGraph_t)w->streams[ks].s));
+      JUDGE(w, F_GraphDestroy, e, IH, d, "a stream passed as a graph");
+    }
+    break;
+  }
+  case 5: { /* destroyed exec and graph */
+    birenGraphExec_t x = NULL;
+    e = API(w, birenGraphInstantiate(&x, g, 0));
+    if (JUDGE(w, F_GraphInstantiate, e, S_, d, "an empty graph")) break;
+    e = API(w, birenGraphExecDestroy(x));
+    if (JUDGE(w, F_GraphExecDestroy, e, S_, d, NULL)) break;
+    e = API(w, birenGraphLaunch(x, NULL));
+    JUDGE(w, F_GraphLaunch, e, IH, d, "destroyed exec");
+    e = API(w, birenGraphExecDestroy(x));
+    JUDGE(w, F_GraphExecDestroy, e, IH, d, "exec destroyed twice");
+    e = API(w, birenGraphDestroy(g));
+    if (JUDGE(w, F_GraphDestroy, e, S_, d, NULL)) return;
+    e = API(w, birenGraphInstantiate(&x, g, 0));
+    JUDGE(w, F_GraphInstantiate, e, IH, d, "destroyed graph");
+    e = API(w, birenGraphAddEmptyNode(&n1, g, NULL, 0));
+    JUDGE(w, F_GraphAddNode, e, IH, d, "node added to a destroyed graph");
+    e = API(w, birenGraphDestroy(g));
+    JUDGE(w, F_GraphDestroy, e, IH, d, "graph destroyed twice");
+    return;
+  }
+  case 6: { /* instantiate with bad flags or NULL */
+    birenGraphExec_t x = NULL;
+    e = API(w, birenGraphInstantiate(NULL, g, 0));
+    JUDGE(w, F_GraphInstantiate, e, IV, d, "NULL pGraphExec");
+    e = API(w, birenGraphInstantiate(&x, g, 1ull << 40));
+    JUDGE(w, F_GraphInstantiate, e, IV, d, "unknown flags");
+    break;
+  }
+  case 7: { /* capture misuse */
+    e = API(w, birenStreamBeginCapture(NULL, birenStreamCaptureModeRelaxed));
+    JUDGE(w, F_StreamBeginCapture, e, SCU, d, "capture of the default stream");
+    int ks = pick_stream(w, d);
+    if (ks < 0) break;
+    birenGraph_t cg = NULL;
+    e = API(w, birenStreamEndCapture(w->streams[ks].s, &cg));
+    JUDGE(w, F_StreamEndCapture, e, ILS, d, "end of a capture never begun");
+    e = API(w, birenStreamBeginCapture(w->streams[ks].s, 7));
+    JUDGE(w, F_StreamBeginCapture, e, IV, d, "unknown capture mode");
+    break;
+  }
+  case 8: { /* a graph launched into a stream of another device */
+    if (ndev < 2) break;
+    birenGraphExec_t x = NULL;
+    e = API(w, birenGraphInstantiate(&x, g, 0));
+    if (JUDGE(w, F_GraphInstantiate, e, S_, d, NULL)) break;
+    int other = 1 - d;
+    lock_dev(other);
+    reap_device(w, other);
+    int ks = pick_stream(w, other);
+    if (ks >= 0) {
+      e = API(w, birenGraphLaunch(x, w->streams[ks].s));
+      JUDGE(w, F_GraphLaunch, e, IV, d, "a stream of another device");
+    }
+    unlock_dev(other);
+    e = API(w, birenGraphExecDestroy(x));
+    JUDGE(w, F_GraphExecDestroy, e, S_, d, NULL);
+    break;
+  }
+  case 9: { /* a copy node with a forged device side and a bogus kind */
+    if (!a) break;
+    e = API(w, birenGraphAddMemcpyNode1D(&n1, g, NULL, 0, a->p, (void *)0x1000, 1, birenMemcpyDeviceToDevice));
+    JUDGE(w, F_GraphAddNode, e, IDP, d, "copy node from memory that is no device allocation");
+    e = API(w, birenGraphAddMemcpyNode1D(&n1, g, NULL, 0, a->p, w->hbuf, 1, (birenMemcpyKind)77));
+    JUDGE(w, F_GraphAddNode, e, BADKIND, d, "copy node with kind 77");
+    e = API(w, birenGraphAddMemcpyNode1D(&n1, g, NULL, 0, a->p, w->hbuf, a->size + 1, birenMemcpyHostToDevice));
+    JUDGE(w, F_GraphAddNode, e, OOB, d, "copy node past the end of an allocation");
+    break;
+  }
+  default: { /* kernel parameters set on a node of another graph */
+    birenGraph_t g2 = NULL;
+    e = API(w, birenGraphCreate(&g2, 0));
+    if (JUDGE(w, F_GraphCreate, e, S_, d, NULL)) break;
+    birenKernelNodeParams kp;
+    memset(&kp, 0, sizeof kp);
+    kp.func = k_nop, kp.gridDim = birenDim3(1, 1, 1), kp.blockDim = birenDim3(1, 1, 1);
+    e = API(w, birenGraphAddKernelNode(&n1, g2, NULL, 0, &kp));
+    birenGraphExec_t x = NULL;
+    if (!JUDGE(w, F_GraphAddNode, e, S_, d, NULL)) {
+      e = API(w, birenGraphInstantiate(&x, g, 0));
+      if (!JUDGE(w, F_GraphInstantiate, e, S_, d, NULL)) {
+        e = API(w, birenGraphExecKernelNodeSetParams(x, n1, &kp));
+        JUDGE(w, F_GraphExecKernelNodeSetParams, e, IV, d, "a node of another graph");
+        e = API(w, birenGraphExecDestroy(x));
+        JUDGE(w, F_GraphExecDestroy, e, S_, d, NULL);
+      }
+    }
+    e = API(w, birenGraphDestroy(g2));
+    JUDGE(w, F_GraphDestroy, e, S_, d, NULL);
+    break;
+  }
+  }
+  e = API(w, birenGraphDestroy(g));
+  JUDGE(w, F_GraphDestroy, e, S_, d, NULL);
+}
+
+/* A graph of 1-5 nodes (memsets, copies, fill kernels) on one of the thread's allocations, built
+ * explicitly (edges at creation or with birenGraphAddDependencies, empty nodes between) or by
+ * capturing a non-blocking stream, instantiated and launched 1-3 times (kernel parameters
+ * changed between launches), with the graph and the exec destroyed at random moments. The
+ * shadow follows every launch; later checks compare it with the device. */
+static void op_graph(worker *w) {
+  int d = w->dev;
+  alloc_t *a = pick_alloc(w, d);
+  if (!a || chance(&w->rng, 6)) {
+    lock_dev(d);
+    reap_device(w, d);
+    if (a && !a->used) a = NULL;
+    graph_hostile(w, d, a);
+    unlock_dev(d);
+    return;
+  }
+  int k = pick_async_stream(w, d, a, NULL);
+  if (k == -2) return;
+  lock_dev(d);
+  reap_device(w, d);
+  if (!a->used || (k != PEND_NULL && !w->streams[k].used)) {
+    unlock_dev(d);
+    return;
+  }
+  birenStream_t s = stream_handle(w, k);
+  gnode nodes[5];
+  int n = 1 + (int)rnd(&w->rng, 5);
+  for (int i = 0; i < n; i++) gnode_pick(w, a, &nodes[i]);
+  birenGraph_t g = NULL;
+  birenGraphExec_t x = NULL;
+  birenError_t e;
+  int captured = k >= 0 && k < MAX_STREAMS && w->streams[k].nonblocking && chance(&w->rng, 2);
+  if (captured) {
+    /* Thread-local or relaxed: a global capture would refuse other threads' birenMalloc. */
+    int mode = chance(&w->rng, 2) ? birenStreamCaptureModeThreadLocal : birenStreamCaptureModeRelaxed;
+    e = API(w, birenStreamBeginCapture(s, mode));
+    if (JUDGE(w, F_StreamBeginCapture, e, S_, d, "non-blocking stream")) goto out;
+    int bad = 0;
+    for (int i = 0; i < n && !bad; i++) {
+      gnode *m = &nodes[i];
+      if (m->kind == 0) {
+        e = API(w, birenMemsetAsync(a->p + m->off, m->value, m->len, s));
+        bad = JUDGE(w, F_MemsetAsync, e, S_, d, "captured memset");
+      } else if (m->kind == 1) {
+        e = API(w, birenMemcpyAsync(a->p + m->off, a->p + m->src, m->len, birenMemcpyDeviceToDevice, s));
+        bad = JUDGE(w, F_MemcpyAsync, e, S_, d, "captured copy");
+      } else {
+        void *args[3];
+        birenKernelNodeParams kp = gnode_kernel_params(w, m, args);
+        e = API(w, birenLaunchKernel(k_fill_reg, kp.gridDim, kp.blockDim, args, 0, s));
+        bad = JUDGE(w, F_LaunchKernel, e, S_, d, "captured fill kernel");
+      }
+    }
+    if (bad) { /* end the capture whatever happened; the graph, if any, is dropped */
+      e = API(w, birenStreamEndCapture(s, &g));
+      if (e == BIREN_SUCCESS) API(w, birenGraphDestroy(g));
+      goto out;
+    }
+    birenStreamCaptureStatus st;
+    e = API(w, birenStreamIsCapturing(s, &st));
+    if (e != BIREN_SUCCESS || st != birenStreamCaptureStatusActive)
+      fail(w, __LINE__, "birenStreamIsCapturing during a capture: %s, status %d", birenGetErrorName(e), (int)st);
+    e = API(w, birenStreamEndCapture(s, &g));
+    if (JUDGE(w, F_StreamEndCapture, e, S_, d, NULL)) goto out;
+  } else {
+    e = API(w, birenGraphCreate(&g, 0));
+    if (JUDGE(w, F_GraphCreate, e, S_, d, NULL)) goto out;
+    int later_edges = chance(&w->rng, 3);
+    birenGraphNode_t prev = NULL;
+    for (int i = 0; i < n; i++) {
+      gnode *m = &nodes[i];
+      if (prev && chance(&w->rng, 4)) { /* an empty node in between */
+        birenGraphNode_t em = NULL;
+        e = API(w, birenGraphAddEmptyNode(&em, g, &prev, 1));
+        if (JUDGE(w, F_GraphAddNode, e, S_, d, "empty node")) goto out;
+        prev = em;
+      }
+      const birenGraphNode_t *deps = prev && !later_edges ? &prev : NULL;
+      size_t nd = deps ? 1 : 0;
+      if (m->kind == 0) {
+        birenMemsetParams mp;
+        memset(&mp, 0, sizeof mp);
+        mp.dst = a->p + m->off, mp.value = (unsigned)m->value & 0xff, mp.elementSize = 1;
+        mp.width = m->len, mp.height = 1, mp.pitch = m->len;
+        e = API(w, birenGraphAddMemsetNode(&m->h, g, deps, nd, &mp));
+      } else if (m->kind == 1) {
+        e = API(w, birenGraphAddMemcpyNode1D(&m->h, g, deps, nd, a->p + m->off, a->p + m->src, m->len,
+                                             birenMemcpyDeviceToDevice));
+      } else {
+        void *args[3];
+        birenKernelNodeParams kp = gnode_kernel_params(w, m, args);
+        e = API(w, birenGraphAddKernelNode(&m->h, g, deps, nd, &kp));
+      }
+      if (JUDGE(w, F_GraphAddNode, e, S_, d, "node on the thread's own allocation")) goto out;
+      if (prev && later_edges) {
+        e = API(w, birenGraphAddDependencies(g, &prev, &m->h, 1));
+        if (JUDGE(w, F_GraphAddDependencies, e, S_, d, "chain edge")) goto out;
+      }
+      prev = m->h;
+    }
+  }
+  e = API(w, birenGraphInstantiate(&x, g, 0));
+  if (JUDGE(w, F_GraphInstantiate, e, S_, d, NULL)) goto out;
+  int set_params = !captured && chance(&w->rng, 2); /* needs the graph's node handles */
+  if (!set_params && chance(&w->rng, 2)) { /* the exec does not need its graph */
+    e = API(w, birenGraphDestroy(g));
+    g = NULL;
+    if (JUDGE(w, F_GraphDestroy, e, S_, d, NULL)) goto out;
+  }
+  int launches = 1 + (int)rnd(&w->rng, 3);
+  for (int l = 0; l < launches; l++) {
+    if (set_params && l > 0) {
+      for (int i = 0; i < n; i++) {
+        gnode *m = &nodes[i];
+        if (m->kind != 2) continue;
+        m->seed = (unsigned)rng_next(&w->rng);
+        void *args[3];
+        birenKernelNodeParams kp = gnode_kernel_params(w, m, args);
+        e = API(w, birenGraphExecKernelNodeSetParams(x, m->h, &kp));
+        if (JUDGE(w, F_GraphExecKernelNodeSetParams, e, S_, d, "new seed for a fill node")) goto out;
+      }
+    }
+    e = API(w, birenGraphLaunch(x, s));
+    if (JUDGE(w, F_GraphLaunch, e, S_, d, NULL)) goto out;
+    for (int i = 0; i < n; i++) gnode_apply(a, &nodes[i]);
+    a->pend = k;
+  }
+  if (chance(&w->rng, 3)) {
+    unlock_dev(d);
+    e = API(w, birenStreamSynchronize(s));
+    int bad = JUDGE(w, F_StreamSynchronize, e, S_, d, "after graph launches");
+    lock_dev(d);
+    if (bad || reset_since_op(w, d)) { /* the exec survives a reset; its memory does not */
+      e = API(w, birenGraphExecDestroy(x));
+      JUDGE(w, F_GraphExecDestroy, e, S_, -1, NULL);
+      x = NULL;
+      goto out;
+    }
+    clear_pend(w, d, k);
+    if (a->used) verify_alloc(w, a, "after graph launches");
+  }
+out:
+  if (x) {
+    e = API(w, birenGraphExecDestroy(x));
+    JUDGE(w, F_GraphExecDestroy, e, S_, d, "exec (its launches may still run)");
+  }
+  if (g) {
+    e = API(w, birenGraphDestroy(g));
+    JUDGE(w, F_GraphDestroy, e, S_, d, NULL);
+  }
   unlock_dev(d);
 }
 
@@ -1934,7 +2345,7 @@ static void op_misc(worker *w) {
   }
   case 5: {
     e = API(w, birenGetLastError());
-    if (!(B(e) & (S_ | IV | OOM | IDEV | IH | IDP | OOB | BADKIND | CFG | DL | NP | LF | IA)))
+    if (!(B(e) & (S_ | IV | OOM | IDEV | IH | IDP | OOB | BADKIND | CFG | DL | NP | LF | IA | ILS | SCU | SCINV | SCUNM | SCUNJ | SCWT)))
       fail(w, __LINE__, "birenGetLastError gave %s", birenGetErrorName(e));
     e = API(w, birenPeekAtLastError());
     if (e != BIREN_SUCCESS) fail(w, __LINE__, "birenPeekAtLastError right after birenGetLastError gave %s", birenGetErrorName(e));
@@ -2040,6 +2451,7 @@ static const op OPS[] = {
     {"copy", op_copy, 22},   {"kernel", op_kernel, 10},  {"hostile-args", op_hostile_args, 2},
     {"stream", op_stream, 6}, {"event", op_event, 8},    {"future", op_future, 5},  {"xdev", op_xdev, 2},
     {"handles", op_handles, 4}, {"hostfn", op_hostfn, 2}, {"sync", op_sync, 6},     {"misc", op_misc, 6},
+    {"graph", op_graph, 6},
 };
 static unsigned reset_one_in = 400; /* a reset every ~400 operations of a thread */
 
@@ -2050,7 +2462,7 @@ static void *worker_main(void *arg) {
   for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; i++) {
     weights[i] = OPS[i].weight;
     if (opt_racy && (OPS[i].fn == op_alloc || OPS[i].fn == op_free || OPS[i].fn == op_verify || OPS[i].fn == op_memset ||
-                     OPS[i].fn == op_copy || OPS[i].fn == op_kernel))
+                     OPS[i].fn == op_copy || OPS[i].fn == op_kernel || OPS[i].fn == op_graph))
       weights[i] = 0;
     if (opt_racy && OPS[i].fn == op_future) weights[i] = 30;
     total += weights[i];

@@ -37,15 +37,16 @@ pub struct DeviceContext {
 }
 
 /// The safety net in `wait_point` restarted work that was ready but not running: a runtime bug
-/// (a lost wake-up). Said once per process, so that it is reported rather than hidden.
-fn report_rescue(call: &str) {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
+/// (a lost wake-up). Said (at most 10 times per process) so that it is reported, not hidden.
+fn report_rescue(call: &str, what: &str) {
+    static COUNT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    if COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < 10 {
         eprintln!(
             "biren: internal: {call} found work that was ready but not started (a lost wake-up in the \
-             runtime) and restarted it; the program goes on. Please report this with BIREN_TRACE output."
+             runtime) and restarted it; the program goes on. Please report this with BIREN_TRACE output. \
+             Before the restart: {what}"
         );
-    });
+    }
 }
 
 /// True where a host synchronize would wait for itself (kernels, host functions).
@@ -471,12 +472,13 @@ impl DeviceContext {
                 quiet_since = (Instant::now(), done);
             } else if quiet_since.0.elapsed() >= Duration::from_secs(1) {
                 quiet_since = (Instant::now(), done);
-                let mut rescued = false;
                 for s in self.all_streams() {
-                    rescued |= s.kick_if_stalled();
+                    if let Some(what) = s.kick_if_stalled() {
+                        report_rescue(call, &what);
+                    }
                 }
-                if rescued {
-                    report_rescue(call);
+                if let Some(what) = self.exec.scheduler.kick_if_stalled() {
+                    report_rescue(call, &what);
                 }
             }
         }

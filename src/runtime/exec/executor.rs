@@ -10,6 +10,7 @@ use crate::runtime::exec::scheduler::{Policy, Scheduler};
 use crate::runtime::exec::work::{Padded, Point, Started, Ticket, Work};
 use crate::runtime::memory::{Allocation, MemoryTable};
 use parking_lot::Mutex;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Instant;
@@ -38,8 +39,14 @@ pub struct Executor {
     /// their own: enqueuing hosts write the first, the device's threads the second.
     ops_in: Padded<AtomicU64>,
     ops_out: Padded<AtomicU64>,
-    deferred: Mutex<Vec<DeferredFree>>,
+    /// Frees waiting for the work enqueued before them, oldest first. A free waits for the
+    /// pending work of every stream (birenFree), so a later one is releasable only once the
+    /// earlier ones are (stream-ordered frees, which wait for one stream, may be held up behind
+    /// an older one: the full scan of `reclaim` releases them).
+    deferred: Mutex<VecDeque<DeferredFree>>,
     has_deferred: AtomicBool,
+    /// A completion found the deferred list locked: its holder looks again after unlocking.
+    recheck: AtomicBool,
     /// True during a reset: no op starts.
     resetting: AtomicBool,
     /// Threads between taking an op from a stream and handing it over (a reset waits for them).
@@ -122,8 +129,9 @@ impl Executor {
             sticky: AtomicI32::new(0),
             ops_in: Padded(AtomicU64::new(0)),
             ops_out: Padded(AtomicU64::new(0)),
-            deferred: Mutex::new(Vec::new()),
+            deferred: Mutex::new(VecDeque::new()),
             has_deferred: AtomicBool::new(false),
+            recheck: AtomicBool::new(false),
             resetting: AtomicBool::new(false),
             starting: AtomicUsize::new(0),
             quarantine: Mutex::new(Quarantine::default()),
@@ -169,7 +177,7 @@ impl Executor {
     pub fn op_completed(&self) {
         self.ops_out.fetch_add(1, Ordering::SeqCst);
         if self.has_deferred.load(Ordering::Acquire) {
-            self.reclaim();
+            self.reclaim_front();
         }
     }
 
@@ -393,12 +401,52 @@ impl Executor {
             self.release(a);
             return;
         }
-        self.deferred.lock().push(DeferredFree { alloc: a, until });
+        self.deferred
+            .lock()
+            .push_back(DeferredFree { alloc: a, until });
         self.has_deferred.store(true, Ordering::Release);
-        self.reclaim();
+        self.reclaim_front();
     }
 
-    /// Releases the deferred frees whose work has completed; true if any was released.
+    /// The completion path (every op that completes, on the device's threads): releases the
+    /// oldest deferred frees whose work has completed. It never waits for the list's lock (its
+    /// holder looks again when it unlocks) and, when the oldest free is still pending, reads
+    /// one of its points: the cost does not grow with the number of deferred frees.
+    fn reclaim_front(&self) {
+        self.recheck.store(true, Ordering::SeqCst);
+        while self.recheck.load(Ordering::SeqCst) {
+            let Some(mut d) = self.deferred.try_lock() else {
+                return; // the holder sees `recheck` after it unlocks
+            };
+            self.recheck.store(false, Ordering::SeqCst);
+            while let Some(f) = d.front_mut() {
+                // Points once reached stay reached: drop them as they are found.
+                while f.until.last().is_some_and(|p| p.reached()) {
+                    f.until.pop();
+                }
+                if !f.until.is_empty() {
+                    break;
+                }
+                if let Some(f) = d.pop_front() {
+                    self.release(f.alloc);
+                }
+            }
+            if d.is_empty() {
+                self.has_deferred.store(false, Ordering::Release);
+            }
+        }
+    }
+
+    /// After unlocking the deferred list elsewhere: a completion may have skipped its look.
+    fn after_deferred_unlock(&self) {
+        if self.recheck.load(Ordering::SeqCst) {
+            self.reclaim_front();
+        }
+    }
+
+    /// Releases every deferred free whose work has completed, wherever it is in the list; true
+    /// if any was released (the slow paths: an allocation that ran short, birenMemGetInfo, a
+    /// device synchronize).
     ///
     /// Releases happen under the list's lock, so whoever takes the lock afterwards (another
     /// reclaim, an allocation that ran short) sees the memory back.
@@ -407,11 +455,12 @@ impl Executor {
         let mut any = false;
         let mut i = 0;
         while i < d.len() {
-            // Points once reached stay reached: drop them, so that the next scan (one per
-            // completed op) only looks at the points still pending.
             d[i].until.retain(|p| !p.reached());
             if d[i].until.is_empty() {
-                self.release(d.swap_remove(i).alloc);
+                // (in order: the oldest stays at the front for `reclaim_front`)
+                if let Some(f) = d.remove(i) {
+                    self.release(f.alloc);
+                }
                 any = true;
             } else {
                 i += 1;
@@ -420,17 +469,22 @@ impl Executor {
         if d.is_empty() {
             self.has_deferred.store(false, Ordering::Release);
         }
+        drop(d);
+        self.after_deferred_unlock();
         any
     }
 
     /// The points deferred frees wait for (an allocation that fails for lack of memory waits
     /// for them and tries again).
     pub fn deferred_points(&self) -> Vec<Point> {
-        self.deferred
+        let points = self
+            .deferred
             .lock()
             .iter()
             .flat_map(|d| d.until.iter().cloned())
-            .collect()
+            .collect();
+        self.after_deferred_unlock();
+        points
     }
 
     /// Starts a reset: no op starts any more, and every op started before now is stale (its
@@ -481,7 +535,9 @@ impl Executor {
 
     /// Bytes held by deferred frees (released once their work completes).
     pub fn deferred_bytes(&self) -> u64 {
-        self.deferred.lock().iter().map(|d| d.alloc.reserved).sum()
+        let bytes = self.deferred.lock().iter().map(|d| d.alloc.reserved).sum();
+        self.after_deferred_unlock();
+        bytes
     }
 
     /// After `bump_epoch` and draining the streams, stops all device activity: drops queued kernels, copies and host functions, waits for the

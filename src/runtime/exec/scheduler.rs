@@ -359,6 +359,33 @@ impl Scheduler {
         }
     }
 
+    /// Wakes the parked compute units if a kernel has blocks left while every unit is parked
+    /// and none spins (a lost wake-up: nobody would ever run them). Returns what it found, for
+    /// the report.
+    pub fn kick_if_stalled(&self) -> Option<String> {
+        let units = self.busy.lock().len();
+        let q = self.queues.lock();
+        if q.idle < units || units == 0 || self.spinner.load(Ordering::Acquire) {
+            return None;
+        }
+        let waiting = q
+            .ready
+            .0
+            .iter()
+            .chain(q.running.iter())
+            .find(|k| k.has_blocks())?;
+        let what = format!(
+            "kernel '{}' (device {}) has {} of {} blocks not started while all {units} compute units are parked",
+            waiting.launch.name(),
+            self.device,
+            waiting.total - waiting.next.load(Ordering::Acquire).min(waiting.total),
+            waiting.total
+        );
+        drop(q);
+        self.work.notify_all();
+        Some(what)
+    }
+
     pub fn shutdown(&self) {
         self.queues.lock().shutdown = true;
         self.work.notify_all();

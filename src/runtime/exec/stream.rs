@@ -372,24 +372,68 @@ impl StreamCore {
             return false;
         }
         let seq = self.enqueued.load(Ordering::Relaxed) + 1;
-        self.enqueued.store(seq, Ordering::SeqCst);
+        // Complete before enqueued: a thread reading enqueued then completed (`pending_tail`,
+        // the default stream's implicit dependencies) must never see this seq pending, for no
+        // completion will ever wake a waiter on it.
         self.completed.fetch_max(seq, Ordering::SeqCst);
+        self.enqueued.store(seq, Ordering::SeqCst);
         true
     }
 
-    /// Kicks the stream if it has work but runs none; true if that started an op (its head op
-    /// was ready but nobody had advanced it: a lost wake-up).
-    pub fn kick_if_stalled(&self) -> bool {
+    /// Kicks the stream if it has work but runs none. If that started an op (its head op was
+    /// ready but nobody had advanced it: a lost wake-up), returns what the stream looked like
+    /// before the kick, for the report.
+    pub fn kick_if_stalled(&self) -> Option<String> {
         let before = {
             let q = self.queue.lock();
-            let has_work = !q.ops.is_empty() || !self.tail.lock().ops.is_empty();
-            (!q.running && has_work).then(|| self.completed.load(Ordering::SeqCst))
+            let t = self.tail.lock();
+            let has_work = !q.ops.is_empty() || !t.ops.is_empty();
+            (!q.running && has_work).then(|| {
+                let head = q.ops.front().or(t.ops.front()).map(|op| {
+                    let kind = match &op.work {
+                        OpWork::Run(w) => w.kind_name(),
+                        OpWork::Record(_) => "event record",
+                        OpWork::Wait { .. } => "event wait",
+                        OpWork::Hook { .. } => "graph event node",
+                        OpWork::Taken => "taken",
+                    };
+                    let deps: Vec<String> = op
+                        .deps
+                        .iter()
+                        .map(|d| match d {
+                            Dep::Point(p) => format!(
+                                "stream {} op {} ({})",
+                                p.stream.id,
+                                p.seq,
+                                if p.reached() { "reached" } else { "not reached" }
+                            ),
+                            Dep::Future(f) => format!(
+                                "future of event #{} ({})",
+                                f.event_id,
+                                if f.resolved().is_some() { "resolved" } else { "unresolved" }
+                            ),
+                        })
+                        .collect();
+                    format!("op {} ({kind}), deps [{}]", op.seq, deps.join(", "))
+                });
+                let state = format!(
+                    "stream {} (device {}): head {}; {} op(s) taken over, {} in the tail, tail idle flag {}, completed {}, enqueued {}",
+                    self.id,
+                    self.device,
+                    head.unwrap_or_default(),
+                    q.ops.len(),
+                    t.ops.len(),
+                    t.idle,
+                    self.completed(),
+                    self.enqueued()
+                );
+                (self.completed.load(Ordering::SeqCst), state)
+            })
         };
-        let Some(completed) = before else {
-            return false;
-        };
+        let (completed, state) = before?;
         self.kick();
-        self.queue.lock().running || self.completed.load(Ordering::SeqCst) != completed
+        (self.queue.lock().running || self.completed.load(Ordering::SeqCst) != completed)
+            .then_some(state)
     }
 
     /// Makes progress after a push: starts the head op if it can start.
@@ -832,6 +876,45 @@ mod tests {
         }
     }
 
+    /// A record on an idle stream takes a sequence number that is complete at once. Another
+    /// thread taking the stream's pending tail at that moment (the legacy default stream's
+    /// implicit dependency) must not see it as pending: nobody would ever wake a waiter on it.
+    /// (Found by `make stress`: the default stream's head op waited for good on a point that an
+    /// event record on an idle blocking stream had reached without telling anyone.)
+    #[test]
+    fn a_record_on_an_idle_stream_is_never_seen_pending() {
+        const ROUNDS: usize = 2_000_000;
+        let exec = Executor::start(0, 1, 1 << 20, Policy::Preemptive, Instant::now());
+        let s = StreamCore::new(1, 0, 0, 0, false, exec, 0);
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let started = std::sync::Arc::new(AtomicBool::new(false));
+        let seen = {
+            let (s, stop, started) = (s.clone(), stop.clone(), started.clone());
+            std::thread::spawn(move || {
+                let mut pending = 0u64;
+                started.store(true, Ordering::SeqCst);
+                while !stop.load(Ordering::Relaxed) {
+                    pending += s.pending_tail().is_some() as u64;
+                }
+                pending
+            })
+        };
+        while !started.load(Ordering::SeqCst) {
+            std::hint::spin_loop();
+        }
+        for _ in 0..ROUNDS {
+            let mut t = s.tail.lock();
+            assert!(s.record_now_locked(&mut t));
+        }
+        stop.store(true, Ordering::Relaxed);
+        assert_eq!(
+            seen.join().unwrap(),
+            0,
+            "a completed record was seen pending"
+        );
+        assert!(s.is_idle());
+    }
+
     /// Several host threads enqueue on one stream while its consumer takes batches from the
     /// tail and stops when it runs dry: every op runs once, each thread's in its order, and a
     /// push onto a stopped stream starts it.
@@ -912,7 +995,10 @@ mod tests {
         }
         let exec = Executor::start(0, 1, 1 << 20, Policy::Preemptive, Instant::now());
         let s = StreamCore::new(2, 0, STREAM_NON_BLOCKING, 0, false, exec, 0);
-        assert!(!s.kick_if_stalled(), "an empty stream needs no kick");
+        assert!(
+            s.kick_if_stalled().is_none(),
+            "an empty stream needs no kick"
+        );
         {
             let mut t = s.tail.lock();
             let call = HostCall {
@@ -925,13 +1011,16 @@ mod tests {
         }
         std::thread::sleep(Duration::from_millis(20));
         assert_eq!(s.completed(), 0, "nothing started the op");
-        assert!(s.kick_if_stalled(), "the kick started the stalled op");
+        let what = s
+            .kick_if_stalled()
+            .expect("the kick started the stalled op");
+        assert!(what.contains("host function"), "{what}");
         let deadline = Instant::now() + Duration::from_secs(5);
         while s.completed() < 1 {
             assert!(Instant::now() < deadline, "the kicked op did not complete");
             std::thread::sleep(Duration::from_millis(1));
         }
         assert_eq!(RAN.load(Ordering::SeqCst), 1);
-        assert!(!s.kick_if_stalled(), "nothing left to start");
+        assert!(s.kick_if_stalled().is_none(), "nothing left to start");
     }
 }

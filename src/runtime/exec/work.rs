@@ -49,6 +49,20 @@ pub enum Work {
     ),
 }
 
+impl Work {
+    /// What kind of work this is, in words (reports).
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Work::Kernel(_) => "kernel",
+            Work::Copy { .. } => "copy",
+            Work::Fill { .. } => "memset",
+            Work::Host(_) => "host function",
+            Work::Strided(_) => "2D/3D copy or memset",
+            Work::Graph(..) => "graph launch",
+        }
+    }
+}
+
 /// Whoever is told when a piece of work has ended (a stream, for its op).
 pub trait Completion: Send + Sync {
     /// Op `seq`, started at reset epoch `epoch`, has ended with `result`.
