@@ -530,6 +530,69 @@ static int relaunch_with_event_nodes(void) {
 }
 
 
+/* The lanes of an exec's event nodes are reused by its launches, made again after a reset, and
+ * outlive a destroyed exec until their work is done. */
+static void host_count(void *p) { __atomic_fetch_add((int *)p, 1, __ATOMIC_SEQ_CST); }
+
+static int event_nodes_after_reset_and_exec_destroy(void) {
+  int *d, h = 0, count = 0;
+  birenStream_t s, other;
+  birenEvent_t in, out;
+  birenGraph_t g;
+  birenGraphExec_t e;
+  birenGraphNode_t w, a, r;
+  birenHostNodeParams hp = {host_count, &count};
+  OK(birenEventCreate(&in));
+  OK(birenEventCreate(&out));
+  OK(birenGraphCreate(&g, 0));
+  OK(birenGraphAddEventWaitNode(&w, g, NULL, 0, in));
+  OK(birenGraphAddHostNode(&a, g, &w, 1, &hp));
+  OK(birenGraphAddEventRecordNode(&r, g, &a, 1, out));
+  OK(birenGraphInstantiate(&e, g, 0));
+  OK(birenStreamCreateWithFlags(&s, birenStreamNonBlocking));
+  OK(birenEventRecord(in, s));
+  OK(birenGraphLaunch(e, s));
+  OK(birenEventSynchronize(out));
+  EXPECT(load_int(&count) == 1);
+  /* A reset ends the device's streams (the lanes included) and its events; the exec survives
+   * and its next launches make new lanes. */
+  OK(birenDeviceReset());
+  for (int i = 0; i < 3; i++) OK(birenGraphLaunch(e, NULL));
+  OK(birenStreamSynchronize(NULL));
+  EXPECT(load_int(&count) == 4);
+  OK(birenGraphExecDestroy(e));
+  OK(birenGraphDestroy(g));
+  /* An exec destroyed while its launches wait at a wait node: they still run once the event
+   * is recorded. */
+  OK(birenMalloc((void **)&d, sizeof(int)));
+  OK(birenEventCreate(&in));
+  OK(birenEventCreate(&out));
+  OK(birenGraphCreate(&g, 0));
+  OK(birenGraphAddEventWaitNode(&w, g, NULL, 0, in));
+  OK(add_put(&a, g, &w, 1, d, 0, 5));
+  OK(birenGraphAddEventRecordNode(&r, g, &a, 1, out));
+  OK(birenGraphInstantiate(&e, g, 0));
+  OK(birenStreamCreateWithFlags(&s, birenStreamNonBlocking));
+  OK(birenStreamCreateWithFlags(&other, birenStreamNonBlocking));
+  OK(birenGraphLaunch(e, s)); /* waits for in's next record (never recorded yet) */
+  OK(birenGraphLaunch(e, s));
+  OK(birenGraphExecDestroy(e));
+  EXPECT_CODE(birenEventQuery(out), BIREN_ERROR_NOT_READY);
+  OK(birenEventRecord(in, other));
+  OK(birenStreamSynchronize(s));
+  OK(birenEventSynchronize(out));
+  OK(birenMemcpy(&h, d, sizeof h, birenMemcpyDeviceToHost));
+  EXPECT(h == 5);
+  OK(birenDeviceSynchronize());
+  OK(birenGraphDestroy(g));
+  OK(birenFree(d));
+  OK(birenEventDestroy(in));
+  OK(birenEventDestroy(out));
+  OK(birenStreamDestroy(s));
+  OK(birenStreamDestroy(other));
+  return 0;
+}
+
 static const test_case tests[] = {
     TEST(record_node_completes_when_its_dependencies_have),
     TEST(record_node_in_a_child_graph),
@@ -542,6 +605,7 @@ static const test_case tests[] = {
     TEST(wait_node_from_a_capture_in_a_child_graph),
     TEST(launch_with_event_nodes_is_captured_as_a_child),
     TEST(relaunch_with_event_nodes),
+    TEST(event_nodes_after_reset_and_exec_destroy),
 };
 
 int main(void) {

@@ -839,7 +839,7 @@ pub extern "C" fn birenGraphLaunch(
             // No event nodes, or captured (as a child graph node, event nodes included).
             (d.enqueue_since(&s, Work::Graph(g.clone(), None), deps, epoch)?, Ok(()))
         } else {
-            events::enqueue_launch(d, &s, &g, deps, epoch)?
+            events::enqueue_launch(d, &s, &g, deps, epoch, &mut e.lanes.lock())?
         };
         if seq != 0 {
             *last = Some(StreamPoint { stream: s.clone(), seq });
@@ -966,8 +966,11 @@ pub extern "C" fn birenGraphDestroy(graph: birenGraph_t) -> birenError_t {
 #[no_mangle]
 pub extern "C" fn birenGraphExecDestroy(graphExec: birenGraphExec_t) -> birenError_t {
     ffi_call!("birenGraphExecDestroy"(graphExec) {
-        runtime::get()?;
+        let rt = runtime::get()?;
         let e = tables().execs.remove(handle(graphExec)).ok_or(ErrorCode::InvalidHandle)?;
+        if let Ok(d) = device_of(rt, e.device) {
+            e.lanes.lock().retire(d);
+        }
         if diagnostics::validator_on() {
             if let Some(p) = e.last.lock().as_ref().filter(|p| !p.reached()) {
                 diagnostics::finding(

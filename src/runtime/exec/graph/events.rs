@@ -4,8 +4,9 @@
 //!
 //! Events are points in streams (event.rs, stream.rs), and everything that reads them — event
 //! query and synchronize, `birenStreamWaitEvent`, the futures of never-recorded events and the
-//! wait-for graph that finds deadlocks — works on points. So each event node gets, per launch,
-//! a stream of its own (a *lane*, hidden from the user) and acts through ordinary ops in it:
+//! wait-for graph that finds deadlocks — works on points. So each event node gets a stream of
+//! its own (a *lane*, hidden from the user; one per node of an exec, reused by its launches)
+//! and acts, at each launch, through ordinary ops in it:
 //!
 //! - record node R: lane = [gate][record]. The gate is a `Hook` op that completes when the run
 //!   reaches R; the record behind it is enqueued at `birenGraphLaunch` with `DeviceContext::
@@ -39,6 +40,57 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 static LANE_IDS: AtomicU64 = AtomicU64::new(LANE_BASE);
+
+/// The lanes of an executable graph's event nodes, one per node, reused by its launches (which
+/// run one after another, so a lane's ops of one launch follow those of the one before, as the
+/// launches do). Made at the first launch; made again after a reset (which ends them) or an
+/// update that changed the number of event nodes; retired when the exec is destroyed.
+#[derive(Default)]
+pub struct EventLanes {
+    waits: Vec<Arc<StreamCore>>,
+    records: Vec<Arc<StreamCore>>,
+}
+
+impl EventLanes {
+    /// Lanes for `g`'s event nodes on device `d`, made anew unless the current ones fit.
+    fn prepare(&mut self, d: &DeviceContext, s: &StreamCore, g: &ExecGraph) {
+        let fit = self.waits.len() == g.waits.len()
+            && self.records.len() == g.records.len()
+            && self
+                .waits
+                .iter()
+                .chain(&self.records)
+                .all(|l| !l.is_dead() && l.device == d.index);
+        if fit {
+            return;
+        }
+        self.retire(d);
+        let lane = || {
+            let l = StreamCore::new(
+                LANE_IDS.fetch_add(1, Ordering::Relaxed),
+                d.index,
+                STREAM_NON_BLOCKING,
+                s.priority,
+                false,
+                d.exec.clone(),
+                0,
+            );
+            // In the device's set, so that device-wide synchronizes wait for them and a reset
+            // ends them.
+            d.add_stream(l.clone());
+            l
+        };
+        self.waits = g.waits.iter().map(|_| lane()).collect();
+        self.records = g.records.iter().map(|_| lane()).collect();
+    }
+
+    /// Lets the lanes go (their work still completes).
+    pub fn retire(&mut self, d: &DeviceContext) {
+        for l in self.waits.drain(..).chain(self.records.drain(..)) {
+            d.retire_stream(&l);
+        }
+    }
+}
 
 /// Where a wait node stands: the run has reached it (its dependencies are done) and/or its lane
 /// has passed the wait.
@@ -133,7 +185,7 @@ fn signal(events: &LaunchEvents, slot: u32, node: u32) {
 }
 
 /// Enqueues a launch of `g`, which has event nodes, in `s` after `deps`, with a lane per event
-/// node. Returns Err if nothing was enqueued; Ok((seq, r)) once the launch is enqueued (its op
+/// node (`lanes`, the exec's; the caller serializes the exec's launches). Returns Err if nothing was enqueued; Ok((seq, r)) once the launch is enqueued (its op
 /// number in `s`, 0 if a capture took it), where `r` is the first error of an event node's
 /// setup (a record refused with DEADLOCK: that event is then not recorded by this launch).
 pub fn enqueue_launch(
@@ -142,24 +194,16 @@ pub fn enqueue_launch(
     g: &Arc<ExecGraph>,
     deps: Vec<Dep>,
     epoch: u64,
+    lanes: &mut EventLanes,
 ) -> Result<(u64, Result<()>)> {
-    let lane = || {
-        StreamCore::new(
-            LANE_IDS.fetch_add(1, Ordering::Relaxed),
-            d.index,
-            STREAM_NON_BLOCKING,
-            s.priority,
-            false,
-            d.exec.clone(),
-            0,
-        )
-    };
-    let wait_lanes: Vec<Arc<StreamCore>> = g.waits.iter().map(|_| lane()).collect();
-    let record_lanes: Vec<Arc<StreamCore>> = g.records.iter().map(|_| lane()).collect();
-    // A wait lane's signal is its op 2 (after the wait).
+    lanes.prepare(d, s, g);
+    let (wait_lanes, record_lanes) = (&lanes.waits, &lanes.records);
+    // A wait lane gets two ops per launch, the wait and the signal; only launches of this exec
+    // (serialized by the caller) push to it.
+    let signal_seq: Vec<u64> = wait_lanes.iter().map(|l| l.enqueued() + 2).collect();
     let signal_point = |j: u32| StreamPoint {
         stream: wait_lanes[j as usize].clone(),
-        seq: 2,
+        seq: signal_seq[j as usize],
     };
     let events = Arc::new(LaunchEvents::new(g.waits.len(), g.records.len()));
     let join = (!wait_lanes.is_empty()).then(|| {
@@ -173,25 +217,9 @@ pub fn enqueue_launch(
         (hook, deps)
     });
     let work = Work::Graph(g.clone(), Some(events.clone()));
-    // In the device's set, so that device-wide synchronizes wait for them and a reset ends them.
-    for l in wait_lanes.iter().chain(&record_lanes) {
-        d.add_stream(l.clone());
-    }
-    let retire = || {
-        for l in wait_lanes.iter().chain(&record_lanes) {
-            d.retire_stream(l);
-        }
-    };
-    let (seq, launch_deps) = match d.enqueue_pair(s, work.into(), deps, join, epoch) {
-        Ok(x) => x,
-        Err(e) => {
-            retire();
-            return Err(e);
-        }
-    };
+    let (seq, launch_deps) = d.enqueue_pair(s, work.into(), deps, join, epoch)?;
     if seq == 0 {
-        retire(); // captured: the event nodes are nodes of the capture's graph
-        return Ok((0, Ok(())));
+        return Ok((0, Ok(()))); // captured: the event nodes are nodes of the capture's graph
     }
     // What every event node waits for before it can act: the launch started.
     let mut started = launch_deps;
@@ -219,7 +247,8 @@ pub fn enqueue_launch(
             .wait_event(l, &w.event)
             .and_then(|_| d.enqueue(l, hook, after(&w.after_waits)));
         if let Err(e) = r {
-            // A sticky error came in meanwhile: the node does not wait.
+            // A sticky error or a reset came in meanwhile: the node does not wait (the lane is
+            // ended, so that nothing waits for its points; the next launch makes a new one).
             l.kill();
             signal(&events, slot, node);
             result = result.and(Err(e));
@@ -243,6 +272,5 @@ pub fn enqueue_launch(
             result = result.and(Err(e));
         }
     }
-    retire();
     Ok((seq, result))
 }

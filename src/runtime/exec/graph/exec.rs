@@ -340,8 +340,10 @@ pub struct GraphExec {
     pub device: usize,
     pub current: Mutex<Arc<ExecGraph>>,
     /// The point after its latest launch: launches of one exec run one after another, also
-    /// across streams.
+    /// across streams. Held while a launch is enqueued.
     pub last: Mutex<Option<StreamPoint>>,
+    /// The lanes of its event nodes (taken after `last`).
+    pub lanes: Mutex<super::events::EventLanes>,
     pub caller: usize,
 }
 
@@ -352,6 +354,7 @@ impl GraphExec {
             device,
             current: Mutex::new(Arc::new(ExecGraph::build(id, graph_id, Arc::new(body)))),
             last: Mutex::new(None),
+            lanes: Mutex::new(Default::default()),
             caller,
         }
     }
