@@ -232,10 +232,23 @@
 #define birenEventRecordDefault 0
 
 /**
- * birenEventRecordWithFlags flag: an external event node when capturing a graph; outside a
- * capture an ordinary record.
+ * birenEventRecordWithFlags flag: in a capturing stream, the record becomes an event record
+ * node of the captured graph (each launch of the graph records the event when the node's
+ * dependencies have completed); outside a capture an ordinary record.
  */
 #define birenEventRecordExternal 1
+
+/**
+ * birenStreamWaitEventWithFlags flag: an ordinary wait.
+ */
+#define birenEventWaitDefault 0
+
+/**
+ * birenStreamWaitEventWithFlags flag: in a capturing stream, the wait becomes an event wait
+ * node of the captured graph (each launch of the graph waits there for the event's latest
+ * record at the time of the launch); outside a capture an ordinary wait.
+ */
+#define birenEventWaitExternal 1
 
 /**
  * Occupancy flag: default behaviour.
@@ -246,6 +259,21 @@
  * Occupancy flag: ignore the global caching override (no effect here).
  */
 #define birenOccupancyDisableCachingOverride 1
+
+/**
+ * `BIREN_LAUNCH_PARAM_END` (CUDA's `CU_LAUNCH_PARAM_END`).
+ */
+#define PARAM_END 0
+
+/**
+ * `BIREN_LAUNCH_PARAM_BUFFER_POINTER` (CUDA's `CU_LAUNCH_PARAM_BUFFER_POINTER`).
+ */
+#define PARAM_BUFFER_POINTER 1
+
+/**
+ * `BIREN_LAUNCH_PARAM_BUFFER_SIZE` (CUDA's `CU_LAUNCH_PARAM_BUFFER_SIZE`).
+ */
+#define PARAM_BUFFER_SIZE 2
 
 /**
  * Stream flag: the stream follows the default-stream rules (waits for and is waited by the default stream).
@@ -1003,7 +1031,8 @@ typedef struct dim3 {
 /**
  * A kernel node: `func` launched as `gridDim` blocks of `blockDim` threads with
  * `sharedMemBytes` of shared memory and the arguments `kernelParams` (CUDA's array of pointers
- * to the values). `extra` must be NULL.
+ * to the values), or the same arguments packed in one buffer through `extra` (CUDA's driver
+ * form with BIREN_LAUNCH_PARAM_*).
  */
 typedef struct birenKernelNodeParams {
   /**
@@ -1023,11 +1052,20 @@ typedef struct birenKernelNodeParams {
    */
   unsigned int sharedMemBytes;
   /**
-   * Pointers to the argument values, as for birenLaunchKernel.
+   * Pointers to the argument values, as for birenLaunchKernel; or NULL, with `extra`.
    */
   void **kernelParams;
   /**
-   * Must be NULL.
+   * NULL, or the arguments packed in one buffer in CUDA's driver form: a list of key/value
+   * pairs ended by BIREN_LAUNCH_PARAM_END — BIREN_LAUNCH_PARAM_BUFFER_POINTER followed by the
+   * buffer, BIREN_LAUNCH_PARAM_BUFFER_SIZE followed by a pointer to a size_t holding its size
+   * (a buffer pointer without a size has no effect, as in CUDA). Each argument lies in the
+   * buffer at the next offset that is a multiple of its alignment, taken as the largest power
+   * of two (at most 16) dividing its size — the layout of a C struct of the arguments for
+   * scalars, pointers, vector types and structs whose alignment is that. The size must be
+   * the end of the last argument or that rounded up to the largest alignment (sizeof such a
+   * struct). Needs a kernel whose argument sizes are known (birenKernelRegister or
+   * BIREN_KERNEL); the values are copied when the node is made or its parameters set.
    */
   void **extra;
 } birenKernelNodeParams;
@@ -1445,11 +1483,13 @@ extern ptrdiff_t birenKernelCtxOffset;
 
 /**
  * Starts capturing `stream`: until birenStreamEndCapture, work enqueued in it (kernels, copies,
- * memsets, host functions, graph launches, event records and waits) is recorded as nodes of a
- * graph and does not run. Other streams join the capture by waiting (birenStreamWaitEvent) for
- * an event recorded in a capturing stream, and must join back before the capture ends.
+ * memsets, 2D/3D copies and memsets, host functions, graph launches, event records and waits)
+ * is recorded as nodes of a graph and does not run. Other streams join the capture by waiting
+ * (birenStreamWaitEvent) for an event recorded in a capturing stream, and must join back before
+ * the capture ends. birenEventRecordWithFlags(..., birenEventRecordExternal) and
+ * birenStreamWaitEventWithFlags(..., birenEventWaitExternal) add event record and wait nodes.
  * `mode` restricts potentially unsafe calls (birenMalloc, birenFree, birenMemcpy, birenMemset,
- * birenDeviceSynchronize) while the capture lasts: birenStreamCaptureModeGlobal (in any thread
+ * their 2D/3D forms, birenDeviceSynchronize) while the capture lasts: birenStreamCaptureModeGlobal (in any thread
  * whose mode is global, and in this thread), ...ThreadLocal (in this thread only), ...Relaxed
  * (nowhere); such a call then returns BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the
  * calling thread's captures.
@@ -1752,6 +1792,19 @@ enum birenError_t birenEventCreateWithFlags(birenEvent_t *event, unsigned int fl
 enum birenError_t birenEventRecord(birenEvent_t event, birenStream_t stream);
 
 /**
+ * As birenEventRecord, with `flags`: birenEventRecordDefault (0), the same as
+ * birenEventRecord; birenEventRecordExternal (1): in a capturing stream the record becomes an
+ * event record node of the captured graph, after the stream's work captured so far (and the
+ * stream's later captured work comes after it); each launch of the graph records the event
+ * when the node's dependencies have completed. Such a record does not fork or join captures (a
+ * birenStreamWaitEvent on the event during the capture does not refer to it). Outside a
+ * capture, birenEventRecordExternal is an ordinary record.
+ * Returns the codes of birenEventRecord; BIREN_ERROR_INVALID_VALUE for other flags;
+ * BIREN_ERROR_STREAM_CAPTURE_INVALIDATED in an invalidated capture. Thread-safe.
+ */
+enum birenError_t birenEventRecordWithFlags(birenEvent_t event, birenStream_t stream, unsigned int flags);
+
+/**
  * BIREN_SUCCESS if the event's latest record has been reached (or it was never recorded),
  * BIREN_ERROR_NOT_READY otherwise (an answer: the last error is not set).
  */
@@ -1793,7 +1846,12 @@ enum birenError_t birenGraphCreate(birenGraph_t *pGraph, unsigned int flags);
  * it to *pGraphNode. For a kernel registered with birenKernelRegister the argument values are
  * copied now (the caller may reuse kernelParams at once); for an unregistered kernel,
  * kernelParams and the values it points to are read at every launch and must stay valid.
- * BIREN_ERROR_INVALID_VALUE for NULL pGraphNode or pNodeParams, a NULL func, a non-NULL extra,
+ * The arguments may instead be packed in one buffer given by `extra` (CUDA's driver form, see
+ * birenKernelNodeParams.extra), for a kernel whose argument sizes are known.
+ * BIREN_ERROR_INVALID_VALUE for NULL pGraphNode or pNodeParams, a NULL func, both kernelParams
+ * and extra non-NULL, extra for an unregistered kernel, a malformed extra list (an unknown or
+ * repeated key, no BIREN_LAUNCH_PARAM_END after the pairs, a size that does not match the
+ * kernel's argument layout),
  * NULL pDependencies with numDependencies > 0, a dependency listed twice or from another graph;
  * BIREN_ERROR_INVALID_CONFIGURATION as birenLaunchKernel; BIREN_ERROR_INVALID_HANDLE for a
  * destroyed graph or node. Thread-safe (calls on one graph are serialized).
@@ -1804,8 +1862,10 @@ enum birenError_t birenGraphAddKernelNode(birenGraphNode_t *pGraphNode, birenGra
  * Adds a copy node described as by CUDA's cudaMemcpy3DParms (see birenMemcpy3DParms): `extent`
  * (width in bytes, height in rows, depth in slices) from srcPtr at srcPos to dstPtr at dstPos.
  * Checked now as birenMemcpy checks its arguments, and again at every launch (device memory
- * freed since makes the launch fail with BIREN_ERROR_INVALID_DEVICE_POINTER).
- * BIREN_ERROR_INVALID_VALUE for NULL pointers, a non-NULL array, a zero extent, a row wider than
+ * freed since makes the launch fail with BIREN_ERROR_INVALID_DEVICE_POINTER). Any parameters
+ * birenMemcpy3D accepts are accepted (2-D and 3-D boxes at any position; a zero extent makes a
+ * node that copies nothing, as birenMemcpy3D copies nothing).
+ * BIREN_ERROR_INVALID_VALUE for NULL pointers, a non-NULL array, a row wider than
  * its pitch or a slice taller than its ysize; BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an
  * unknown kind; BIREN_ERROR_INVALID_DEVICE_POINTER / BIREN_ERROR_OUT_OF_BOUNDS for device ranges
  * not inside one live allocation; the dependency errors of birenGraphAddKernelNode.
@@ -1839,19 +1899,25 @@ enum birenError_t birenGraphAddMemsetNode(birenGraphNode_t *pGraphNode, birenGra
 enum birenError_t birenGraphAddHostNode(birenGraphNode_t *pGraphNode, birenGraph_t graph, const birenGraphNode_t *pDependencies, size_t numDependencies, const struct birenHostNodeParams *pNodeParams);
 
 /**
- * Adds a node that records `event`. Difference from CUDA: the record is made in the launch's
- * stream right after the whole graph launch (so the event is reached when the launch
- * completes: later than CUDA's, never earlier). BIREN_ERROR_INVALID_HANDLE for a destroyed event.
- * Thread-safe.
+ * Adds a node that records `event`, as in CUDA: each launch of the graph records the event to
+ * capture the completion of the node's dependencies. From birenGraphLaunch on, the event's
+ * latest record is this node's (birenEventQuery, birenEventSynchronize and
+ * birenStreamWaitEvent made after the launch refer to it), and it is reached as soon as the
+ * node's dependencies have completed, while the rest of the graph may still run. The node's
+ * dependents do not wait for anything more than its dependencies.
+ * BIREN_ERROR_INVALID_HANDLE for a destroyed event. Thread-safe.
  */
 enum birenError_t birenGraphAddEventRecordNode(birenGraphNode_t *pGraphNode, birenGraph_t graph, const birenGraphNode_t *pDependencies, size_t numDependencies, birenEvent_t event);
 
 /**
- * Adds a node that waits for `event`. Difference from CUDA: the wait is made in the launch's
- * stream just before the graph launch (so the whole launch waits for the event's latest record
- * at the time of birenGraphLaunch, or — BIREN extension — for its next record if it was never
- * recorded). BIREN_ERROR_INVALID_HANDLE for a destroyed event.
- * Thread-safe.
+ * Adds a node that waits for `event`, as in CUDA: the node's dependents start only once its
+ * dependencies have completed and the work captured in the event has; other nodes of the graph
+ * do not wait. What is waited for is the event's latest record at the time of
+ * birenGraphLaunch (as birenStreamWaitEvent takes it at its call), or — BIREN extension — its
+ * next record if it has never been recorded; that record may be made after the launch by work
+ * that itself waits for nodes of the graph upstream of this node. A launch blocked on a wait
+ * that nothing can satisfy makes a host synchronize on it return BIREN_ERROR_DEADLOCK after
+ * BIREN_DEADLOCK_TIMEOUT_MS. BIREN_ERROR_INVALID_HANDLE for a destroyed event. Thread-safe.
  */
 enum birenError_t birenGraphAddEventWaitNode(birenGraphNode_t *pGraphNode, birenGraph_t graph, const birenGraphNode_t *pDependencies, size_t numDependencies, birenEvent_t event);
 
@@ -1952,12 +2018,14 @@ enum birenError_t birenGraphInstantiateWithFlags(birenGraphExec_t *pGraphExec, b
  * launch is captured as a child graph node.
  * Returns BIREN_ERROR_INVALID_HANDLE for a destroyed exec or stream; BIREN_ERROR_INVALID_VALUE
  * for a stream of another device than the exec's; BIREN_ERROR_INVALID_DEVICE_POINTER if a copy
- * or memset node's device memory has been freed (nothing is enqueued then). The waits of event
- * wait nodes are enqueued before the launch and the records of event record nodes after it, with
- * the codes of birenStreamWaitEvent and birenEventRecord: a record refused with
- * BIREN_ERROR_DEADLOCK (it would close a cycle of waits) is returned as such, but the launch
- * itself is then already enqueued (the one exception to "a failed call enqueues nothing").
- * Thread-safe.
+ * or memset node's device memory has been freed (nothing is enqueued then). Event record and
+ * wait nodes act at their place in the graph (see birenGraphAddEventRecordNode and
+ * birenGraphAddEventWaitNode): the launch makes their records and takes their waits' records,
+ * with the codes of birenEventRecord and birenStreamWaitEvent. A record node's record refused
+ * with BIREN_ERROR_DEADLOCK (it would complete a cycle of waits: the event's next record is
+ * awaited by work that waits for this very node) is returned as such, but the launch itself is
+ * then enqueued and runs, without recording that event (the one exception to "a failed call
+ * enqueues nothing"). Thread-safe.
  */
 enum birenError_t birenGraphLaunch(birenGraphExec_t graphExec, birenStream_t stream);
 
@@ -2366,12 +2434,15 @@ enum birenError_t birenMalloc3D(struct birenPitchedPtr *pitchedDevPtr, struct bi
  * rows running past the end of their device allocation, page-locked or registered host buffer
  * BIREN_ERROR_OUT_OF_BOUNDS. On any error nothing is written. Each row is copied as by memmove.
  * BIREN_ERROR_NOT_PERMITTED inside a kernel or a host function. Thread-safe.
+ * BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED while a stream capture forbids synchronous calls (as
+ * birenMemcpy; the calling thread's captures are invalidated).
  */
 enum birenError_t birenMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, birenMemcpyKind kind);
 
 /**
  * Enqueues birenMemcpy2D's copy on `stream` (NULL: the default stream), run by a copy engine;
  * checked at enqueue exactly as birenMemcpy2D, nothing enqueued on error.
+ * Into a capturing stream it is captured as a memcpy node of the capture's graph (nothing runs).
  * BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream. Thread-safe.
  */
 enum birenError_t birenMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, birenMemcpyKind kind, birenStream_t stream);
@@ -2383,11 +2454,14 @@ enum birenError_t birenMemcpy2DAsync(void *dst, size_t dpitch, const void *src, 
  * width over pitch; BIREN_ERROR_INVALID_DEVICE_POINTER for rows outside any live device
  * allocation; BIREN_ERROR_OUT_OF_BOUNDS for rows past its end. Nothing is written on error.
  * BIREN_ERROR_NOT_PERMITTED inside a kernel or a host function. Thread-safe.
+ * BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED while a stream capture forbids synchronous calls (as
+ * birenMemcpy; the calling thread's captures are invalidated).
  */
 enum birenError_t birenMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height);
 
 /**
  * Enqueues birenMemset2D's fill on `stream`; checked at enqueue as birenMemset2D.
+ * Into a capturing stream it is captured as a memset node of the capture's graph (nothing runs).
  * BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream. Thread-safe.
  */
 enum birenError_t birenMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, birenStream_t stream);
@@ -2399,11 +2473,14 @@ enum birenError_t birenMemset2DAsync(void *devPtr, size_t pitch, int value, size
  * width over the pitch, or (depth > 1) a height over ysize; BIREN_ERROR_INVALID_DEVICE_POINTER
  * or BIREN_ERROR_OUT_OF_BOUNDS when a row lies outside its allocation. Nothing is written on
  * error. Thread-safe.
+ * BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED while a stream capture forbids synchronous calls (as
+ * birenMemcpy; the calling thread's captures are invalidated).
  */
 enum birenError_t birenMemset3D(struct birenPitchedPtr pitchedDevPtr, int value, struct birenExtent extent);
 
 /**
  * Enqueues birenMemset3D's fill on `stream`; checked at enqueue as birenMemset3D.
+ * Into a capturing stream it is captured as a memset node of the capture's graph (nothing runs).
  * BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream. Thread-safe.
  */
 enum birenError_t birenMemset3DAsync(struct birenPitchedPtr pitchedDevPtr, int value, struct birenExtent extent, birenStream_t stream);
@@ -2420,13 +2497,15 @@ enum birenError_t birenMemset3DAsync(struct birenPitchedPtr pitchedDevPtr, int v
  * unknown kind; BIREN_ERROR_INVALID_PITCH_VALUE when pos.x + width is over a pitch; then every
  * row as birenMemcpy2D (BIREN_ERROR_INVALID_DEVICE_POINTER, BIREN_ERROR_OUT_OF_BOUNDS).
  * Nothing is written on error. Thread-safe.
+ * BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED while a stream capture forbids synchronous calls (as
+ * birenMemcpy; the calling thread's captures are invalidated).
  */
 enum birenError_t birenMemcpy3D(const struct birenMemcpy3DParms *p);
 
 /**
  * Enqueues birenMemcpy3D's copy on `stream`; checked at enqueue as birenMemcpy3D (the struct
- * is read during the call and may be reused at once). BIREN_ERROR_INVALID_HANDLE for a
- * destroyed or unknown stream. Thread-safe.
+ * is read during the call and may be reused at once). Into a capturing stream it is captured as a memcpy node of the capture's graph (nothing runs).
+ * BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream. Thread-safe.
  */
 enum birenError_t birenMemcpy3DAsync(const struct birenMemcpy3DParms *p, birenStream_t stream);
 
@@ -2566,13 +2645,6 @@ enum birenError_t birenStreamAddCallback(birenStream_t stream, birenStreamCallba
  * a destroyed or unknown stream. Nothing is written on error. Thread-safe.
  */
 enum birenError_t birenStreamGetDevice(birenStream_t stream, int *device);
-
-/**
- * birenEventRecord with `flags`: birenEventRecordDefault or birenEventRecordExternal (an
- * ordinary record outside a graph capture). Returns BIREN_ERROR_INVALID_VALUE for other flags,
- * otherwise exactly what birenEventRecord returns. Thread-safe.
- */
-enum birenError_t birenEventRecordWithFlags(birenEvent_t event, birenStream_t stream, unsigned int flags);
 
 /**
  * Resumes recording the trace (BIREN_TRACE) after birenProfilerStop. Without BIREN_TRACE there
@@ -2779,6 +2851,21 @@ enum birenError_t birenStreamGetFlags(birenStream_t stream, unsigned int *flags)
  * BIREN_ERROR_INVALID_HANDLE for an unknown stream or event.
  */
 enum birenError_t birenStreamWaitEvent(birenStream_t stream, birenEvent_t event);
+
+/**
+ * As birenStreamWaitEvent (CUDA's cudaStreamWaitEvent with its flags; the seed fixed
+ * birenStreamWaitEvent at two parameters), with `flags`: birenEventWaitDefault (0), the same
+ * as birenStreamWaitEvent; birenEventWaitExternal (1), valid only in a capturing stream: the
+ * wait becomes an event wait node of the captured graph, after the stream's work captured so
+ * far (and the stream's later captured work comes after it). Each launch of the graph then
+ * waits there for the event's latest record at the time of the launch (BIREN extension: for
+ * its next record if it has never been recorded). Such a wait does not fork or join captures.
+ * Outside a capture, birenEventWaitExternal is an ordinary wait (as birenEventRecordExternal
+ * is an ordinary record).
+ * Returns the codes of birenStreamWaitEvent; BIREN_ERROR_INVALID_VALUE for other flags;
+ * BIREN_ERROR_STREAM_CAPTURE_INVALIDATED in an invalidated capture. Thread-safe.
+ */
+enum birenError_t birenStreamWaitEventWithFlags(birenStream_t stream, birenEvent_t event, unsigned int flags);
 
 /**
  * Enqueues `fn(userData)` on `stream`: it runs on a runtime thread after all earlier work in the
@@ -4138,5 +4225,15 @@ static inline unsigned long long birenAtomicCAS(unsigned long long *address, uns
 #define birenAtomicCAS(address, compare, val) _Generic((address), int *: birenAtomicCASInt, unsigned int *: birenAtomicCASUint, unsigned long long *: birenAtomicCASUll)((address), (compare), (val))
 #endif
 /* ---- END kernel form ---- */
+
+/* Keys of the packed argument list birenKernelNodeParams.extra (CUDA's CU_LAUNCH_PARAM_*). */
+/** birenKernelNodeParams.extra: the end of the list (CUDA's CU_LAUNCH_PARAM_END). */
+#define BIREN_LAUNCH_PARAM_END ((void *)0x00)
+/** birenKernelNodeParams.extra: the next entry is the buffer holding every argument, each at a
+ * multiple of its alignment (CUDA's CU_LAUNCH_PARAM_BUFFER_POINTER). */
+#define BIREN_LAUNCH_PARAM_BUFFER_POINTER ((void *)0x01)
+/** birenKernelNodeParams.extra: the next entry points to a size_t holding the buffer's size in
+ * bytes (CUDA's CU_LAUNCH_PARAM_BUFFER_SIZE). */
+#define BIREN_LAUNCH_PARAM_BUFFER_SIZE ((void *)0x02)
 
 #endif /* BIREN_RUNTIME_INLINE_H */

@@ -1,5 +1,6 @@
 //! Property test of stream capture (issue 14): a random sequence of kernel launches, copies,
-//! memsets and event-based fork/join between three streams, issued once directly on the streams
+//! memsets, 2D copies and fills (a region seen as 8 rows of 8 bytes) and event-based fork/join
+//! between three streams, issued once directly on the streams
 //! and once while capturing (then instantiated and launched as a graph), leaves device memory in
 //! the same state.
 //!
@@ -19,6 +20,7 @@ use biren_runtime::ffi::event::*;
 use biren_runtime::ffi::graph::*;
 use biren_runtime::ffi::launch::*;
 use biren_runtime::ffi::memory::*;
+use biren_runtime::ffi::memory2d::*;
 use biren_runtime::ffi::stream::*;
 use biren_runtime::ffi::types::birenError_t::*;
 use biren_runtime::ffi::types::*;
@@ -79,6 +81,18 @@ enum Action {
         from: usize,
         to: usize,
     },
+    /// A 2D copy of 6 rows of 5 bytes (pitch 8) from `from` + 2 to `to` + 9.
+    Copy2D {
+        s: usize,
+        from: usize,
+        to: usize,
+    },
+    /// A 2D fill of 7 rows of 6 bytes (pitch 8) from `r` + 1.
+    Memset2D {
+        s: usize,
+        r: usize,
+        v: u8,
+    },
     /// Record an event in `from`, make `to` wait for it.
     Sync {
         from: usize,
@@ -94,6 +108,8 @@ fn action() -> impl Strategy<Value = Action> {
         (s.clone(), r.clone(), r.clone()).prop_map(|(s, from, to)| Action::Double { s, from, to }),
         (s.clone(), r.clone(), any::<u8>()).prop_map(|(s, r, v)| Action::Memset { s, r, v }),
         (s.clone(), r.clone(), r.clone()).prop_map(|(s, from, to)| Action::Copy { s, from, to }),
+        (s.clone(), r.clone(), r.clone()).prop_map(|(s, from, to)| Action::Copy2D { s, from, to }),
+        (s.clone(), r.clone(), any::<u8>()).prop_map(|(s, r, v)| Action::Memset2D { s, r, v }),
         (s.clone(), s).prop_map(|(from, to)| Action::Sync { from, to }),
     ]
 }
@@ -155,10 +171,12 @@ fn program(raw: &[Action]) -> Vec<Action> {
     }
     for &a in raw {
         let ok = match a {
-            Action::Fill { s, r, .. } | Action::Memset { s, r, .. } => c.admit(s, &[], &[r]),
-            Action::Double { s, from, to } | Action::Copy { s, from, to } => {
-                from != to && c.admit(s, &[from], &[to])
-            }
+            Action::Fill { s, r, .. }
+            | Action::Memset { s, r, .. }
+            | Action::Memset2D { s, r, .. } => c.admit(s, &[], &[r]),
+            Action::Double { s, from, to }
+            | Action::Copy { s, from, to }
+            | Action::Copy2D { s, from, to } => from != to && c.admit(s, &[from], &[to]),
             Action::Sync { from, to } => {
                 if from != to {
                     c.sync(from, to);
@@ -292,6 +310,28 @@ impl World {
                     3,
                     self.streams[s],
                 ),
+                Action::Copy2D { s, from, to } => unsafe {
+                    birenMemcpy2DAsync(
+                        self.region(to).add(9) as *mut c_void,
+                        8,
+                        self.region(from).add(2) as *const c_void,
+                        8,
+                        5,
+                        6,
+                        3,
+                        self.streams[s],
+                    )
+                },
+                Action::Memset2D { s, r, v } => unsafe {
+                    birenMemset2DAsync(
+                        self.region(r).add(1) as *mut c_void,
+                        8,
+                        v as i32,
+                        6,
+                        7,
+                        self.streams[s],
+                    )
+                },
                 Action::Sync { from, to } => {
                     let e = self.events[next_event % self.events.len()];
                     next_event += 1;

@@ -214,6 +214,7 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "birenStreamGetPriority": (_err, [_stream, POINTER(c_int)]),
     "birenStreamGetFlags": (_err, [_stream, POINTER(c_uint)]),
     "birenStreamWaitEvent": (_err, [_stream, _event]),
+    "birenStreamWaitEventWithFlags": (_err, [_stream, _event, c_uint]),
     "birenLaunchHostFunc": (_err, [_stream, HOST_FN_T, c_void_p]),
     # CUDA-compatible families (issue 13); struct pointers cross as void *.
     "birenGetDeviceProperties_v2": (_err, [c_void_p, c_int]),

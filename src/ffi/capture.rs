@@ -12,11 +12,13 @@ use crate::runtime::exec::graph::capture;
 use std::ffi::{c_int, c_ulonglong};
 
 /// Starts capturing `stream`: until birenStreamEndCapture, work enqueued in it (kernels, copies,
-/// memsets, host functions, graph launches, event records and waits) is recorded as nodes of a
-/// graph and does not run. Other streams join the capture by waiting (birenStreamWaitEvent) for
-/// an event recorded in a capturing stream, and must join back before the capture ends.
+/// memsets, 2D/3D copies and memsets, host functions, graph launches, event records and waits)
+/// is recorded as nodes of a graph and does not run. Other streams join the capture by waiting
+/// (birenStreamWaitEvent) for an event recorded in a capturing stream, and must join back before
+/// the capture ends. birenEventRecordWithFlags(..., birenEventRecordExternal) and
+/// birenStreamWaitEventWithFlags(..., birenEventWaitExternal) add event record and wait nodes.
 /// `mode` restricts potentially unsafe calls (birenMalloc, birenFree, birenMemcpy, birenMemset,
-/// birenDeviceSynchronize) while the capture lasts: birenStreamCaptureModeGlobal (in any thread
+/// their 2D/3D forms, birenDeviceSynchronize) while the capture lasts: birenStreamCaptureModeGlobal (in any thread
 /// whose mode is global, and in this thread), ...ThreadLocal (in this thread only), ...Relaxed
 /// (nowhere); such a call then returns BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the
 /// calling thread's captures.

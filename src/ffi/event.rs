@@ -1,13 +1,14 @@
 //! Events (SPEC §5): creation, records, queries, synchronization, timing, destruction.
 
 use super::boundary::{ffi_call, handle, out};
+use super::misc::{birenEventRecordDefault, birenEventRecordExternal};
 use super::types::*;
 use super::{current_device, device_of};
 use crate::runtime;
 use crate::runtime::diagnostics::{self, caller};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::event::{EventCore, EVENT_BLOCKING_SYNC, EVENT_DISABLE_TIMING};
-use crate::runtime::exec::graph::capture;
+use crate::runtime::exec::graph::{capture, NodeKind};
 use crate::runtime::exec::replay;
 use std::ffi::{c_float, c_uint};
 use std::sync::Arc;
@@ -66,15 +67,55 @@ fn event_of(event: birenEvent_t) -> Result<(&'static runtime::Runtime, Arc<Event
 #[no_mangle]
 pub extern "C" fn birenEventRecord(event: birenEvent_t, stream: birenStream_t) -> birenError_t {
     ffi_call!("birenEventRecord"(event, stream) {
-        let (rt, e) = event_of(event)?;
-        let s = rt.stream(handle(stream))?;
-        let d = device_of(rt, s.device)?;
-        if capture::active() {
-            if let Some(r) = capture::record(&e, &s) {
+        record(event, stream, birenEventRecordDefault, "birenEventRecord")
+    })
+}
+
+fn record(event: birenEvent_t, stream: birenStream_t, flags: c_uint, call: &str) -> Result<()> {
+    let (rt, e) = event_of(event)?;
+    let s = rt.stream(handle(stream))?;
+    let d = device_of(rt, s.device)?;
+    match flags {
+        birenEventRecordDefault => {}
+        birenEventRecordExternal => {
+            if let Some(r) = capture::external_node(&s, NodeKind::EventRecord(e.clone())) {
                 return r;
             }
+            // Outside a capture: an ordinary record.
         }
-        d.record(&e, &s)
+        _ => {
+            diagnostics::finding(
+                call,
+                &format!("flags={flags:#x}: only birenEventRecordDefault (0) and birenEventRecordExternal (1) are defined"),
+            );
+            return Err(ErrorCode::InvalidValue);
+        }
+    }
+    if capture::active() {
+        if let Some(r) = capture::record(&e, &s) {
+            return r;
+        }
+    }
+    d.record(&e, &s)
+}
+
+/// As birenEventRecord, with `flags`: birenEventRecordDefault (0), the same as
+/// birenEventRecord; birenEventRecordExternal (1): in a capturing stream the record becomes an
+/// event record node of the captured graph, after the stream's work captured so far (and the
+/// stream's later captured work comes after it); each launch of the graph records the event
+/// when the node's dependencies have completed. Such a record does not fork or join captures (a
+/// birenStreamWaitEvent on the event during the capture does not refer to it). Outside a
+/// capture, birenEventRecordExternal is an ordinary record.
+/// Returns the codes of birenEventRecord; BIREN_ERROR_INVALID_VALUE for other flags;
+/// BIREN_ERROR_STREAM_CAPTURE_INVALIDATED in an invalidated capture. Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenEventRecordWithFlags(
+    event: birenEvent_t,
+    stream: birenStream_t,
+    flags: c_uint,
+) -> birenError_t {
+    ffi_call!("birenEventRecordWithFlags"(event, stream, flags) {
+        record(event, stream, flags, "birenEventRecordWithFlags")
     })
 }
 

@@ -11,7 +11,7 @@ use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::executor::{ENGINE_FROM_DEVICE, ENGINE_TO_DEVICE};
 use crate::runtime::exec::graph::exec::{GraphExec, UPDATE_SUCCESS};
 use crate::runtime::exec::graph::{
-    capture, tables, CopyNode, FillNode, GraphCore, KernelNode, NodeKind,
+    capture, events, tables, CopyNode, FillNode, GraphCore, KernelNode, NodeKind,
 };
 use crate::runtime::exec::launch::{check_config, KernelArgs};
 use crate::runtime::exec::stream::{Dep, StreamPoint};
@@ -107,10 +107,10 @@ fn kernel_node(rt: &Runtime, p: &birenKernelNodeParams, call: &str) -> Result<Ke
         diagnostics::finding(call, "func is NULL");
         return Err(ErrorCode::InvalidValue);
     };
-    if !p.extra.is_null() {
+    if !p.extra.is_null() && !p.kernelParams.is_null() {
         diagnostics::finding(
             call,
-            "extra must be NULL: pass the arguments in kernelParams",
+            "kernelParams and extra are both non-NULL: pass the arguments in one of them",
         );
         return Err(ErrorCode::InvalidValue);
     }
@@ -130,7 +130,22 @@ fn kernel_node(rt: &Runtime, p: &birenKernelNodeParams, call: &str) -> Result<Ke
         .get(k as usize)
         .or_else(|| rt.kernels.get(k as usize));
     let args = match &info {
+        Some(i) if !p.extra.is_null() => unsafe {
+            let ptrs = super::packed_args::unpack(p.extra, &i.arg_sizes, call)?;
+            KernelArgs::copy(ptrs.as_ptr(), &i.arg_sizes)?
+        },
         Some(i) => unsafe { KernelArgs::copy(p.kernelParams, &i.arg_sizes)? },
+        None if !p.extra.is_null() => {
+            diagnostics::finding(
+                call,
+                &format!(
+                    "extra (packed arguments) needs the kernel's argument sizes, and {} is not registered: \
+                     register it with birenKernelRegister (or write it with BIREN_KERNEL), or pass kernelParams",
+                    diagnostics::caller::symbol_or_address(k as usize)
+                ),
+            );
+            return Err(ErrorCode::InvalidValue);
+        }
         None => {
             static ADVISED: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
             let mut seen = ADVISED.lock().unwrap_or_else(|e| e.into_inner());
@@ -159,7 +174,12 @@ fn kernel_node(rt: &Runtime, p: &birenKernelNodeParams, call: &str) -> Result<Ke
 /// it to *pGraphNode. For a kernel registered with birenKernelRegister the argument values are
 /// copied now (the caller may reuse kernelParams at once); for an unregistered kernel,
 /// kernelParams and the values it points to are read at every launch and must stay valid.
-/// BIREN_ERROR_INVALID_VALUE for NULL pGraphNode or pNodeParams, a NULL func, a non-NULL extra,
+/// The arguments may instead be packed in one buffer given by `extra` (CUDA's driver form, see
+/// birenKernelNodeParams.extra), for a kernel whose argument sizes are known.
+/// BIREN_ERROR_INVALID_VALUE for NULL pGraphNode or pNodeParams, a NULL func, both kernelParams
+/// and extra non-NULL, extra for an unregistered kernel, a malformed extra list (an unknown or
+/// repeated key, no BIREN_LAUNCH_PARAM_END after the pairs, a size that does not match the
+/// kernel's argument layout),
 /// NULL pDependencies with numDependencies > 0, a dependency listed twice or from another graph;
 /// BIREN_ERROR_INVALID_CONFIGURATION as birenLaunchKernel; BIREN_ERROR_INVALID_HANDLE for a
 /// destroyed graph or node. Thread-safe (calls on one graph are serialized).
@@ -219,8 +239,26 @@ fn copy_node(rt: &Runtime, p: &birenMemcpy3DParms, call: &str) -> Result<CopyNod
     let e = p.extent;
     let (sp, dp) = (p.srcPtr, p.dstPtr);
     if e.width == 0 || e.height == 0 || e.depth == 0 {
-        diagnostics::finding(call, "the extent has a zero dimension");
-        return Err(ErrorCode::InvalidValue);
+        // As birenMemcpy3D: a zero extent copies nothing (a node that does nothing).
+        let (src, dst) = (sp.ptr as usize, dp.ptr as usize);
+        if src == 0 || dst == 0 {
+            diagnostics::finding(call, "srcPtr.ptr or dstPtr.ptr is NULL");
+            return Err(ErrorCode::InvalidValue);
+        }
+        return Ok(CopyNode {
+            dst,
+            src,
+            width: 0,
+            height: 1,
+            depth: 1,
+            dst_pitch: 0,
+            src_pitch: 0,
+            dst_slice: 0,
+            src_slice: 0,
+            engine: ENGINE_TO_DEVICE,
+            dst_device: matches!(kind, 1 | 3),
+            src_device: matches!(kind, 2 | 3),
+        });
     }
     // Rows and slices must fit their pitch and row count (for more than one row / slice).
     let fits = |pos: crate::ffi::memcpy3d_types::birenPos,
@@ -300,8 +338,10 @@ fn copy_node(rt: &Runtime, p: &birenMemcpy3DParms, call: &str) -> Result<CopyNod
 /// Adds a copy node described as by CUDA's cudaMemcpy3DParms (see birenMemcpy3DParms): `extent`
 /// (width in bytes, height in rows, depth in slices) from srcPtr at srcPos to dstPtr at dstPos.
 /// Checked now as birenMemcpy checks its arguments, and again at every launch (device memory
-/// freed since makes the launch fail with BIREN_ERROR_INVALID_DEVICE_POINTER).
-/// BIREN_ERROR_INVALID_VALUE for NULL pointers, a non-NULL array, a zero extent, a row wider than
+/// freed since makes the launch fail with BIREN_ERROR_INVALID_DEVICE_POINTER). Any parameters
+/// birenMemcpy3D accepts are accepted (2-D and 3-D boxes at any position; a zero extent makes a
+/// node that copies nothing, as birenMemcpy3D copies nothing).
+/// BIREN_ERROR_INVALID_VALUE for NULL pointers, a non-NULL array, a row wider than
 /// its pitch or a slice taller than its ysize; BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an
 /// unknown kind; BIREN_ERROR_INVALID_DEVICE_POINTER / BIREN_ERROR_OUT_OF_BOUNDS for device ranges
 /// not inside one live allocation; the dependency errors of birenGraphAddKernelNode.
@@ -390,7 +430,7 @@ pub extern "C" fn birenGraphAddMemsetNode(
                 diagnostics::finding(call, &format!("elementSize={} width={} height={} pitch={}: elementSize must be 1, 2 or 4, width and height nonzero, rows no wider than pitch", p.elementSize, p.width, p.height, p.pitch));
                 return Err(ErrorCode::InvalidValue);
             }
-            let f = FillNode { dst: p.dst as usize, pitch: p.pitch, value: p.value, elem, width: p.width, height: p.height };
+            let f = FillNode { dst: p.dst as usize, pitch: p.pitch, value: p.value, elem, width: p.width, height: p.height, depth: 1, slice: 0 };
             let span = (p.height - 1).checked_mul(p.pitch).and_then(|x| x.checked_add(row?));
             let Some(span) = span else { return Err(ErrorCode::InvalidValue) };
             side(rt, f.dst, span, true, call, "dst")?;
@@ -423,10 +463,13 @@ pub extern "C" fn birenGraphAddHostNode(
     })
 }
 
-/// Adds a node that records `event`. Difference from CUDA: the record is made in the launch's
-/// stream right after the whole graph launch (so the event is reached when the launch
-/// completes: later than CUDA's, never earlier). BIREN_ERROR_INVALID_HANDLE for a destroyed event.
-/// Thread-safe.
+/// Adds a node that records `event`, as in CUDA: each launch of the graph records the event to
+/// capture the completion of the node's dependencies. From birenGraphLaunch on, the event's
+/// latest record is this node's (birenEventQuery, birenEventSynchronize and
+/// birenStreamWaitEvent made after the launch refer to it), and it is reached as soon as the
+/// node's dependencies have completed, while the rest of the graph may still run. The node's
+/// dependents do not wait for anything more than its dependencies.
+/// BIREN_ERROR_INVALID_HANDLE for a destroyed event. Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGraphAddEventRecordNode(
     pGraphNode: *mut birenGraphNode_t,
@@ -442,11 +485,14 @@ pub extern "C" fn birenGraphAddEventRecordNode(
     })
 }
 
-/// Adds a node that waits for `event`. Difference from CUDA: the wait is made in the launch's
-/// stream just before the graph launch (so the whole launch waits for the event's latest record
-/// at the time of birenGraphLaunch, or — BIREN extension — for its next record if it was never
-/// recorded). BIREN_ERROR_INVALID_HANDLE for a destroyed event.
-/// Thread-safe.
+/// Adds a node that waits for `event`, as in CUDA: the node's dependents start only once its
+/// dependencies have completed and the work captured in the event has; other nodes of the graph
+/// do not wait. What is waited for is the event's latest record at the time of
+/// birenGraphLaunch (as birenStreamWaitEvent takes it at its call), or — BIREN extension — its
+/// next record if it has never been recorded; that record may be made after the launch by work
+/// that itself waits for nodes of the graph upstream of this node. A launch blocked on a wait
+/// that nothing can satisfy makes a host synchronize on it return BIREN_ERROR_DEADLOCK after
+/// BIREN_DEADLOCK_TIMEOUT_MS. BIREN_ERROR_INVALID_HANDLE for a destroyed event. Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGraphAddEventWaitNode(
     pGraphNode: *mut birenGraphNode_t,
@@ -761,12 +807,14 @@ pub extern "C" fn birenGraphInstantiateWithFlags(
 /// launch is captured as a child graph node.
 /// Returns BIREN_ERROR_INVALID_HANDLE for a destroyed exec or stream; BIREN_ERROR_INVALID_VALUE
 /// for a stream of another device than the exec's; BIREN_ERROR_INVALID_DEVICE_POINTER if a copy
-/// or memset node's device memory has been freed (nothing is enqueued then). The waits of event
-/// wait nodes are enqueued before the launch and the records of event record nodes after it, with
-/// the codes of birenStreamWaitEvent and birenEventRecord: a record refused with
-/// BIREN_ERROR_DEADLOCK (it would close a cycle of waits) is returned as such, but the launch
-/// itself is then already enqueued (the one exception to "a failed call enqueues nothing").
-/// Thread-safe.
+/// or memset node's device memory has been freed (nothing is enqueued then). Event record and
+/// wait nodes act at their place in the graph (see birenGraphAddEventRecordNode and
+/// birenGraphAddEventWaitNode): the launch makes their records and takes their waits' records,
+/// with the codes of birenEventRecord and birenStreamWaitEvent. A record node's record refused
+/// with BIREN_ERROR_DEADLOCK (it would complete a cycle of waits: the event's next record is
+/// awaited by work that waits for this very node) is returned as such, but the launch itself is
+/// then enqueued and runs, without recording that event (the one exception to "a failed call
+/// enqueues nothing"). Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGraphLaunch(
     graphExec: birenGraphExec_t,
@@ -784,28 +832,22 @@ pub extern "C" fn birenGraphLaunch(
         let epoch = d.exec.epoch();
         let g = e.snapshot();
         check_memory_nodes(rt, &g)?;
-        // Event wait nodes: before the launch; record nodes: after it.
-        for ev in &g.waits {
-            if capture::active() {
-                if let Some(r) = capture::wait(&s, ev) { r?; continue; }
-            }
-            d.wait_event(&s, ev)?;
-        }
         let mut last = e.last.lock();
         // A launch follows the exec's previous launch (CUDA's rule); race detection also wants
         // the edge when that launch is complete already (a reached point costs nothing).
         let deps: Vec<Dep> = last.iter().filter(|p| !Arc::ptr_eq(&p.stream, &s) && (!p.reached() || diagnostics::racecheck::on())).cloned().map(Dep::Point).collect();
-        let seq = d.enqueue_since(&s, Work::Graph(g.clone()), deps, epoch)?;
+        let plain = (g.waits.is_empty() && g.records.is_empty()) || capture::captures(&s);
+        let (seq, events) = if plain {
+            // No event nodes, or captured (as a child graph node, event nodes included).
+            (d.enqueue_since(&s, Work::Graph(g.clone(), None), deps, epoch)?, Ok(()))
+        } else {
+            events::enqueue_launch(d, &s, &g, deps, epoch, &mut e.lanes.lock())?
+        };
         if seq != 0 {
             *last = Some(StreamPoint { stream: s.clone(), seq });
         }
         drop(last);
-        for ev in &g.records {
-            if capture::active() {
-                if let Some(r) = capture::record(ev, &s) { r?; continue; }
-            }
-            d.record(ev, &s)?;
-        }
+        events?;
         Ok(())
     })
 }
@@ -819,6 +861,7 @@ fn check_memory_nodes(
     for &i in g.memory_nodes.iter() {
         let n = &g.nodes[i as usize];
         let bad = match &n.work {
+            ExecWork::Copy(c) if c.bytes() == 0 => false,
             ExecWork::Copy(c) => {
                 let (ds, ss) = c.spans();
                 (c.dst_device && rt.check_device_range(c.dst, ds).is_err())
@@ -925,8 +968,11 @@ pub extern "C" fn birenGraphDestroy(graph: birenGraph_t) -> birenError_t {
 #[no_mangle]
 pub extern "C" fn birenGraphExecDestroy(graphExec: birenGraphExec_t) -> birenError_t {
     ffi_call!("birenGraphExecDestroy"(graphExec) {
-        runtime::get()?;
+        let rt = runtime::get()?;
         let e = tables().execs.remove(handle(graphExec)).ok_or(ErrorCode::InvalidHandle)?;
+        if let Ok(d) = device_of(rt, e.device) {
+            e.lanes.lock().retire(d);
+        }
         if diagnostics::validator_on() {
             if let Some(p) = e.last.lock().as_ref().filter(|p| !p.reached()) {
                 diagnostics::finding(

@@ -40,7 +40,8 @@ pub enum birenGraphNodeType {
 
 /// A kernel node: `func` launched as `gridDim` blocks of `blockDim` threads with
 /// `sharedMemBytes` of shared memory and the arguments `kernelParams` (CUDA's array of pointers
-/// to the values). `extra` must be NULL.
+/// to the values), or the same arguments packed in one buffer through `extra` (CUDA's driver
+/// form with BIREN_LAUNCH_PARAM_*).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct birenKernelNodeParams {
@@ -52,9 +53,18 @@ pub struct birenKernelNodeParams {
     pub blockDim: Dim3,
     /// Dynamic shared memory per block in bytes.
     pub sharedMemBytes: c_uint,
-    /// Pointers to the argument values, as for birenLaunchKernel.
+    /// Pointers to the argument values, as for birenLaunchKernel; or NULL, with `extra`.
     pub kernelParams: *mut *mut c_void,
-    /// Must be NULL.
+    /// NULL, or the arguments packed in one buffer in CUDA's driver form: a list of key/value
+    /// pairs ended by BIREN_LAUNCH_PARAM_END — BIREN_LAUNCH_PARAM_BUFFER_POINTER followed by the
+    /// buffer, BIREN_LAUNCH_PARAM_BUFFER_SIZE followed by a pointer to a size_t holding its size
+    /// (a buffer pointer without a size has no effect, as in CUDA). Each argument lies in the
+    /// buffer at the next offset that is a multiple of its alignment, taken as the largest power
+    /// of two (at most 16) dividing its size — the layout of a C struct of the arguments for
+    /// scalars, pointers, vector types and structs whose alignment is that. The size must be
+    /// the end of the last argument or that rounded up to the largest alignment (sizeof such a
+    /// struct). Needs a kernel whose argument sizes are known (birenKernelRegister or
+    /// BIREN_KERNEL); the values are copied when the node is made or its parameters set.
     pub extra: *mut *mut c_void,
 }
 

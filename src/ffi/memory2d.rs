@@ -9,6 +9,7 @@ use super::types::*;
 use crate::runtime::caps::{MAX_PITCH, PITCH_ALIGNMENT};
 use crate::runtime::diagnostics::{self, caller};
 use crate::runtime::error::{ErrorCode, Result};
+use crate::runtime::exec::graph::capture;
 use crate::runtime::exec::strided::{Side, Strided};
 use crate::runtime::exec::work::Work;
 use crate::runtime::{self, Runtime};
@@ -203,6 +204,8 @@ fn memcpy2d(
 /// rows running past the end of their device allocation, page-locked or registered host buffer
 /// BIREN_ERROR_OUT_OF_BOUNDS. On any error nothing is written. Each row is copied as by memmove.
 /// BIREN_ERROR_NOT_PERMITTED inside a kernel or a host function. Thread-safe.
+/// BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED while a stream capture forbids synchronous calls (as
+/// birenMemcpy; the calling thread's captures are invalidated).
 #[no_mangle]
 pub extern "C" fn birenMemcpy2D(
     dst: *mut c_void,
@@ -215,12 +218,14 @@ pub extern "C" fn birenMemcpy2D(
 ) -> birenError_t {
     ffi_call!("birenMemcpy2D"(dst, dpitch, src, spitch, width, height, kind) {
         current_device()?;
+        capture::check_unsafe("birenMemcpy2D")?;
         memcpy2d(dst, dpitch, src, spitch, width, height, kind, std::ptr::null_mut(), true, "birenMemcpy2D")
     })
 }
 
 /// Enqueues birenMemcpy2D's copy on `stream` (NULL: the default stream), run by a copy engine;
 /// checked at enqueue exactly as birenMemcpy2D, nothing enqueued on error.
+/// Into a capturing stream it is captured as a memcpy node of the capture's graph (nothing runs).
 /// BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream. Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenMemcpy2DAsync(
@@ -270,6 +275,8 @@ fn memset2d(
 /// width over pitch; BIREN_ERROR_INVALID_DEVICE_POINTER for rows outside any live device
 /// allocation; BIREN_ERROR_OUT_OF_BOUNDS for rows past its end. Nothing is written on error.
 /// BIREN_ERROR_NOT_PERMITTED inside a kernel or a host function. Thread-safe.
+/// BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED while a stream capture forbids synchronous calls (as
+/// birenMemcpy; the calling thread's captures are invalidated).
 #[no_mangle]
 pub extern "C" fn birenMemset2D(
     devPtr: *mut c_void,
@@ -280,11 +287,13 @@ pub extern "C" fn birenMemset2D(
 ) -> birenError_t {
     ffi_call!("birenMemset2D"(devPtr, pitch, value, width, height) {
         current_device()?;
+        capture::check_unsafe("birenMemset2D")?;
         memset2d(devPtr, pitch, value, width, height, 1, 0, std::ptr::null_mut(), true, "birenMemset2D")
     })
 }
 
 /// Enqueues birenMemset2D's fill on `stream`; checked at enqueue as birenMemset2D.
+/// Into a capturing stream it is captured as a memset node of the capture's graph (nothing runs).
 /// BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream. Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenMemset2DAsync(
@@ -338,6 +347,8 @@ fn memset3d(
 /// width over the pitch, or (depth > 1) a height over ysize; BIREN_ERROR_INVALID_DEVICE_POINTER
 /// or BIREN_ERROR_OUT_OF_BOUNDS when a row lies outside its allocation. Nothing is written on
 /// error. Thread-safe.
+/// BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED while a stream capture forbids synchronous calls (as
+/// birenMemcpy; the calling thread's captures are invalidated).
 #[no_mangle]
 pub extern "C" fn birenMemset3D(
     pitchedDevPtr: birenPitchedPtr,
@@ -346,11 +357,13 @@ pub extern "C" fn birenMemset3D(
 ) -> birenError_t {
     ffi_call!("birenMemset3D"(pitchedDevPtr, value, extent) {
         current_device()?;
+        capture::check_unsafe("birenMemset3D")?;
         memset3d(pitchedDevPtr, value, extent, std::ptr::null_mut(), true, "birenMemset3D")
     })
 }
 
 /// Enqueues birenMemset3D's fill on `stream`; checked at enqueue as birenMemset3D.
+/// Into a capturing stream it is captured as a memset node of the capture's graph (nothing runs).
 /// BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream. Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenMemset3DAsync(
@@ -457,17 +470,20 @@ fn memcpy3d(
 /// unknown kind; BIREN_ERROR_INVALID_PITCH_VALUE when pos.x + width is over a pitch; then every
 /// row as birenMemcpy2D (BIREN_ERROR_INVALID_DEVICE_POINTER, BIREN_ERROR_OUT_OF_BOUNDS).
 /// Nothing is written on error. Thread-safe.
+/// BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED while a stream capture forbids synchronous calls (as
+/// birenMemcpy; the calling thread's captures are invalidated).
 #[no_mangle]
 pub extern "C" fn birenMemcpy3D(p: *const birenMemcpy3DParms) -> birenError_t {
     ffi_call!("birenMemcpy3D"(p) {
         current_device()?;
+        capture::check_unsafe("birenMemcpy3D")?;
         memcpy3d(p, std::ptr::null_mut(), true, "birenMemcpy3D")
     })
 }
 
 /// Enqueues birenMemcpy3D's copy on `stream`; checked at enqueue as birenMemcpy3D (the struct
-/// is read during the call and may be reused at once). BIREN_ERROR_INVALID_HANDLE for a
-/// destroyed or unknown stream. Thread-safe.
+/// is read during the call and may be reused at once). Into a capturing stream it is captured as a memcpy node of the capture's graph (nothing runs).
+/// BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream. Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenMemcpy3DAsync(
     p: *const birenMemcpy3DParms,

@@ -20,9 +20,16 @@ pub type birenStreamCallback_t = Option<
 
 /// birenEventRecordWithFlags flag: an ordinary record.
 pub const birenEventRecordDefault: c_uint = 0;
-/// birenEventRecordWithFlags flag: an external event node when capturing a graph; outside a
-/// capture an ordinary record.
+/// birenEventRecordWithFlags flag: in a capturing stream, the record becomes an event record
+/// node of the captured graph (each launch of the graph records the event when the node's
+/// dependencies have completed); outside a capture an ordinary record.
 pub const birenEventRecordExternal: c_uint = 1;
+/// birenStreamWaitEventWithFlags flag: an ordinary wait.
+pub const birenEventWaitDefault: c_uint = 0;
+/// birenStreamWaitEventWithFlags flag: in a capturing stream, the wait becomes an event wait
+/// node of the captured graph (each launch of the graph waits there for the event's latest
+/// record at the time of the launch); outside a capture an ordinary wait.
+pub const birenEventWaitExternal: c_uint = 1;
 
 struct Callback {
     f: unsafe extern "C" fn(birenStream_t, birenError_t, *mut c_void),
@@ -91,27 +98,6 @@ pub extern "C" fn birenStreamGetDevice(stream: birenStream_t, device: *mut c_int
         let s = rt.stream(handle(stream))?;
         *o = s.device as c_int;
         Ok(())
-    })
-}
-
-/// birenEventRecord with `flags`: birenEventRecordDefault or birenEventRecordExternal (an
-/// ordinary record outside a graph capture). Returns BIREN_ERROR_INVALID_VALUE for other flags,
-/// otherwise exactly what birenEventRecord returns. Thread-safe.
-#[no_mangle]
-pub extern "C" fn birenEventRecordWithFlags(
-    event: birenEvent_t,
-    stream: birenStream_t,
-    flags: c_uint,
-) -> birenError_t {
-    ffi_call!("birenEventRecordWithFlags"(event, stream, flags) {
-        let rt = runtime::get()?;
-        let e = rt.event(handle(event))?;
-        if flags > birenEventRecordExternal {
-            diagnostics::finding("birenEventRecordWithFlags", &format!("flags={flags:#x}: only birenEventRecordDefault (0) and birenEventRecordExternal (1) are defined"));
-            return Err(ErrorCode::InvalidValue);
-        }
-        let s = rt.stream(handle(stream))?;
-        device_of(rt, s.device)?.record(&e, &s)
     })
 }
 

@@ -23,6 +23,7 @@ pub mod memory2d;
 pub mod mempool;
 pub mod misc;
 pub mod occupancy;
+pub mod packed_args;
 pub mod peer;
 pub mod stream;
 pub mod symbols;

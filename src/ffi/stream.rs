@@ -1,12 +1,13 @@
 //! Streams (SPEC §5): creation, destruction, synchronization, queries, waits, host functions.
 
 use super::boundary::{ffi_call, handle, out};
+use super::misc::{birenEventWaitDefault, birenEventWaitExternal};
 use super::types::*;
 use super::{current_device, device_of};
 use crate::runtime;
 use crate::runtime::diagnostics::{self, caller};
 use crate::runtime::error::{ErrorCode, Result};
-use crate::runtime::exec::graph::capture;
+use crate::runtime::exec::graph::{capture, NodeKind};
 use crate::runtime::exec::replay;
 use crate::runtime::exec::stream::{StreamCore, STREAM_NON_BLOCKING};
 use crate::runtime::exec::work::{HostCall, Work};
@@ -172,15 +173,57 @@ pub extern "C" fn birenStreamGetFlags(stream: birenStream_t, flags: *mut c_uint)
 #[no_mangle]
 pub extern "C" fn birenStreamWaitEvent(stream: birenStream_t, event: birenEvent_t) -> birenError_t {
     ffi_call!("birenStreamWaitEvent"(stream, event) {
-        let (rt, s) = stream_of(stream)?;
-        let e = rt.event(handle(event))?;
-        let d = device_of(rt, s.device)?;
-        if capture::active() {
-            if let Some(r) = capture::wait(&s, &e) {
+        wait_event(stream, event, birenEventWaitDefault, "birenStreamWaitEvent")
+    })
+}
+
+fn wait_event(stream: birenStream_t, event: birenEvent_t, flags: c_uint, call: &str) -> Result<()> {
+    let (rt, s) = stream_of(stream)?;
+    let e = rt.event(handle(event))?;
+    let d = device_of(rt, s.device)?;
+    match flags {
+        birenEventWaitDefault => {}
+        birenEventWaitExternal => {
+            if let Some(r) = capture::external_node(&s, NodeKind::EventWait(e.clone())) {
                 return r;
             }
+            // Outside a capture: an ordinary wait.
         }
-        d.wait_event(&s, &e)
+        _ => {
+            diagnostics::finding(
+                call,
+                &format!("flags={flags:#x}: only birenEventWaitDefault (0) and birenEventWaitExternal (1) are defined"),
+            );
+            return Err(ErrorCode::InvalidValue);
+        }
+    }
+    if capture::active() {
+        if let Some(r) = capture::wait(&s, &e) {
+            return r;
+        }
+    }
+    d.wait_event(&s, &e)
+}
+
+/// As birenStreamWaitEvent (CUDA's cudaStreamWaitEvent with its flags; the seed fixed
+/// birenStreamWaitEvent at two parameters), with `flags`: birenEventWaitDefault (0), the same
+/// as birenStreamWaitEvent; birenEventWaitExternal (1), valid only in a capturing stream: the
+/// wait becomes an event wait node of the captured graph, after the stream's work captured so
+/// far (and the stream's later captured work comes after it). Each launch of the graph then
+/// waits there for the event's latest record at the time of the launch (BIREN extension: for
+/// its next record if it has never been recorded). Such a wait does not fork or join captures.
+/// Outside a capture, birenEventWaitExternal is an ordinary wait (as birenEventRecordExternal
+/// is an ordinary record).
+/// Returns the codes of birenStreamWaitEvent; BIREN_ERROR_INVALID_VALUE for other flags;
+/// BIREN_ERROR_STREAM_CAPTURE_INVALIDATED in an invalidated capture. Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenStreamWaitEventWithFlags(
+    stream: birenStream_t,
+    event: birenEvent_t,
+    flags: c_uint,
+) -> birenError_t {
+    ffi_call!("birenStreamWaitEventWithFlags"(stream, event, flags) {
+        wait_event(stream, event, flags, "birenStreamWaitEventWithFlags")
     })
 }
 

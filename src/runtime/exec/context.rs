@@ -177,15 +177,30 @@ impl DeviceContext {
         &self,
         s: &Arc<StreamCore>,
         work: impl Into<OpWork>,
-        mut deps: Vec<Dep>,
+        deps: Vec<Dep>,
         epoch: u64,
     ) -> Result<u64> {
+        self.enqueue_pair(s, work.into(), deps, None, epoch)
+            .map(|(seq, _)| seq)
+    }
+
+    /// As `enqueue_since`, and then `then` (an op and its dependencies, exempt from the
+    /// default-stream rules) right behind it, with no other op between. Returns the first op's
+    /// seq (0 if a capture took it) and, when `then` is given, every dependency of the first
+    /// op, the default-stream ones included (a graph launch with event nodes: graph/events.rs).
+    pub fn enqueue_pair(
+        &self,
+        s: &Arc<StreamCore>,
+        work: OpWork,
+        mut deps: Vec<Dep>,
+        then: Option<(OpWork, Vec<Dep>)>,
+        epoch: u64,
+    ) -> Result<(u64, Vec<Dep>)> {
         self.check_enqueue(s)?;
         // Stream capture: device work for a capturing stream becomes a graph node instead.
-        let work: OpWork = work.into();
         let work = match work {
             OpWork::Run(w) if capture::active() => match capture::divert(s, w) {
-                Ok(r) => return r,
+                Ok(r) => return r.map(|seq| (seq, Vec::new())),
                 Err(w) => OpWork::Run(w),
             },
             other => other,
@@ -202,12 +217,21 @@ impl DeviceContext {
         if self.exec.epoch() != epoch {
             return Err(ErrorCode::InvalidDevicePointer);
         }
+        let seen = if then.is_some() {
+            deps.clone()
+        } else {
+            Vec::new()
+        };
         let (seq, kick) = s.push_locked(&mut t, work, deps);
+        if let Some((w, d)) = then {
+            // The consumer was told (or is running) already: no second kick is due.
+            let _ = s.push_locked(&mut t, w, d);
+        }
         drop(t);
         if kick {
             s.kick();
         }
-        Ok(seq)
+        Ok((seq, seen))
     }
 
     /// Runs `f` now if nothing is queued on the device and no reset happened since `epoch`. The

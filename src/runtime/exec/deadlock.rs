@@ -78,6 +78,7 @@ pub(crate) fn search(
             }
             let event = match op.work {
                 OpWork::Wait { event, .. } => Some(event),
+                OpWork::Hook { event, .. } => event,
                 _ => None,
             };
             for d in &op.deps {
@@ -144,6 +145,11 @@ pub fn describe_hops(hops: &[Hop]) -> String {
                 stream_name(h.from),
                 stream_name(h.to)
             ),
+            None if is_lane(h.from) || is_lane(h.to) => format!(
+                "{} waits for {} (the order of a graph's nodes)",
+                stream_name(h.from),
+                stream_name(h.to)
+            ),
             None => format!(
                 "{} waits for {} (default-stream rule)",
                 stream_name(h.from),
@@ -159,9 +165,20 @@ pub(crate) const fn default_stream_id(device: usize) -> u64 {
     u64::MAX - device as u64
 }
 
+/// The lanes of graph event nodes (graph/events.rs) have ids from here up (below the default
+/// streams').
+pub(crate) const LANE_BASE: u64 = 1 << 62;
+
+/// True for the id of a graph event node's lane.
+pub(crate) fn is_lane(id: u64) -> bool {
+    (LANE_BASE..default_stream_id(64)).contains(&id)
+}
+
 pub fn stream_name(id: u64) -> String {
     if id >= default_stream_id(64) {
         "the default stream".to_string()
+    } else if is_lane(id) {
+        format!("event node lane #{} of a graph launch", id - LANE_BASE)
     } else {
         format!("stream #{id}")
     }

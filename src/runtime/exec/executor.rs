@@ -200,8 +200,10 @@ impl Executor {
             return Started::Done(Ok(()));
         }
         match work {
-            Work::Graph(g) => match self.me.upgrade() {
-                Some(me) => crate::runtime::exec::graph::run::start(me, priority, ticket, g),
+            Work::Graph(g, events) => match self.me.upgrade() {
+                Some(me) => {
+                    crate::runtime::exec::graph::run::start(me, priority, ticket, g, events)
+                }
                 None => Started::Done(Ok(())),
             },
             Work::Kernel(launch) => {

@@ -8,7 +8,9 @@
 //!   numbers), but the device threads still run under the OS's timing: a seed makes an ordering
 //!   likely again, it does not replay it exactly.
 //! - `serial`: one operation at a time in the whole runtime, in the order they became ready;
-//!   the next one starts when the running one has completed.
+//!   the next one starts when the running one has completed. Not held to it: a launch of a
+//!   graph with event nodes (it may wait midway for other streams' work) and the hidden lanes
+//!   of those nodes.
 //! - `BIREN_RECORD` (with any of the above): one operation at a time as under `serial`; when
 //!   several are ready, the next is the first (or, fuzzing, one drawn from the seed); each
 //!   start is logged (`replay::log_start`).

@@ -25,6 +25,13 @@ pub enum OpWork {
     Record(Arc<RecordState>),
     /// Only dependencies (`birenStreamWaitEvent` on event `event`).
     Wait { event: u64, on: WaitOn },
+    /// An op of a graph launch's event node (graph/events.rs), on the node's own lane: started
+    /// with its ticket, it completes at once (`Done`) or when the launch finishes the ticket.
+    /// `event` names the event it serves (wait-chain messages).
+    Hook {
+        event: Option<u64>,
+        start: Box<dyn FnOnce(Ticket) -> Started + Send>,
+    },
     /// Moved out when the op started.
     Taken,
 }
@@ -387,6 +394,7 @@ impl StreamCore {
                         OpWork::Run(w) => w.kind_name(),
                         OpWork::Record(_) => "event record",
                         OpWork::Wait { .. } => "event wait",
+                        OpWork::Hook { .. } => "graph event node",
                         OpWork::Taken => "taken",
                     };
                     let deps: Vec<String> = op
@@ -426,6 +434,15 @@ impl StreamCore {
         self.kick();
         (self.queue.lock().running || self.completed.load(Ordering::SeqCst) != completed)
             .then_some(state)
+    }
+
+    /// True if `BIREN_SCHEDULE` (or record/replay) orders this stream's ops. The lanes of graph
+    /// event nodes are not ordered: they are the graph launch's own bookkeeping, and a launch
+    /// that holds the one-op-at-a-time slot while its wait node waits for its lane would wait
+    /// for ever.
+    #[inline]
+    fn scheduled(&self) -> bool {
+        schedule::active() && !crate::runtime::exec::deadlock::is_lane(self.id)
     }
 
     /// Makes progress after a push: starts the head op if it can start.
@@ -528,7 +545,11 @@ impl StreamCore {
             }
             let epoch = self.exec.epoch();
             drop(q);
-            let work = if schedule::active() {
+            // A graph launch with event wait nodes may wait, midway, for other streams' work:
+            // it does not take the one-op-at-a-time slot (serial, record/replay), or that work
+            // could never run.
+            let gated = self.scheduled() && !matches!(&work, OpWork::Run(Work::Graph(_, Some(_))));
+            let work = if gated {
                 match schedule::before_start(self, seq, epoch, work) {
                     Some(w) => w,
                     None => {
@@ -560,6 +581,11 @@ impl StreamCore {
                 Started::Done(Ok(()))
             }
             OpWork::Wait { .. } | OpWork::Taken => Started::Done(Ok(())),
+            OpWork::Hook { start, .. } => start(Ticket {
+                to: self.arc(),
+                seq,
+                epoch,
+            }),
             OpWork::Run(w) => {
                 let ticket = Ticket {
                     to: self.arc(),
@@ -590,7 +616,7 @@ impl StreamCore {
             q.running = false;
             let done = self.refill(&mut q, false);
             self.completed.fetch_max(done, Ordering::SeqCst);
-            if schedule::active() {
+            if self.scheduled() {
                 schedule::completed(self, seq);
             }
             if let Some((cat, name, start, args)) = q.span.take() {
@@ -683,7 +709,7 @@ impl StreamCore {
                 t.describe(),
                 format!("\"bytes\":{}", t.bytes()),
             ),
-            OpWork::Run(Work::Graph(g)) => (
+            OpWork::Run(Work::Graph(g, _)) => (
                 trace::GRAPH,
                 format!("graph exec #{}", g.exec_id),
                 format!("\"nodes\":{}", g.nodes.len()),
@@ -704,7 +730,7 @@ impl StreamCore {
                 }
                 return;
             }
-            OpWork::Taken => return,
+            OpWork::Taken | OpWork::Hook { .. } => return,
         };
         q.span = Some((cat, name, now, args));
     }

@@ -41,8 +41,12 @@ pub enum Work {
     Host(HostCall),
     /// A 2D/3D copy or fill (birenMemcpy2D, birenMemset3D, ...).
     Strided(crate::runtime::exec::strided::Strided),
-    /// A launch of an executable graph (birenGraphLaunch): one op in its stream.
-    Graph(Arc<crate::runtime::exec::graph::exec::ExecGraph>),
+    /// A launch of an executable graph (birenGraphLaunch): one op in its stream; with the state
+    /// of its event nodes when it has some (graph/events.rs).
+    Graph(
+        Arc<crate::runtime::exec::graph::exec::ExecGraph>,
+        Option<Arc<crate::runtime::exec::graph::events::LaunchEvents>>,
+    ),
 }
 
 impl Work {
@@ -54,7 +58,7 @@ impl Work {
             Work::Fill { .. } => "memset",
             Work::Host(_) => "host function",
             Work::Strided(_) => "2D/3D copy or memset",
-            Work::Graph(_) => "graph launch",
+            Work::Graph(..) => "graph launch",
         }
     }
 }

@@ -12,6 +12,7 @@ use crate::runtime::diagnostics;
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::event::EventCore;
 use crate::runtime::exec::stream::StreamCore;
+use crate::runtime::exec::strided::StridedOp;
 use crate::runtime::exec::work::Work;
 use parking_lot::Mutex;
 use std::cell::Cell;
@@ -236,11 +237,43 @@ fn node_of(work: Work) -> NodeKind {
             elem: 1,
             width: len,
             height: 1,
+            depth: 1,
+            slice: len,
         }),
         Work::Host(h) => NodeKind::Host(h),
-        Work::Graph(g) => NodeKind::Child(Arc::new(g.source.detached())),
-        // Refused by `divert` before it gets here.
-        Work::Strided(_) => NodeKind::Empty,
+        Work::Graph(g, _) => NodeKind::Child(Arc::new(g.source.detached())),
+        Work::Strided(t) => match t.op {
+            StridedOp::Copy(src) => {
+                // Which sides are device memory decides what each launch checks again.
+                let device = |p: usize| {
+                    crate::runtime::try_get().is_some_and(|rt| rt.device_region(p).is_some())
+                };
+                NodeKind::Memcpy(CopyNode {
+                    dst: t.dst.base,
+                    src: src.base,
+                    width: t.width,
+                    height: t.height,
+                    depth: t.depth,
+                    dst_pitch: t.dst.pitch,
+                    src_pitch: src.pitch,
+                    dst_slice: t.dst.slice,
+                    src_slice: src.slice,
+                    engine: t.engine,
+                    dst_device: device(t.dst.base),
+                    src_device: device(src.base),
+                })
+            }
+            StridedOp::Fill(v) => NodeKind::Memset(FillNode {
+                dst: t.dst.base,
+                pitch: t.dst.pitch,
+                value: v as u32,
+                elem: 1,
+                width: t.width,
+                height: t.height,
+                depth: t.depth,
+                slice: t.dst.slice,
+            }),
+        },
     }
 }
 
@@ -253,10 +286,6 @@ pub fn divert(s: &Arc<StreamCore>, work: Work) -> std::result::Result<Result<u64
         if let Some(c) = t.of(s) {
             if c.invalidated {
                 return Ok(Err(ErrorCode::StreamCaptureInvalidated));
-            }
-            if matches!(work, Work::Strided(_)) {
-                // 2D/3D copies and fills are not captured yet: refused, the capture goes on.
-                return Ok(Err(ErrorCode::StreamCaptureUnsupported));
             }
             let deps = c.tails.get(&s.id).map(|x| x.1.clone()).unwrap_or_default();
             let h = tables().add_node(&c.graph, node_of(work), &deps);
@@ -281,6 +310,30 @@ pub fn divert(s: &Arc<StreamCore>, work: Work) -> std::result::Result<Result<u64
         }
         Err(work)
     })
+}
+
+/// An event record or wait made with the External flag (birenEventRecordWithFlags,
+/// birenStreamWaitEventWithFlags): in a capturing stream, `kind` (an event record or wait node)
+/// is added after the stream's tail and becomes it (`Some`); `None` if `s` does not capture.
+pub fn external_node(s: &Arc<StreamCore>, kind: NodeKind) -> Option<Result<()>> {
+    with(|t| {
+        let c = t.of(s)?;
+        if c.invalidated {
+            return Some(Err(ErrorCode::StreamCaptureInvalidated));
+        }
+        let deps = c.tails.get(&s.id).map(|x| x.1.clone()).unwrap_or_default();
+        let h = tables().add_node(&c.graph, kind, &deps);
+        Some(h.map(|(_, index)| {
+            if let Some(tail) = c.tails.get_mut(&s.id) {
+                tail.1 = vec![index];
+            }
+        }))
+    })
+}
+
+/// True if `s` takes part in a capture.
+pub fn captures(s: &StreamCore) -> bool {
+    active() && with(|t| t.by_stream.contains_key(&s.id))
 }
 
 /// `birenEventRecord` hook: a record in a capturing stream marks the event with the stream's

@@ -21,8 +21,28 @@ pub enum ExecWork {
     Host(HostCall),
     /// A chain of single-thread kernels run back to back as one dispatch (see `fuse`).
     Fused(Arc<FusedChain>),
-    /// Empty nodes, child-graph entries and exits, event nodes (handled around the launch).
+    /// An event wait node: done when its dependencies are and its lane has passed the wait
+    /// (graph/events.rs). `slot` indexes the exec graph's `waits`.
+    EventWait {
+        event: Arc<EventCore>,
+        slot: u32,
+    },
+    /// An event record node: opens its lane's gate, behind which the record is enqueued at
+    /// launch. `slot` indexes the exec graph's `records`.
+    EventRecord {
+        event: Arc<EventCore>,
+        slot: u32,
+    },
+    /// Empty nodes, child-graph entries and exits.
     Nothing,
+}
+
+/// An event node of an executable graph: its node, its event, and the wait nodes nearest
+/// upstream of it (slots in `waits`): the node cannot run before those have passed.
+pub struct EventSlot {
+    pub node: u32,
+    pub event: Arc<EventCore>,
+    pub after_waits: Box<[u32]>,
 }
 
 #[derive(Clone)]
@@ -70,9 +90,10 @@ pub struct ExecGraph {
     pub roots: Box<[u32]>,
     /// Per node, its dependencies (trace arrows).
     pub preds: Box<[Box<[u32]>]>,
-    /// Event wait nodes (waited for before the launch) and event record nodes (recorded after).
-    pub waits: Vec<Arc<EventCore>>,
-    pub records: Vec<Arc<EventCore>>,
+    /// Event wait nodes and event record nodes, each acting at its place in the graph through
+    /// a lane of its own per launch (graph/events.rs).
+    pub waits: Box<[EventSlot]>,
+    pub records: Box<[EventSlot]>,
     /// Executable nodes that touch memory the runtime knows (checked at every launch).
     pub memory_nodes: Box<[u32]>,
     /// The source graph, for a launch captured into another graph and for updates.
@@ -113,8 +134,6 @@ pub(crate) const UPDATE_PARAMETERS_CHANGED: i32 = 5;
 struct Flattener {
     exec_id: u64,
     nodes: Vec<ExecNode>,
-    waits: Vec<Arc<EventCore>>,
-    records: Vec<Arc<EventCore>>,
 }
 
 impl Flattener {
@@ -174,13 +193,19 @@ impl Flattener {
                     (x, x)
                 }
                 NodeKind::EventWait(e) => {
-                    self.waits.push(e.clone());
-                    let x = self.push(ExecWork::Nothing, path, what);
+                    let w = ExecWork::EventWait {
+                        event: e.clone(),
+                        slot: 0,
+                    };
+                    let x = self.push(w, path, what);
                     (x, x)
                 }
                 NodeKind::EventRecord(e) => {
-                    self.records.push(e.clone());
-                    let x = self.push(ExecWork::Nothing, path, what);
+                    let w = ExecWork::EventRecord {
+                        event: e.clone(),
+                        slot: 0,
+                    };
+                    let x = self.push(w, path, what);
                     (x, x)
                 }
                 NodeKind::Child(c) => {
@@ -221,8 +246,6 @@ impl ExecGraph {
         let mut f = Flattener {
             exec_id,
             nodes: Vec::new(),
-            waits: Vec::new(),
-            records: Vec::new(),
         };
         f.add(&body, "");
         let nodes = fuse(exec_id, f.nodes);
@@ -244,18 +267,71 @@ impl ExecGraph {
                 preds[s as usize].push(i as u32);
             }
         }
+        let (waits, records) = event_slots(&mut f.nodes, &preds);
         ExecGraph {
             exec_id,
             graph_id,
             nodes: f.nodes.into_boxed_slice(),
             roots,
             preds: preds.into_iter().map(Vec::into_boxed_slice).collect(),
-            waits: f.waits,
-            records: f.records,
+            waits,
+            records,
             memory_nodes,
             source: body,
         }
     }
+}
+
+/// Numbers the event nodes (their `slot`s) and finds, for each, the wait nodes nearest
+/// upstream of it (a walk back along `preds` that stops at wait nodes).
+fn event_slots(nodes: &mut [ExecNode], preds: &[Vec<u32>]) -> (Box<[EventSlot]>, Box<[EventSlot]>) {
+    let (mut waits, mut records) = (Vec::new(), Vec::new());
+    let mut wait_slot = vec![u32::MAX; nodes.len()];
+    for (i, n) in nodes.iter_mut().enumerate() {
+        match &mut n.work {
+            ExecWork::EventWait { event, slot } => {
+                *slot = waits.len() as u32;
+                wait_slot[i] = *slot;
+                waits.push((i as u32, event.clone()));
+            }
+            ExecWork::EventRecord { event, slot } => {
+                *slot = records.len() as u32;
+                records.push((i as u32, event.clone()));
+            }
+            _ => {}
+        }
+    }
+    if waits.is_empty() && records.is_empty() {
+        return (Box::new([]), Box::new([]));
+    }
+    let mut seen = vec![u32::MAX; nodes.len()];
+    let mut upstream = |start: u32| -> Box<[u32]> {
+        let mut found = Vec::new();
+        let mut stack: Vec<u32> = preds[start as usize].clone();
+        while let Some(p) = stack.pop() {
+            if std::mem::replace(&mut seen[p as usize], start) == start {
+                continue;
+            }
+            if wait_slot[p as usize] != u32::MAX {
+                found.push(wait_slot[p as usize]);
+            } else {
+                stack.extend(preds[p as usize].iter().copied());
+            }
+        }
+        found.into_boxed_slice()
+    };
+    let slots = |list: Vec<(u32, Arc<EventCore>)>, upstream: &mut dyn FnMut(u32) -> Box<[u32]>| {
+        list.into_iter()
+            .map(|(node, event)| EventSlot {
+                node,
+                after_waits: upstream(node),
+                event,
+            })
+            .collect::<Box<[EventSlot]>>()
+    };
+    let w = slots(waits, &mut upstream);
+    let r = slots(records, &mut upstream);
+    (w, r)
 }
 
 /// An executable graph handle's object.
@@ -264,8 +340,10 @@ pub struct GraphExec {
     pub device: usize,
     pub current: Mutex<Arc<ExecGraph>>,
     /// The point after its latest launch: launches of one exec run one after another, also
-    /// across streams.
+    /// across streams. Held while a launch is enqueued.
     pub last: Mutex<Option<StreamPoint>>,
+    /// The lanes of its event nodes (taken after `last`).
+    pub lanes: Mutex<super::events::EventLanes>,
     pub caller: usize,
 }
 
@@ -276,6 +354,7 @@ impl GraphExec {
             device,
             current: Mutex::new(Arc::new(ExecGraph::build(id, graph_id, Arc::new(body)))),
             last: Mutex::new(None),
+            lanes: Mutex::new(Default::default()),
             caller,
         }
     }

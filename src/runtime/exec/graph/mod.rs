@@ -7,6 +7,7 @@
 //! graphs, nodes and executable graphs live in the registries of `tables()`.
 
 pub mod capture;
+pub mod events;
 pub mod exec;
 pub mod run;
 
@@ -67,6 +68,9 @@ impl CopyNode {
     /// # Safety
     /// Every row must be valid memory (checked when the node was made and at launch).
     pub unsafe fn run(&self) {
+        if self.width == 0 {
+            return; // a zero extent: nothing to copy (the pointers may be anything)
+        }
         for z in 0..self.depth {
             for y in 0..self.height {
                 let d = self.dst + z * self.dst_slice + y * self.dst_pitch;
@@ -81,7 +85,10 @@ impl CopyNode {
     }
 }
 
-/// A fill of `height` rows of `width` elements of `elem` bytes (1, 2 or 4) with `value`.
+/// A fill of `depth` slices (`slice` bytes apart) of `height` rows (`pitch` bytes apart) of
+/// `width` elements of `elem` bytes (1, 2 or 4) with `value`. A memset node made with
+/// birenGraphAddMemsetNode has one slice (CUDA's birenMemsetParams is 2-D); a captured
+/// birenMemset3DAsync has `depth` slices.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FillNode {
     pub dst: usize,
@@ -90,22 +97,25 @@ pub struct FillNode {
     pub elem: usize,
     pub width: usize,
     pub height: usize,
+    pub depth: usize,
+    pub slice: usize,
 }
 
 impl FillNode {
     pub fn span(&self) -> usize {
-        (self.height - 1) * self.pitch + self.width * self.elem
+        (self.depth - 1) * self.slice + (self.height - 1) * self.pitch + self.width * self.elem
     }
 
     pub fn bytes(&self) -> usize {
-        self.width * self.elem * self.height
+        self.width * self.elem * self.height * self.depth
     }
 
     /// # Safety
     /// Every row must be valid device memory (checked when the node was made and at launch).
     pub unsafe fn run(&self) {
-        for y in 0..self.height {
-            let row = self.dst + y * self.pitch;
+        for r in 0..self.height * self.depth {
+            let (z, y) = (r / self.height, r % self.height);
+            let row = self.dst + z * self.slice + y * self.pitch;
             match self.elem {
                 1 => std::ptr::write_bytes(row as *mut u8, self.value as u8, self.width),
                 2 => {

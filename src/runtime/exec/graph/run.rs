@@ -6,6 +6,7 @@
 //! its stream. A failed node (trap, divergent barrier) fails the launch (sticky LAUNCH_FAILURE);
 //! the nodes not yet started are then skipped.
 
+use super::events::LaunchEvents;
 use super::exec::{ExecGraph, ExecWork};
 use crate::runtime::diagnostics::racecheck;
 use crate::runtime::diagnostics::trace::{self, Track};
@@ -35,6 +36,8 @@ pub struct GraphRun {
     /// Tracing only: when each node started (empty when tracing is off), and this run's id.
     started: Box<[AtomicU64]>,
     trace_id: u64,
+    /// Where the launch's event nodes stand (None: the graph has none).
+    events: Option<Arc<LaunchEvents>>,
 }
 
 static TRACE_RUNS: AtomicU64 = AtomicU64::new(1);
@@ -62,7 +65,13 @@ impl Completion for NodeDone {
 }
 
 /// Starts a launch of `graph` as the op of `ticket` (called by the executor).
-pub fn start(exec: Arc<Executor>, priority: i32, ticket: Ticket, graph: Arc<ExecGraph>) -> Started {
+pub fn start(
+    exec: Arc<Executor>,
+    priority: i32,
+    ticket: Ticket,
+    graph: Arc<ExecGraph>,
+    events: Option<Arc<LaunchEvents>>,
+) -> Started {
     if graph.nodes.is_empty() {
         return Started::Done(Ok(()));
     }
@@ -95,6 +104,7 @@ pub fn start(exec: Arc<Executor>, priority: i32, ticket: Ticket, graph: Arc<Exec
             0
         },
         graph,
+        events,
     });
     let roots = run.graph.roots.to_vec();
     GraphRun::run_nodes(&run, roots);
@@ -118,6 +128,9 @@ impl GraphRun {
             exec.leave_start();
             return; // the device was reset: this launch no longer exists
         }
+        // Gates of record nodes reached: opened after the start section (their records then
+        // complete in their lanes).
+        let mut gates = Vec::new();
         while let Some(i) = ready.pop() {
             let node = &run.graph.nodes[i as usize];
             let skip = run.failure.load(Ordering::Acquire) != 0 || exec.sticky().is_err();
@@ -125,6 +138,22 @@ impl GraphRun {
                 t.store(trace::now(), Ordering::Relaxed);
             }
             match &node.work {
+                // Even skipped, a record node records (its event must not stay pending forever).
+                ExecWork::EventRecord { slot, .. } => {
+                    if let Some(t) = run.events.as_ref().and_then(|e| e.open(*slot)) {
+                        gates.push(t);
+                    }
+                    ready.extend(run.finish_node(i, Ok(())));
+                }
+                ExecWork::EventWait { slot, .. } => {
+                    let now = match &run.events {
+                        Some(e) => e.arrive(*slot, run, skip),
+                        None => true,
+                    };
+                    if now {
+                        ready.extend(run.finish_node(i, Ok(())));
+                    }
+                }
                 _ if skip => ready.extend(run.finish_node(i, Ok(()))),
                 ExecWork::Nothing => ready.extend(run.finish_node(i, Ok(()))),
                 ExecWork::Kernel(k) => {
@@ -165,6 +194,9 @@ impl GraphRun {
             }
         }
         exec.leave_start();
+        for t in gates {
+            t.finish(Ok(()));
+        }
     }
 
     /// Hands kernel node `i` to the scheduler; its last block reports back through `NodeDone`.
@@ -225,7 +257,7 @@ impl GraphRun {
     }
 
     /// A node ran elsewhere and finished: start what it made ready.
-    fn node_done(run: &Arc<GraphRun>, node: u32, r: Result<()>) {
+    pub(super) fn node_done(run: &Arc<GraphRun>, node: u32, r: Result<()>) {
         let ready = run.finish_node(node, r);
         if !ready.is_empty() {
             GraphRun::run_nodes(run, ready);
