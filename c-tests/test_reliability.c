@@ -231,6 +231,34 @@ static int deferred_frees_do_not_slow_completions(void) {
   return 0;
 }
 
+/* Found by the graphs helper: with 64 or more destroyed streams still holding work, every
+ * stream create rescanned them all, so a loop of create + wait + destroy slowed down
+ * quadratically (under load, 2 us per round for the first 2000 rounds, 161 us for rounds 6000-8000). */
+static int destroyed_busy_streams_do_not_slow_creation(void) {
+  enum { ROUNDS = 16000, PART = 4000 };
+  birenEvent_t never;
+  OK(birenEventCreate(&never));
+  double part[ROUNDS / PART];
+  for (int k = 0; k < ROUNDS / PART; k++) {
+    double t0 = now_s();
+    for (int i = 0; i < PART; i++) {
+      birenStream_t s;
+      OK(birenStreamCreateWithFlags(&s, birenStreamNonBlocking));
+      OK(birenStreamWaitEvent(s, never)); /* busy until the event is recorded or destroyed */
+      OK(birenStreamDestroy(s));
+    }
+    part[k] = now_s() - t0;
+  }
+  OK(birenEventDestroy(never)); /* releases every wait */
+  OK(birenDeviceSynchronize());
+  double first = part[0], last = part[ROUNDS / PART - 1];
+  if (getenv("BIREN_TEST_VERBOSE") || last > 4 * first + 0.01)
+    fprintf(stderr, "    rounds 1-%d: %.1f ms, rounds %d-%d: %.1f ms\n", PART, first * 1e3, ROUNDS - PART + 1, ROUNDS,
+            last * 1e3);
+  EXPECT(last <= 4 * first + 0.01);
+  return 0;
+}
+
 /* ---- 11. creating and destroying streams is O(1) amortised ----------------------------------- */
 
 static double create_destroy_batch(int n) {
@@ -561,6 +589,7 @@ static const test_case tests[] = {
     TEST(stack_overflow_in_a_kernel_fails_the_launch),
     TEST(fault_outside_a_kernel_still_kills_the_process),
     TEST(deferred_frees_do_not_slow_completions),
+    TEST(destroyed_busy_streams_do_not_slow_creation),
 };
 
 int main(void) {

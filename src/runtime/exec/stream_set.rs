@@ -18,13 +18,19 @@ pub struct StreamSet {
     live: usize,
     /// Destroyed streams that had work when they were retired (still in `by_id`, maybe idle).
     retired_busy: usize,
+    /// The next sweep waits until `retired_busy` reaches this: twice what the last sweep left,
+    /// so that streams that stay busy are not rescanned at every add (amortised O(1)).
+    sweep_at: usize,
 }
 
 impl StreamSet {
     pub fn add(&mut self, s: Arc<StreamCore>) {
-        if self.retired_busy >= SWEEP_MIN && self.retired_busy * 2 >= self.by_id.len() {
+        if self.retired_busy >= SWEEP_MIN.max(self.sweep_at)
+            && self.retired_busy * 2 >= self.by_id.len()
+        {
             self.by_id.retain(|_, s| !(s.is_destroyed() && s.is_idle()));
             self.retired_busy = self.by_id.len() - self.live;
+            self.sweep_at = self.retired_busy * 2;
         }
         self.by_id.insert(s.id, s);
         self.live += 1;
@@ -55,6 +61,7 @@ impl StreamSet {
     pub fn take(&mut self) -> Vec<Arc<StreamCore>> {
         self.live = 0;
         self.retired_busy = 0;
+        self.sweep_at = 0;
         self.by_id.drain().map(|(_, s)| s).collect()
     }
 }
