@@ -20,8 +20,8 @@ pub trait BlockSource: Send + Sync + 'static {
     fn grid(kernel: &Self::Kernel) -> &Grid;
     /// An id of the launch, unique on the device and never 0 (for the kernel watchdog).
     fn launch_id(kernel: &Self::Kernel) -> u64;
-    /// Whether the launch still runs (false once a block of it failed): a unit stops running
-    /// the blocks it claimed when it turns false.
+    /// Whether the launch still runs (false once a block of it failed or it was cancelled): a
+    /// unit stops running the blocks it claimed when it turns false.
     fn keep_running(kernel: &Self::Kernel) -> bool;
     /// Reports that the `count` blocks from `first` handed out by `next_blocks` to `unit` have
     /// ended: all completed (`outcome` is `Completed`), or block `at` ended with `outcome` and

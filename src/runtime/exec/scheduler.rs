@@ -50,6 +50,9 @@ pub struct KernelRun {
     finished: AtomicU64,
     /// Set once `failure` holds something (the common end reads no lock).
     failed: AtomicBool,
+    /// Set when the kernel is cancelled (a failed block, a device reset): units stop running
+    /// the blocks they claimed.
+    stopped: AtomicBool,
     failure: Mutex<Option<(ErrorCode, String)>>,
     pub launch: Launch,
     ticket: Ticket,
@@ -263,6 +266,7 @@ impl Scheduler {
             next: AtomicU64::new(0),
             finished: AtomicU64::new(0),
             failed: AtomicBool::new(false),
+            stopped: AtomicBool::new(false),
             failure: Mutex::new(None),
             launch,
             ticket,
@@ -359,6 +363,7 @@ impl Scheduler {
 
     /// Stops dispatching `k`'s blocks; those never handed out count as finished.
     fn cancel(&self, k: &KernelRun) {
+        k.stopped.store(true, Ordering::Release);
         let claimed = k.next.swap(k.total, Ordering::AcqRel);
         if claimed < k.total {
             self.finish_blocks(k, k.total - claimed);
@@ -421,7 +426,7 @@ impl BlockSource for Scheduler {
     }
 
     fn keep_running(k: &Arc<KernelRun>) -> bool {
-        !k.failed.load(Ordering::Relaxed)
+        !k.stopped.load(Ordering::Relaxed)
     }
 
     fn blocks_done(
