@@ -3,6 +3,7 @@
 //! them done together: one claim and one completion per run instead of per block.
 
 use super::block::{BlockOutcome, BlockRunner, Grid};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -20,9 +21,9 @@ pub trait BlockSource: Send + Sync + 'static {
     fn grid(kernel: &Self::Kernel) -> &Grid;
     /// An id of the launch, unique on the device and never 0 (for the kernel watchdog).
     fn launch_id(kernel: &Self::Kernel) -> u64;
-    /// Whether the launch still runs (false once a block of it failed or it was cancelled): a
-    /// unit stops running the blocks it claimed when it turns false.
-    fn keep_running(kernel: &Self::Kernel) -> bool;
+    /// Set when the launch is cancelled (a block of it failed, a device reset): a unit stops
+    /// running the blocks it claimed.
+    fn stop_flag(kernel: &Self::Kernel) -> &AtomicBool;
     /// Reports that the `count` blocks from `first` handed out by `next_blocks` to `unit` have
     /// ended: all completed (`outcome` is `Completed`), or block `at` ended with `outcome` and
     /// the blocks after it were not run.
@@ -69,24 +70,16 @@ impl ComputeUnits {
                         let mut unit = src.unit_state(cu);
                         while let Some((k, first, count)) = src.next_blocks(&mut unit) {
                             let grid = S::grid(&k);
-                            let mut at = first;
-                            let mut outcome = BlockOutcome::Completed;
-                            while at < first + count {
-                                outcome = match &watch {
-                                    None => runner.run_block(grid, at),
-                                    Some((_, u)) => {
-                                        u.begin_block(S::launch_id(&k));
-                                        let o = runner.run_block(grid, at);
-                                        u.end_block();
-                                        o
-                                    }
-                                };
-                                if outcome != BlockOutcome::Completed || !S::keep_running(&k) {
-                                    break;
+                            let stop = Some(S::stop_flag(&k));
+                            let (outcome, at) = match &watch {
+                                None => runner.run_blocks(grid, first, count, stop),
+                                Some((_, u)) => {
+                                    u.begin_block(S::launch_id(&k));
+                                    let o = runner.run_blocks(grid, first, count, stop);
+                                    u.end_block();
+                                    o
                                 }
-                                at += 1;
-                            }
-                            let at = at.min(first + count - 1);
+                            };
                             src.blocks_done(&mut unit, k, first, count, at, outcome);
                         }
                         super::fault::forget_unit_thread();

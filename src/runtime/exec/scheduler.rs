@@ -425,8 +425,8 @@ impl BlockSource for Scheduler {
         k.order + 1
     }
 
-    fn keep_running(k: &Arc<KernelRun>) -> bool {
-        !k.stopped.load(Ordering::Relaxed)
+    fn stop_flag(k: &Arc<KernelRun>) -> &AtomicBool {
+        &k.stopped
     }
 
     fn blocks_done(
