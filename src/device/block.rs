@@ -1304,14 +1304,15 @@ mod tests {
         for barrier in [false, true] {
             let hits: Vec<AtomicU32> = (0..6 * 8).map(|_| AtomicU32::new(0)).collect();
             let flag = if barrier {
-                1usize as *mut c_void
+                std::ptr::dangling_mut::<c_void>()
             } else {
                 std::ptr::null_mut()
             };
             let mut a = [hits.as_ptr() as *mut c_void, std::ptr::null_mut(), flag];
+            let args = a.as_mut_ptr();
             let g = grid(
                 count_blocks,
-                a.as_mut_ptr(),
+                args,
                 Dim3::new(6, 1, 1),
                 Dim3::new(8, 1, 1),
                 0,
@@ -1327,7 +1328,7 @@ mod tests {
                 );
             }
             // A trap in block 2 ends the run there: block 3 does not run.
-            a[1] = 1usize as *mut c_void;
+            unsafe { *args.add(1) = std::ptr::dangling_mut::<c_void>() };
             for h in &hits {
                 h.store(0, Ordering::Relaxed);
             }
@@ -1341,7 +1342,7 @@ mod tests {
             );
             assert_eq!(hits[3 * 8].load(Ordering::Relaxed), 0);
             // A set stop flag ends the run after its first block.
-            a[1] = std::ptr::null_mut();
+            unsafe { *args.add(1) = std::ptr::null_mut() };
             let stop = AtomicBool::new(true);
             for h in &hits {
                 h.store(0, Ordering::Relaxed);
