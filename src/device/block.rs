@@ -581,9 +581,6 @@ unsafe fn carry(run: *mut Run) {
     }
 }
 
-/// The calling kernel thread: its run, block (in the run), linear thread index and index.
-/// `lp` is the loop of a `BIREN_KERNEL` block entry, or null.
-#[inline]
 /// Called by the fault handler on a kernel fiber (`UnitTls::on_fiber`): ends the run with the
 /// signal the handler noted; the driver abandons the run's fibers, as for `birenTrap`.
 ///
@@ -602,6 +599,24 @@ pub(crate) unsafe fn end_for_fault() -> ! {
     Run::end(run, outcome)
 }
 
+/// A helper function called from a BIREN_KERNEL body's loop without the loop: the context does
+/// not know which thread calls. Fails the launch.
+#[cold]
+#[inline(never)]
+unsafe fn helper_without_loop(run: *mut Run, first: u32) -> ! {
+    (*(*run).ctx).thread_idx = (*run).grid.block.unlinear(first as u64);
+    Run::end(
+        run,
+        BlockOutcome::Misuse {
+            what: "a sync point or warp operation in a function called from a BIREN_KERNEL body whose thread 0 never waits: call it in the body, or give the function a `birenKernelLoop *biren_loop_` parameter and pass it",
+            thread: (*(*run).ctx).thread_idx,
+        },
+    )
+}
+
+/// The calling kernel thread: its run and index (`None` outside a kernel).
+/// `lp` is the loop of a `BIREN_KERNEL` block entry, or null.
+#[inline(always)]
 unsafe fn me(lp: *mut KernelLoop) -> Option<(*mut Run, Dim3)> {
     let u = kernel_ctx::unit();
     let run = (*u).run as *mut Run;
@@ -611,16 +626,7 @@ unsafe fn me(lp: *mut KernelLoop) -> Option<(*mut Run, Dim3)> {
     let idx = if lp.is_null() {
         let s = (*run).slots.get_unchecked((*run).cur as usize);
         if (*run).block_form && s.end - s.first > 1 {
-            // A helper function called from a BIREN_KERNEL body's loop: the context does not
-            // know which thread calls.
-            (*(*run).ctx).thread_idx = (*run).grid.block.unlinear(s.first as u64);
-            Run::end(
-                run,
-                BlockOutcome::Misuse {
-                    what: "a sync point or warp operation in a function called from a BIREN_KERNEL body whose thread 0 never waits: call it in the body, or give the function a `birenKernelLoop *biren_loop_` parameter and pass it",
-                    thread: (*(*run).ctx).thread_idx,
-                },
-            );
+            helper_without_loop(run, s.first);
         }
         (*u).ctx.thread_idx
     } else {

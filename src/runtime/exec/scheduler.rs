@@ -552,9 +552,8 @@ impl Scheduler {
         if let Some((k, v)) = u.handoff.take() {
             // Still what a pick would choose while no more urgent kernel came (version).
             if self.version.load(Ordering::Acquire) == v {
-                if !st.current.as_ref().is_some_and(|c| Arc::ptr_eq(c, &k)) {
-                    st.chunk = 1;
-                }
+                // A kernel just submitted: the unit starts on it one block at a time.
+                st.chunk = 1;
                 Self::recycle(u, st.current.replace(k));
                 st.version = v;
             }
