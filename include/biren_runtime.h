@@ -3207,18 +3207,12 @@ static birenKernelLoop *const biren_loop_ BIREN_UNUSED_ = 0;
 #define BIREN_KP_TY1_(...) __VA_ARGS__ BIREN_KP_TY2_(
 #define BIREN_KP_TY2_(...)
 
-/* The block entry's thread loop around `call` (rows of threadIdx.x; the index in biren_l_).
- * The loop counts CUDA's global x index blockIdx.x * blockDim.x + threadIdx.x, not threadIdx.x,
- * when that does not wrap (always, unless the grid has 2^32 threads along x): a body indexed by
- * it then sees an index that cannot wrap, which is what gcc needs to vectorise (with an unsigned
- * threadIdx.x loop, `unsigned i = blockIdx.x * blockDim.x + threadIdx.x; c[i] = ...` may wrap
- * for all the compiler knows, so gcc 12 does not vectorise it). Same threads, same order. */
+/* The block entry's thread loop around `call` (rows of threadIdx.x; the index in biren_l_). */
 #define BIREN_KERNEL_LOOP_(call)                                                                  \
   const dim3 biren_bi_ = biren_ctx_->blockIdx, biren_bd_ = biren_ctx_->blockDim,                  \
              biren_gd_ = biren_ctx_->gridDim;                                                     \
-  const unsigned biren_base_ = biren_bi_.x * biren_bd_.x;                                         \
   birenKernelLoop biren_l_;                                                                       \
-  unsigned biren_lin_ = biren_first_, biren_g_;                                                   \
+  unsigned biren_lin_ = biren_first_;                                                             \
   biren_l_.end = biren_end_;                                                                      \
   while (biren_lin_ < biren_l_.end) {                                                             \
     unsigned biren_row_ = 0, biren_x0_ = biren_lin_, biren_n_, biren_x_;                          \
@@ -3235,17 +3229,9 @@ static birenKernelLoop *const biren_loop_ BIREN_UNUSED_ = 0;
       biren_l_.tid.z = biren_row_ / biren_bd_.y;                                                  \
     }                                                                                             \
     biren_l_.xe = biren_x0_ + biren_n_;                                                           \
-    if (biren_base_ + biren_l_.xe >= biren_base_) {                                               \
-      /* The row's global x indices do not wrap: the loop runs over them (see above). */          \
-      for (biren_g_ = biren_base_ + biren_x0_; biren_g_ < biren_base_ + biren_l_.xe; ++biren_g_) { \
-        biren_l_.tid.x = biren_g_ - biren_base_;                                                  \
-        call;                                                                                     \
-      }                                                                                           \
-    } else {                                                                                      \
-      for (biren_x_ = biren_x0_; biren_x_ < biren_l_.xe; ++biren_x_) {                            \
-        biren_l_.tid.x = biren_x_;                                                                \
-        call;                                                                                     \
-      }                                                                                           \
+    for (biren_x_ = biren_x0_; biren_x_ < biren_l_.xe; ++biren_x_) {                              \
+      biren_l_.tid.x = biren_x_;                                                                  \
+      call;                                                                                       \
     }                                                                                             \
     biren_lin_ = biren_row_ * biren_bd_.x + biren_l_.xe;                                          \
   }
