@@ -7,6 +7,7 @@
  *   build/bench/kernels --figures   machine-readable lines "FIG name value", what
  *                                   `make bench-peer` (bench/peer.sh) puts beside the peer's
  *   BENCH_QUICK=1 / BENCH_REPS=N    as bench.c
+ *   --only=vadd,reduce,...          some groups only: vadd reduce matmul warp launch
  *
  * Every figure is the median of repeated runs after a warm-up; ratios divide medians taken in
  * the same run. Exit status 1 on a wrong result.
@@ -22,6 +23,21 @@
 #include <unistd.h>
 
 static int g_reps, g_quick, g_figures, g_failed, g_cus;
+static const char *g_only;
+
+/* Whether group `name` runs (all when --only is not given). */
+static int wanted(const char *name) {
+  const char *p = g_only;
+  size_t len = strlen(name);
+  if (!p) return 1;
+  while (*p) {
+    if (strncmp(p, name, len) == 0 && (p[len] == ',' || p[len] == 0)) return 1;
+    p = strchr(p, ',');
+    if (!p) break;
+    p++;
+  }
+  return 0;
+}
 static birenStream_t g_s;
 
 static double now_s(void) {
@@ -348,8 +364,9 @@ int main(int argc, char **argv) {
   int i;
   for (i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--figures") == 0) g_figures = 1;
+    else if (strncmp(argv[i], "--only=", 7) == 0) g_only = argv[i] + 7;
     else {
-      fprintf(stderr, "usage: %s [--figures]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--figures] [--only=vadd,reduce,matmul,warp,launch]\n", argv[0]);
       return 1;
     }
   }
@@ -367,11 +384,11 @@ int main(int argc, char **argv) {
            g_quick ? " (QUICK: smaller sizes)" : "");
     printf("| %-58s | %-19s | %-18s | %-6s |\n|:--|--:|--|--|\n", "Figure", "Value", "Target (issue 12)", "Status");
   }
-  bench_vadd(n);
-  bench_reduce(n);
-  bench_matmul(g_quick ? 256 : 1024);
-  bench_warp_atomic(n / 4);
-  bench_launch(g_quick ? 20000 : 100000);
+  if (wanted("vadd")) bench_vadd(n);
+  if (wanted("reduce")) bench_reduce(n);
+  if (wanted("matmul")) bench_matmul(g_quick ? 256 : 1024);
+  if (wanted("warp")) bench_warp_atomic(n / 4);
+  if (wanted("launch")) bench_launch(g_quick ? 20000 : 100000);
   BIREN_CHECK(birenStreamDestroy(g_s));
   return g_failed;
 }

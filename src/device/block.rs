@@ -25,6 +25,7 @@ use super::fault::Fault;
 use super::fiber::{self, Stack};
 use super::kernel_ctx::{self, Dim3, KernelCtx, KernelLoop};
 use std::ffi::{c_uint, c_void};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A kernel: a plain C function taking the argument-pointer array, called once per thread.
 pub type KernelFn = unsafe extern "C" fn(*mut *mut c_void);
@@ -281,6 +282,13 @@ pub struct Run {
     driver_sp: *mut c_void,
     stack_size: usize,
     made: usize,
+    /// A run of consecutive blocks (not cooperative): the linear index of the block running and
+    /// the end of the run. A block that completes with nothing left waiting hands its fiber
+    /// straight to the next block: no return to the driver, no new carrier.
+    at: u64,
+    run_end: u64,
+    /// Set when the launch is cancelled: the run stops after the block running.
+    stop: *const AtomicBool,
 }
 
 impl Run {
@@ -441,8 +449,48 @@ impl Run {
         }
     }
 
-    /// The current carrier finished its threads: runs another fiber or ends the run.
-    unsafe fn finish(run: *mut Run) -> ! {
+    /// The block completed: if the run has a next block, sets it up to run on the current
+    /// fiber (the block's other fibers have all finished: their stacks go back to the free
+    /// list) and returns true.
+    unsafe fn next_block_of_run(run: *mut Run) -> bool {
+        let r = &mut *run;
+        if r.at + 1 >= r.run_end || (!r.stop.is_null() && (*r.stop).load(Ordering::Relaxed)) {
+            return false;
+        }
+        r.at += 1;
+        let g = r.grid.grid;
+        let bs = r.blocks.get_unchecked_mut(0);
+        // The next linear block index, x fastest (no division).
+        let mut idx = bs.idx;
+        idx.x += 1;
+        if idx.x == g.x {
+            idx.x = 0;
+            idx.y += 1;
+            if idx.y == g.y {
+                idx.y = 0;
+                idx.z += 1;
+            }
+        }
+        bs.idx = idx;
+        bs.one_by_one = false;
+        (*r.ctx).block_idx = idx;
+        let cur = r.cur as usize;
+        if r.slots.len() > 1 {
+            // Only the current fiber is alive; keep it as slot 0.
+            r.slots.swap(0, cur);
+            for sl in r.slots.drain(1..) {
+                r.free.push(sl.stack);
+            }
+            r.cur = 0;
+        }
+        r.next_block = 0;
+        r.next_thread = 0;
+        true
+    }
+
+    /// The current carrier finished its threads: runs another fiber, or the run's next block
+    /// on this fiber (returns), or ends the run.
+    unsafe fn finish(run: *mut Run) {
         match (*run).pop_ready() {
             Some(to) => {
                 Run::switch_to(run, to);
@@ -452,7 +500,7 @@ impl Run {
                 if (*run).waiting_anywhere() {
                     let o = (*run).stuck();
                     Run::end(run, o)
-                } else {
+                } else if !Run::next_block_of_run(run) {
                     Run::end(run, BlockOutcome::Completed)
                 }
             }
@@ -465,6 +513,16 @@ unsafe extern "C" fn carrier_main(arg: *mut c_void) {
     let run = arg as *mut Run;
     // On a fiber, with the driver's context saved: a fault here is the kernel's.
     std::ptr::write_volatile(&mut (*kernel_ctx::unit()).on_fiber, true);
+    loop {
+        carry(run);
+        // Returns when the run's next block starts on this fiber.
+        Run::finish(run);
+    }
+}
+
+/// Runs unstarted threads on the current carrier until none are left.
+#[inline(always)]
+unsafe fn carry(run: *mut Run) {
     while (*run).has_unstarted() {
         let b = (*run).next_block;
         let first = (*run).next_thread;
@@ -521,12 +579,8 @@ unsafe extern "C" fn carrier_main(arg: *mut c_void) {
             }
         }
     }
-    Run::finish(run)
 }
 
-/// The calling kernel thread: its run, block (in the run), linear thread index and index.
-/// `lp` is the loop of a `BIREN_KERNEL` block entry, or null.
-#[inline]
 /// Called by the fault handler on a kernel fiber (`UnitTls::on_fiber`): ends the run with the
 /// signal the handler noted; the driver abandons the run's fibers, as for `birenTrap`.
 ///
@@ -545,6 +599,24 @@ pub(crate) unsafe fn end_for_fault() -> ! {
     Run::end(run, outcome)
 }
 
+/// A helper function called from a BIREN_KERNEL body's loop without the loop: the context does
+/// not know which thread calls. Fails the launch.
+#[cold]
+#[inline(never)]
+unsafe fn helper_without_loop(run: *mut Run, first: u32) -> ! {
+    (*(*run).ctx).thread_idx = (*run).grid.block.unlinear(first as u64);
+    Run::end(
+        run,
+        BlockOutcome::Misuse {
+            what: "a sync point or warp operation in a function called from a BIREN_KERNEL body whose thread 0 never waits: call it in the body, or give the function a `birenKernelLoop *biren_loop_` parameter and pass it",
+            thread: (*(*run).ctx).thread_idx,
+        },
+    )
+}
+
+/// The calling kernel thread: its run and index (`None` outside a kernel).
+/// `lp` is the loop of a `BIREN_KERNEL` block entry, or null.
+#[inline(always)]
 unsafe fn me(lp: *mut KernelLoop) -> Option<(*mut Run, Dim3)> {
     let u = kernel_ctx::unit();
     let run = (*u).run as *mut Run;
@@ -554,16 +626,7 @@ unsafe fn me(lp: *mut KernelLoop) -> Option<(*mut Run, Dim3)> {
     let idx = if lp.is_null() {
         let s = (*run).slots.get_unchecked((*run).cur as usize);
         if (*run).block_form && s.end - s.first > 1 {
-            // A helper function called from a BIREN_KERNEL body's loop: the context does not
-            // know which thread calls.
-            (*(*run).ctx).thread_idx = (*run).grid.block.unlinear(s.first as u64);
-            Run::end(
-                run,
-                BlockOutcome::Misuse {
-                    what: "a sync point or warp operation in a function called from a BIREN_KERNEL body whose thread 0 never waits: call it in the body, or give the function a `birenKernelLoop *biren_loop_` parameter and pass it",
-                    thread: (*(*run).ctx).thread_idx,
-                },
-            );
+            helper_without_loop(run, s.first);
         }
         (*u).ctx.thread_idx
     } else {
@@ -843,6 +906,9 @@ impl BlockRunner {
                 driver_sp: std::ptr::null_mut(),
                 stack_size,
                 made: 0,
+                at: 0,
+                run_end: 1,
+                stop: std::ptr::null(),
             }),
             shared: Vec::new(),
         }
@@ -851,6 +917,20 @@ impl BlockRunner {
     /// Runs block `linear` of `grid` to its end on the calling thread; for a cooperative grid,
     /// `linear` is 0 and the whole grid runs.
     pub fn run_block(&mut self, grid: &Grid, linear: u64) -> BlockOutcome {
+        self.run_blocks(grid, linear, 1, None).0
+    }
+
+    /// Runs the `count` blocks from `linear` of `grid` one after another on the calling thread,
+    /// until one fails or `stop` is set; returns the last block's outcome and linear index. The
+    /// blocks follow each other on the fiber that completes one: a block costs no fiber set-up
+    /// and no switch to and from the driver. For a cooperative grid `linear` is 0 and `count` 1.
+    pub fn run_blocks(
+        &mut self,
+        grid: &Grid,
+        linear: u64,
+        count: u64,
+        stop: Option<&AtomicBool>,
+    ) -> (BlockOutcome, u64) {
         let unit = kernel_ctx::unit();
         let ctx = unit as *mut KernelCtx;
         let nblocks = if grid.cooperative {
@@ -904,6 +984,13 @@ impl BlockRunner {
         run.next_block = 0;
         run.next_thread = 0;
         run.outcome = None;
+        run.at = linear;
+        run.run_end = if grid.cooperative {
+            linear + 1
+        } else {
+            linear + count.max(1)
+        };
+        run.stop = stop.map_or(std::ptr::null(), |s| s as *const AtomicBool);
         unsafe {
             *ctx = KernelCtx {
                 thread_idx: Dim3::default(),
@@ -931,7 +1018,8 @@ impl BlockRunner {
         run.ready.clear();
         run.ready_head = 0;
         run.grid_waiting.clear();
-        outcome
+        run.stop = std::ptr::null();
+        (outcome, run.at)
     }
 }
 
@@ -1197,6 +1285,83 @@ mod tests {
         g.cooperative = true;
         assert_eq!(r.run_block(&g, 0), BlockOutcome::Completed);
         assert!(out.iter().all(|&v| v == 32));
+    }
+
+    // Each thread counts itself at (block, thread); block 2's thread 3 traps when args[1] is
+    // non-null; every block does a barrier when args[2] is non-null.
+    unsafe extern "C" fn count_blocks(args: *mut *mut c_void) {
+        let hits = *args as *const AtomicU32;
+        let c = &*kernel_ctx::current();
+        let (b, t) = (c.block_idx.x, c.thread_idx.x);
+        if !(*args.add(2)).is_null() {
+            unsafe { sync_threads(std::ptr::null_mut()) };
+        }
+        let c = &*kernel_ctx::current();
+        if !(*args.add(1)).is_null() && b == 2 && t == 3 {
+            unsafe { trap(std::ptr::null_mut()) };
+        }
+        (*hits.add((c.block_idx.x * c.block_dim.x + c.thread_idx.x) as usize))
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
+    #[test]
+    fn a_run_of_blocks_runs_each_thread_once_and_stops_at_a_failure() {
+        let mut r = BlockRunner::new(64 * 1024);
+        for barrier in [false, true] {
+            let hits: Vec<AtomicU32> = (0..6 * 8).map(|_| AtomicU32::new(0)).collect();
+            let flag = if barrier {
+                std::ptr::dangling_mut::<c_void>()
+            } else {
+                std::ptr::null_mut()
+            };
+            let mut a = [hits.as_ptr() as *mut c_void, std::ptr::null_mut(), flag];
+            let args = a.as_mut_ptr();
+            let g = grid(
+                count_blocks,
+                args,
+                Dim3::new(6, 1, 1),
+                Dim3::new(8, 1, 1),
+                0,
+            );
+            // Blocks 1..5 in one run: block 0 and 5 untouched, the others once per thread.
+            assert_eq!(r.run_blocks(&g, 1, 4, None), (BlockOutcome::Completed, 4));
+            for (i, h) in hits.iter().enumerate() {
+                let want = u32::from((8..40).contains(&i));
+                assert_eq!(
+                    h.load(Ordering::Relaxed),
+                    want,
+                    "barrier {barrier} slot {i}"
+                );
+            }
+            // A trap in block 2 ends the run there: block 3 does not run.
+            unsafe { *args.add(1) = std::ptr::dangling_mut::<c_void>() };
+            for h in &hits {
+                h.store(0, Ordering::Relaxed);
+            }
+            let (o, at) = r.run_blocks(&g, 0, 6, None);
+            assert_eq!(at, 2);
+            assert_eq!(
+                o,
+                BlockOutcome::Trapped {
+                    thread: Dim3::new(3, 0, 0)
+                }
+            );
+            assert_eq!(hits[3 * 8].load(Ordering::Relaxed), 0);
+            // A set stop flag ends the run after its first block.
+            unsafe { *args.add(1) = std::ptr::null_mut() };
+            let stop = AtomicBool::new(true);
+            for h in &hits {
+                h.store(0, Ordering::Relaxed);
+            }
+            assert_eq!(
+                r.run_blocks(&g, 0, 6, Some(&stop)),
+                (BlockOutcome::Completed, 0)
+            );
+            assert_eq!(
+                hits.iter().map(|h| h.load(Ordering::Relaxed)).sum::<u32>(),
+                8
+            );
+        }
     }
 
     #[test]

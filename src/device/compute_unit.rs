@@ -1,6 +1,9 @@
 //! Compute units: one worker thread each, taking blocks from a `BlockSource` and running them.
+//! A unit claims a run of consecutive blocks at once (the source decides how many) and reports
+//! them done together: one claim and one completion per run instead of per block.
 
 use super::block::{BlockOutcome, BlockRunner, Grid};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -11,18 +14,26 @@ pub trait BlockSource: Send + Sync + 'static {
     type UnitState;
     /// The initial state of compute unit `cu`.
     fn unit_state(&self, cu: usize) -> Self::UnitState;
-    /// Waits for the next block for a compute unit; `None` when the device shuts down.
-    fn next_block(&self, unit: &mut Self::UnitState) -> Option<(Self::Kernel, u64)>;
+    /// Waits for the next blocks for a compute unit: a kernel, its first block and how many
+    /// consecutive blocks (at least 1) the unit claimed; `None` when the device shuts down.
+    fn next_blocks(&self, unit: &mut Self::UnitState) -> Option<(Self::Kernel, u64, u64)>;
     /// The grid of a kernel the source handed out.
     fn grid(kernel: &Self::Kernel) -> &Grid;
     /// An id of the launch, unique on the device and never 0 (for the kernel watchdog).
     fn launch_id(kernel: &Self::Kernel) -> u64;
-    /// Reports that a block handed out by `next_block` to `unit` has ended.
-    fn block_done(
+    /// Set when the launch is cancelled (a block of it failed, a device reset): a unit stops
+    /// running the blocks it claimed.
+    fn stop_flag(kernel: &Self::Kernel) -> &AtomicBool;
+    /// Reports that the `count` blocks from `first` handed out by `next_blocks` to `unit` have
+    /// ended: all completed (`outcome` is `Completed`), or block `at` ended with `outcome` and
+    /// the blocks after it were not run.
+    fn blocks_done(
         &self,
         unit: &mut Self::UnitState,
         kernel: Self::Kernel,
-        block: u64,
+        first: u64,
+        count: u64,
+        at: u64,
         outcome: BlockOutcome,
     );
 }
@@ -57,17 +68,19 @@ impl ComputeUnits {
                         ready.wait();
                         let mut runner = BlockRunner::new(FIBER_STACK_SIZE);
                         let mut unit = src.unit_state(cu);
-                        while let Some((k, b)) = src.next_block(&mut unit) {
-                            let outcome = match &watch {
-                                None => runner.run_block(S::grid(&k), b),
+                        while let Some((k, first, count)) = src.next_blocks(&mut unit) {
+                            let grid = S::grid(&k);
+                            let stop = Some(S::stop_flag(&k));
+                            let (outcome, at) = match &watch {
+                                None => runner.run_blocks(grid, first, count, stop),
                                 Some((_, u)) => {
                                     u.begin_block(S::launch_id(&k));
-                                    let o = runner.run_block(S::grid(&k), b);
+                                    let o = runner.run_blocks(grid, first, count, stop);
                                     u.end_block();
                                     o
                                 }
                             };
-                            src.block_done(&mut unit, k, b, outcome);
+                            src.blocks_done(&mut unit, k, first, count, at, outcome);
                         }
                         super::fault::forget_unit_thread();
                     })
