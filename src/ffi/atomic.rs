@@ -22,6 +22,19 @@ fn at<'a, A, T>(p: *mut T, from: unsafe fn(*mut T) -> &'a A) -> Option<&'a A> {
     Some(unsafe { from(p) })
 }
 
+/// Replaces *address by `new(old)` atomically and returns the old value; 0 for a NULL or
+/// misaligned address (CUDA's atomicInc and atomicDec, whose new value depends on the old one).
+macro_rules! update {
+    ($address:expr, $atomic:ident, |$old:ident| $new:expr) => {
+        match at($address, $atomic::from_ptr) {
+            Some(a) => a
+                .fetch_update(Relaxed, Relaxed, |$old| Some($new))
+                .unwrap_or(0),
+            None => 0,
+        }
+    };
+}
+
 /// Adds `val`: *address += val. Returns the old value. CUDA: atomicAdd.
 #[no_mangle]
 pub extern "C" fn birenAtomicAddInt(address: *mut c_int, val: c_int) -> c_int {
@@ -191,12 +204,7 @@ pub extern "C" fn birenAtomicMaxUll(address: *mut c_ulonglong, val: c_ulonglong)
 #[no_mangle]
 pub extern "C" fn birenAtomicIncInt(address: *mut c_int, val: c_int) -> c_int {
     ffi_value!("birenAtomicIncInt", 0, {
-        match at(address, AtomicI32::from_ptr) {
-            Some(a) => a
-                .fetch_update(Relaxed, Relaxed, |o| Some(if o >= val { 0 } else { o + 1 }))
-                .unwrap_or(0),
-            None => 0,
-        }
+        update!(address, AtomicI32, |o| if o >= val { 0 } else { o + 1 })
     })
 }
 
@@ -204,12 +212,7 @@ pub extern "C" fn birenAtomicIncInt(address: *mut c_int, val: c_int) -> c_int {
 #[no_mangle]
 pub extern "C" fn birenAtomicIncUint(address: *mut c_uint, val: c_uint) -> c_uint {
     ffi_value!("birenAtomicIncUint", 0, {
-        match at(address, AtomicU32::from_ptr) {
-            Some(a) => a
-                .fetch_update(Relaxed, Relaxed, |o| Some(if o >= val { 0 } else { o + 1 }))
-                .unwrap_or(0),
-            None => 0,
-        }
+        update!(address, AtomicU32, |o| if o >= val { 0 } else { o + 1 })
     })
 }
 
@@ -217,12 +220,7 @@ pub extern "C" fn birenAtomicIncUint(address: *mut c_uint, val: c_uint) -> c_uin
 #[no_mangle]
 pub extern "C" fn birenAtomicIncUll(address: *mut c_ulonglong, val: c_ulonglong) -> c_ulonglong {
     ffi_value!("birenAtomicIncUll", 0, {
-        match at(address, AtomicU64::from_ptr) {
-            Some(a) => a
-                .fetch_update(Relaxed, Relaxed, |o| Some(if o >= val { 0 } else { o + 1 }))
-                .unwrap_or(0),
-            None => 0,
-        }
+        update!(address, AtomicU64, |o| if o >= val { 0 } else { o + 1 })
     })
 }
 
@@ -230,14 +228,11 @@ pub extern "C" fn birenAtomicIncUll(address: *mut c_ulonglong, val: c_ulonglong)
 #[no_mangle]
 pub extern "C" fn birenAtomicDecInt(address: *mut c_int, val: c_int) -> c_int {
     ffi_value!("birenAtomicDecInt", 0, {
-        match at(address, AtomicI32::from_ptr) {
-            Some(a) => a
-                .fetch_update(Relaxed, Relaxed, |o| {
-                    Some(if o == 0 || o > val { val } else { o - 1 })
-                })
-                .unwrap_or(0),
-            None => 0,
-        }
+        update!(address, AtomicI32, |o| if o == 0 || o > val {
+            val
+        } else {
+            o - 1
+        })
     })
 }
 
@@ -245,14 +240,11 @@ pub extern "C" fn birenAtomicDecInt(address: *mut c_int, val: c_int) -> c_int {
 #[no_mangle]
 pub extern "C" fn birenAtomicDecUint(address: *mut c_uint, val: c_uint) -> c_uint {
     ffi_value!("birenAtomicDecUint", 0, {
-        match at(address, AtomicU32::from_ptr) {
-            Some(a) => a
-                .fetch_update(Relaxed, Relaxed, |o| {
-                    Some(if o == 0 || o > val { val } else { o - 1 })
-                })
-                .unwrap_or(0),
-            None => 0,
-        }
+        update!(address, AtomicU32, |o| if o == 0 || o > val {
+            val
+        } else {
+            o - 1
+        })
     })
 }
 
@@ -260,14 +252,11 @@ pub extern "C" fn birenAtomicDecUint(address: *mut c_uint, val: c_uint) -> c_uin
 #[no_mangle]
 pub extern "C" fn birenAtomicDecUll(address: *mut c_ulonglong, val: c_ulonglong) -> c_ulonglong {
     ffi_value!("birenAtomicDecUll", 0, {
-        match at(address, AtomicU64::from_ptr) {
-            Some(a) => a
-                .fetch_update(Relaxed, Relaxed, |o| {
-                    Some(if o == 0 || o > val { val } else { o - 1 })
-                })
-                .unwrap_or(0),
-            None => 0,
-        }
+        update!(address, AtomicU64, |o| if o == 0 || o > val {
+            val
+        } else {
+            o - 1
+        })
     })
 }
 
