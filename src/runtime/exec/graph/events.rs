@@ -178,6 +178,21 @@ impl LaunchEvents {
     }
 }
 
+/// The signal op of a wait node's lane. Dropped without having run (a reset ended the lane),
+/// it lets go of the run that waits at the node: the run holds the launch's events and they
+/// would otherwise hold the run, for good.
+struct Signal {
+    events: Arc<LaunchEvents>,
+    slot: u32,
+    node: u32,
+}
+
+impl Drop for Signal {
+    fn drop(&mut self) {
+        *self.events.waits[self.slot as usize].lock() = WaitState::Done;
+    }
+}
+
 /// A wait node's lane passed the wait (or could not be set up): the node may finish.
 fn signal(events: &LaunchEvents, slot: u32, node: u32) {
     if let Some(run) = events.pass(slot) {
@@ -236,11 +251,15 @@ pub fn enqueue_launch(
     let mut result = Ok(());
     for (j, w) in g.waits.iter().enumerate() {
         let l = &wait_lanes[j];
-        let (ev, node, slot) = (events.clone(), w.node, j as u32);
+        let sig = Signal {
+            events: events.clone(),
+            slot: j as u32,
+            node: w.node,
+        };
         let hook = OpWork::Hook {
             event: None,
             start: Box::new(move |_| {
-                signal(&ev, slot, node);
+                signal(&sig.events, sig.slot, sig.node);
                 Started::Done(Ok(()))
             }),
         };
@@ -251,7 +270,7 @@ pub fn enqueue_launch(
             // A sticky error or a reset came in meanwhile: the node does not wait (the lane is
             // ended, so that nothing waits for its points; the next launch makes a new one).
             l.kill();
-            signal(&events, slot, node);
+            signal(&events, j as u32, w.node);
             result = result.and(Err(e));
         }
     }
