@@ -641,3 +641,68 @@ impl Scheduler {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::Dim3;
+    use crate::runtime::exec::launch::KernelArgs;
+    use crate::runtime::exec::work::Completion;
+    use std::ffi::c_void;
+
+    struct Nobody;
+    impl Completion for Nobody {
+        fn op_finished(&self, _: u64, _: u64, _: Result<()>) {}
+        fn track(&self) -> Track {
+            Track::Stream {
+                device: 0,
+                id: 0,
+                default: false,
+            }
+        }
+    }
+
+    unsafe extern "C" fn nothing(_: *mut *mut c_void) {}
+
+    /// The safety net's half in the scheduler: a kernel with blocks left while every unit is
+    /// parked (here the one unit is only marked parked, so the wake-up of the submit reaches
+    /// nobody: a lost wake-up) is found, described, and the units are woken.
+    #[test]
+    fn kick_if_stalled_finds_a_kernel_that_no_unit_will_run() {
+        let s = Scheduler::new(0, Policy::Preemptive, Box::new(|_, _| {}));
+        assert!(s.kick_if_stalled().is_none(), "no unit: nothing to say");
+        let _unit = s.unit_state(0);
+        s.queues.lock().idle = 1;
+        assert!(
+            s.kick_if_stalled().is_none(),
+            "nothing queued: nothing stalled"
+        );
+        let launch = Launch {
+            kernel: nothing,
+            grid: Dim3::new(4, 1, 1),
+            block: Dim3::new(1, 1, 1),
+            shared: 0,
+            stack_size: 64 * 1024,
+            args: KernelArgs::ByReference(std::ptr::null_mut()),
+            info: None,
+            cooperative: false,
+        };
+        let ticket = Ticket {
+            to: Arc::new(Nobody),
+            seq: 1,
+            epoch: 0,
+        };
+        s.submit(launch, 0, ticket);
+        let what = s.kick_if_stalled().expect("the queued kernel is reported");
+        assert!(
+            what.contains("4 of 4 blocks not started")
+                && what.contains("all 1 compute units are parked"),
+            "{what}"
+        );
+        s.spinner.store(true, Ordering::Release);
+        assert!(
+            s.kick_if_stalled().is_none(),
+            "a spinning unit will find the kernel: not a stall"
+        );
+    }
+}
