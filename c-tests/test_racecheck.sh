@@ -9,20 +9,8 @@
 #  3. A race in a loop is reported once, with its count at exit; findings name what they should
 #     (both operations, graph nodes, a stream-ordered free, 2D rows).
 set -u
-cd "$(dirname "$0")/.."
-ROOT=$PWD
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-CC=${CC:-cc}
-for v in $(compgen -e); do
-  case $v in BIREN_*) unset "$v" ;; esac
-done
-export BIREN_COMPUTE_UNITS=2
-
-passed=0
-failed=0
-fail() { echo "FAIL  $1"; failed=$((failed + 1)); }
-pass() { passed=$((passed + 1)); }
+# shellcheck source=c-tests/common.bash
+source "$(dirname "$0")/common.bash"
 
 progs=()
 for src in c-tests/race/*.c; do

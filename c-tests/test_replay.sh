@@ -8,20 +8,8 @@
 #  4. a recording cut after a whole line (a crashed run) replays up to its end, then runs free;
 #  5. damaged or mismatching files, and bad settings, are refused at birenInit with one line.
 set -u
-cd "$(dirname "$0")/.."
-ROOT=$PWD
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-CC=${CC:-cc}
-for v in $(compgen -e); do
-  case $v in BIREN_*) unset "$v" ;; esac
-done
-export BIREN_COMPUTE_UNITS=2
-
-passed=0
-failed=0
-fail() { echo "FAIL  $1"; failed=$((failed + 1)); }
-pass() { passed=$((passed + 1)); }
+# shellcheck source=c-tests/common.bash
+source "$(dirname "$0")/common.bash"
 
 P=$TMP/threads
 if ! "$CC" -std=c11 -Wall -Wextra -Wpedantic -Werror -O2 -Iinclude -pthread -o "$P" c-tests/replay/threads.c \
