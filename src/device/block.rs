@@ -109,10 +109,14 @@ pub enum BlockOutcome {
     },
 }
 
-/// A fiber of the current run.
+/// A fiber of the compute unit. Slots (and their stacks) last as long as the unit's runner: a
+/// carrier that has finished its threads parks as *idle* and is resumed as the next new carrier,
+/// in this run or a later one, instead of a fresh fiber being set up.
 struct Slot {
     sp: *mut c_void,
     stack: Stack,
+    /// Parked in `Run::finish`, resumable as a carrier.
+    idle: bool,
     /// The carrier runs threads first..end (end lowered when one parks).
     first: u32,
     end: u32,
@@ -271,7 +275,10 @@ pub struct Run {
     next_thread: u32,
     cur: u32,
     slots: Vec<Slot>,
-    free: Vec<Stack>,
+    /// Idle carriers (resumed by `new_carrier`), and slots whose fibers were abandoned when a run
+    /// ended (their stacks are set up afresh).
+    idle: Vec<u32>,
+    dead: Vec<u32>,
     /// Fibers ready to run: `ready[ready_head..]`, in order.
     ready: Vec<u32>,
     ready_head: usize,
@@ -292,23 +299,38 @@ pub struct Run {
 }
 
 impl Run {
-    fn stack(&mut self) -> Stack {
-        self.free.pop().unwrap_or_else(|| {
-            self.made += 1;
-            // 67 cache lines per stack (a prime), wrapping within 16 KiB: spreads the tops over
-            // all cache sets.
-            Stack::new(self.stack_size, (self.made * 67 * 64) % (16 * 1024))
-        })
+    /// A carrier fiber for the threads not yet started: an idle one (it resumes in
+    /// `Run::finish` and goes on carrying), else a fresh one.
+    #[inline]
+    fn new_carrier(&mut self) -> u32 {
+        match self.idle.pop() {
+            Some(i) => {
+                // SAFETY: idle holds slot indices.
+                unsafe { self.slots.get_unchecked_mut(i as usize).idle = false };
+                i
+            }
+            None => self.fresh_carrier(),
+        }
     }
 
-    /// A new carrier fiber (not started) for the threads not yet started.
-    fn new_carrier(&mut self) -> u32 {
-        let mut stack = self.stack();
+    #[cold]
+    #[inline(never)]
+    fn fresh_carrier(&mut self) -> u32 {
         let me = self as *mut Run as *mut c_void;
+        if let Some(i) = self.dead.pop() {
+            let sl = &mut self.slots[i as usize];
+            sl.sp = sl.stack.prepare(carrier_main, me);
+            return i;
+        }
+        self.made += 1;
+        // 67 cache lines per stack (a prime), wrapping within 16 KiB: spreads the tops over all
+        // cache sets.
+        let mut stack = Stack::new(self.stack_size, (self.made * 67 * 64) % (16 * 1024));
         let sp = stack.prepare(carrier_main, me);
         self.slots.push(Slot {
             sp,
             stack,
+            idle: false,
             first: 0,
             end: 0,
             block: 0,
@@ -450,8 +472,7 @@ impl Run {
     }
 
     /// The block completed: if the run has a next block, sets it up to run on the current
-    /// fiber (the block's other fibers have all finished: their stacks go back to the free
-    /// list) and returns true.
+    /// fiber (the block's other fibers have all finished and are idle) and returns true.
     unsafe fn next_block_of_run(run: *mut Run) -> bool {
         let r = &mut *run;
         if r.at + 1 >= r.run_end || (!r.stop.is_null() && (*r.stop).load(Ordering::Relaxed)) {
@@ -474,27 +495,24 @@ impl Run {
         bs.idx = idx;
         bs.one_by_one = false;
         (*r.ctx).block_idx = idx;
-        let cur = r.cur as usize;
-        if r.slots.len() > 1 {
-            // Only the current fiber is alive; keep it as slot 0.
-            r.slots.swap(0, cur);
-            for sl in r.slots.drain(1..) {
-                r.free.push(sl.stack);
-            }
-            r.cur = 0;
-        }
         r.next_block = 0;
         r.next_thread = 0;
         true
     }
 
-    /// The current carrier finished its threads: runs another fiber, or the run's next block
-    /// on this fiber (returns), or ends the run.
+    /// The current carrier finished its threads: parks as idle and runs another fiber (returns
+    /// when resumed as a new carrier), or runs the run's next block on this fiber (returns), or
+    /// ends the run.
     unsafe fn finish(run: *mut Run) {
         match (*run).pop_ready() {
             Some(to) => {
+                let cur = (*run).cur;
+                (*run).slots.get_unchecked_mut(cur as usize).idle = true;
+                (*run).idle.push(cur);
                 Run::switch_to(run, to);
-                unreachable!("biren: a finished carrier was resumed");
+                // Resumed by new_carrier, maybe in a later run (which the driver entered with
+                // on_fiber cleared).
+                std::ptr::write_volatile(&mut (*kernel_ctx::unit()).on_fiber, true);
             }
             None => {
                 if (*run).waiting_anywhere() {
@@ -668,20 +686,79 @@ unsafe fn truncate(run: *mut Run, lp: *mut KernelLoop, t: u32) {
 }
 
 /// `birenSyncThreads`: the block barrier. Outside a kernel: does nothing.
+///
+/// The usual case is inline and short: the last thread to arrive releases the others and goes
+/// on; any other thread, when it is alone on its fiber and the next fiber to run is a ready one,
+/// records itself as waiting and switches straight to that fiber, or to a carrier for the
+/// threads not yet started. Everything else (the first wait of a carrier running several
+/// threads, a cooperative grid, a block that cannot go on) takes `sync_threads_slow`.
 /// # Safety
 /// `lp` is null or the calling thread's loop (what the header passes).
+#[inline(always)]
 pub unsafe fn sync_threads(lp: *mut KernelLoop) {
     unsafe {
-        let Some((run, idx)) = me(lp) else { return };
+        let u = kernel_ctx::unit();
+        let run = (*u).run as *mut Run;
+        if run.is_null() {
+            return;
+        }
         let cur = (*run).cur;
         let slot = (*run).slots.as_mut_ptr().add(cur as usize);
         let bs = (*run).blocks.as_mut_ptr().add((*slot).block as usize);
-        let waiting = &mut (*bs).barrier;
-        if waiting.len() as u32 + 1 == (*run).threads {
+        let n = (*bs).barrier.len();
+        if n as u32 + 1 == (*run).threads {
             // The last to arrive goes on; the others follow in order.
-            (*run).release(waiting);
+            (*run).release(&mut (*bs).barrier);
             return;
         }
+        let h = (*run).ready_head;
+        // With one block, next_block is 0 while its threads are still being started.
+        let starting = (*run).next_block == 0;
+        if (*slot).end - (*slot).first > 1
+            || (*run).blocks.len() != 1
+            || (!starting && h >= (*run).ready.len())
+        {
+            return sync_threads_slow(run, lp);
+        }
+        let idx = if lp.is_null() {
+            (*u).ctx.thread_idx
+        } else {
+            (*lp).tid
+        };
+        // Capacity for every thread of the block is reserved when the run starts.
+        let w = &mut (*bs).barrier;
+        debug_assert!(n < w.capacity());
+        w.as_mut_ptr().add(n).write(cur);
+        w.set_len(n + 1);
+        (*bs).one_by_one = true;
+        (*slot).idx = idx;
+        let to = if starting {
+            // The next thread starts on a carrier (an idle one, usually).
+            (*run).new_carrier()
+        } else {
+            (*run).ready_head = h + 1;
+            *(*run).ready.get_unchecked(h)
+        };
+        (*run).cur = to;
+        // (new_carrier may have grown the slots: their addresses are taken again.)
+        let slots = (*run).slots.as_mut_ptr();
+        let t = slots.add(to as usize);
+        (*u).ctx.thread_idx = (*t).idx;
+        fiber::switch(
+            std::ptr::addr_of_mut!((*slots.add(cur as usize)).sp),
+            (*t).sp,
+        )
+    }
+}
+
+/// `sync_threads` when the calling thread waits and the fast case does not apply.
+#[inline(never)]
+unsafe fn sync_threads_slow(run: *mut Run, lp: *mut KernelLoop) {
+    unsafe {
+        let Some((_, idx)) = me(lp) else { return };
+        let cur = (*run).cur;
+        let slot = (*run).slots.as_mut_ptr().add(cur as usize);
+        let bs = (*run).blocks.as_mut_ptr().add((*slot).block as usize);
         if (*slot).end - (*slot).first > 1 {
             // The first wait of this carrier: it stops after this thread.
             truncate(run, lp, linear(idx, (*run).grid.block));
@@ -897,7 +974,8 @@ impl BlockRunner {
                 next_thread: 0,
                 cur: 0,
                 slots: Vec::new(),
-                free: Vec::new(),
+                idle: Vec::new(),
+                dead: Vec::new(),
                 ready: Vec::new(),
                 ready_head: 0,
                 block_form: false,
@@ -946,7 +1024,9 @@ impl BlockRunner {
         if grid.stack_size != 0 && grid.stack_size != run.stack_size {
             // birenLimitStackSize changed: fibers of the new size from now on.
             run.stack_size = grid.stack_size;
-            run.free.clear();
+            run.slots.clear();
+            run.idle.clear();
+            run.dead.clear();
         }
         run.grid = *grid;
         run.block_form = grid.block_fn.is_some();
@@ -1011,9 +1091,18 @@ impl BlockRunner {
             .outcome
             .take()
             .expect("biren: a run ended without an outcome");
-        // Fibers still parked (a failed block) are abandoned: their stacks are reused.
-        for s in run.slots.drain(..) {
-            run.free.push(s.stack);
+        // Idle carriers stay for the next run; fibers still parked (a failed block) and the one
+        // that ended the run are abandoned: their stacks are set up afresh when needed.
+        if outcome == BlockOutcome::Completed {
+            // Every other fiber finished: only the one that ended the run is abandoned.
+            run.dead.push(run.cur);
+        } else {
+            run.dead.clear();
+            for (i, s) in run.slots.iter().enumerate() {
+                if !s.idle {
+                    run.dead.push(i as u32);
+                }
+            }
         }
         run.ready.clear();
         run.ready_head = 0;

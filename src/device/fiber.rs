@@ -2,7 +2,7 @@
 //! hands the compute unit straight to the next thread (one switch per thread and barrier) instead
 //! of going through a scheduler fiber (two).
 //!
-//! A fiber's context is its saved stack pointer; the callee-saved registers sit on its stack.
+//! A fiber's context is its saved stack pointer; what the switch saved sits on its stack.
 //! Abandoning a fiber (a trapped or divergent block) is forgetting its stack pointer: its frames
 //! are C kernel frames and plain-data Rust frames, nothing needs dropping.
 
@@ -11,53 +11,68 @@ use std::ffi::c_void;
 /// Switches from the running context to `to`, saving the running one's stack pointer in `*save`.
 /// Returns when some context switches back to `*save`.
 ///
+/// On x86_64 the switch is inline: it pushes its resume address, rbp and rbx, and tells the
+/// compiler every other register is clobbered, so the enclosing function saves only what is live
+/// (a called switch function saved all six callee-saved registers again, on top of the caller's
+/// own saves). The resume jump is an indirect `jmp`, which the branch predictor gets right (the
+/// target is the same switch site): a `ret` without its `call` would mispredict every time.
+///
 /// # Safety
 /// `to` must be a stack pointer saved by this function or made by `Stack::prepare`, whose stack
 /// is alive and not running.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub unsafe fn switch(save: *mut *mut c_void, to: *mut c_void) {
+    // A suspended context's stack, from its saved pointer up: rbx, rbp, resume address.
+    std::arch::asm!(
+        "lea rax, [rip + 2f]",
+        "push rax",
+        "push rbp",
+        "push rbx",
+        "mov [rdi], rsp",
+        "mov rsp, rsi",
+        "pop rbx",
+        "pop rbp",
+        "pop rax",
+        "jmp rax",
+        "2:",
+        inout("rdi") save => _,
+        inout("rsi") to => _,
+        out("rax") _,
+        out("r12") _, out("r13") _, out("r14") _, out("r15") _,
+        clobber_abi("C"),
+    );
+}
+
+/// See the x86_64 version.
+///
+/// # Safety
+/// As there.
+#[cfg(target_arch = "aarch64")]
 #[inline(always)]
 pub unsafe fn switch(save: *mut *mut c_void, to: *mut c_void) {
     biren_fiber_switch(save, to);
 }
 
 extern "C" {
+    #[cfg(target_arch = "aarch64")]
     fn biren_fiber_switch(save: *mut *mut c_void, to: *mut c_void);
     fn biren_fiber_start();
 }
 
-// x86_64 System V: rbx, rbp, r12-r15 are callee-saved. (The x87 control word and MXCSR are too,
-// but kernels run with the compute unit's, which nothing changes: saving them would double the
-// cost of a switch.) A new fiber starts in biren_fiber_start with r12 = argument, r13 = entry.
+// A new fiber's first context: rbx = argument, rbp = entry, resume address biren_fiber_start.
+// (The x87 control word and MXCSR are callee-saved too, but kernels run with the compute
+// unit's, which nothing changes: saving them would double the cost of a switch.)
 #[cfg(target_arch = "x86_64")]
 std::arch::global_asm!(
     ".text",
-    ".p2align 4",
-    ".globl biren_fiber_switch",
-    ".hidden biren_fiber_switch",
-    ".type biren_fiber_switch,@function",
-    "biren_fiber_switch:",
-    "push rbp",
-    "push rbx",
-    "push r12",
-    "push r13",
-    "push r14",
-    "push r15",
-    "mov [rdi], rsp",
-    "mov rsp, rsi",
-    "pop r15",
-    "pop r14",
-    "pop r13",
-    "pop r12",
-    "pop rbx",
-    "pop rbp",
-    "ret",
-    ".size biren_fiber_switch, .-biren_fiber_switch",
     ".p2align 4",
     ".globl biren_fiber_start",
     ".hidden biren_fiber_start",
     ".type biren_fiber_start,@function",
     "biren_fiber_start:",
-    "mov rdi, r12",
-    "call r13",
+    "mov rdi, rbx",
+    "call rbp",
     "ud2",
     ".size biren_fiber_start, .-biren_fiber_start",
 );
@@ -203,17 +218,14 @@ impl Stack {
         unsafe {
             #[cfg(target_arch = "x86_64")]
             {
-                // r15 r14 r13 r12 rbx rbp ret, then 8 bytes padding: at the `call` in
-                // biren_fiber_start rsp is 16-aligned.
-                let sp = (top - 72) as *mut u64;
-                *sp = 0; // r15
-                *sp.add(1) = 0; // r14
-                *sp.add(2) = entry as *const () as usize as u64; // r13
-                *sp.add(3) = arg as u64; // r12
-                *sp.add(4) = 0; // rbx
-                *sp.add(5) = 0; // rbp
-                *sp.add(6) = biren_fiber_start as *const () as usize as u64; // return address
-                *sp.add(7) = 0;
+                // rbx rbp resume, then 16 bytes: after the three pops rsp is 16-aligned at
+                // the `call` in biren_fiber_start.
+                let sp = (top - 40) as *mut u64;
+                *sp = arg as u64; // rbx
+                *sp.add(1) = entry as *const () as usize as u64; // rbp
+                *sp.add(2) = biren_fiber_start as *const () as usize as u64; // resume address
+                *sp.add(3) = 0;
+                *sp.add(4) = 0;
                 sp as *mut c_void
             }
             #[cfg(target_arch = "aarch64")]
