@@ -114,6 +114,8 @@ pub enum BlockOutcome {
 /// in this run or a later one, instead of a fresh fiber being set up.
 struct Slot {
     sp: *mut c_void,
+    /// The top of the stack (`Stack::top`).
+    top: usize,
     stack: Stack,
     /// Parked in `Run::finish`, resumable as a carrier.
     idle: bool,
@@ -329,6 +331,7 @@ impl Run {
         let sp = stack.prepare(carrier_main, me);
         self.slots.push(Slot {
             sp,
+            top: stack.top(),
             stack,
             idle: false,
             first: 0,
@@ -568,10 +571,18 @@ unsafe fn carry(run: *mut Run) {
                 (*run).next_block = b;
                 (*run).next_thread = end;
             }
+            let idx = if g.block.y == 1 && g.block.z == 1 {
+                Dim3::new(first, 0, 0)
+            } else {
+                g.block.unlinear(first as u64)
+            };
             (&mut (*run).slots)[cur].end = end;
-            (*ctx).thread_idx = g.block.unlinear(first as u64);
+            // A carrier of one thread keeps its index (what the barrier's fast path assumes).
+            (&mut (*run).slots)[cur].idx = idx;
+            (*ctx).thread_idx = idx;
             f(ctx, g.args, first, end);
         } else if g.block.y == 1 && g.block.z == 1 {
+            (&mut (*run).slots)[cur].idx = Dim3::new(first, 0, 0);
             let mut t = first;
             while t < (&mut (*run).slots)[(*run).cur as usize].end {
                 (*ctx).thread_idx = Dim3::new(t, 0, 0);
@@ -581,6 +592,7 @@ unsafe fn carry(run: *mut Run) {
         } else {
             let mut t = first;
             let mut idx = g.block.unlinear(first as u64);
+            (&mut (*run).slots)[cur].idx = idx;
             while t < (&mut (*run).slots)[(*run).cur as usize].end {
                 (*ctx).thread_idx = idx;
                 (g.kernel)(g.args);
@@ -720,23 +732,26 @@ pub unsafe fn sync_threads(lp: *mut KernelLoop) {
         {
             return sync_threads_slow(run, lp);
         }
-        let idx = if lp.is_null() {
-            (*u).ctx.thread_idx
-        } else {
-            (*lp).tid
-        };
         // Capacity for every thread of the block is reserved when the run starts.
         let w = &mut (*bs).barrier;
         debug_assert!(n < w.capacity());
         w.as_mut_ptr().add(n).write(cur);
         w.set_len(n + 1);
+        // The slot's index is its one thread's (set when the carrier started it, or when it
+        // first waited): nothing to record.
         (*bs).one_by_one = true;
-        (*slot).idx = idx;
         let to = if starting {
             // The next thread starts on a carrier (an idle one, usually).
             (*run).new_carrier()
         } else {
             (*run).ready_head = h + 1;
+            if h + 1 < (*run).ready.len() {
+                // The stack of the fiber after next: its frames (and page) are cold by now,
+                // cache and TLB misses on resuming it unless fetched a thread ahead.
+                let after = *(*run).ready.get_unchecked(h + 1);
+                let a = (*run).slots.as_ptr().add(after as usize);
+                fiber::prefetch((*a).sp, (*a).top);
+            }
             *(*run).ready.get_unchecked(h)
         };
         (*run).cur = to;

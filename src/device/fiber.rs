@@ -44,6 +44,29 @@ pub unsafe fn switch(save: *mut *mut c_void, to: *mut c_void) {
     );
 }
 
+/// Asks for the lines a context saved at `sp` resumes from (the switch's saved words and the
+/// frames above them, up to `top` and at most 512 bytes) to be brought into the cache.
+#[inline(always)]
+pub fn prefetch(sp: *const c_void, top: usize) {
+    let end = top.min(sp as usize + 512);
+    let mut p = sp as usize & !63;
+    while p < end {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: prefetching never faults, whatever the address.
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch(p as *const i8, _MM_HINT_T0);
+        }
+        #[cfg(target_arch = "aarch64")]
+        // SAFETY: as above.
+        unsafe {
+            std::arch::asm!("prfm pldl1keep, [{0}]", in(reg) p,
+                options(nostack, readonly, preserves_flags));
+        }
+        p += 64;
+    }
+}
+
 /// See the x86_64 version.
 ///
 /// # Safety
@@ -206,6 +229,11 @@ impl Stack {
         }
     }
 
+    /// The highest address a context on this stack uses (exclusive).
+    pub fn top(&self) -> usize {
+        (self.base as usize + self.len - self.stagger) & !15
+    }
+
     /// Lays out a first context on the stack: switching to the returned pointer calls
     /// `entry(arg)`, which must never return.
     pub fn prepare(
@@ -213,7 +241,7 @@ impl Stack {
         entry: unsafe extern "C" fn(*mut c_void),
         arg: *mut c_void,
     ) -> *mut c_void {
-        let top = (self.base as usize + self.len - self.stagger) & !15;
+        let top = self.top();
         // SAFETY: the words written lie within the stack's usable part.
         unsafe {
             #[cfg(target_arch = "x86_64")]
