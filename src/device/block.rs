@@ -584,7 +584,8 @@ unsafe fn carry(run: *mut Run) {
         } else if g.block.y == 1 && g.block.z == 1 {
             (&mut (*run).slots)[cur].idx = Dim3::new(first, 0, 0);
             let mut t = first;
-            while t < (&mut (*run).slots)[(*run).cur as usize].end {
+            // (The end is read again after each thread: a thread that waits lowers it.)
+            while t < (*run).slots.get_unchecked((*run).cur as usize).end {
                 (*ctx).thread_idx = Dim3::new(t, 0, 0);
                 (g.kernel)(g.args);
                 t += 1;
@@ -593,7 +594,7 @@ unsafe fn carry(run: *mut Run) {
             let mut t = first;
             let mut idx = g.block.unlinear(first as u64);
             (&mut (*run).slots)[cur].idx = idx;
-            while t < (&mut (*run).slots)[(*run).cur as usize].end {
+            while t < (*run).slots.get_unchecked((*run).cur as usize).end {
                 (*ctx).thread_idx = idx;
                 (g.kernel)(g.args);
                 t += 1;
