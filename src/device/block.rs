@@ -7,7 +7,11 @@
 //! stops after that thread and parks; the next fiber runs at once, with a direct switch:
 //! a new carrier for the threads not yet started, else a thread released by a completed sync.
 //! A barrier, warp or grid rendezvous completes when its last member arrives: that thread goes
-//! on and the others become ready in order. So a thread-barrier costs one switch.
+//! on and the others become ready in order. So a thread-barrier costs one switch (inline, see
+//! `fiber::switch`; the usual barrier takes a short inline path, `sync_threads`).
+//! A carrier whose threads have finished parks as idle and is resumed as the next new carrier,
+//! in this run or a later one: starting a thread sets up no fiber (HIP-CPU keeps its fibers
+//! looping for the same reason).
 //!
 //! When nothing can run and threads still wait, the wait can never complete (some threads
 //! returned without reaching it): the block fails instead of hanging. `birenTrap` and misuse
@@ -1209,6 +1213,88 @@ mod tests {
             out = 0;
             assert_eq!(r.run_block(&g, 0), BlockOutcome::Completed);
             assert_eq!(out, 256 * 257 / 2);
+        }
+    }
+
+    // The same reduction as a block entry (what BIREN_KERNEL generates for a 1-D block): the
+    // loop stops when a sync point lowers its end.
+    unsafe extern "C" fn reduce_block(
+        ctx: *mut KernelCtx,
+        args: *mut *mut c_void,
+        first: c_uint,
+        end: c_uint,
+    ) {
+        let out = *args as *mut u32;
+        let mut lp = KernelLoop {
+            tid: Dim3::new(first, 0, 0),
+            end,
+            xe: end,
+        };
+        let mut t = first;
+        while t < lp.end {
+            lp.tid = Dim3::new(t, 0, 0);
+            let sh = (*ctx).shared as *mut u32;
+            *sh.add(t as usize) = t + 1;
+            unsafe { sync_threads(&mut lp) };
+            let mut s = (*ctx).block_dim.x / 2;
+            while s > 0 {
+                if t < s {
+                    *sh.add(t as usize) += *sh.add((t + s) as usize);
+                }
+                unsafe { sync_threads(&mut lp) };
+                s /= 2;
+            }
+            if t == 0 {
+                *out.add((*ctx).block_idx.x as usize) = *sh;
+            }
+            t += 1;
+        }
+    }
+
+    #[test]
+    fn fibers_are_reused_across_blocks_runs_and_failures() {
+        // Growing blocks (the slots grow while a barrier picks the next carrier), runs of
+        // several blocks, a failed run in between (its parked fibers are abandoned), both forms,
+        // and a change of stack size: every sum stays exact.
+        let mut out = [0u32; 4];
+        let mut a = [out.as_mut_ptr() as *mut c_void];
+        let mut r = BlockRunner::new(64 * 1024);
+        let ran = AtomicU32::new(0);
+        let mut ta = [&ran as *const AtomicU32 as *mut c_void];
+        for (i, &threads) in [32u32, 64, 1024, 256, 512, 2, 1024].iter().enumerate() {
+            for block_form in [true, false] {
+                let mut g = grid(
+                    reduce,
+                    a.as_mut_ptr(),
+                    Dim3::new(4, 1, 1),
+                    Dim3::new(threads, 1, 1),
+                    4 * threads as usize,
+                );
+                if block_form {
+                    g.block_fn = Some(reduce_block);
+                }
+                if i == 5 {
+                    g.stack_size = 32 * 1024;
+                }
+                out = [0; 4];
+                a[0] = out.as_mut_ptr() as *mut c_void;
+                assert_eq!(r.run_blocks(&g, 0, 4, None), (BlockOutcome::Completed, 3));
+                let want = if block_form {
+                    [threads * (threads + 1) / 2; 4]
+                } else {
+                    // The per-thread kernel writes its sum to out[0] only.
+                    [threads * (threads + 1) / 2, 0, 0, 0]
+                };
+                assert_eq!(out, want, "{threads} threads, block form {block_form}");
+            }
+            let t = grid(
+                traps_at_5,
+                ta.as_mut_ptr(),
+                Dim3::new(1, 1, 1),
+                Dim3::new(16, 1, 1),
+                0,
+            );
+            assert!(matches!(r.run_block(&t, 0), BlockOutcome::Trapped { .. }));
         }
     }
 
