@@ -703,52 +703,75 @@ unsafe fn truncate(run: *mut Run, lp: *mut KernelLoop, t: u32) {
 }
 
 /// `birenSyncThreads`: the block barrier. Outside a kernel: does nothing.
-///
-/// The usual case is inline and short: the last thread to arrive releases the others and goes
-/// on; any other thread, when it is alone on its fiber and the next fiber to run is a ready one,
-/// records itself as waiting and switches straight to that fiber, or to a carrier for the
-/// threads not yet started. Everything else (the first wait of a carrier running several
-/// threads, a cooperative grid, a block that cannot go on) takes `sync_threads_slow`.
 /// # Safety
 /// `lp` is null or the calling thread's loop (what the header passes).
 #[inline(always)]
 pub unsafe fn sync_threads(lp: *mut KernelLoop) {
     unsafe {
-        let u = kernel_ctx::unit();
+        if !sync_threads_fast(lp) {
+            sync_threads_slow(lp)
+        }
+    }
+}
+
+/// The usual cases of `birenSyncThreads`, short and inline: the last thread to arrive releases
+/// the others and goes on; any other thread, when it is alone on its fiber and the next fiber to
+/// run is a ready one or an idle carrier (for threads not yet started), records itself as
+/// waiting and switches straight to it. Returns false, having changed nothing, for everything
+/// else (the first wait of a carrier running several threads, a cooperative grid, a fresh
+/// fiber to set up, a block that cannot go on, the context without the fast TLS offset):
+/// `sync_threads_slow` does those.
+///
+/// It calls nothing and keeps r12-r15 across its switch (`fiber::switch_keeping`), so the
+/// function it is inlined into needs no callee-saved registers: no prologue saving six of them
+/// on every barrier.
+/// # Safety
+/// As `sync_threads`.
+#[inline(always)]
+pub unsafe fn sync_threads_fast(lp: *mut KernelLoop) -> bool {
+    let _ = lp;
+    unsafe {
+        let Some(u) = kernel_ctx::unit_fast() else {
+            return false;
+        };
         let run = (*u).run as *mut Run;
         if run.is_null() {
-            return;
+            return true;
         }
         let cur = (*run).cur;
         let slot = (*run).slots.as_mut_ptr().add(cur as usize);
-        let bs = (*run).blocks.as_mut_ptr().add((*slot).block as usize);
+        if (*run).blocks.len() != 1 || (*slot).end - (*slot).first > 1 {
+            return false;
+        }
+        let bs = (*run).blocks.as_mut_ptr();
         let n = (*bs).barrier.len();
-        if n as u32 + 1 == (*run).threads {
-            // The last to arrive goes on; the others follow in order.
-            (*run).release(&mut (*bs).barrier);
-            return;
-        }
         let h = (*run).ready_head;
-        // With one block, next_block is 0 while its threads are still being started.
-        let starting = (*run).next_block == 0;
-        if (*slot).end - (*slot).first > 1
-            || (*run).blocks.len() != 1
-            || (!starting && h >= (*run).ready.len())
-        {
-            return sync_threads_slow(run, lp);
+        if n as u32 + 1 == (*run).threads {
+            if h != (*run).ready.len() {
+                return false;
+            }
+            // The last to arrive goes on; the others follow in order (the waiting list becomes
+            // the ready list, nothing else being ready).
+            (*run).ready.set_len(0);
+            (*run).ready_head = 0;
+            std::mem::swap(&mut (*run).ready, &mut (*bs).barrier);
+            return true;
         }
-        // Capacity for every thread of the block is reserved when the run starts.
-        let w = &mut (*bs).barrier;
-        debug_assert!(n < w.capacity());
-        w.as_mut_ptr().add(n).write(cur);
-        w.set_len(n + 1);
-        // The slot's index is its one thread's (set when the carrier started it, or when it
-        // first waited): nothing to record.
-        (*bs).one_by_one = true;
-        let to = if starting {
-            // The next thread starts on a carrier (an idle one, usually).
-            (*run).new_carrier()
+        // With one block, next_block is 0 while its threads are still being started.
+        let to = if (*run).next_block == 0 {
+            // The next thread starts on an idle carrier.
+            let k = (*run).idle.len();
+            if k == 0 {
+                return false;
+            }
+            let i = *(*run).idle.get_unchecked(k - 1);
+            (*run).idle.set_len(k - 1);
+            (*(*run).slots.as_mut_ptr().add(i as usize)).idle = false;
+            i
         } else {
+            if h >= (*run).ready.len() {
+                return false;
+            }
             (*run).ready_head = h + 1;
             if h + 1 < (*run).ready.len() {
                 // The stack of the fiber after next: its frames (and page) are cold by now,
@@ -759,26 +782,38 @@ pub unsafe fn sync_threads(lp: *mut KernelLoop) {
             }
             *(*run).ready.get_unchecked(h)
         };
+        // Capacity for every thread of the block is reserved when the run starts.
+        let w = &mut (*bs).barrier;
+        debug_assert!(n < w.capacity());
+        w.as_mut_ptr().add(n).write(cur);
+        w.set_len(n + 1);
+        // The slot's index is its one thread's (set when the carrier started it, or when it
+        // first waited): nothing to record.
+        (*bs).one_by_one = true;
         (*run).cur = to;
-        // (new_carrier may have grown the slots: their addresses are taken again.)
-        let slots = (*run).slots.as_mut_ptr();
-        let t = slots.add(to as usize);
+        let t = (*run).slots.as_mut_ptr().add(to as usize);
         (*u).ctx.thread_idx = (*t).idx;
-        fiber::switch(
-            std::ptr::addr_of_mut!((*slots.add(cur as usize)).sp),
-            (*t).sp,
-        )
+        fiber::switch_keeping(std::ptr::addr_of_mut!((*slot).sp), (*t).sp);
+        true
     }
 }
 
-/// `sync_threads` when the calling thread waits and the fast case does not apply.
+/// `sync_threads` when `sync_threads_fast` declined.
+/// # Safety
+/// As `sync_threads`.
 #[inline(never)]
-unsafe fn sync_threads_slow(run: *mut Run, lp: *mut KernelLoop) {
+pub unsafe fn sync_threads_slow(lp: *mut KernelLoop) {
     unsafe {
-        let Some((_, idx)) = me(lp) else { return };
+        let Some((run, idx)) = me(lp) else { return };
         let cur = (*run).cur;
         let slot = (*run).slots.as_mut_ptr().add(cur as usize);
         let bs = (*run).blocks.as_mut_ptr().add((*slot).block as usize);
+        let waiting = &mut (*bs).barrier;
+        if waiting.len() as u32 + 1 == (*run).threads {
+            // The last to arrive goes on; the others follow in order.
+            (*run).release(waiting);
+            return;
+        }
         if (*slot).end - (*slot).first > 1 {
             // The first wait of this carrier: it stops after this thread.
             truncate(run, lp, linear(idx, (*run).grid.block));

@@ -44,6 +44,53 @@ pub unsafe fn switch(save: *mut *mut c_void, to: *mut c_void) {
     );
 }
 
+/// `switch`, saving r12-r15 itself (above its resume address, restored at the resume point)
+/// instead of clobbering them: for a caller whose fast path needs no callee-saved registers,
+/// which then gets no prologue and epilogue saving all six on every call (`sync_threads_fast`).
+/// Contexts saved by either variant resume through the same protocol.
+///
+/// # Safety
+/// As for `switch`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub unsafe fn switch_keeping(save: *mut *mut c_void, to: *mut c_void) {
+    std::arch::asm!(
+        "push r12",
+        "push r13",
+        "push r14",
+        "push r15",
+        "lea rax, [rip + 2f]",
+        "push rax",
+        "push rbp",
+        "push rbx",
+        "mov [rdi], rsp",
+        "mov rsp, rsi",
+        "pop rbx",
+        "pop rbp",
+        "pop rax",
+        "jmp rax",
+        "2:",
+        "pop r15",
+        "pop r14",
+        "pop r13",
+        "pop r12",
+        inout("rdi") save => _,
+        inout("rsi") to => _,
+        out("rax") _,
+        clobber_abi("C"),
+    );
+}
+
+/// See the x86_64 version.
+///
+/// # Safety
+/// As there.
+#[cfg(target_arch = "aarch64")]
+#[inline(always)]
+pub unsafe fn switch_keeping(save: *mut *mut c_void, to: *mut c_void) {
+    switch(save, to)
+}
+
 /// Asks for the lines a context saved at `sp` resumes from (the switch's saved words and the
 /// frames above them, up to `top` and at most 512 bytes) to be brought into the cache.
 #[inline(always)]

@@ -111,6 +111,17 @@ pub fn unit() -> *mut UnitTls {
     UNIT.with(|c| c.get())
 }
 
+/// The calling thread's per-unit state through the uniform offset, without a call; `None`
+/// when there is none (then `unit()` asks the TLS runtime).
+#[inline(always)]
+pub fn unit_fast() -> Option<*mut UnitTls> {
+    let off = FAST_OFFSET_PUBLISHED.load(std::sync::atomic::Ordering::Relaxed);
+    if off == 0 {
+        return None;
+    }
+    Some((thread_pointer() as isize + off) as *mut UnitTls)
+}
+
 /// `fast_offset()` once every compute unit has reported (0 until then, and if there is none).
 static FAST_OFFSET_PUBLISHED: std::sync::atomic::AtomicIsize =
     std::sync::atomic::AtomicIsize::new(0);

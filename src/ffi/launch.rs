@@ -341,8 +341,19 @@ pub extern "C" fn birenSharedMemory() -> *mut c_void {
 /// BIREN_ERROR_LAUNCH_FAILURE instead of hanging. Outside a kernel it does nothing.
 #[no_mangle]
 pub extern "C" fn birenSyncThreads() {
+    // The usual barrier is inline, calls nothing and cannot panic: it stands outside the panic
+    // boundary, which would give every barrier a stack frame; the rest is inside.
+    if unsafe { device::block::sync_threads_fast(std::ptr::null_mut()) } {
+        return;
+    }
+    sync_threads_slow()
+}
+
+/// The panic boundary of birenSyncThreads' slow path.
+#[inline(never)]
+fn sync_threads_slow() {
     ffi_value!("birenSyncThreads", (), {
-        unsafe { device::block::sync_threads(std::ptr::null_mut()) }
+        unsafe { device::block::sync_threads_slow(std::ptr::null_mut()) }
     })
 }
 
@@ -351,8 +362,19 @@ pub extern "C" fn birenSyncThreads() {
 /// calls; other languages call birenSyncThreads.
 #[no_mangle]
 pub extern "C" fn birenSyncThreadsLoop(loop_: *mut birenKernelLoop) {
+    let lp = loop_ as *mut kernel_ctx::KernelLoop;
+    // As in birenSyncThreads: the fast path outside the boundary.
+    if unsafe { device::block::sync_threads_fast(lp) } {
+        return;
+    }
+    sync_threads_loop_slow(lp)
+}
+
+/// The panic boundary of birenSyncThreadsLoop's slow path.
+#[inline(never)]
+fn sync_threads_loop_slow(lp: *mut kernel_ctx::KernelLoop) {
     ffi_value!("birenSyncThreadsLoop", (), {
-        unsafe { device::block::sync_threads(loop_ as *mut kernel_ctx::KernelLoop) }
+        unsafe { device::block::sync_threads_slow(lp) }
     })
 }
 
