@@ -130,6 +130,8 @@ struct Slot {
     block: u32,
     /// The index of the thread parked on it (what the context shows when it resumes).
     idx: Dim3,
+    /// In ring mode (see `Run::ring`): the fiber that runs when this one waits at the barrier.
+    next: u32,
 }
 
 /// What a rendezvous of a warp computes for each lane.
@@ -302,6 +304,15 @@ pub struct Run {
     run_end: u64,
     /// Set when the launch is cancelled: the run stops after the block running.
     stop: *const AtomicBool,
+    /// Ring mode: a one-block run whose threads, each on its own fiber, wait at barriers in the
+    /// same cyclic order round after round (the usual barrier kernel once its first round is
+    /// over). The order lives in `Slot::next`; `arrived` threads of this round, from
+    /// `ring_start` on, have reached the barrier; the running one follows them; the rest, up to
+    /// `ring_start`, are ready. The barrier and ready lists are then empty: everything other
+    /// than a barrier leaves the mode first (`leave_ring`), writing those lists out.
+    ring: bool,
+    arrived: u32,
+    ring_start: u32,
 }
 
 impl Run {
@@ -342,6 +353,7 @@ impl Run {
             end: 0,
             block: 0,
             idx: Dim3::default(),
+            next: 0,
         });
         (self.slots.len() - 1) as u32
     }
@@ -386,6 +398,30 @@ impl Run {
         } else {
             self.ready.append(waiting);
         }
+    }
+
+    /// Leaves ring mode: the barrier's waiting list and the ready list, in the ring's order.
+    #[cold]
+    #[inline(never)]
+    fn leave_ring(&mut self) {
+        self.ring = false;
+        let slots = &self.slots;
+        let w = &mut self.blocks[0].barrier;
+        w.clear();
+        let mut f = self.ring_start;
+        for _ in 0..self.arrived {
+            w.push(f);
+            f = slots[f as usize].next;
+        }
+        debug_assert_eq!(f, self.cur, "biren: the ring's order is broken");
+        self.ready.clear();
+        self.ready_head = 0;
+        let mut g = slots[self.cur as usize].next;
+        while g != self.ring_start && g != self.cur {
+            self.ready.push(g);
+            g = slots[g as usize].next;
+        }
+        self.arrived = 0;
     }
 
     /// Points the context at block `b` of the run.
@@ -511,6 +547,9 @@ impl Run {
     /// when resumed as a new carrier), or runs the run's next block on this fiber (returns), or
     /// ends the run.
     unsafe fn finish(run: *mut Run) {
+        if (*run).ring {
+            (*run).leave_ring();
+        }
         match (*run).pop_ready() {
             Some(to) => {
                 let cur = (*run).cur;
@@ -658,6 +697,10 @@ unsafe fn me(lp: *mut KernelLoop) -> Option<(*mut Run, Dim3)> {
     if run.is_null() {
         return None;
     }
+    if (*run).ring {
+        // Every sync point but the barrier's fast path works on the lists.
+        (*run).leave_ring();
+    }
     let idx = if lp.is_null() {
         let s = (*run).slots.get_unchecked((*run).cur as usize);
         if (*run).block_form && s.end - s.first > 1 {
@@ -739,7 +782,26 @@ pub unsafe fn sync_threads_fast(lp: *mut KernelLoop) -> bool {
             return true;
         }
         let cur = (*run).cur;
-        let slot = (*run).slots.as_mut_ptr().add(cur as usize);
+        let slots = (*run).slots.as_mut_ptr();
+        let slot = slots.add(cur as usize);
+        if (*run).ring {
+            let a = (*run).arrived + 1;
+            if a == (*run).threads {
+                // The last of the round goes on, and arrives first next time.
+                (*run).arrived = 0;
+                (*run).ring_start = cur;
+                return true;
+            }
+            (*run).arrived = a;
+            let to = (*slot).next;
+            let t = slots.add(to as usize);
+            let after = slots.add((*t).next as usize);
+            fiber::prefetch((*after).sp, (*after).top);
+            (*run).cur = to;
+            (*u).ctx.thread_idx = (*t).idx;
+            fiber::switch_keeping(std::ptr::addr_of_mut!((*slot).sp), (*t).sp);
+            return true;
+        }
         if (*run).blocks.len() != 1 || (*slot).end - (*slot).first > 1 {
             return false;
         }
@@ -749,6 +811,24 @@ pub unsafe fn sync_threads_fast(lp: *mut KernelLoop) -> bool {
         if n as u32 + 1 == (*run).threads {
             if h != (*run).ready.len() {
                 return false;
+            }
+            if (*run).next_block != 0 && n != 0 {
+                // Every thread has started and waited alone on its fiber (a carrier of several
+                // threads stops at its first wait): the round's order becomes the ring, the
+                // last to arrive before the first.
+                let w = (*bs).barrier.as_ptr();
+                (*slot).next = *w;
+                for i in 0..n - 1 {
+                    (*slots.add(*w.add(i) as usize)).next = *w.add(i + 1);
+                }
+                (*slots.add(*w.add(n - 1) as usize)).next = cur;
+                (*bs).barrier.set_len(0);
+                (*run).ready.set_len(0);
+                (*run).ready_head = 0;
+                (*run).ring = true;
+                (*run).arrived = 0;
+                (*run).ring_start = cur;
+                return true;
             }
             // The last to arrive goes on; the others follow in order (the waiting list becomes
             // the ready list, nothing else being ready).
@@ -1042,6 +1122,9 @@ impl BlockRunner {
                 at: 0,
                 run_end: 1,
                 stop: std::ptr::null(),
+                ring: false,
+                arrived: 0,
+                ring_start: 0,
             }),
             shared: Vec::new(),
         }
@@ -1126,6 +1209,8 @@ impl BlockRunner {
             linear + count.max(1)
         };
         run.stop = stop.map_or(std::ptr::null(), |s| s as *const AtomicBool);
+        run.ring = false;
+        run.arrived = 0;
         unsafe {
             *ctx = KernelCtx {
                 thread_idx: Dim3::default(),
@@ -1175,6 +1260,10 @@ mod tests {
     use std::sync::atomic::{AtomicU32, Ordering};
 
     fn grid(kernel: KernelFn, args: *mut *mut c_void, g: Dim3, b: Dim3, shared: usize) -> Grid {
+        // As a compute unit does at start: with the context's offset from the thread pointer
+        // known, barriers take their fast path (and ring mode) here too.
+        kernel_ctx::report_offset();
+        assert_ne!(kernel_ctx::publish_fast_offset(), 0);
         Grid {
             kernel,
             block_fn: None,
@@ -1330,6 +1419,119 @@ mod tests {
                 0,
             );
             assert!(matches!(r.run_block(&t, 0), BlockOutcome::Trapped { .. }));
+        }
+    }
+
+    // Ring mode (a one-block run past its first barrier round) and what must leave it: rounds
+    // of barriers, then a warp shuffle, then barriers again, then (with args[1] = k + 1) thread
+    // k returning while the others wait, or (args[2] = k + 1) thread k trapping.
+    unsafe extern "C" fn ring_block(
+        ctx: *mut KernelCtx,
+        args: *mut *mut c_void,
+        first: c_uint,
+        end: c_uint,
+    ) {
+        let out = *args as *mut u32;
+        let leaves = *args.add(1) as usize as u32;
+        let traps = *args.add(2) as usize as u32;
+        let mut lp = KernelLoop {
+            tid: Dim3::new(first, 0, 0),
+            end,
+            xe: end,
+        };
+        let mut t = first;
+        while t < lp.end {
+            lp.tid = Dim3::new(t, 0, 0);
+            let n = (*ctx).block_dim.x;
+            let sh = (*ctx).shared as *mut u32;
+            let mut acc = 0u32;
+            for round in 0..4u32 {
+                *sh.add(t as usize) = t + round;
+                unsafe { sync_threads(&mut lp) };
+                acc += *sh.add(((t + 1) % n) as usize);
+                unsafe { sync_threads(&mut lp) };
+            }
+            // Lane 0 of each warp gets the warp's sum of t.
+            let mut v = t as u64;
+            let mut d = 16;
+            while d > 0 {
+                v += unsafe { warp_exchange(&mut lp, u32::MAX, WarpOp::ShflDown, v, d, 32) };
+                d /= 2;
+            }
+            for _ in 0..3 {
+                unsafe { sync_threads(&mut lp) };
+            }
+            if leaves == t + 1 {
+                return;
+            }
+            if traps == t + 1 {
+                unsafe { trap(&mut lp) };
+            }
+            unsafe { sync_threads(&mut lp) };
+            *out.add(t as usize) = acc;
+            if t % 32 == 0 {
+                *out.add((n + t / 32) as usize) = v as u32;
+            }
+            t += 1;
+        }
+    }
+
+    #[test]
+    fn ring_mode_gives_way_to_warps_returns_and_traps() {
+        let n = 128u32;
+        let mut out = vec![0u32; (n + n / 32) as usize];
+        let mut r = BlockRunner::new(64 * 1024);
+        // (Whoever leaves, the ring has some threads of the round already waiting.)
+        for (leaves, traps) in [
+            (0u32, 0u32),
+            (1, 0),
+            (6, 0),
+            (65, 0),
+            (128, 0),
+            (0, 71),
+            (0, 0),
+        ] {
+            out.iter_mut().for_each(|v| *v = 0);
+            let mut a = [
+                out.as_mut_ptr() as *mut c_void,
+                leaves as usize as *mut c_void,
+                traps as usize as *mut c_void,
+            ];
+            let mut g = grid(
+                noop_kernel,
+                a.as_mut_ptr(),
+                Dim3::new(1, 1, 1),
+                Dim3::new(n, 1, 1),
+                4 * n as usize,
+            );
+            g.block_fn = Some(ring_block);
+            let o = r.run_block(&g, 0);
+            match (leaves, traps) {
+                (0, 0) => {
+                    assert_eq!(o, BlockOutcome::Completed);
+                    for t in 0..n {
+                        let nb = (t + 1) % n;
+                        assert_eq!(out[t as usize], 4 * nb + 6, "thread {t}");
+                    }
+                    for w in 0..n / 32 {
+                        let lo = w * 32;
+                        assert_eq!(out[(n + w) as usize], (lo..lo + 32).sum::<u32>());
+                    }
+                }
+                (_, 0) => assert_eq!(
+                    o,
+                    BlockOutcome::DivergentBarrier {
+                        waiting: n - 1,
+                        threads: n
+                    }
+                ),
+                _ => assert_eq!(
+                    o,
+                    BlockOutcome::Trapped {
+                        thread: Dim3::new(70, 0, 0)
+                    }
+                ),
+            }
         }
     }
 

@@ -92,10 +92,10 @@ pub unsafe fn switch_keeping(save: *mut *mut c_void, to: *mut c_void) {
 }
 
 /// Asks for the lines a context saved at `sp` resumes from (the switch's saved words and the
-/// frames above them, up to `top` and at most 512 bytes) to be brought into the cache.
+/// frames above them, up to `top` and at most 256 bytes) to be brought into the cache.
 #[inline(always)]
 pub fn prefetch(sp: *const c_void, top: usize) {
-    let end = top.min(sp as usize + 512);
+    let end = top.min(sp as usize + 256);
     let mut p = sp as usize & !63;
     while p < end {
         #[cfg(target_arch = "x86_64")]
