@@ -552,6 +552,15 @@ impl Run {
         }
         match (*run).pop_ready() {
             Some(to) => {
+                let h = (*run).ready_head;
+                if h < (*run).ready.len() {
+                    // Threads finish one after another: fetch the one after next's frames.
+                    let a = (*run)
+                        .slots
+                        .as_ptr()
+                        .add(*(*run).ready.get_unchecked(h) as usize);
+                    fiber::prefetch((*a).sp, (*a).top);
+                }
                 let cur = (*run).cur;
                 (*run).slots.get_unchecked_mut(cur as usize).idle = true;
                 (*run).idle.push(cur);
@@ -846,6 +855,11 @@ pub unsafe fn sync_threads_fast(lp: *mut KernelLoop) -> bool {
             }
             let i = *(*run).idle.get_unchecked(k - 1);
             (*run).idle.set_len(k - 1);
+            if k > 1 {
+                // Threads start one after another: fetch the next carrier's frames.
+                let a = slots.add(*(*run).idle.get_unchecked(k - 2) as usize);
+                fiber::prefetch((*a).sp, (*a).top);
+            }
             (*(*run).slots.as_mut_ptr().add(i as usize)).idle = false;
             i
         } else {
