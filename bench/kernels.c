@@ -220,6 +220,44 @@ static void bench_vadd(unsigned n) {
   free(a), free(b), free(c), free(chk);
 }
 
+/* K barriers per thread and almost nothing else: the barrier's cost model. */
+BIREN_KERNEL(kf_barriers, (float *) out, (int) k) {
+  float *sh = (float *)birenSharedMemory();
+  unsigned t = threadIdx.x;
+  int j;
+  sh[t] = 1.0f;
+  for (j = 0; j < k; j++) {
+    birenSyncThreads();
+    sh[t] += 1.0f;
+  }
+  if (t == 0) out[blockIdx.x] = sh[0];
+}
+
+/* Time per thread (x compute units) of kf_barriers with 1 and 17 barriers, block 256: what a
+ * thread costs to start, wait once and end, and what each further barrier adds. */
+static void bench_barrier_model(unsigned n) {
+  const unsigned bs = 256, nb = n / bs;
+  float *dout;
+  double v1[MAXR], v17[MAXR];
+  int r, k;
+  BIREN_CHECK(birenMalloc((void **)&dout, nb * sizeof(float)));
+  for (r = -1; r < g_reps; r++) {
+    for (k = 1; k <= 17; k += 16) {
+      double t0 = now_s(), t;
+      BIREN_CHECK(BIREN_LAUNCH(kf_barriers, birenDim3(nb, 1, 1), birenDim3(bs, 1, 1), bs * sizeof(float), g_s, dout, k));
+      BIREN_CHECK(birenStreamSynchronize(g_s));
+      t = (now_s() - t0) * g_cus / (double)n;
+      if (r >= 0) (k == 1 ? v1 : v17)[r] = t;
+    }
+  }
+  {
+    double a = median(v1, g_reps), b = median(v17, g_reps), step = (b - a) / 16.0;
+    fig("barrier_fixed_ns", "  per thread: start, first barrier, end (x CUs)", (a - step) * 1e9, "ns", NULL, 0);
+    fig("barrier_step_ns", "  per further barrier (x CUs)", step * 1e9, "ns", NULL, 0);
+  }
+  BIREN_CHECK(birenFree(dout));
+}
+
 static void bench_reduce(unsigned n) {
   const unsigned bs = 256;
   unsigned nb = (n + bs - 1) / bs, i, k;
@@ -385,7 +423,7 @@ int main(int argc, char **argv) {
     printf("| %-58s | %-19s | %-18s | %-6s |\n|:--|--:|--|--|\n", "Figure", "Value", "Target (issue 12)", "Status");
   }
   if (wanted("vadd")) bench_vadd(n);
-  if (wanted("reduce")) bench_reduce(n);
+  if (wanted("reduce")) bench_reduce(n), bench_barrier_model(n / 4);
   if (wanted("matmul")) bench_matmul(g_quick ? 256 : 1024);
   if (wanted("warp")) bench_warp_atomic(n / 4);
   if (wanted("launch")) bench_launch(g_quick ? 20000 : 100000);
