@@ -370,11 +370,22 @@ impl Run {
         self.pop_ready()
     }
 
+    /// The next ready fiber; also fetches the frames of the one after it (they are cold by the
+    /// time its turn comes: see `fiber::prefetch`).
     #[inline]
     fn pop_ready(&mut self) -> Option<u32> {
         let h = self.ready_head;
         if h < self.ready.len() {
             self.ready_head = h + 1;
+            if h + 1 < self.ready.len() {
+                // SAFETY: h + 1 < len, and ready holds slot indices.
+                unsafe {
+                    let a = self
+                        .slots
+                        .get_unchecked(*self.ready.get_unchecked(h + 1) as usize);
+                    fiber::prefetch(a.sp, a.top);
+                }
+            }
             // SAFETY: h < len.
             Some(unsafe { *self.ready.get_unchecked(h) })
         } else {
@@ -552,15 +563,6 @@ impl Run {
         }
         match (*run).pop_ready() {
             Some(to) => {
-                let h = (*run).ready_head;
-                if h < (*run).ready.len() {
-                    // Threads finish one after another: fetch the one after next's frames.
-                    let a = (*run)
-                        .slots
-                        .as_ptr()
-                        .add(*(*run).ready.get_unchecked(h) as usize);
-                    fiber::prefetch((*a).sp, (*a).top);
-                }
                 let cur = (*run).cur;
                 (*run).slots.get_unchecked_mut(cur as usize).idle = true;
                 (*run).idle.push(cur);
