@@ -1551,6 +1551,239 @@ mod tests {
         }
     }
 
+    // Random programs of barriers, warp shuffles, one early return and one trap, in both
+    // forms, on one runner: the outcome and every value against a model. Ring mode is entered
+    // and left at random points.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    enum Op {
+        Barrier,
+        Shfl,
+        Return(u32),
+        Trap(u32),
+    }
+
+    struct Prog {
+        ops: Vec<Op>,
+        out: *mut u64,
+    }
+
+    unsafe fn run_prog(ctx: *mut KernelCtx, prog: &Prog, lp: *mut KernelLoop, t: u32) {
+        let n = (*ctx).block_dim.x;
+        let sh = (*ctx).shared as *mut u64;
+        let mut acc = t as u64;
+        for (i, op) in prog.ops.iter().enumerate() {
+            match *op {
+                Op::Barrier => {
+                    *sh.add(t as usize) = acc * 3 + i as u64;
+                    unsafe { sync_threads(lp) };
+                    acc += *sh.add(((t + 1) % n) as usize);
+                    unsafe { sync_threads(lp) };
+                }
+                Op::Shfl => {
+                    acc += unsafe { warp_exchange(lp, u32::MAX, WarpOp::ShflXor, acc, 1, 32) };
+                }
+                Op::Return(k) if k == t => return,
+                Op::Trap(k) if k == t => unsafe { trap(lp) },
+                _ => {}
+            }
+        }
+        *prog.out.add(t as usize) = acc;
+    }
+
+    unsafe extern "C" fn prog_thread(args: *mut *mut c_void) {
+        let prog = &*(*args as *const Prog);
+        let ctx = kernel_ctx::current();
+        run_prog(ctx, prog, std::ptr::null_mut(), (*ctx).thread_idx.x);
+    }
+
+    unsafe extern "C" fn prog_block(
+        ctx: *mut KernelCtx,
+        args: *mut *mut c_void,
+        first: c_uint,
+        end: c_uint,
+    ) {
+        let prog = &*(*args as *const Prog);
+        let mut lp = KernelLoop {
+            tid: Dim3::new(first, 0, 0),
+            end,
+            xe: end,
+        };
+        let mut t = first;
+        while t < lp.end {
+            lp.tid = Dim3::new(t, 0, 0);
+            run_prog(ctx, prog, &mut lp, t);
+            t += 1;
+        }
+    }
+
+    /// The model: the outcome, and the values when the block completes.
+    fn model(ops: &[Op], n: u32) -> (BlockOutcome, Vec<u64>) {
+        let ret = ops.iter().position(|o| matches!(o, Op::Return(_)));
+        // A trap by a thread that returned before it never happens.
+        let trap = ops.iter().position(|o| matches!(o, Op::Trap(_))).filter(|&tp| {
+            !matches!(ret, Some(r) if r < tp && matches!((ops[r], ops[tp]), (Op::Return(a), Op::Trap(b)) if a == b))
+        });
+        let sync_after = |from: usize, to: usize| {
+            ops[from..to]
+                .iter()
+                .position(|o| matches!(o, Op::Barrier | Op::Shfl))
+                .map(|p| p + from)
+        };
+        // The first sync point after the return, if the trap does not come first.
+        let diverges = ret.and_then(|r| {
+            if n == 1 || trap.is_some_and(|tp| tp < r) {
+                // (Alone, a thread that returns leaves nobody waiting.)
+                return None;
+            }
+            let until = trap.unwrap_or(ops.len());
+            sync_after(r + 1, until).map(|s| (r, s))
+        });
+        if let Some((r, s)) = diverges {
+            let Op::Return(k) = ops[r] else {
+                unreachable!()
+            };
+            return match ops[s] {
+                Op::Barrier => (
+                    BlockOutcome::DivergentBarrier {
+                        waiting: n - 1,
+                        threads: n,
+                    },
+                    vec![],
+                ),
+                _ => {
+                    // Warp k / 32 is stuck; the other warps go on: to a trap of theirs, or to
+                    // a barrier where they wait for it.
+                    let w = k / 32;
+                    let b = ops[s + 1..]
+                        .iter()
+                        .position(|o| *o == Op::Barrier)
+                        .map(|p| p + s + 1);
+                    let b = b.filter(|_| n > 32);
+                    let t =
+                        trap.filter(|&tp| tp > s && !matches!(ops[tp], Op::Trap(j) if j / 32 == w));
+                    match (t, b) {
+                        (Some(tp), b) if b.is_none_or(|b| tp < b) => {
+                            let Op::Trap(j) = ops[tp] else { unreachable!() };
+                            (
+                                BlockOutcome::Trapped {
+                                    thread: Dim3::new(j, 0, 0),
+                                },
+                                vec![],
+                            )
+                        }
+                        (_, Some(_)) => (
+                            BlockOutcome::DivergentBarrier {
+                                waiting: n - 32,
+                                threads: n,
+                            },
+                            vec![],
+                        ),
+                        _ => (
+                            BlockOutcome::DivergentWarp {
+                                warp: w,
+                                waiting: 31,
+                                mask: u32::MAX,
+                            },
+                            vec![],
+                        ),
+                    }
+                }
+            };
+        }
+        if let Some(tp) = trap {
+            let Op::Trap(k) = ops[tp] else { unreachable!() };
+            return (
+                BlockOutcome::Trapped {
+                    thread: Dim3::new(k, 0, 0),
+                },
+                vec![],
+            );
+        }
+        let mut acc: Vec<u64> = (0..n as u64).collect();
+        let mut alive = vec![true; n as usize];
+        for (i, op) in ops.iter().enumerate() {
+            match *op {
+                Op::Barrier => {
+                    let sh: Vec<u64> = acc.iter().map(|a| a * 3 + i as u64).collect();
+                    for t in 0..n as usize {
+                        acc[t] += sh[(t + 1) % n as usize];
+                    }
+                }
+                Op::Shfl => {
+                    let old = acc.clone();
+                    for t in 0..n as usize {
+                        acc[t] += old[t ^ 1];
+                    }
+                }
+                Op::Return(k) => alive[k as usize] = false,
+                Op::Trap(_) => {}
+            }
+        }
+        let vals = (0..n as usize)
+            .map(|t| if alive[t] { acc[t] } else { 0 })
+            .collect();
+        (BlockOutcome::Completed, vals)
+    }
+
+    #[test]
+    fn random_sync_programs_match_the_model() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rnd = |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % m
+        };
+        let mut r = BlockRunner::new(64 * 1024);
+        for case in 0..2000 {
+            let n = [1u32, 2, 3, 32, 64, 96, 256][rnd(7) as usize];
+            let warps = n % 32 == 0;
+            let len = 1 + rnd(8) as usize;
+            let mut ops = Vec::new();
+            let (mut returned, mut trapped) = (false, false);
+            for _ in 0..len {
+                ops.push(match rnd(10) {
+                    0 if !returned => {
+                        returned = true;
+                        Op::Return(rnd(n as u64) as u32)
+                    }
+                    1 if !trapped => {
+                        trapped = true;
+                        Op::Trap(rnd(n as u64) as u32)
+                    }
+                    2..=4 if warps => Op::Shfl,
+                    _ => Op::Barrier,
+                });
+            }
+            let mut out = vec![0u64; n as usize];
+            let prog = Prog {
+                ops: ops.clone(),
+                out: out.as_mut_ptr(),
+            };
+            let mut a = [&prog as *const Prog as *mut c_void];
+            let block_form = rnd(2) == 0;
+            let mut g = grid(
+                prog_thread,
+                a.as_mut_ptr(),
+                Dim3::new(1, 1, 1),
+                Dim3::new(n, 1, 1),
+                8 * n as usize,
+            );
+            if block_form {
+                g.block_fn = Some(prog_block);
+            }
+            let (want, vals) = model(&ops, n);
+            let got = r.run_block(&g, 0);
+            assert_eq!(
+                got, want,
+                "case {case}: {n} threads, block form {block_form}, {ops:?}"
+            );
+            if want == BlockOutcome::Completed {
+                assert_eq!(out, vals, "case {case}: {n} threads, {ops:?}");
+            }
+        }
+    }
+
     unsafe extern "C" fn divergent(_args: *mut *mut c_void) {
         if (*kernel_ctx::current()).thread_idx.x < 3 {
             unsafe { sync_threads(std::ptr::null_mut()) };
