@@ -1485,7 +1485,7 @@ mod tests {
             }
             unsafe { sync_threads(&mut lp) };
             *out.add(t as usize) = acc;
-            if t % 32 == 0 {
+            if t.is_multiple_of(32) {
                 *out.add((n + t / 32) as usize) = v as u32;
             }
             t += 1;
@@ -1737,7 +1737,7 @@ mod tests {
         let mut r = BlockRunner::new(64 * 1024);
         for case in 0..2000 {
             let n = [1u32, 2, 3, 32, 64, 96, 256][rnd(7) as usize];
-            let warps = n % 32 == 0;
+            let warps = n.is_multiple_of(32);
             let len = 1 + rnd(8) as usize;
             let mut ops = Vec::new();
             let (mut returned, mut trapped) = (false, false);
