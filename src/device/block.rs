@@ -970,6 +970,121 @@ pub unsafe fn warp_exchange(
     width: i32,
 ) -> u64 {
     unsafe {
+        if let Some(v) = warp_exchange_fast(lp, mask, op, val, param, width) {
+            return v;
+        }
+        warp_exchange_slow(lp, mask, op, val, param, width)
+    }
+}
+
+/// The usual warp operation: a full warp and mask, a valid width, one thread alone on its
+/// fiber in a one-block run that is not in ring mode, and a fiber to go to (a ready one, or an
+/// idle carrier for threads not yet started). `None`, having changed nothing, otherwise.
+#[inline(always)]
+unsafe fn warp_exchange_fast(
+    lp: *mut KernelLoop,
+    mask: u32,
+    op: WarpOp,
+    val: u64,
+    param: i32,
+    width: i32,
+) -> Option<u64> {
+    unsafe {
+        let u = kernel_ctx::unit_fast()?;
+        let run = (*u).run as *mut Run;
+        if run.is_null()
+            || (*run).ring
+            || (*run).blocks.len() != 1
+            || mask != u32::MAX
+            || width <= 0
+            || width > 32
+            || (width & (width - 1)) != 0
+        {
+            return None;
+        }
+        let cur = (*run).cur;
+        let slot = (*run).slots.as_mut_ptr().add(cur as usize);
+        if (*slot).end - (*slot).first > 1 {
+            return None;
+        }
+        let idx = if lp.is_null() {
+            (*u).ctx.thread_idx
+        } else {
+            (*lp).tid
+        };
+        let t = linear(idx, (*run).grid.block);
+        let wi = (t / WARP_SIZE) as usize;
+        if lanes_present((*run).threads, wi as u32) != u32::MAX {
+            return None;
+        }
+        let bs = (*run).blocks.as_mut_ptr();
+        let w: *mut Warp = match (*bs).warps.get_mut(wi) {
+            Some(Some(w)) => &mut **w,
+            _ => return None,
+        };
+        let l = (t % WARP_SIZE) as usize;
+        let last = (*w).arrived | (1 << l) == u32::MAX;
+        let starting = (*run).next_block == 0;
+        if !last {
+            // Somewhere to go, decided before anything is written.
+            if starting {
+                if (*run).idle.is_empty() {
+                    return None;
+                }
+            } else if (*run).ready_head >= (*run).ready.len() {
+                return None;
+            }
+        }
+        (*w).vals[l] = val;
+        (*w).req[l] = LaneReq {
+            op,
+            param,
+            width,
+            mask,
+        };
+        if last {
+            (*w).arrived = u32::MAX;
+            (*w).complete(mask);
+            (*w).arrived = 0;
+            let mut others = !(1u32 << l);
+            while others != 0 {
+                let o = others.trailing_zeros() as usize;
+                others &= others - 1;
+                (*run).ready.push((*w).parked[o]);
+            }
+            return Some((*w).out[l]);
+        }
+        (*w).arrived |= 1 << l;
+        (*w).parked[l] = cur;
+        (*bs).one_by_one = true;
+        let to = if starting {
+            (*run).new_carrier()
+        } else {
+            (*run).pop_ready().unwrap_unchecked()
+        };
+        (*run).cur = to;
+        let slots = (*run).slots.as_mut_ptr();
+        let tgt = slots.add(to as usize);
+        (*u).ctx.thread_idx = (*tgt).idx;
+        fiber::switch(
+            std::ptr::addr_of_mut!((*slots.add(cur as usize)).sp),
+            (*tgt).sp,
+        );
+        Some((*w).out[l])
+    }
+}
+
+/// `warp_exchange` when its fast path declined: every check, misuse and wait.
+#[inline(never)]
+unsafe fn warp_exchange_slow(
+    lp: *mut KernelLoop,
+    mask: u32,
+    op: WarpOp,
+    val: u64,
+    param: i32,
+    width: i32,
+) -> u64 {
+    unsafe {
         let Some((run, idx)) = me(lp) else {
             return alone(mask & 1, op, val);
         };
