@@ -813,8 +813,13 @@ pub unsafe fn sync_threads_fast(lp: *mut KernelLoop) -> bool {
             fiber::switch_keeping(std::ptr::addr_of_mut!((*slot).sp), (*t).sp);
             return true;
         }
-        if (*run).blocks.len() != 1 || (*slot).end - (*slot).first > 1 {
+        // A carrier of several threads (the per-thread form) stops after the thread that waits
+        // first; in the block form that is the loop's business (the slow path).
+        if (*run).blocks.len() != 1 {
             return false;
+        }
+        if (*slot).end - (*slot).first > 1 {
+            return lp.is_null() && !(*run).block_form && first_wait_of_carrier(u, run);
         }
         let bs = (*run).blocks.as_mut_ptr();
         let n = (*bs).barrier.len();
@@ -849,12 +854,14 @@ pub unsafe fn sync_threads_fast(lp: *mut KernelLoop) -> bool {
             return true;
         }
         // With one block, next_block is 0 while its threads are still being started.
-        let to = if (*run).next_block == 0 {
+        let starting = (*run).next_block == 0;
+        // Somewhere to go, decided before anything is written.
+        if (starting && (*run).idle.is_empty()) || (!starting && h >= (*run).ready.len()) {
+            return false;
+        }
+        let to = if starting {
             // The next thread starts on an idle carrier.
             let k = (*run).idle.len();
-            if k == 0 {
-                return false;
-            }
             let i = *(*run).idle.get_unchecked(k - 1);
             (*run).idle.set_len(k - 1);
             if k > 1 {
@@ -865,9 +872,6 @@ pub unsafe fn sync_threads_fast(lp: *mut KernelLoop) -> bool {
             (*(*run).slots.as_mut_ptr().add(i as usize)).idle = false;
             i
         } else {
-            if h >= (*run).ready.len() {
-                return false;
-            }
             (*run).ready_head = h + 1;
             if h + 1 < (*run).ready.len() {
                 // The stack of the fiber after next: its frames (and page) are cold by now,
@@ -890,6 +894,51 @@ pub unsafe fn sync_threads_fast(lp: *mut KernelLoop) -> bool {
         let t = (*run).slots.as_mut_ptr().add(to as usize);
         (*u).ctx.thread_idx = (*t).idx;
         fiber::switch_keeping(std::ptr::addr_of_mut!((*slot).sp), (*t).sp);
+        true
+    }
+}
+
+/// The first wait of a per-thread kernel's carrier (it runs threads `first..end` one after
+/// another): the carrier stops after this thread, the next thread starts on an idle carrier.
+/// Inline, with the switch that keeps r12-r15: as a function of its own, the fibers it parks
+/// resume at another site than the barrier's, and each first resumption mispredicts (the
+/// per-thread reduction took 99x the C loop instead of 83x; the `BIREN_KERNEL` form, which never
+/// comes here, gains ~4% from the smaller prologue then). False, having changed nothing, when
+/// the slow path must run.
+#[inline(always)]
+unsafe fn first_wait_of_carrier(u: *mut kernel_ctx::UnitTls, run: *mut Run) -> bool {
+    unsafe {
+        let cur = (*run).cur;
+        let slot = (*run).slots.as_mut_ptr().add(cur as usize);
+        let bs = (*run).blocks.as_mut_ptr();
+        let n = (*bs).barrier.len();
+        if n as u32 + 1 == (*run).threads || (*run).idle.is_empty() {
+            return false;
+        }
+        let idx = (*u).ctx.thread_idx;
+        let t = linear(idx, (*run).grid.block);
+        if (*slot).end <= t + 1 {
+            return false;
+        }
+        (*run).next_block = (*slot).block;
+        (*run).next_thread = t + 1;
+        (*slot).first = t;
+        (*slot).end = t + 1;
+        (*slot).idx = idx;
+        let w = &mut (*bs).barrier;
+        debug_assert!(n < w.capacity());
+        w.as_mut_ptr().add(n).write(cur);
+        w.set_len(n + 1);
+        (*bs).one_by_one = true;
+        let to = (*run).new_carrier();
+        (*run).cur = to;
+        let slots = (*run).slots.as_mut_ptr();
+        let tgt = slots.add(to as usize);
+        (*u).ctx.thread_idx = (*tgt).idx;
+        fiber::switch_keeping(
+            std::ptr::addr_of_mut!((*slots.add(cur as usize)).sp),
+            (*tgt).sp,
+        );
         true
     }
 }
