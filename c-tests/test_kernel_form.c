@@ -217,6 +217,76 @@ static int misuse_of_barriers_and_trap_in_the_form_fails(void) {
   return 0;
 }
 
+/* After `rounds` barrier rounds (the runtime's ring mode), thread `leaves` returns while the others
+ * wait at one more barrier, or thread `traps` traps; with neither, every thread adds its
+ * neighbours' values and the sums are checked. Both forms. */
+BIREN_KERNEL(rounds_then_misuse, (int) rounds, (unsigned) leaves, (unsigned) traps, (unsigned *) out) {
+  unsigned *sh = (unsigned *)birenSharedMemory(), t = threadIdx.x, n = blockDim.x, acc = 0;
+  int r;
+  for (r = 0; r < rounds; r++) {
+    sh[t] = t + (unsigned)r;
+    birenSyncThreads();
+    acc += sh[(t + 1) % n];
+    birenSyncThreads();
+  }
+  if (t + 1 == leaves) return;
+  if (t + 1 == traps) birenTrap();
+  birenSyncThreads();
+  out[blockIdx.x * n + t] = acc;
+}
+
+static void rounds_then_misuse_plain(void **args) {
+  int rounds = *(int *)args[0];
+  unsigned leaves = *(unsigned *)args[1], traps = *(unsigned *)args[2], *out = *(unsigned **)args[3];
+  unsigned *sh = (unsigned *)birenSharedMemory(), t = birenThreadIdx().x, n = birenBlockDim().x, acc = 0;
+  int r;
+  for (r = 0; r < rounds; r++) {
+    sh[t] = t + (unsigned)r;
+    birenSyncThreads();
+    acc += sh[(t + 1) % n];
+    birenSyncThreads();
+  }
+  if (t + 1 == leaves) return;
+  if (t + 1 == traps) birenTrap();
+  birenSyncThreads();
+  out[birenBlockIdx().x * n + t] = acc;
+}
+
+static int barriers_after_many_rounds_still_catch_misuse(void) {
+  enum { BLOCKS = 64, THREADS = 128, ROUNDS = 5 };
+  unsigned *out;
+  int form, rounds = ROUNDS;
+  OK(birenMallocManaged((void **)&out, BLOCKS * THREADS * sizeof *out, birenMemAttachGlobal));
+  for (form = 0; form < 2; form++) {
+    birenKernel_t k = form ? rounds_then_misuse : rounds_then_misuse_plain;
+    unsigned none = 0, leaves = 77, traps = 5, i, t;
+    void *ok_args[] = {&rounds, &none, &none, &out};
+    void *leave_args[] = {&rounds, &leaves, &none, &out};
+    void *trap_args[] = {&rounds, &none, &traps, &out};
+    memset(out, 0, BLOCKS * THREADS * sizeof *out);
+    OK(birenLaunchKernel(k, birenDim3(BLOCKS, 1, 1), birenDim3(THREADS, 1, 1), ok_args, THREADS * sizeof(unsigned), NULL));
+    OK(birenDeviceSynchronize());
+    for (i = 0; i < BLOCKS; i++)
+      for (t = 0; t < THREADS; t++) {
+        unsigned nb = (t + 1) % THREADS, want = ROUNDS * nb + ROUNDS * (ROUNDS - 1) / 2;
+        EXPECT(out[i * THREADS + t] == want);
+      }
+    OK(birenLaunchKernel(k, birenDim3(BLOCKS, 1, 1), birenDim3(THREADS, 1, 1), leave_args, THREADS * sizeof(unsigned), NULL));
+    EXPECT_CODE(birenDeviceSynchronize(), BIREN_ERROR_LAUNCH_FAILURE);
+    OK(birenDeviceReset());
+    OK(birenMallocManaged((void **)&out, BLOCKS * THREADS * sizeof *out, birenMemAttachGlobal));
+    trap_args[3] = &out;
+    ok_args[3] = &out;
+    OK(birenLaunchKernel(k, birenDim3(BLOCKS, 1, 1), birenDim3(THREADS, 1, 1), trap_args, THREADS * sizeof(unsigned), NULL));
+    EXPECT_CODE(birenDeviceSynchronize(), BIREN_ERROR_LAUNCH_FAILURE);
+    OK(birenDeviceReset());
+    OK(birenMallocManaged((void **)&out, BLOCKS * THREADS * sizeof *out, birenMemAttachGlobal));
+  }
+  OK(birenFree(out));
+  EXPECT(device_works() == 0);
+  return 0;
+}
+
 /* ---- warp operations ------------------------------------------------------------------------- */
 
 /* Checks every shuffle of every type for lane `lane` in a group of lanes `mask` (full warp, or the
@@ -648,6 +718,7 @@ static const test_case tests[] = {
     TEST(sixteen_parameters_of_mixed_types),
     TEST(barrier_reduction_in_the_kernel_form),
     TEST(misuse_of_barriers_and_trap_in_the_form_fails),
+    TEST(barriers_after_many_rounds_still_catch_misuse),
     TEST(every_warp_operation_with_full_and_partial_masks),
     TEST(shuffle_reduction_in_a_partial_warp),
     TEST(warp_misuse_fails_the_launch),
