@@ -762,7 +762,7 @@ unsafe fn truncate(run: *mut Run, lp: *mut KernelLoop, t: u32) {
 #[inline(always)]
 pub unsafe fn sync_threads(lp: *mut KernelLoop) {
     unsafe {
-        if !sync_threads_fast(lp) {
+        if !sync_threads_fast::<true>(lp) {
             sync_threads_slow(lp)
         }
     }
@@ -771,18 +771,18 @@ pub unsafe fn sync_threads(lp: *mut KernelLoop) {
 /// The usual cases of `birenSyncThreads`, short and inline: the last thread to arrive releases
 /// the others and goes on; any other thread, when it is alone on its fiber and the next fiber to
 /// run is a ready one or an idle carrier (for threads not yet started), records itself as
-/// waiting and switches straight to it. Returns false, having changed nothing, for everything
-/// else (the first wait of a carrier running several threads, a cooperative grid, a fresh
-/// fiber to set up, a block that cannot go on, the context without the fast TLS offset):
-/// `sync_threads_slow` does those.
+/// waiting and switches straight to it. With `PER_THREAD` (a per-thread kernel: `lp` null), also
+/// the first wait of a carrier running several threads. Returns false, having changed nothing,
+/// for everything else (a cooperative grid, a fresh fiber to set up, a block that cannot go on,
+/// the context without the fast TLS offset): `sync_threads_slow` does those.
 ///
 /// It calls nothing and keeps r12-r15 across its switch (`fiber::switch_keeping`), so the
-/// function it is inlined into needs no callee-saved registers: no prologue saving six of them
-/// on every barrier.
+/// function it is inlined into needs few callee-saved registers. The `BIREN_KERNEL` form's copy
+/// (`PER_THREAD` false) leaves the carrier's first wait out and needs fewer still.
 /// # Safety
 /// As `sync_threads`.
 #[inline(always)]
-pub unsafe fn sync_threads_fast(lp: *mut KernelLoop) -> bool {
+pub unsafe fn sync_threads_fast<const PER_THREAD: bool>(lp: *mut KernelLoop) -> bool {
     let _ = lp;
     unsafe {
         let Some(u) = kernel_ctx::unit_fast() else {
@@ -819,7 +819,10 @@ pub unsafe fn sync_threads_fast(lp: *mut KernelLoop) -> bool {
             return false;
         }
         if (*slot).end - (*slot).first > 1 {
-            return lp.is_null() && !(*run).block_form && first_wait_of_carrier(u, run);
+            return PER_THREAD
+                && lp.is_null()
+                && !(*run).block_form
+                && first_wait_of_carrier(u, run);
         }
         let bs = (*run).blocks.as_mut_ptr();
         let n = (*bs).barrier.len();

@@ -341,9 +341,18 @@ pub extern "C" fn birenSharedMemory() -> *mut c_void {
 /// BIREN_ERROR_LAUNCH_FAILURE instead of hanging. Outside a kernel it does nothing.
 #[no_mangle]
 pub extern "C" fn birenSyncThreads() {
-    // The usual barrier is inline, calls nothing and cannot panic: it stands outside the panic
-    // boundary, which would give every barrier a stack frame; the rest is inside.
-    if unsafe { device::block::sync_threads_fast(std::ptr::null_mut()) } {
+    per_thread_barrier()
+}
+
+/// birenSyncThreads for a per-thread kernel. The usual barrier is inline, calls nothing and
+/// cannot panic: it stands outside the panic boundary, which would give every barrier a stack
+/// frame; the rest is inside. A function of its own so that birenSyncThreadsLoop reaches it
+/// with a jump: each form then has its own copy of the fast path, the `BIREN_KERNEL` one
+/// without the per-thread carrier's first wait (a smaller prologue), and each form's fibers
+/// always resume at the same site.
+#[inline(never)]
+extern "C" fn per_thread_barrier() {
+    if unsafe { device::block::sync_threads_fast::<true>(std::ptr::null_mut()) } {
         return;
     }
     sync_threads_slow()
@@ -362,9 +371,20 @@ fn sync_threads_slow() {
 /// calls; other languages call birenSyncThreads.
 #[no_mangle]
 pub extern "C" fn birenSyncThreadsLoop(loop_: *mut birenKernelLoop) {
-    let lp = loop_ as *mut kernel_ctx::KernelLoop;
-    // As in birenSyncThreads: the fast path outside the boundary.
-    if unsafe { device::block::sync_threads_fast(lp) } {
+    // Two jumps, no frame of its own: a per-thread kernel (the header passes its NULL loop) or
+    // the BIREN_KERNEL form, each with its own copy of the fast path.
+    if loop_.is_null() {
+        per_thread_barrier()
+    } else {
+        form_barrier(loop_ as *mut kernel_ctx::KernelLoop)
+    }
+}
+
+/// birenSyncThreadsLoop for a BIREN_KERNEL body: as birenSyncThreads, the fast path outside
+/// the panic boundary.
+#[inline(never)]
+extern "C" fn form_barrier(lp: *mut kernel_ctx::KernelLoop) {
+    if unsafe { device::block::sync_threads_fast::<false>(lp) } {
         return;
     }
     sync_threads_loop_slow(lp)
