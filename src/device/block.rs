@@ -320,13 +320,49 @@ impl Run {
     /// `Run::finish` and goes on carrying), else a fresh one.
     #[inline]
     fn new_carrier(&mut self) -> u32 {
-        match self.idle.pop() {
-            Some(i) => {
-                // SAFETY: idle holds slot indices.
-                unsafe { self.slots.get_unchecked_mut(i as usize).idle = false };
-                i
+        if self.idle.is_empty() {
+            self.fresh_carrier()
+        } else {
+            // SAFETY: not empty.
+            unsafe { self.idle_carrier() }
+        }
+    }
+
+    /// The last idle carrier; also fetches the frames of the one before it (threads start one
+    /// after another).
+    /// # Safety
+    /// `idle` is not empty.
+    #[inline(always)]
+    unsafe fn idle_carrier(&mut self) -> u32 {
+        unsafe {
+            let k = self.idle.len();
+            let i = *self.idle.get_unchecked(k - 1);
+            self.idle.set_len(k - 1);
+            if k > 1 {
+                let a = self
+                    .slots
+                    .get_unchecked(*self.idle.get_unchecked(k - 2) as usize);
+                fiber::prefetch(a.sp, a.top);
             }
-            None => self.fresh_carrier(),
+            self.slots.get_unchecked_mut(i as usize).idle = false;
+            i
+        }
+    }
+
+    /// Runs fiber `to` in place of the current one (`fiber::switch_keeping`), one-block runs
+    /// only (the context's block stays): returns when the current one is resumed.
+    #[inline(always)]
+    unsafe fn resume(run: *mut Run, u: *mut kernel_ctx::UnitTls, to: u32) {
+        unsafe {
+            let from = (*run).cur;
+            (*run).cur = to;
+            let slots = (*run).slots.as_mut_ptr();
+            let t = slots.add(to as usize);
+            (*u).ctx.thread_idx = (*t).idx;
+            fiber::switch_keeping(
+                std::ptr::addr_of_mut!((*slots.add(from as usize)).sp),
+                (*t).sp,
+            );
         }
     }
 
@@ -376,24 +412,31 @@ impl Run {
     fn pop_ready(&mut self) -> Option<u32> {
         let h = self.ready_head;
         if h < self.ready.len() {
-            self.ready_head = h + 1;
-            if h + 1 < self.ready.len() {
-                // SAFETY: h + 1 < len, and ready holds slot indices.
-                unsafe {
-                    let a = self
-                        .slots
-                        .get_unchecked(*self.ready.get_unchecked(h + 1) as usize);
-                    fiber::prefetch(a.sp, a.top);
-                }
-            }
             // SAFETY: h < len.
-            Some(unsafe { *self.ready.get_unchecked(h) })
+            Some(unsafe { self.take_ready(h) })
         } else {
             if h != 0 {
                 self.ready.clear();
                 self.ready_head = 0;
             }
             None
+        }
+    }
+
+    /// `pop_ready` when the caller knows `ready[h]` is there (`h` is `ready_head`).
+    /// # Safety
+    /// `h == ready_head < ready.len()`.
+    #[inline(always)]
+    unsafe fn take_ready(&mut self, h: usize) -> u32 {
+        unsafe {
+            self.ready_head = h + 1;
+            if h + 1 < self.ready.len() {
+                let a = self
+                    .slots
+                    .get_unchecked(*self.ready.get_unchecked(h + 1) as usize);
+                fiber::prefetch(a.sp, a.top);
+            }
+            *self.ready.get_unchecked(h)
         }
     }
 
@@ -805,12 +848,9 @@ pub unsafe fn sync_threads_fast<const PER_THREAD: bool>(lp: *mut KernelLoop) -> 
             }
             (*run).arrived = a;
             let to = (*slot).next;
-            let t = slots.add(to as usize);
-            let after = slots.add((*t).next as usize);
+            let after = slots.add((*slots.add(to as usize)).next as usize);
             fiber::prefetch((*after).sp, (*after).top);
-            (*run).cur = to;
-            (*u).ctx.thread_idx = (*t).idx;
-            fiber::switch_keeping(std::ptr::addr_of_mut!((*slot).sp), (*t).sp);
+            Run::resume(run, u, to);
             return true;
         }
         // A carrier of several threads (the per-thread form) stops after the thread that waits
@@ -862,28 +902,11 @@ pub unsafe fn sync_threads_fast<const PER_THREAD: bool>(lp: *mut KernelLoop) -> 
         if (starting && (*run).idle.is_empty()) || (!starting && h >= (*run).ready.len()) {
             return false;
         }
+        // The next thread starts on an idle carrier, or a ready fiber goes on.
         let to = if starting {
-            // The next thread starts on an idle carrier.
-            let k = (*run).idle.len();
-            let i = *(*run).idle.get_unchecked(k - 1);
-            (*run).idle.set_len(k - 1);
-            if k > 1 {
-                // Threads start one after another: fetch the next carrier's frames.
-                let a = slots.add(*(*run).idle.get_unchecked(k - 2) as usize);
-                fiber::prefetch((*a).sp, (*a).top);
-            }
-            (*(*run).slots.as_mut_ptr().add(i as usize)).idle = false;
-            i
+            (*run).idle_carrier()
         } else {
-            (*run).ready_head = h + 1;
-            if h + 1 < (*run).ready.len() {
-                // The stack of the fiber after next: its frames (and page) are cold by now,
-                // cache and TLB misses on resuming it unless fetched a thread ahead.
-                let after = *(*run).ready.get_unchecked(h + 1);
-                let a = (*run).slots.as_ptr().add(after as usize);
-                fiber::prefetch((*a).sp, (*a).top);
-            }
-            *(*run).ready.get_unchecked(h)
+            (*run).take_ready(h)
         };
         // Capacity for every thread of the block is reserved when the run starts.
         let w = &mut (*bs).barrier;
@@ -893,10 +916,7 @@ pub unsafe fn sync_threads_fast<const PER_THREAD: bool>(lp: *mut KernelLoop) -> 
         // The slot's index is its one thread's (set when the carrier started it, or when it
         // first waited): nothing to record.
         (*bs).one_by_one = true;
-        (*run).cur = to;
-        let t = (*run).slots.as_mut_ptr().add(to as usize);
-        (*u).ctx.thread_idx = (*t).idx;
-        fiber::switch_keeping(std::ptr::addr_of_mut!((*slot).sp), (*t).sp);
+        Run::resume(run, u, to);
         true
     }
 }
@@ -933,15 +953,8 @@ unsafe fn first_wait_of_carrier(u: *mut kernel_ctx::UnitTls, run: *mut Run) -> b
         w.as_mut_ptr().add(n).write(cur);
         w.set_len(n + 1);
         (*bs).one_by_one = true;
-        let to = (*run).new_carrier();
-        (*run).cur = to;
-        let slots = (*run).slots.as_mut_ptr();
-        let tgt = slots.add(to as usize);
-        (*u).ctx.thread_idx = (*tgt).idx;
-        fiber::switch_keeping(
-            std::ptr::addr_of_mut!((*slots.add(cur as usize)).sp),
-            (*tgt).sp,
-        );
+        let to = (*run).idle_carrier();
+        Run::resume(run, u, to);
         true
     }
 }
@@ -1110,18 +1123,11 @@ unsafe fn warp_exchange_fast(
         (*w).parked[l] = cur;
         (*bs).one_by_one = true;
         let to = if starting {
-            (*run).new_carrier()
+            (*run).idle_carrier()
         } else {
-            (*run).pop_ready().unwrap_unchecked()
+            (*run).take_ready((*run).ready_head)
         };
-        (*run).cur = to;
-        let slots = (*run).slots.as_mut_ptr();
-        let tgt = slots.add(to as usize);
-        (*u).ctx.thread_idx = (*tgt).idx;
-        fiber::switch(
-            std::ptr::addr_of_mut!((*slots.add(cur as usize)).sp),
-            (*tgt).sp,
-        );
+        Run::resume(run, u, to);
         Some((*w).out[l])
     }
 }
