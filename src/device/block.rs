@@ -116,22 +116,24 @@ pub enum BlockOutcome {
 /// A fiber of the compute unit. Slots (and their stacks) last as long as the unit's runner: a
 /// carrier that has finished its threads parks as *idle* and is resumed as the next new carrier,
 /// in this run or a later one, instead of a fresh fiber being set up.
+#[repr(C, align(32))]
 struct Slot {
+    // The fields a ring barrier reads first, in 32 bytes: in one cache line whatever the index.
     sp: *mut c_void,
     /// The top of the stack (`Stack::top`).
     top: usize,
-    stack: Stack,
-    /// Parked in `Run::finish`, resumable as a carrier.
-    idle: bool,
+    /// The index of the thread parked on it (what the context shows when it resumes).
+    idx: Dim3,
+    /// In ring mode (see `Run::ring`): the fiber that runs when this one waits at the barrier.
+    next: u32,
     /// The carrier runs threads first..end (end lowered when one parks).
     first: u32,
     end: u32,
     /// The block (within the run) whose threads it carries.
     block: u32,
-    /// The index of the thread parked on it (what the context shows when it resumes).
-    idx: Dim3,
-    /// In ring mode (see `Run::ring`): the fiber that runs when this one waits at the barrier.
-    next: u32,
+    /// Parked in `Run::finish`, resumable as a carrier.
+    idle: bool,
+    stack: Stack,
 }
 
 /// What a rendezvous of a warp computes for each lane.
@@ -363,6 +365,22 @@ impl Run {
                 std::ptr::addr_of_mut!((*slots.add(from as usize)).sp),
                 (*t).sp,
             );
+        }
+    }
+
+    /// `resume`'s bookkeeping without the switch, for a `fiber::handoff_entry!` to carry out.
+    #[inline(always)]
+    unsafe fn hand_to(run: *mut Run, u: *mut kernel_ctx::UnitTls, to: u32) -> fiber::Handoff {
+        unsafe {
+            let from = (*run).cur;
+            (*run).cur = to;
+            let slots = (*run).slots.as_mut_ptr();
+            let t = slots.add(to as usize);
+            (*u).ctx.thread_idx = (*t).idx;
+            fiber::Handoff::switch(
+                std::ptr::addr_of_mut!((*slots.add(from as usize)).sp),
+                (*t).sp,
+            )
         }
     }
 
@@ -815,25 +833,26 @@ pub unsafe fn sync_threads(lp: *mut KernelLoop) {
 /// the others and goes on; any other thread, when it is alone on its fiber and the next fiber to
 /// run is a ready one or an idle carrier (for threads not yet started), records itself as
 /// waiting and switches straight to it. With `PER_THREAD` (a per-thread kernel: `lp` null), also
-/// the first wait of a carrier running several threads. Returns false, having changed nothing,
-/// for everything else (a cooperative grid, a fresh fiber to set up, a block that cannot go on,
-/// the context without the fast TLS offset): `sync_threads_slow` does those.
+/// the first wait of a carrier running several threads. `Handoff::SLOW`, having changed
+/// nothing, for everything else (a cooperative grid, a fresh fiber to set up, a block that
+/// cannot go on, the context without the fast TLS offset): `sync_threads_slow` does those.
 ///
-/// It calls nothing and keeps r12-r15 across its switch (`fiber::switch_keeping`), so the
-/// function it is inlined into needs few callee-saved registers. The `BIREN_KERNEL` form's copy
-/// (`PER_THREAD` false) leaves the carrier's first wait out and needs fewer still.
+/// It calls nothing and does not switch: the caller carries a switch out
+/// (`fiber::handoff_entry!`, or `sync_threads_fast`). The `BIREN_KERNEL` form's copy
+/// (`PER_THREAD` false) leaves the carrier's first wait out.
 /// # Safety
 /// As `sync_threads`.
 #[inline(always)]
-pub unsafe fn sync_threads_fast<const PER_THREAD: bool>(lp: *mut KernelLoop) -> bool {
+pub unsafe fn barrier_step<const PER_THREAD: bool>(lp: *mut KernelLoop) -> fiber::Handoff {
+    use fiber::Handoff;
     let _ = lp;
     unsafe {
         let Some(u) = kernel_ctx::unit_fast() else {
-            return false;
+            return Handoff::SLOW;
         };
         let run = (*u).run as *mut Run;
         if run.is_null() {
-            return true;
+            return Handoff::DONE;
         }
         let cur = (*run).cur;
         let slots = (*run).slots.as_mut_ptr();
@@ -844,32 +863,48 @@ pub unsafe fn sync_threads_fast<const PER_THREAD: bool>(lp: *mut KernelLoop) -> 
                 // The last of the round goes on, and arrives first next time.
                 (*run).arrived = 0;
                 (*run).ring_start = cur;
-                return true;
+                return Handoff::DONE;
             }
             (*run).arrived = a;
             let to = (*slot).next;
             let after = slots.add((*slots.add(to as usize)).next as usize);
             fiber::prefetch((*after).sp, (*after).top);
-            Run::resume(run, u, to);
-            return true;
+            return Run::hand_to(run, u, to);
         }
+        barrier_step_off_ring::<PER_THREAD>(u, run, lp)
+    }
+}
+
+/// `barrier_step` outside ring mode: a function of its own, so that the ring's path saves no
+/// registers.
+#[inline(never)]
+unsafe fn barrier_step_off_ring<const PER_THREAD: bool>(
+    u: *mut kernel_ctx::UnitTls,
+    run: *mut Run,
+    lp: *mut KernelLoop,
+) -> fiber::Handoff {
+    use fiber::Handoff;
+    unsafe {
+        let cur = (*run).cur;
+        let slots = (*run).slots.as_mut_ptr();
+        let slot = slots.add(cur as usize);
         // A carrier of several threads (the per-thread form) stops after the thread that waits
         // first; in the block form that is the loop's business (the slow path).
         if (*run).blocks.len() != 1 {
-            return false;
+            return Handoff::SLOW;
         }
         if (*slot).end - (*slot).first > 1 {
-            return PER_THREAD
-                && lp.is_null()
-                && !(*run).block_form
-                && first_wait_of_carrier(u, run);
+            if PER_THREAD && lp.is_null() && !(*run).block_form {
+                return first_wait_of_carrier(u, run);
+            }
+            return Handoff::SLOW;
         }
         let bs = (*run).blocks.as_mut_ptr();
         let n = (*bs).barrier.len();
         let h = (*run).ready_head;
         if n as u32 + 1 == (*run).threads {
             if h != (*run).ready.len() {
-                return false;
+                return Handoff::SLOW;
             }
             if (*run).next_block != 0 && n != 0 {
                 // Every thread has started and waited alone on its fiber (a carrier of several
@@ -887,20 +922,20 @@ pub unsafe fn sync_threads_fast<const PER_THREAD: bool>(lp: *mut KernelLoop) -> 
                 (*run).ring = true;
                 (*run).arrived = 0;
                 (*run).ring_start = cur;
-                return true;
+                return Handoff::DONE;
             }
             // The last to arrive goes on; the others follow in order (the waiting list becomes
             // the ready list, nothing else being ready).
             (*run).ready.set_len(0);
             (*run).ready_head = 0;
             std::mem::swap(&mut (*run).ready, &mut (*bs).barrier);
-            return true;
+            return Handoff::DONE;
         }
         // With one block, next_block is 0 while its threads are still being started.
         let starting = (*run).next_block == 0;
         // Somewhere to go, decided before anything is written.
         if (starting && (*run).idle.is_empty()) || (!starting && h >= (*run).ready.len()) {
-            return false;
+            return Handoff::SLOW;
         }
         // The next thread starts on an idle carrier, or a ready fiber goes on.
         let to = if starting {
@@ -916,32 +951,38 @@ pub unsafe fn sync_threads_fast<const PER_THREAD: bool>(lp: *mut KernelLoop) -> 
         // The slot's index is its one thread's (set when the carrier started it, or when it
         // first waited): nothing to record.
         (*bs).one_by_one = true;
-        Run::resume(run, u, to);
-        true
+        Run::hand_to(run, u, to)
     }
+}
+
+/// `barrier_step` carried out here: false, having changed nothing, when the slow path must run.
+/// # Safety
+/// As `sync_threads`.
+#[inline(always)]
+pub unsafe fn sync_threads_fast<const PER_THREAD: bool>(lp: *mut KernelLoop) -> bool {
+    unsafe { barrier_step::<PER_THREAD>(lp).perform() }
 }
 
 /// The first wait of a per-thread kernel's carrier (it runs threads `first..end` one after
 /// another): the carrier stops after this thread, the next thread starts on an idle carrier.
-/// Inline, with the switch that keeps r12-r15: as a function of its own, the fibers it parks
-/// resume at another site than the barrier's, and each first resumption mispredicts (the
-/// per-thread reduction took 99x the C loop instead of 83x; the `BIREN_KERNEL` form, which never
-/// comes here, gains ~4% from the smaller prologue then). False, having changed nothing, when
-/// the slow path must run.
+/// Part of the barrier's step, so that the fibers it parks resume through the barrier's own
+/// entry (with a switch of its own they resumed at another site, and each first resumption
+/// mispredicted: the per-thread reduction took 99x the C loop instead of 83x). `SLOW`, having
+/// changed nothing, when the slow path must run.
 #[inline(always)]
-unsafe fn first_wait_of_carrier(u: *mut kernel_ctx::UnitTls, run: *mut Run) -> bool {
+unsafe fn first_wait_of_carrier(u: *mut kernel_ctx::UnitTls, run: *mut Run) -> fiber::Handoff {
     unsafe {
         let cur = (*run).cur;
         let slot = (*run).slots.as_mut_ptr().add(cur as usize);
         let bs = (*run).blocks.as_mut_ptr();
         let n = (*bs).barrier.len();
         if n as u32 + 1 == (*run).threads || (*run).idle.is_empty() {
-            return false;
+            return fiber::Handoff::SLOW;
         }
         let idx = (*u).ctx.thread_idx;
         let t = linear(idx, (*run).grid.block);
         if (*slot).end <= t + 1 {
-            return false;
+            return fiber::Handoff::SLOW;
         }
         (*run).next_block = (*slot).block;
         (*run).next_thread = t + 1;
@@ -954,8 +995,7 @@ unsafe fn first_wait_of_carrier(u: *mut kernel_ctx::UnitTls, run: *mut Run) -> b
         w.set_len(n + 1);
         (*bs).one_by_one = true;
         let to = (*run).idle_carrier();
-        Run::resume(run, u, to);
-        true
+        Run::hand_to(run, u, to)
     }
 }
 

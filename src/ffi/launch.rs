@@ -341,26 +341,29 @@ pub extern "C" fn birenSharedMemory() -> *mut c_void {
 /// BIREN_ERROR_LAUNCH_FAILURE instead of hanging. Outside a kernel it does nothing.
 #[no_mangle]
 pub extern "C" fn birenSyncThreads() {
-    per_thread_barrier()
+    per_thread_barrier(std::ptr::null_mut())
 }
 
-/// birenSyncThreads for a per-thread kernel. The usual barrier is inline, calls nothing and
-/// cannot panic: it stands outside the panic boundary, which would give every barrier a stack
-/// frame; the rest is inside. A function of its own so that birenSyncThreadsLoop reaches it
-/// with a jump: each form then has its own copy of the fast path, the `BIREN_KERNEL` one
-/// without the per-thread carrier's first wait (a smaller prologue), and each form's fibers
-/// always resume at the same site.
-#[inline(never)]
-extern "C" fn per_thread_barrier() {
-    if unsafe { device::block::sync_threads_fast::<true>(std::ptr::null_mut()) } {
-        return;
-    }
-    sync_threads_slow()
+device::fiber::handoff_entry! {
+    /// birenSyncThreads for a per-thread kernel (`lp` is NULL). The usual barrier
+    /// (`per_thread_step`) calls nothing and cannot panic: it stands outside the panic
+    /// boundary, which would give every barrier a stack frame; the rest is inside. A function
+    /// of its own so that birenSyncThreadsLoop reaches it with a jump: each form then has its
+    /// own copy of the fast path (the `BIREN_KERNEL` one without the per-thread carrier's first
+    /// wait) and its own resume jump, predicted from its own kernels.
+    fn per_thread_barrier(lp: *mut kernel_ctx::KernelLoop),
+    step = per_thread_step,
+    slow = sync_threads_slow
+}
+
+/// The usual barrier of a per-thread kernel: decides, does not switch.
+extern "C" fn per_thread_step(_lp: *mut kernel_ctx::KernelLoop) -> device::fiber::Handoff {
+    unsafe { device::block::barrier_step::<true>(std::ptr::null_mut()) }
 }
 
 /// The panic boundary of birenSyncThreads' slow path.
 #[inline(never)]
-fn sync_threads_slow() {
+extern "C" fn sync_threads_slow(_lp: *mut kernel_ctx::KernelLoop) {
     ffi_value!("birenSyncThreads", (), {
         unsafe { device::block::sync_threads_slow(std::ptr::null_mut()) }
     })
@@ -374,25 +377,28 @@ pub extern "C" fn birenSyncThreadsLoop(loop_: *mut birenKernelLoop) {
     // Two jumps, no frame of its own: a per-thread kernel (the header passes its NULL loop) or
     // the BIREN_KERNEL form, each with its own copy of the fast path.
     if loop_.is_null() {
-        per_thread_barrier()
+        per_thread_barrier(std::ptr::null_mut())
     } else {
         form_barrier(loop_ as *mut kernel_ctx::KernelLoop)
     }
 }
 
-/// birenSyncThreadsLoop for a BIREN_KERNEL body: as birenSyncThreads, the fast path outside
-/// the panic boundary.
-#[inline(never)]
-extern "C" fn form_barrier(lp: *mut kernel_ctx::KernelLoop) {
-    if unsafe { device::block::sync_threads_fast::<false>(lp) } {
-        return;
-    }
-    sync_threads_loop_slow(lp)
+device::fiber::handoff_entry! {
+    /// birenSyncThreadsLoop for a BIREN_KERNEL body: as birenSyncThreads, the fast path
+    /// (`form_step`) outside the panic boundary.
+    fn form_barrier(lp: *mut kernel_ctx::KernelLoop),
+    step = form_step,
+    slow = sync_threads_loop_slow
+}
+
+/// The usual barrier of a BIREN_KERNEL body: decides, does not switch.
+extern "C" fn form_step(lp: *mut kernel_ctx::KernelLoop) -> device::fiber::Handoff {
+    unsafe { device::block::barrier_step::<false>(lp) }
 }
 
 /// The panic boundary of birenSyncThreadsLoop's slow path.
 #[inline(never)]
-fn sync_threads_loop_slow(lp: *mut kernel_ctx::KernelLoop) {
+extern "C" fn sync_threads_loop_slow(lp: *mut kernel_ctx::KernelLoop) {
     ffi_value!("birenSyncThreadsLoop", (), {
         unsafe { device::block::sync_threads_slow(lp) }
     })
