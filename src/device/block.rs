@@ -315,6 +315,9 @@ pub struct Run {
     ring: bool,
     arrived: u32,
     ring_start: u32,
+    /// `slots.as_mut_ptr()` while `ring` (no slot is made in ring mode): what the barrier
+    /// entries' ring path (`barrier_entry!`) reads.
+    ring_slots: *mut Slot,
 }
 
 impl Run {
@@ -368,7 +371,7 @@ impl Run {
         }
     }
 
-    /// `resume`'s bookkeeping without the switch, for a `fiber::handoff_entry!` to carry out.
+    /// `resume`'s bookkeeping without the switch, for a `barrier_entry!` to carry out.
     #[inline(always)]
     unsafe fn hand_to(run: *mut Run, u: *mut kernel_ctx::UnitTls, to: u32) -> fiber::Handoff {
         unsafe {
@@ -838,7 +841,7 @@ pub unsafe fn sync_threads(lp: *mut KernelLoop) {
 /// cannot go on, the context without the fast TLS offset): `sync_threads_slow` does those.
 ///
 /// It calls nothing and does not switch: the caller carries a switch out
-/// (`fiber::handoff_entry!`, or `sync_threads_fast`). The `BIREN_KERNEL` form's copy
+/// (`barrier_entry!`, or `sync_threads_fast`). The `BIREN_KERNEL` form's copy
 /// (`PER_THREAD` false) leaves the carrier's first wait out.
 /// # Safety
 /// As `sync_threads`.
@@ -920,6 +923,7 @@ unsafe fn barrier_step_off_ring<const PER_THREAD: bool>(
                 (*run).ready.set_len(0);
                 (*run).ready_head = 0;
                 (*run).ring = true;
+                (*run).ring_slots = slots;
                 (*run).arrived = 0;
                 (*run).ring_start = cur;
                 return Handoff::DONE;
@@ -954,6 +958,169 @@ unsafe fn barrier_step_off_ring<const PER_THREAD: bool>(
         Run::hand_to(run, u, to)
     }
 }
+
+/// Offsets the barrier entries' assembly reads (`barrier_entry!`).
+pub(crate) mod layout {
+    use super::{Run, Slot};
+    use crate::device::kernel_ctx::{KernelCtx, UnitTls};
+    use std::mem::{offset_of, size_of};
+    pub(crate) const U_RUN: usize = offset_of!(UnitTls, run);
+    pub(crate) const U_TIDX: usize = offset_of!(UnitTls, ctx) + offset_of!(KernelCtx, thread_idx);
+    pub(crate) const R_RING: usize = offset_of!(Run, ring);
+    pub(crate) const R_ARRIVED: usize = offset_of!(Run, arrived);
+    pub(crate) const R_THREADS: usize = offset_of!(Run, threads);
+    pub(crate) const R_CUR: usize = offset_of!(Run, cur);
+    pub(crate) const R_RING_START: usize = offset_of!(Run, ring_start);
+    pub(crate) const R_SLOTS: usize = offset_of!(Run, ring_slots);
+    pub(crate) const S_SP: usize = offset_of!(Slot, sp);
+    pub(crate) const S_IDX: usize = offset_of!(Slot, idx);
+    pub(crate) const S_NEXT: usize = offset_of!(Slot, next);
+    pub(crate) const S_SIZE: usize = size_of::<Slot>();
+    const _: () = assert!(size_of::<super::Dim3>() == 12 && size_of::<bool>() == 1);
+}
+
+/// Defines `extern "C" fn $name($arg: *mut KernelLoop)`, a barrier's C entry: it calls
+/// `$step($arg) -> Handoff` (an `extern "C" fn` that must not unwind: `barrier_step`) and
+/// returns at once (`DONE`), tail-calls `$slow($arg)` (`SLOW`), or switches fibers with
+/// `fiber::switch_keeping`'s protocol.
+///
+/// On x86_64 the function is naked, for two reasons.
+/// 1. A fiber it resumes can go back to its kernel with an indirect `jmp`, as libco does,
+///    instead of a `ret`. The return stack predicts a `ret` to the call site of the fiber that
+///    switched; in a kernel with two barrier sites (a tiled matrix multiply: load, barrier,
+///    compute, barrier) a fiber arriving at one site resumes a fiber waiting at the other, so
+///    every `ret` mispredicted (17 ns per thread-barrier instead of 7). The indirect jump is
+///    predicted from the path that led to it, which tells the sites apart. But it leaves the
+///    return stack one entry off, and a later `ret` (a per-thread kernel's return) mispredicts:
+///    so the resumed fiber returns with `ret` when its return address is the switching fiber's
+///    (r8 carries that across the switch; a context resumed from elsewhere finds some other
+///    value there and jumps), and jumps only when it is not.
+/// 2. Ring mode's barrier (the usual one once a block's first round is over) is done here
+///    without a call: the same steps as `barrier_step`'s ring branch, which it mirrors (change
+///    both together; the C tests run this one, the Rust tests that one).
+///
+/// Elsewhere it is plain Rust with `Handoff::perform`.
+macro_rules! barrier_entry {
+    ($(#[$m:meta])* fn $name:ident($arg:ident: $ty:ty), step = $step:path, slow = $slow:path) => {
+        $(#[$m])*
+        #[cfg(target_arch = "x86_64")]
+        #[unsafe(naked)]
+        extern "C" fn $name($arg: $ty) {
+            // The entry's stack when it switches, from the saved pointer up: rbx, rbp, resume
+            // address (label 3, as `fiber::switch` lays it out), r15-r12, the return address.
+            core::arch::naked_asm!(
+                // Ring mode? (rax: the unit's TLS offset, rcx: the run)
+                "mov rax, qword ptr [rip + {fast_off}]",
+                "test rax, rax",
+                "jz 7f",
+                "mov rcx, qword ptr fs:[rax + {u_run}]",
+                "test rcx, rcx",
+                "jz 7f",
+                "cmp byte ptr [rcx + {r_ring}], 0",
+                "je 7f",
+                "mov edx, dword ptr [rcx + {r_arrived}]",
+                "inc edx",
+                "cmp edx, dword ptr [rcx + {r_threads}]",
+                "je 6f",
+                "mov dword ptr [rcx + {r_arrived}], edx",
+                // rdx: the running slot, r10: the next (its index becomes `cur`), r9: slots.
+                "mov r9, qword ptr [rcx + {r_slots}]",
+                "mov edx, dword ptr [rcx + {r_cur}]",
+                "imul rdx, rdx, {s_size}",
+                "add rdx, r9",
+                "mov r10d, dword ptr [rdx + {s_next}]",
+                "mov dword ptr [rcx + {r_cur}], r10d",
+                "imul r10, r10, {s_size}",
+                "add r10, r9",
+                // Fetch the frames of the fiber after it (fiber::prefetch's 256 bytes).
+                "mov r11d, dword ptr [r10 + {s_next}]",
+                "imul r11, r11, {s_size}",
+                "mov r11, qword ptr [r9 + r11 + {s_sp}]",
+                "and r11, -64",
+                "prefetcht0 [r11]",
+                "prefetcht0 [r11 + 64]",
+                "prefetcht0 [r11 + 128]",
+                "prefetcht0 [r11 + 192]",
+                // The context shows the next thread's index.
+                "mov r11, qword ptr [r10 + {s_idx}]",
+                "mov qword ptr fs:[rax + {u_tidx}], r11",
+                "mov r11d, dword ptr [r10 + {s_idx} + 8]",
+                "mov dword ptr fs:[rax + {u_tidx} + 8], r11d",
+                "lea rax, [rdx + {s_sp}]",
+                "mov rdx, qword ptr [r10 + {s_sp}]",
+                "jmp 8f",
+                // The last of the round goes on, and arrives first next time.
+                "6:",
+                "mov dword ptr [rcx + {r_arrived}], 0",
+                "mov edx, dword ptr [rcx + {r_cur}]",
+                "mov dword ptr [rcx + {r_ring_start}], edx",
+                "ret",
+                // Anything else: the step decides.
+                "7:",
+                "push rdi",
+                "call {step}",
+                "pop rdi",
+                "cmp rax, 1",
+                "jb 2f",
+                "je {slow}",
+                // Switch: save in [rax], resume rdx.
+                "8:",
+                "mov r8, [rsp]",
+                "push r12",
+                "push r13",
+                "push r14",
+                "push r15",
+                "lea rcx, [rip + 3f]",
+                "push rcx",
+                "push rbp",
+                "push rbx",
+                "mov [rax], rsp",
+                "mov rsp, rdx",
+                "pop rbx",
+                "pop rbp",
+                "pop rcx",
+                "jmp rcx",
+                "3:",
+                "pop r15",
+                "pop r14",
+                "pop r13",
+                "pop r12",
+                "cmp r8, [rsp]",
+                "jne 4f",
+                "ret",
+                "4:",
+                "pop rcx",
+                "jmp rcx",
+                "2:",
+                "ret",
+                fast_off = sym $crate::device::kernel_ctx::FAST_OFFSET_PUBLISHED,
+                u_run = const $crate::device::block::layout::U_RUN,
+                u_tidx = const $crate::device::block::layout::U_TIDX,
+                r_ring = const $crate::device::block::layout::R_RING,
+                r_arrived = const $crate::device::block::layout::R_ARRIVED,
+                r_threads = const $crate::device::block::layout::R_THREADS,
+                r_cur = const $crate::device::block::layout::R_CUR,
+                r_ring_start = const $crate::device::block::layout::R_RING_START,
+                r_slots = const $crate::device::block::layout::R_SLOTS,
+                s_sp = const $crate::device::block::layout::S_SP,
+                s_idx = const $crate::device::block::layout::S_IDX,
+                s_next = const $crate::device::block::layout::S_NEXT,
+                s_size = const $crate::device::block::layout::S_SIZE,
+                step = sym $step,
+                slow = sym $slow,
+            )
+        }
+
+        $(#[$m])*
+        #[cfg(not(target_arch = "x86_64"))]
+        extern "C" fn $name($arg: $ty) {
+            if !unsafe { $step($arg).perform() } {
+                $slow($arg)
+            }
+        }
+    };
+}
+pub(crate) use barrier_entry;
 
 /// `barrier_step` carried out here: false, having changed nothing, when the slow path must run.
 /// # Safety
@@ -1354,6 +1521,7 @@ impl BlockRunner {
                 ring: false,
                 arrived: 0,
                 ring_start: 0,
+                ring_slots: std::ptr::null_mut(),
             }),
             shared: Vec::new(),
         }

@@ -83,7 +83,8 @@ pub unsafe fn switch_keeping(save: *mut *mut c_void, to: *mut c_void) {
 
 /// What a fast path that may give the unit to another fiber decided: go on (`DONE`), run the
 /// slow path instead (`SLOW`, nothing changed), or save the running context's stack pointer in
-/// `save` and switch to `to` (the bookkeeping done). See `handoff_entry!`.
+/// `save` and switch to `to` (the bookkeeping done). The barrier's C entries
+/// (`block::barrier_entry!`) carry it out in assembly, with the same switch protocol.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Handoff {
@@ -99,7 +100,7 @@ impl Handoff {
     };
     /// The slow path must run; nothing was changed.
     pub const SLOW: Handoff = Handoff {
-        // 1: what the naked entry compares with.
+        // 1: what the barrier entries compare with.
         save: std::ptr::without_provenance_mut(1),
         to: std::ptr::null_mut(),
     };
@@ -110,7 +111,7 @@ impl Handoff {
         Handoff { save, to }
     }
 
-    /// Carries the decision out where no `handoff_entry!` function does: true unless `SLOW`;
+    /// Carries the decision out in Rust: true unless `SLOW`;
     /// a switch returns when this context is resumed.
     ///
     /// # Safety
@@ -126,81 +127,6 @@ impl Handoff {
         true
     }
 }
-
-/// Defines `extern "C" fn $name($arg: $ty)`, a sync point's C entry: it calls
-/// `$step($arg) -> Handoff` (an `extern "C" fn`, which must not unwind) and returns at once
-/// (`DONE`), tail-calls `$slow($arg)` (`SLOW`), or switches fibers as `switch_keeping` does.
-///
-/// On x86_64 the function is naked, so that a fiber it resumes can go back to its kernel with an
-/// indirect `jmp`, as libco does, instead of a `ret`. The return stack predicts a `ret` to the
-/// call site of the fiber that switched; in a kernel with two barrier sites (a tiled matrix
-/// multiply: load, barrier, compute, barrier) a fiber arriving at one site resumes a fiber
-/// waiting at the other, so every `ret` mispredicted (17 ns per thread-barrier instead of 7).
-/// The indirect jump is predicted from the path that led to it, which tells the sites apart.
-/// But it leaves the return stack one entry off, and a later `ret` (a per-thread kernel's
-/// return) mispredicts: so the resumed fiber returns with `ret` when its return address is the
-/// switching fiber's (r8 carries that across the switch; a context resumed from elsewhere
-/// finds some other value there and jumps), and jumps only when it is not.
-/// Elsewhere it is plain Rust with `Handoff::perform`.
-macro_rules! handoff_entry {
-    ($(#[$m:meta])* fn $name:ident($arg:ident: $ty:ty), step = $step:path, slow = $slow:path) => {
-        $(#[$m])*
-        #[cfg(target_arch = "x86_64")]
-        #[unsafe(naked)]
-        extern "C" fn $name($arg: $ty) {
-            // The entry's stack when it switches, from the saved pointer up: rbx, rbp, resume
-            // address (label 3, as `fiber::switch` lays it out), r15-r12, the return address.
-            // r8: the switching fiber's return address, for the resumed one to compare.
-            core::arch::naked_asm!(
-                "push rdi",
-                "call {step}",
-                "pop rdi",
-                "cmp rax, 1",
-                "jb 2f",
-                "je {slow}",
-                "mov r8, [rsp]",
-                "push r12",
-                "push r13",
-                "push r14",
-                "push r15",
-                "lea rcx, [rip + 3f]",
-                "push rcx",
-                "push rbp",
-                "push rbx",
-                "mov [rax], rsp",
-                "mov rsp, rdx",
-                "pop rbx",
-                "pop rbp",
-                "pop rcx",
-                "jmp rcx",
-                "3:",
-                "pop r15",
-                "pop r14",
-                "pop r13",
-                "pop r12",
-                "cmp r8, [rsp]",
-                "jne 4f",
-                "ret",
-                "4:",
-                "pop rcx",
-                "jmp rcx",
-                "2:",
-                "ret",
-                step = sym $step,
-                slow = sym $slow,
-            )
-        }
-
-        $(#[$m])*
-        #[cfg(not(target_arch = "x86_64"))]
-        extern "C" fn $name($arg: $ty) {
-            if !unsafe { $step($arg).perform() } {
-                $slow($arg)
-            }
-        }
-    };
-}
-pub(crate) use handoff_entry;
 
 /// See the x86_64 version.
 ///

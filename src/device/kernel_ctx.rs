@@ -123,7 +123,7 @@ pub fn unit_fast() -> Option<*mut UnitTls> {
 }
 
 /// `fast_offset()` once every compute unit has reported (0 until then, and if there is none).
-static FAST_OFFSET_PUBLISHED: std::sync::atomic::AtomicIsize =
+pub(crate) static FAST_OFFSET_PUBLISHED: std::sync::atomic::AtomicIsize =
     std::sync::atomic::AtomicIsize::new(0);
 
 /// Makes `unit()` use the uniform offset (at init, after all compute units reported).

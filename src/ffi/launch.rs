@@ -344,7 +344,7 @@ pub extern "C" fn birenSyncThreads() {
     per_thread_barrier(std::ptr::null_mut())
 }
 
-device::fiber::handoff_entry! {
+device::block::barrier_entry! {
     /// birenSyncThreads for a per-thread kernel (`lp` is NULL). The usual barrier
     /// (`per_thread_step`) calls nothing and cannot panic: it stands outside the panic
     /// boundary, which would give every barrier a stack frame; the rest is inside. A function
@@ -383,7 +383,7 @@ pub extern "C" fn birenSyncThreadsLoop(loop_: *mut birenKernelLoop) {
     }
 }
 
-device::fiber::handoff_entry! {
+device::block::barrier_entry! {
     /// birenSyncThreadsLoop for a BIREN_KERNEL body: as birenSyncThreads, the fast path
     /// (`form_step`) outside the panic boundary.
     fn form_barrier(lp: *mut kernel_ctx::KernelLoop),
