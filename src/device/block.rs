@@ -349,7 +349,11 @@ impl Run {
                     .get_unchecked(*self.idle.get_unchecked(k - 2) as usize);
                 fiber::prefetch(a.sp, a.top);
             }
-            self.slots.get_unchecked_mut(i as usize).idle = false;
+            let sl = self.slots.get_unchecked_mut(i as usize);
+            sl.idle = false;
+            // It carries the next block's threads (`carry`); until it runs, `switch_to` enters
+            // its block from here, not from its last run's (a larger cooperative grid's index).
+            sl.block = self.next_block;
             i
         }
     }
@@ -2343,6 +2347,54 @@ mod tests {
         g.cooperative = true;
         assert_eq!(r.run_block(&g, 0), BlockOutcome::Completed);
         assert!(out.iter().all(|&v| v == 32));
+    }
+
+    // A cooperative grid after a larger one: its carriers, idle since, carried blocks the new grid
+    // does not have (it entered block 7 of 3: an index out of bounds). Block 1 skips the sync.
+    unsafe extern "C" fn grid_sync_but_block_1(_args: *mut *mut c_void) {
+        if (*kernel_ctx::current()).block_idx.x != 1 {
+            unsafe { grid_sync(std::ptr::null_mut()) };
+        }
+    }
+
+    #[test]
+    fn a_smaller_cooperative_grid_after_a_larger_one() {
+        let ctr = AtomicU32::new(0);
+        let mut out = [0u32; 8 * 8];
+        let mut a = [
+            &ctr as *const AtomicU32 as *mut c_void,
+            out.as_mut_ptr() as *mut c_void,
+        ];
+        let mut g = grid(
+            grid_count,
+            a.as_mut_ptr(),
+            Dim3::new(8, 1, 1),
+            Dim3::new(8, 1, 1),
+            0,
+        );
+        g.cooperative = true;
+        let mut r = BlockRunner::new(64 * 1024);
+        assert_eq!(r.run_block(&g, 0), BlockOutcome::Completed);
+        assert!(out.iter().all(|&v| v == 64));
+        let mut small = grid(
+            grid_sync_but_block_1,
+            std::ptr::null_mut(),
+            Dim3::new(3, 1, 1),
+            Dim3::new(8, 1, 1),
+            0,
+        );
+        small.cooperative = true;
+        assert_eq!(
+            r.run_block(&small, 0),
+            BlockOutcome::DivergentGrid {
+                waiting: 16,
+                threads: 24
+            }
+        );
+        ctr.store(0, Ordering::Relaxed);
+        g.grid = Dim3::new(3, 1, 1);
+        assert_eq!(r.run_block(&g, 0), BlockOutcome::Completed);
+        assert!(out[..24].iter().all(|&v| v == 24));
     }
 
     // Each thread counts itself at (block, thread); block 2's thread 3 traps when args[1] is
