@@ -287,6 +287,78 @@ static int barriers_after_many_rounds_still_catch_misuse(void) {
   return 0;
 }
 
+/* Five barrier sites, a warp shuffle between two of them in even rounds, three more barriers in odd
+ * rounds: in ring mode a thread arriving at one site resumes a thread waiting at another (the
+ * runtime's resume then jumps instead of returning), and fibers parked by a warp operation resume
+ * through a barrier and the other way round. Every value is checked against a lockstep model. */
+#define SITES_BODY(t, n, rounds, out, blk)                                                       \
+  do {                                                                                           \
+    unsigned *sh = (unsigned *)birenSharedMemory(), acc = 0, v;                                  \
+    int r;                                                                                       \
+    for (r = 0; r < (rounds); r++) {                                                             \
+      sh[t] = (t) * (unsigned)r + 1u;                                                            \
+      birenSyncThreads();                                                                        \
+      v = sh[((t) + 1u) % (n)];                                                                  \
+      if (r & 1) {                                                                               \
+        birenSyncThreads();                                                                      \
+        sh[t] = v * 2u;                                                                          \
+        birenSyncThreads();                                                                      \
+      } else {                                                                                   \
+        v += (unsigned)birenShflDownSyncInt(0xffffffffu, (int)v, 1);                             \
+      }                                                                                          \
+      birenSyncThreads();                                                                        \
+      acc += v + sh[((t) + 3u) % (n)];                                                           \
+      birenSyncThreads();                                                                        \
+    }                                                                                            \
+    (out)[(blk) * (n) + (t)] = acc;                                                              \
+  } while (0)
+
+BIREN_KERNEL(five_sites, (int) rounds, (unsigned *) out) {
+  SITES_BODY(threadIdx.x, blockDim.x, rounds, out, blockIdx.x);
+}
+
+static void five_sites_plain(void **args) {
+  int rounds = *(int *)args[0];
+  unsigned *out = *(unsigned **)args[1];
+  SITES_BODY(birenThreadIdx().x, birenBlockDim().x, rounds, out, birenBlockIdx().x);
+}
+
+static unsigned five_sites_model(unsigned t, unsigned n, int rounds) {
+  unsigned acc = 0, sh_, v, w;
+  int r;
+  for (r = 0; r < rounds; r++) {
+    unsigned ru = (unsigned)r, nb = (t + 1u) % n, far = (t + 3u) % n;
+    v = nb * ru + 1u;
+    if (r & 1) {
+      sh_ = (((far + 1u) % n) * ru + 1u) * 2u; /* sh[far] = 2 * (far's v) */
+    } else {
+      w = (t % 32u) < 31u ? ((nb + 1u) % n) * ru + 1u : v; /* lane + 1's v, or its own at lane 31 */
+      v += w;
+      sh_ = far * ru + 1u;
+    }
+    acc += v + sh_;
+  }
+  return acc;
+}
+
+static int barriers_at_five_sites_with_a_warp_operation_between(void) {
+  enum { BLOCKS = 48, THREADS = 256, ROUNDS = 7 };
+  unsigned *out, i, t;
+  int form, rounds = ROUNDS;
+  OK(birenMallocManaged((void **)&out, BLOCKS * THREADS * sizeof *out, birenMemAttachGlobal));
+  for (form = 0; form < 2; form++) {
+    birenKernel_t k = form ? five_sites : five_sites_plain;
+    void *args[] = {&rounds, &out};
+    memset(out, 0, BLOCKS * THREADS * sizeof *out);
+    OK(birenLaunchKernel(k, birenDim3(BLOCKS, 1, 1), birenDim3(THREADS, 1, 1), args, THREADS * sizeof(unsigned), NULL));
+    OK(birenDeviceSynchronize());
+    for (i = 0; i < BLOCKS; i++)
+      for (t = 0; t < THREADS; t++) EXPECT(out[i * THREADS + t] == five_sites_model(t, THREADS, ROUNDS));
+  }
+  OK(birenFree(out));
+  return 0;
+}
+
 /* ---- warp operations ------------------------------------------------------------------------- */
 
 /* Checks every shuffle of every type for lane `lane` in a group of lanes `mask` (full warp, or the
@@ -719,6 +791,7 @@ static const test_case tests[] = {
     TEST(barrier_reduction_in_the_kernel_form),
     TEST(misuse_of_barriers_and_trap_in_the_form_fails),
     TEST(barriers_after_many_rounds_still_catch_misuse),
+    TEST(barriers_at_five_sites_with_a_warp_operation_between),
     TEST(every_warp_operation_with_full_and_partial_masks),
     TEST(shuffle_reduction_in_a_partial_warp),
     TEST(warp_misuse_fails_the_launch),
