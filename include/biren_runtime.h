@@ -3614,8 +3614,9 @@ static inline dim3 birenThreadIdxIn_(const birenKernelLoop *l) {
  * are a rendezvous of the lanes `mask` names (it must name the caller): it completes when all
  * of them have arrived. A mask naming a lane that never arrives (it returned, or does not exist
  * in a partial last warp) fails the launch with BIREN_ERROR_LAUNCH_FAILURE, as a divergent
- * barrier does. A rendezvous costs about what one thread of a block barrier costs, for the
- * lanes of the warp only.
+ * barrier does. A rendezvous waits for the lanes of the warp only, but it is not cheaper than
+ * a block barrier: each lane switches fibers once either way, and the rendezvous' bookkeeping
+ * costs about twice the barrier's (BENCHMARKS.md: ~21 ns against ~10 ns per lane).
  *   birenSyncWarp(mask)               __syncwarp
  *   birenBallotSync(mask, pred)       __ballot_sync: lanes of mask whose pred != 0
  *   birenAnySync / birenAllSync(mask, pred)
