@@ -77,8 +77,8 @@ test-rust: lib
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --release -q -p biren --no-deps
 
 test-c: lib $(C_TESTS)
-	@set -e; for t in $(C_TESTS); do echo "== $$t"; timeout 300 $$t; done
-	@set -e; for s in $(wildcard c-tests/*.sh); do echo "== $$s"; timeout 300 bash $$s; done
+	@set -e; for t in $(C_TESTS); do echo "== $$t"; BIREN_ABORT_ON_INTERNAL_ERROR=1 timeout 300 $$t; done
+	@set -e; for s in $(wildcard c-tests/*.sh); do echo "== $$s"; BIREN_ABORT_ON_INTERNAL_ERROR=1 timeout 300 bash $$s; done
 
 # ---- Python ----------------------------------------------------------------------------------
 # The tests' Python tools (python/requirements-dev.txt: pytest, numpy, the wheel's build backend)

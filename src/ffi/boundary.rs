@@ -102,6 +102,10 @@ pub fn panicked(name: &str, payload: Box<dyn std::any::Any + Send>) -> ErrorCode
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_default();
     eprintln!("biren: internal error in {name}: {what}");
+    if crate::runtime::ABORT_ON_INTERNAL_ERROR.load(std::sync::atomic::Ordering::Relaxed) {
+        eprintln!("biren: BIREN_ABORT_ON_INTERNAL_ERROR=1: aborting");
+        std::process::abort();
+    }
     ErrorCode::Unknown
 }
 

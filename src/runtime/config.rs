@@ -19,6 +19,9 @@ pub struct Config {
     pub racecheck: bool,
     /// Order of ready work (`BIREN_SCHEDULE`).
     pub schedule: Schedule,
+    /// Abort the process on an internal error (a panic caught at the C boundary) instead of
+    /// returning `BIREN_ERROR_UNKNOWN` (`BIREN_ABORT_ON_INTERNAL_ERROR=1`): for test suites.
+    pub abort_on_internal_error: bool,
 }
 
 /// Record and replay (`BIREN_RECORD`, `BIREN_REPLAY`, `BIREN_REPLAY_TIMEOUT_MS`): read with the
@@ -197,6 +200,7 @@ impl Config {
             trace_path: None,
             log: LogLevel::Off,
             racecheck: false,
+            abort_on_internal_error: false,
             schedule: Schedule::Normal,
         };
         if let Some(v) = get("BIREN_DEVICE_COUNT") {
@@ -260,6 +264,19 @@ impl Config {
                 _ => {
                     return Err(ConfigError {
                         var: "BIREN_RACECHECK",
+                        value: v,
+                        expected: "0 or 1",
+                    })
+                }
+            };
+        }
+        if let Some(v) = get("BIREN_ABORT_ON_INTERNAL_ERROR") {
+            c.abort_on_internal_error = match v.as_str() {
+                "0" => false,
+                "1" => true,
+                _ => {
+                    return Err(ConfigError {
+                        var: "BIREN_ABORT_ON_INTERNAL_ERROR",
                         value: v,
                         expected: "0 or 1",
                     })
@@ -401,6 +418,12 @@ mod tests {
             );
         }
         assert!(cfg(&[("BIREN_VALIDATOR", " 1")]).is_err());
+        assert!(cfg(&[("BIREN_ABORT_ON_INTERNAL_ERROR", "yes")]).is_err());
+        assert!(
+            cfg(&[("BIREN_ABORT_ON_INTERNAL_ERROR", "1")])
+                .unwrap()
+                .abort_on_internal_error
+        );
         assert!(cfg(&[("BIREN_SCHEDULING", "cooperative ")]).is_err());
         assert!(cfg(&[("BIREN_DEVICE_MEMORY", " 64M")]).is_err());
         // Empty counts as unset, for every variable.
@@ -416,8 +439,10 @@ mod tests {
             "BIREN_LOG",
             "BIREN_RACECHECK",
             "BIREN_SCHEDULE",
+            "BIREN_ABORT_ON_INTERNAL_ERROR",
         ] {
             let c = cfg(&[(var, "")]).unwrap();
+            assert!(!c.abort_on_internal_error);
             assert_eq!(c.device_count, 1);
             assert!(!c.validator);
             assert!(c.trace_path.is_none());

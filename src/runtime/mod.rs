@@ -59,6 +59,11 @@ pub struct Runtime {
 /// child, so its runtime is abandoned (leaked, never dropped: its memory is the child's copy).
 static RUNTIME: AtomicPtr<Runtime> = AtomicPtr::new(std::ptr::null_mut());
 static INIT: Mutex<()> = Mutex::new(());
+/// `BIREN_ABORT_ON_INTERNAL_ERROR=1` at the last `birenInit`: the C boundary aborts the process
+/// on an internal error (a caught panic) instead of returning `BIREN_ERROR_UNKNOWN`.
+pub(crate) static ABORT_ON_INTERNAL_ERROR: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
 /// Set in a child forked after the runtime was started (see `install_fork_handlers`).
 static FORKED_AFTER_INIT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
@@ -122,6 +127,7 @@ pub fn init() -> Result<&'static Runtime> {
     if config.racecheck {
         diagnostics::racecheck::set(true);
     }
+    ABORT_ON_INTERNAL_ERROR.store(config.abort_on_internal_error, Ordering::Relaxed);
     let device_log = exec::replay::configure(&config, &replay_config)?;
     exec::schedule::configure(config.schedule, device_log);
     let clock = Instant::now();
