@@ -7,8 +7,10 @@
 //! stops after that thread and parks; the next fiber runs at once, with a direct switch:
 //! a new carrier for the threads not yet started, else a thread released by a completed sync.
 //! A barrier, warp or grid rendezvous completes when its last member arrives: that thread goes
-//! on and the others become ready in order. So a thread-barrier costs one switch (inline, see
-//! `fiber::switch`; the usual barrier takes a short inline path, `sync_threads`).
+//! on and the others become ready in order. So a thread-barrier costs one switch (see
+//! `fiber::switch`). The usual barrier decides in a short step, `barrier_step`, and the C
+//! entries (`barrier_entry!`) switch in assembly; once a block's first round is over, its
+//! barrier runs in *ring mode* (`Run::ring`), entirely in that assembly.
 //! A carrier whose threads have finished parks as idle and is resumed as the next new carrier,
 //! in this run or a later one: starting a thread sets up no fiber (HIP-CPU keeps its fibers
 //! looping for the same reason).
@@ -364,6 +366,7 @@ impl Run {
             sl.idle = false;
             // It carries the next block's threads (`carry`); until it runs, `switch_to` enters
             // its block from here, not from its last run's (a larger cooperative grid's index).
+            // (`fresh_carrier` does the same.)
             sl.block = self.next_block;
             i
         }
@@ -409,6 +412,8 @@ impl Run {
         if let Some(i) = self.dead.pop() {
             let sl = &mut self.slots[i as usize];
             sl.sp = sl.stack.prepare(carrier_main, me);
+            // As in `idle_carrier`: not the block of the run that abandoned it.
+            sl.block = self.next_block;
             return i;
         }
         self.made += 1;
@@ -423,7 +428,7 @@ impl Run {
             idle: false,
             first: 0,
             end: 0,
-            block: 0,
+            block: self.next_block,
             idx: Dim3::default(),
             next: 0,
         });
@@ -2347,6 +2352,13 @@ mod tests {
         *out.add(lin as usize) = (*ctr).load(Ordering::Relaxed);
     }
 
+    // Block 1 skips the grid sync.
+    unsafe extern "C" fn grid_sync_but_block_1(_args: *mut *mut c_void) {
+        if (*kernel_ctx::current()).block_idx.x != 1 {
+            unsafe { grid_sync(std::ptr::null_mut()) };
+        }
+    }
+
     #[test]
     fn grid_sync_waits_for_every_block() {
         let ctr = AtomicU32::new(0);
@@ -2368,35 +2380,8 @@ mod tests {
         g.cooperative = true;
         assert_eq!(r.run_block(&g, 0), BlockOutcome::Completed);
         assert!(out.iter().all(|&v| v == 32));
-    }
-
-    // A cooperative grid after a larger one: its carriers, idle since, carried blocks the new grid
-    // does not have (it entered block 7 of 3: an index out of bounds). Block 1 skips the sync.
-    unsafe extern "C" fn grid_sync_but_block_1(_args: *mut *mut c_void) {
-        if (*kernel_ctx::current()).block_idx.x != 1 {
-            unsafe { grid_sync(std::ptr::null_mut()) };
-        }
-    }
-
-    #[test]
-    fn a_smaller_cooperative_grid_after_a_larger_one() {
-        let ctr = AtomicU32::new(0);
-        let mut out = [0u32; 8 * 8];
-        let mut a = [
-            &ctr as *const AtomicU32 as *mut c_void,
-            out.as_mut_ptr() as *mut c_void,
-        ];
-        let mut g = grid(
-            grid_count,
-            a.as_mut_ptr(),
-            Dim3::new(8, 1, 1),
-            Dim3::new(8, 1, 1),
-            0,
-        );
-        g.cooperative = true;
-        let mut r = BlockRunner::new(64 * 1024);
-        assert_eq!(r.run_block(&g, 0), BlockOutcome::Completed);
-        assert!(out.iter().all(|&v| v == 64));
+        // A smaller cooperative grid after it: its carriers, idle since, had carried blocks the
+        // new grid does not have (it entered block 3 of 3: an index out of bounds, a panic).
         let mut small = grid(
             grid_sync_but_block_1,
             std::ptr::null_mut(),

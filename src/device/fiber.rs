@@ -46,7 +46,8 @@ pub unsafe fn switch(save: *mut *mut c_void, to: *mut c_void) {
 
 /// `switch`, saving r12-r15 itself (above its resume address, restored at the resume point)
 /// instead of clobbering them: for a caller whose fast path needs no callee-saved registers,
-/// which then gets no prologue and epilogue saving all six on every call (`sync_threads_fast`).
+/// which then gets no prologue and epilogue saving all six on every call (the warp operation's
+/// fast path, `Handoff::perform`).
 /// Contexts saved by either variant resume through the same protocol.
 ///
 /// # Safety
