@@ -319,6 +319,7 @@ pub struct Run {
     ring_start: u32,
     /// `slots.as_mut_ptr()` while `ring` (no slot is made in ring mode): what the barrier
     /// entries' ring path (`barrier_entry!`) reads.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     ring_slots: *mut Slot,
     /// In ring mode, the barrier fetches the frames of the fiber after next (see
     /// `RING_PREFETCH_DEPTH`).
@@ -984,6 +985,7 @@ unsafe fn barrier_step_off_ring<const PER_THREAD: bool>(
 }
 
 /// Offsets the barrier entries' assembly reads (`barrier_entry!`).
+#[cfg(target_arch = "x86_64")]
 pub(crate) mod layout {
     use super::{Run, Slot};
     use crate::device::kernel_ctx::{KernelCtx, UnitTls};
