@@ -220,36 +220,30 @@ static int misuse_of_barriers_and_trap_in_the_form_fails(void) {
 /* After `rounds` barrier rounds (the runtime's ring mode), thread `leaves` returns while the others
  * wait at one more barrier, or thread `traps` traps; with neither, every thread adds its
  * neighbours' values and the sums are checked. Both forms. */
+#define ROUNDS_BODY(t_, n_, blk)                                                                 \
+  do {                                                                                           \
+    unsigned *sh = (unsigned *)birenSharedMemory(), t = (t_), n = (n_), acc = 0;                 \
+    int r;                                                                                       \
+    for (r = 0; r < rounds; r++) {                                                               \
+      sh[t] = t + (unsigned)r;                                                                   \
+      birenSyncThreads();                                                                        \
+      acc += sh[(t + 1) % n];                                                                    \
+      birenSyncThreads();                                                                        \
+    }                                                                                            \
+    if (t + 1 == leaves) return;                                                                 \
+    if (t + 1 == traps) birenTrap();                                                             \
+    birenSyncThreads();                                                                          \
+    out[(blk) * n + t] = acc;                                                                    \
+  } while (0)
+
 BIREN_KERNEL(rounds_then_misuse, (int) rounds, (unsigned) leaves, (unsigned) traps, (unsigned *) out) {
-  unsigned *sh = (unsigned *)birenSharedMemory(), t = threadIdx.x, n = blockDim.x, acc = 0;
-  int r;
-  for (r = 0; r < rounds; r++) {
-    sh[t] = t + (unsigned)r;
-    birenSyncThreads();
-    acc += sh[(t + 1) % n];
-    birenSyncThreads();
-  }
-  if (t + 1 == leaves) return;
-  if (t + 1 == traps) birenTrap();
-  birenSyncThreads();
-  out[blockIdx.x * n + t] = acc;
+  ROUNDS_BODY(threadIdx.x, blockDim.x, blockIdx.x);
 }
 
 static void rounds_then_misuse_plain(void **args) {
   int rounds = *(int *)args[0];
   unsigned leaves = *(unsigned *)args[1], traps = *(unsigned *)args[2], *out = *(unsigned **)args[3];
-  unsigned *sh = (unsigned *)birenSharedMemory(), t = birenThreadIdx().x, n = birenBlockDim().x, acc = 0;
-  int r;
-  for (r = 0; r < rounds; r++) {
-    sh[t] = t + (unsigned)r;
-    birenSyncThreads();
-    acc += sh[(t + 1) % n];
-    birenSyncThreads();
-  }
-  if (t + 1 == leaves) return;
-  if (t + 1 == traps) birenTrap();
-  birenSyncThreads();
-  out[birenBlockIdx().x * n + t] = acc;
+  ROUNDS_BODY(birenThreadIdx().x, birenBlockDim().x, birenBlockIdx().x);
 }
 
 static int barriers_after_many_rounds_still_catch_misuse(void) {

@@ -104,6 +104,19 @@ pub struct ConfigError {
     pub expected: &'static str,
 }
 
+/// A 0/1 variable's value.
+fn flag(var: &'static str, v: String) -> std::result::Result<bool, ConfigError> {
+    match v.as_str() {
+        "0" => Ok(false),
+        "1" => Ok(true),
+        _ => Err(ConfigError {
+            var,
+            value: v,
+            expected: "0 or 1",
+        }),
+    }
+}
+
 impl std::fmt::Display for ConfigError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
@@ -245,43 +258,13 @@ impl Config {
             };
         }
         if let Some(v) = get("BIREN_VALIDATOR") {
-            c.validator = match v.as_str() {
-                "0" => false,
-                "1" => true,
-                _ => {
-                    return Err(ConfigError {
-                        var: "BIREN_VALIDATOR",
-                        value: v,
-                        expected: "0 or 1",
-                    })
-                }
-            };
+            c.validator = flag("BIREN_VALIDATOR", v)?;
         }
         if let Some(v) = get("BIREN_RACECHECK") {
-            c.racecheck = match v.as_str() {
-                "0" => false,
-                "1" => true,
-                _ => {
-                    return Err(ConfigError {
-                        var: "BIREN_RACECHECK",
-                        value: v,
-                        expected: "0 or 1",
-                    })
-                }
-            };
+            c.racecheck = flag("BIREN_RACECHECK", v)?;
         }
         if let Some(v) = get("BIREN_ABORT_ON_INTERNAL_ERROR") {
-            c.abort_on_internal_error = match v.as_str() {
-                "0" => false,
-                "1" => true,
-                _ => {
-                    return Err(ConfigError {
-                        var: "BIREN_ABORT_ON_INTERNAL_ERROR",
-                        value: v,
-                        expected: "0 or 1",
-                    })
-                }
-            };
+            c.abort_on_internal_error = flag("BIREN_ABORT_ON_INTERNAL_ERROR", v)?;
         }
         if let Some(v) = get("BIREN_SCHEDULE") {
             c.schedule = parse_schedule(&v).ok_or(ConfigError {
