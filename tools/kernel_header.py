@@ -34,7 +34,12 @@ w(r"""/* ---- The kernel form: BIREN_KERNEL ------------------------------------
  * - name##_biren_block_: the block entry (birenKernelBlock_t). It unpacks the arguments once and
  *   runs the block's threads in one loop over threadIdx.x around the inlined body, so the
  *   compiler sees the thread loop: a body without sync points compiles to a plain loop, which
- *   it can vectorise (gcc -O3 -march=native -fopt-info-vec shows it);
+ *   it can vectorise. The loop counts the global x-index blockIdx.x * blockDim.x + threadIdx.x
+ *   as an int, so CUDA's usual `int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) ...`
+ *   vectorises with GCC -O3 and no masks (c-tests/test_vectorise.sh checks it; GCC 12 takes
+ *   the `i < n` test out of the loop). An `unsigned` index stays a scalar loop with GCC 12:
+ *   its loop splitting needs a signed counter, and the masked loop it can vectorise instead
+ *   ran slower than the scalar one on the AMD machine we measure on (BENCHMARKS.md);
  * - name: the per-thread entry, for launches that do not know the block entry;
  * - a registration: a constructor (GCC/Clang; in C++ a static initializer) that calls
  *   birenKernelRegisterBlock before main, so that launches of `name` run the block entry and
@@ -74,15 +79,26 @@ static birenKernelLoop *const biren_loop_ BIREN_UNUSED_ = 0;
 #define BIREN_KP_TY1_(...) __VA_ARGS__ BIREN_KP_TY2_(
 #define BIREN_KP_TY2_(...)
 
-/* The block entry's thread loop around `call` (rows of threadIdx.x; the index in biren_l_). */
+/* The block entry's thread loop around `call` (rows of threadIdx.x; the index in biren_l_).
+ * It counts biren_g_ = blockIdx.x * blockDim.x + threadIdx.x, and the runtime calls a block entry
+ * only for grids whose gridDim.x * blockDim.x fits in an int (larger ones run the per-thread
+ * entry). A body's usual index, blockIdx.x * blockDim.x + threadIdx.x, unsigned or converted to
+ * int, is then the loop's counter, which compilers know cannot wrap: with the loop counting
+ * threadIdx.x instead, it could, and GCC did not vectorise `c[i] = a[i] + b[i]` at all. */
+#if defined(__GNUC__) || defined(__clang__)
+#define BIREN_ASSUME_(c) do { if (!(c)) __builtin_unreachable(); } while (0)
+#else
+#define BIREN_ASSUME_(c) do { } while (0)
+#endif
 #define BIREN_KERNEL_LOOP_(call)                                                                  \
   const dim3 biren_bi_ = biren_ctx_->blockIdx, biren_bd_ = biren_ctx_->blockDim,                  \
              biren_gd_ = biren_ctx_->gridDim;                                                     \
+  const unsigned biren_base_ = biren_bi_.x * biren_bd_.x;                                         \
   birenKernelLoop biren_l_;                                                                       \
   unsigned biren_lin_ = biren_first_;                                                             \
   biren_l_.end = biren_end_;                                                                      \
   while (biren_lin_ < biren_l_.end) {                                                             \
-    unsigned biren_row_ = 0, biren_x0_ = biren_lin_, biren_n_, biren_x_;                          \
+    unsigned biren_row_ = 0, biren_x0_ = biren_lin_, biren_n_;                                    \
     if (biren_lin_ >= biren_bd_.x) { /* no division in the first row (1-D blocks: always) */      \
       biren_row_ = biren_lin_ / biren_bd_.x;                                                      \
       biren_x0_ = biren_lin_ - biren_row_ * biren_bd_.x;                                          \
@@ -96,8 +112,11 @@ static birenKernelLoop *const biren_loop_ BIREN_UNUSED_ = 0;
       biren_l_.tid.z = biren_row_ / biren_bd_.y;                                                  \
     }                                                                                             \
     biren_l_.xe = biren_x0_ + biren_n_;                                                           \
-    for (biren_x_ = biren_x0_; biren_x_ < biren_l_.xe; ++biren_x_) {                              \
-      biren_l_.tid.x = biren_x_;                                                                  \
+    BIREN_ASSUME_(biren_x0_ <= biren_l_.xe && biren_base_ + biren_l_.xe >= biren_base_ &&         \
+                  biren_base_ + biren_l_.xe <= 0x7fffffffu);                                      \
+    for (int biren_g_ = (int)(biren_base_ + biren_x0_); biren_g_ < (int)(biren_base_ + biren_l_.xe); \
+         ++biren_g_) {                                                                            \
+      biren_l_.tid.x = (unsigned)biren_g_ - biren_base_;                                          \
       call;                                                                                       \
     }                                                                                             \
     biren_lin_ = biren_row_ * biren_bd_.x + biren_l_.xe;                                          \

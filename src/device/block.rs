@@ -60,6 +60,15 @@ pub struct Grid {
 }
 
 impl Grid {
+    /// The block entry to run, if any: `block_fn`, except for grids whose x-indices overflow an
+    /// int (`gridDim.x * blockDim.x > INT_MAX`). The header's block loop counts
+    /// `blockIdx.x * blockDim.x + threadIdx.x` and tells the compiler it stays within an int
+    /// (what lets it vectorise the usual index); such grids run the per-thread entry instead.
+    pub fn block_entry(&self) -> Option<BlockFn> {
+        let x_threads = u64::from(self.grid.x) * u64::from(self.block.x);
+        self.block_fn.filter(|_| x_threads <= i32::MAX as u64)
+    }
+
     /// How many pieces the scheduler hands out: blocks, or the whole grid at once.
     pub fn dispatch_count(&self) -> u64 {
         if self.cooperative {
@@ -1596,7 +1605,8 @@ impl BlockRunner {
             run.dead.clear();
         }
         run.grid = *grid;
-        run.block_form = grid.block_fn.is_some();
+        run.grid.block_fn = grid.block_entry();
+        run.block_form = run.grid.block_fn.is_some();
         run.ctx = ctx;
         run.threads = grid.block.volume() as u32;
         // Blocks keep their lists' capacity from run to run: no allocation per block.
@@ -1704,6 +1714,27 @@ mod tests {
             stack_size: 64 * 1024,
         }
     }
+
+    #[test]
+    fn block_entries_only_for_grids_whose_x_index_fits_an_int() {
+        let mut g = grid(noop_kernel, std::ptr::null_mut(), Dim3::new(1, 1, 1), Dim3::new(1, 1, 1), 0);
+        assert!(g.block_entry().is_none(), "no block entry, none to run");
+        g.block_fn = Some(noop_block);
+        for (gx, bx, fits) in [
+            (1u32, 1u32, true),
+            (8_388_607, 256, true),  // 2^31 - 256 threads in x
+            (8_388_608, 256, false), // 2^31
+            (2_097_151, 1024, true),
+            (2_097_152, 1024, false),
+            (u32::MAX, 1024, false),
+        ] {
+            g.grid = Dim3::new(gx, 65535, 65535);
+            g.block = Dim3::new(bx, 1, 1);
+            assert_eq!(g.block_entry().is_some(), fits, "{gx} x {bx}");
+        }
+    }
+
+    unsafe extern "C" fn noop_block(_: *mut KernelCtx, _: *mut *mut c_void, _: c_uint, _: c_uint) {}
 
     unsafe extern "C" fn count_threads(args: *mut *mut c_void) {
         let hits = *args as *const AtomicU32;
