@@ -194,6 +194,45 @@ static int barrier_reduction_in_the_kernel_form(void) {
   return 0;
 }
 
+/* Blocks with blockIdx.x % 3 == which reverse their slice through shared memory (a barrier in
+ * every thread); the others copy it (no barrier). Once a block's thread 0 has run through, the
+ * runtime starts later blocks as one loop: a thread 0 that waits there must still work. */
+BIREN_KERNEL(reverse_some, (const int *) in, (int *) out, (unsigned) which) {
+  int *sh = (int *)birenSharedMemory();
+  unsigned t = threadIdx.x, base = blockIdx.x * blockDim.x;
+  if (blockIdx.x % 3 != which) {
+    out[base + t] = in[base + t];
+    return;
+  }
+  sh[t] = in[base + t];
+  birenSyncThreads();
+  out[base + t] = sh[blockDim.x - 1 - t];
+}
+
+static int barriers_in_some_blocks_only(void) {
+  enum { BLOCKS = 300, N = 256 };
+  int *in = (int *)malloc(BLOCKS * N * sizeof(int)), *out = (int *)malloc(BLOCKS * N * sizeof(int)), *din, *dout;
+  unsigned i, which;
+  for (i = 0; i < BLOCKS * N; i++) in[i] = (int)(i * 7 + 1);
+  OK(birenMalloc((void **)&din, BLOCKS * N * sizeof(int)));
+  OK(birenMalloc((void **)&dout, BLOCKS * N * sizeof(int)));
+  OK(birenMemcpy(din, in, BLOCKS * N * sizeof(int), birenMemcpyHostToDevice));
+  for (which = 0; which < 3; which++) {
+    OK(birenMemset(dout, 0, BLOCKS * N * sizeof(int)));
+    OK(BIREN_LAUNCH(reverse_some, birenDim3(BLOCKS, 1, 1), birenDim3(N, 1, 1), N * sizeof(int), NULL, din, dout, which));
+    OK(birenDeviceSynchronize());
+    OK(birenMemcpy(out, dout, BLOCKS * N * sizeof(int), birenMemcpyDeviceToHost));
+    for (i = 0; i < BLOCKS * N; i++) {
+      unsigned b = i / N, t = i % N;
+      EXPECT(out[i] == in[b % 3 == which ? b * N + (N - 1 - t) : i]);
+    }
+  }
+  OK(birenFree(din));
+  OK(birenFree(dout));
+  free(in), free(out);
+  return 0;
+}
+
 BIREN_KERNEL(divergent_sync) {
   if (threadIdx.x >= 3) birenSyncThreads();
 }
@@ -783,6 +822,7 @@ static const test_case tests[] = {
     TEST(return_ends_only_the_thread),
     TEST(sixteen_parameters_of_mixed_types),
     TEST(barrier_reduction_in_the_kernel_form),
+    TEST(barriers_in_some_blocks_only),
     TEST(misuse_of_barriers_and_trap_in_the_form_fails),
     TEST(barriers_after_many_rounds_still_catch_misuse),
     TEST(barriers_at_five_sites_with_a_warp_operation_between),

@@ -305,6 +305,9 @@ pub struct Run {
     ready_head: usize,
     /// The kernel has a block entry (`grid.block_fn`).
     block_form: bool,
+    /// A block entry's thread 0 has run through without waiting in this run: later blocks start
+    /// as one loop of all their threads (a thread 0 that waits there still truncates it).
+    loops: bool,
     grid_waiting: Vec<u32>,
     outcome: Option<BlockOutcome>,
     driver_sp: *mut c_void,
@@ -709,8 +712,10 @@ unsafe fn carry(run: *mut Run) {
         let g = (*run).grid;
         if let Some(f) = g.block_fn {
             // Thread 0 alone first: if it waits, the kernel has sync points and the block's
-            // threads run one per carrier; if not, the others run in one loop.
-            let end = if first == 0 || (&(*run).blocks)[b as usize].one_by_one {
+            // threads run one per carrier; if not, the others run in one loop, and so do whole
+            // blocks from then on (`loops`).
+            let one_by_one = (&(*run).blocks)[b as usize].one_by_one;
+            let end = if (first == 0 && !(*run).loops) || one_by_one {
                 first + 1
             } else {
                 n
@@ -729,6 +734,9 @@ unsafe fn carry(run: *mut Run) {
             (&mut (*run).slots)[cur].idx = idx;
             (*ctx).thread_idx = idx;
             f(ctx, g.args, first, end);
+            if first == 0 && end == 1 && !(&(*run).blocks)[b as usize].one_by_one {
+                (*run).loops = true;
+            }
         } else if g.block.y == 1 && g.block.z == 1 {
             (&mut (*run).slots)[cur].idx = Dim3::new(first, 0, 0);
             let mut t = first;
@@ -1550,6 +1558,7 @@ impl BlockRunner {
                 ready: Vec::new(),
                 ready_head: 0,
                 block_form: false,
+                loops: false,
                 grid_waiting: Vec::new(),
                 outcome: None,
                 driver_sp: std::ptr::null_mut(),
@@ -1607,6 +1616,7 @@ impl BlockRunner {
         run.grid = *grid;
         run.grid.block_fn = grid.block_entry();
         run.block_form = run.grid.block_fn.is_some();
+        run.loops = false;
         run.ctx = ctx;
         run.threads = grid.block.volume() as u32;
         // Blocks keep their lists' capacity from run to run: no allocation per block.
