@@ -33,6 +33,7 @@ def load(p):
 ours, peer = load(sys.argv[1]), load(sys.argv[2])
 rows = [
     ("vadd_form_ratio", "vector add 16M / best C loop (BIREN_KERNEL form)", "x", False, "<= 1.1"),
+    ("vadd_form_int_ratio", "the same, int index (BIREN: vectorised)", "x", False, None),
     ("vadd_plain_ratio", "vector add 16M / best C loop (per-thread form)", "x", False, "<= 3"),
     ("reduce_form_ratio", "barrier reduction 16M / 1-thread C (BIREN_KERNEL form)", "x", False, "<= 40"),
     ("reduce_plain_ratio", "barrier reduction 16M / 1-thread C (per-thread form)", "x", False, "<= 40"),

@@ -40,6 +40,11 @@ __global__ void kf_vadd(const float *a, const float *b, float *c, unsigned n) {
   if (i < n) c[i] = a[i] + b[i];
 }
 
+__global__ void kf_vadd_int(const float *a, const float *b, float *c, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i];
+}
+
 __global__ void kf_reduce(const float *in, float *out, unsigned n) {
   HIP_DYNAMIC_SHARED(float, sh)
   unsigned t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
@@ -116,14 +121,19 @@ int main() {
     CHECK(hipMalloc((void **)&dc, bytes));
     CHECK(hipMemcpy(da, a.data(), bytes, hipMemcpyHostToDevice));
     CHECK(hipMemcpy(db, b.data(), bytes, hipMemcpyHostToDevice));
-    std::vector<double> vf, v1, vn;
+    std::vector<double> vf, vi, v1, vn;
     for (int r = -1; r < g_reps; r++) {
       double t0 = now_s();
       hipLaunchKernelGGL(kf_vadd, dim3((n + 255) / 256), dim3(256), 0, s, da, db, dc, n);
       CHECK(hipStreamSynchronize(s));
       double t = now_s() - t0;
+      t0 = now_s();
+      hipLaunchKernelGGL(kf_vadd_int, dim3((n + 255) / 256), dim3(256), 0, s, da, db, dc, (int)n);
+      CHECK(hipStreamSynchronize(s));
+      double ti = now_s() - t0;
       if (r >= 0) {
         vf.push_back(t);
+        vi.push_back(ti);
         v1.push_back(vadd_c(a.data(), b.data(), c.data(), n, 1));
         vn.push_back(vadd_c(a.data(), b.data(), c.data(), n, g_cus));
       }
@@ -132,6 +142,7 @@ int main() {
     if (std::memcmp(chk.data(), c.data(), bytes) != 0) std::fprintf(stderr, "peer: WRONG vadd\n"), g_failed = 1;
     double best = std::min(median(v1), median(vn));
     fig("vadd_form_ratio", median(vf) / best);
+    fig("vadd_form_int_ratio", median(vi) / best);
     fig("vadd_form_ms", median(vf) * 1e3);
     fig("vadd_best_c_ms", best * 1e3);
     CHECK(hipFree(da));
