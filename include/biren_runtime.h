@@ -3283,7 +3283,9 @@ static inline birenPos make_birenPos(size_t x, size_t y, size_t z) {
  * parameter `biren_loop_` of the thread function (a NULL constant outside BIREN_KERNEL bodies,
  * so they work in per-thread kernels too); birenThreadIdx() reads the loop's index likewise.
  * How the runtime runs it: thread 0 of a block runs alone first; if it reaches no sync point,
- * the block's other threads run in the one loop; if it does, they run one per fiber.
+ * the block's other threads run in the one loop, and later blocks run all their threads in one
+ * loop; if it does, they run one per fiber. Grids whose gridDim.x * blockDim.x exceeds INT_MAX
+ * run the per-thread entry instead (the loop counts the global x-index as an int).
  * Helper functions called from the body: one that uses sync points or warp operations should
  * take a parameter `birenKernelLoop *biren_loop_` and be called with `biren_loop_`; without it,
  * it works where thread 0 waits too, and elsewhere fails the launch (LAUNCH_FAILURE) with a
