@@ -473,6 +473,87 @@ static void warp_plain(void **args) {
   warp_body(lane, group_mask(lane, halves), bad);
 }
 
+/* Long runs of full-mask warp operations (the runtime's warp ring): every warp does a different
+ * number of them (warp-uniform), more than the ring's turn of 64, with the operation and its
+ * argument changing from one to the next; then a barrier; then a run all warps do; in both forms.
+ * Checked against the same steps computed on the host. */
+#define RING_STEP(r, v, lane)                                                                     \
+  switch ((r) % 6) {                                                                              \
+  case 0: v += birenShflXorSyncUll(0xffffffffu, v, (int)((r) % 31 + 1)); break;                   \
+  case 1: v = v * 3u + birenShflDownSyncUll(0xffffffffu, v, (unsigned)((r) % 33)); break;         \
+  case 2: v ^= birenShflUpSyncUll(0xffffffffu, v, (unsigned)((r) % 9)) << 1; break;               \
+  case 3: v += birenShflSyncUll(0xffffffffu, v, (int)(((r) * 7) % 32)); break;                    \
+  case 4: v += birenBallotSync(0xffffffffu, (int)(v & 1u)); break;                                \
+  default: birenSyncWarp(0xffffffffu); v += lane; break;                                          \
+  }
+#define RING_BODY(t, blk, in, out, rounds)                                                        \
+  unsigned lane = (t) % 32, warp = (t) / 32;                                                      \
+  unsigned long long v = (in)[(blk) * 256 + (t)];                                                 \
+  int r;                                                                                          \
+  for (r = 0; r < (rounds) + (int)warp * 23; r++) { RING_STEP(r, v, lane) }                       \
+  birenSyncThreads();                                                                             \
+  for (r = 0; r < 70; r++) { RING_STEP(r + 5, v, lane) }                                          \
+  (out)[(blk) * 256 + (t)] = v;
+
+BIREN_KERNEL(warp_ring_form, (const unsigned long long *) in, (unsigned long long *) out, (int) rounds) {
+  RING_BODY(threadIdx.x, blockIdx.x, in, out, rounds)
+}
+
+static void warp_ring_plain(void **args) {
+  const unsigned long long *in = *(const unsigned long long **)args[0];
+  unsigned long long *out = *(unsigned long long **)args[1];
+  int rounds = *(int *)args[2];
+  RING_BODY(birenThreadIdx().x, birenBlockIdx().x, in, out, rounds)
+}
+
+/* The host's lockstep: one step of the 32 lanes of a warp. */
+static void ring_step_host(int r, unsigned long long *v) {
+  unsigned long long o[32];
+  unsigned l, ballot = 0;
+  for (l = 0; l < 32; l++) {
+    unsigned d;
+    switch (r % 6) {
+    case 0: o[l] = v[l] + v[l ^ (unsigned)(r % 31 + 1)]; break;
+    case 1: d = (unsigned)(r % 33); o[l] = v[l] * 3u + (l + d < 32 ? v[l + d] : v[l]); break;
+    case 2: d = (unsigned)(r % 9); o[l] = v[l] ^ ((d <= l ? v[l - d] : v[l]) << 1); break;
+    case 3: o[l] = v[l] + v[(r * 7) % 32]; break;
+    case 4: ballot |= (unsigned)(v[l] & 1u) << l; o[l] = v[l]; break;
+    default: o[l] = v[l] + l; break;
+    }
+  }
+  for (l = 0; l < 32; l++) v[l] = r % 6 == 4 ? o[l] + ballot : o[l];
+}
+
+static int warp_ring_runs_with_changing_operations(void) {
+  enum { BLOCKS = 6, N = 256 };
+  unsigned long long *in = (unsigned long long *)malloc(BLOCKS * N * sizeof *in), *out = (unsigned long long *)malloc(BLOCKS * N * sizeof *out), *want = (unsigned long long *)malloc(BLOCKS * N * sizeof *want), *din, *dout;
+  int rounds, form, i, r;
+  for (i = 0; i < BLOCKS * N; i++) in[i] = (unsigned long long)i * 2654435761u + 17u;
+  OK(birenMalloc((void **)&din, BLOCKS * N * sizeof *in));
+  OK(birenMalloc((void **)&dout, BLOCKS * N * sizeof *out));
+  OK(birenMemcpy(din, in, BLOCKS * N * sizeof *in, birenMemcpyHostToDevice));
+  for (rounds = 1; rounds <= 130; rounds += 43) {
+    for (i = 0; i < BLOCKS * N; i += 32) {
+      unsigned w = (unsigned)(i % N) / 32;
+      memcpy(want + i, in + i, 32 * sizeof *want);
+      for (r = 0; r < rounds + (int)w * 23; r++) ring_step_host(r, want + i);
+      for (r = 0; r < 70; r++) ring_step_host(r + 5, want + i);
+    }
+    for (form = 0; form < 2; form++) {
+      OK(birenMemset(dout, 0, BLOCKS * N * sizeof *out));
+      if (form) OK(BIREN_LAUNCH(warp_ring_form, birenDim3(BLOCKS, 1, 1), birenDim3(N, 1, 1), 0, NULL, din, dout, rounds));
+      else OK(BIREN_LAUNCH(warp_ring_plain, birenDim3(BLOCKS, 1, 1), birenDim3(N, 1, 1), 0, NULL, din, dout, rounds));
+      OK(birenDeviceSynchronize());
+      OK(birenMemcpy(out, dout, BLOCKS * N * sizeof *out, birenMemcpyDeviceToHost));
+      EXPECT(memcmp(out, want, BLOCKS * N * sizeof *out) == 0);
+    }
+  }
+  OK(birenFree(din));
+  OK(birenFree(dout));
+  free(in), free(out), free(want);
+  return 0;
+}
+
 static int every_warp_operation_with_full_and_partial_masks(void) {
   int halves, bad = 0, *pb = &bad;
   for (halves = 0; halves < 2; halves++) {
@@ -828,6 +909,7 @@ static const test_case tests[] = {
     TEST(barriers_at_five_sites_with_a_warp_operation_between),
     TEST(every_warp_operation_with_full_and_partial_masks),
     TEST(shuffle_reduction_in_a_partial_warp),
+    TEST(warp_ring_runs_with_changing_operations),
     TEST(warp_misuse_fails_the_launch),
     TEST(warp_operations_in_helper_functions),
     TEST(every_atomic_under_contention_from_many_blocks),

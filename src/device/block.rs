@@ -213,6 +213,14 @@ impl Warp {
 
     /// Computes every lane's result of the rendezvous of the lanes in `mask`.
     fn complete(&mut self, mask: u32) {
+        if mask == u32::MAX && self.complete_uniform() {
+            return;
+        }
+        self.complete_general(mask);
+    }
+
+    /// `complete` lane by lane: any mask, any mix of requests.
+    fn complete_general(&mut self, mask: u32) {
         let mut ballot = 0u32;
         for l in 0..32 {
             if mask & (1 << l) != 0 && self.vals[l] != 0 {
@@ -269,6 +277,65 @@ impl Warp {
                 WarpOp::All => (ballot == mask) as u64,
             };
         }
+    }
+}
+
+impl Warp {
+    /// `complete` for a full mask whose 32 lanes all asked the same (the usual case: one call
+    /// site, one shuffle distance), in straight loops: false, having written nothing, otherwise.
+    #[inline]
+    fn complete_uniform(&mut self) -> bool {
+        let r = self.req[0];
+        if self.req.iter().any(|q| q.op != r.op || q.param != r.param || q.width != r.width) {
+            return false;
+        }
+        let width = r.width as u32; // a power of two from 1 to 32 (checked on arrival)
+        let p = r.param as u32;
+        let v = &self.vals;
+        let out = &mut self.out;
+        match r.op {
+            WarpOp::Sync => {}
+            WarpOp::ShflXor => {
+                // Within the lane's group of `width`; a partner in a later group is out of
+                // reach (own value), as in `complete`.
+                for (l, o) in out.iter_mut().enumerate() {
+                    let s = l as u32 ^ p;
+                    let seg = l as u32 & !(width - 1);
+                    *o = if s >= 32 || (s & !(width - 1)) > seg { v[l] } else { v[s as usize] };
+                }
+            }
+            WarpOp::ShflDown => {
+                for (l, o) in out.iter_mut().enumerate() {
+                    let lw = l as u32 & (width - 1);
+                    *o = if p >= width || lw + p >= width { v[l] } else { v[l + p as usize] };
+                }
+            }
+            WarpOp::ShflUp => {
+                for (l, o) in out.iter_mut().enumerate() {
+                    let lw = l as u32 & (width - 1);
+                    *o = if p > lw { v[l] } else { v[l - p as usize] };
+                }
+            }
+            WarpOp::Shfl => {
+                for (l, o) in out.iter_mut().enumerate() {
+                    let seg = l as u32 & !(width - 1);
+                    *o = v[(seg + (p & (width - 1))) as usize];
+                }
+            }
+            WarpOp::Ballot | WarpOp::Any | WarpOp::All => {
+                let mut ballot = 0u32;
+                for (l, &x) in v.iter().enumerate() {
+                    ballot |= ((x != 0) as u32) << l;
+                }
+                let r = match r.op {
+                    WarpOp::Ballot => ballot as u64,
+                    WarpOp::Any => (ballot != 0) as u64,
+                    _ => (ballot == u32::MAX) as u64,
+                };
+                out.fill(r);
+            }
+        }
+        true
     }
 }
 
@@ -336,7 +403,26 @@ pub struct Run {
     /// In ring mode, the barrier fetches the frames of the fiber after next (see
     /// `RING_PREFETCH_DEPTH`).
     ring_prefetch: bool,
+    /// Warp ring (`NO_WARP_RING` when off): the warp of a one-block run whose 32 lanes, each on
+    /// its own fiber, go from one full-mask rendezvous to the next among themselves, in lane
+    /// order, as ring mode does for barriers: a lane that arrives switches to the next lane (its
+    /// fiber is `Warp::parked`), which waits at the rendezvous before, completed; the 32nd to
+    /// arrive completes it and goes on. `wring_arrived` lanes have arrived (their bits are in
+    /// `Warp::arrived` too); the others, but the running one, are ready, though not on the ready
+    /// list. Anything else the warp's lanes do (a barrier, a thread's end, another warp's
+    /// operation, a partial mask) leaves the mode first (`leave_warp_ring`), as do
+    /// `WARP_RING_ROUNDS` rendezvous in a row (the other warps get their turn). Only 32 stacks
+    /// are in play: a warp's rendezvous costs less than a block barrier among 256.
+    warp_ring: u32,
+    wring_arrived: u32,
+    wring_rounds: u32,
 }
+
+/// `Run::warp_ring` when no warp is in ring mode.
+const NO_WARP_RING: u32 = u32::MAX;
+
+/// A warp in ring mode gives way to the run's other fibers after this many rendezvous.
+const WARP_RING_ROUNDS: u32 = 64;
 
 /// The depth of a waiting fiber's frames (from its saved stack pointer to its stack's top) above
 /// which ring mode's barrier prefetches: deep frames hold values the kernel spilled around the
@@ -532,6 +618,27 @@ impl Run {
         self.arrived = 0;
     }
 
+    /// Leaves the warp ring: its lanes that are ready (not at the current rendezvous, and not
+    /// the running one) go to the ready list in the ring's order, from the lane after the
+    /// running one; the arrived ones stay parked in the warp, as outside the mode.
+    #[cold]
+    #[inline(never)]
+    fn leave_warp_ring(&mut self) {
+        let wi = self.warp_ring as usize;
+        self.warp_ring = NO_WARP_RING;
+        let Some(Some(w)) = self.blocks[0].warps.get(wi) else {
+            return;
+        };
+        let cur = self.cur;
+        let start = w.parked.iter().position(|&f| f == cur).unwrap_or(31);
+        for k in 1..32 {
+            let l = (start + k) % 32;
+            if w.arrived & (1 << l) == 0 && w.parked[l] != cur {
+                self.ready.push(w.parked[l]);
+            }
+        }
+    }
+
     /// Points the context at block `b` of the run.
     fn enter_block(&mut self, b: u32) {
         let bs = &self.blocks[b as usize];
@@ -657,6 +764,9 @@ impl Run {
     unsafe fn finish(run: *mut Run) {
         if (*run).ring {
             (*run).leave_ring();
+        }
+        if (*run).warp_ring != NO_WARP_RING {
+            (*run).leave_warp_ring();
         }
         match (*run).pop_ready() {
             Some(to) => {
@@ -814,6 +924,9 @@ unsafe fn me(lp: *mut KernelLoop) -> Option<(*mut Run, Dim3)> {
         // Every sync point but the barrier's fast path works on the lists.
         (*run).leave_ring();
     }
+    if (*run).warp_ring != NO_WARP_RING {
+        (*run).leave_warp_ring();
+    }
     let idx = if lp.is_null() {
         let s = (*run).slots.get_unchecked((*run).cur as usize);
         if (*run).block_form && s.end - s.first > 1 {
@@ -928,6 +1041,9 @@ unsafe fn barrier_step_off_ring<const PER_THREAD: bool>(
 ) -> fiber::Handoff {
     use fiber::Handoff;
     unsafe {
+        if (*run).warp_ring != NO_WARP_RING {
+            (*run).leave_warp_ring();
+        }
         let cur = (*run).cur;
         let slots = (*run).slots.as_mut_ptr();
         let slot = slots.add(cur as usize);
@@ -1312,14 +1428,25 @@ unsafe fn warp_exchange_fast(
     unsafe {
         let u = kernel_ctx::unit_fast()?;
         let run = (*u).run as *mut Run;
-        if run.is_null()
-            || (*run).ring
-            || (*run).blocks.len() != 1
-            || mask != u32::MAX
-            || width <= 0
-            || width > 32
-            || (width & (width - 1)) != 0
-        {
+        if run.is_null() {
+            return None;
+        }
+        let full = mask == u32::MAX && width > 0 && width <= 32 && (width & (width - 1)) == 0;
+        if (*run).warp_ring != NO_WARP_RING {
+            if full {
+                let idx = if lp.is_null() {
+                    (*u).ctx.thread_idx
+                } else {
+                    (*lp).tid
+                };
+                let t = linear(idx, (*run).grid.block);
+                if t / WARP_SIZE == (*run).warp_ring {
+                    return Some(warp_ring_step(u, run, t, op, val, param, width));
+                }
+            }
+            (*run).leave_warp_ring();
+        }
+        if (*run).ring || (*run).blocks.len() != 1 || !full {
             return None;
         }
         let cur = (*run).cur;
@@ -1366,12 +1493,12 @@ unsafe fn warp_exchange_fast(
             (*w).arrived = u32::MAX;
             (*w).complete(mask);
             (*w).arrived = 0;
-            let mut others = !(1u32 << l);
-            while others != 0 {
-                let o = others.trailing_zeros() as usize;
-                others &= others - 1;
-                (*run).ready.push((*w).parked[o]);
-            }
+            // Every lane is alone on its fiber (the others waited; this one's carrier has one
+            // thread): the warp goes on in ring mode, its lanes ready without the list.
+            (*w).parked[l] = cur;
+            (*run).warp_ring = wi as u32;
+            (*run).wring_arrived = 0;
+            (*run).wring_rounds = 0;
             return Some((*w).out[l]);
         }
         (*w).arrived |= 1 << l;
@@ -1385,6 +1512,58 @@ unsafe fn warp_exchange_fast(
         Run::resume(run, u, to);
         Some((*w).out[l])
     }
+}
+
+/// A full-mask rendezvous of the warp in ring mode (`Run::warp_ring`), by thread `t` of it.
+#[inline(always)]
+unsafe fn warp_ring_step(
+    u: *mut kernel_ctx::UnitTls,
+    run: *mut Run,
+    t: u32,
+    op: WarpOp,
+    val: u64,
+    param: i32,
+    width: i32,
+) -> u64 {
+    unsafe {
+        let bs = (*run).blocks.as_mut_ptr();
+        let w: *mut Warp = match (*bs).warps.get_unchecked_mut(((*run).warp_ring) as usize) {
+            Some(w) => &mut **w,
+            None => unreachable_unchecked_warp(),
+        };
+        let l = (t % WARP_SIZE) as usize;
+        debug_assert_eq!((*w).parked[l], (*run).cur, "biren: the warp ring's lanes moved");
+        (*w).vals[l] = val;
+        (*w).req[l] = LaneReq {
+            op,
+            param,
+            width,
+            mask: u32::MAX,
+        };
+        let a = (*run).wring_arrived + 1;
+        if a == WARP_SIZE {
+            (*w).complete(u32::MAX);
+            (*w).arrived = 0;
+            (*run).wring_arrived = 0;
+            let r = (*run).wring_rounds + 1;
+            (*run).wring_rounds = r;
+            if r >= WARP_RING_ROUNDS {
+                (*run).leave_warp_ring();
+            }
+            return (*w).out[l];
+        }
+        (*run).wring_arrived = a;
+        (*w).arrived |= 1 << l;
+        let to = (*w).parked[(l + 1) % WARP_SIZE as usize];
+        Run::resume(run, u, to);
+        (*w).out[l]
+    }
+}
+
+/// The warp ring's warp always exists (it was made before the ring formed).
+#[cold]
+fn unreachable_unchecked_warp() -> ! {
+    unreachable!("biren: the warp ring's warp is gone")
 }
 
 /// `warp_exchange` when its fast path declined: every check, misuse and wait.
@@ -1572,6 +1751,9 @@ impl BlockRunner {
                 ring_start: 0,
                 ring_slots: std::ptr::null_mut(),
                 ring_prefetch: false,
+                warp_ring: NO_WARP_RING,
+                wring_arrived: 0,
+                wring_rounds: 0,
             }),
             shared: Vec::new(),
         }
@@ -1660,6 +1842,7 @@ impl BlockRunner {
         run.stop = stop.map_or(std::ptr::null(), |s| s as *const AtomicBool);
         run.ring = false;
         run.arrived = 0;
+        run.warp_ring = NO_WARP_RING;
         unsafe {
             *ctx = KernelCtx {
                 thread_idx: Dim3::default(),
@@ -1723,6 +1906,55 @@ mod tests {
             cooperative: false,
             stack_size: 64 * 1024,
         }
+    }
+
+    #[test]
+    fn uniform_warp_results_match_the_lane_by_lane_ones() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rnd = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let ops = [
+            WarpOp::Sync,
+            WarpOp::Shfl,
+            WarpOp::ShflUp,
+            WarpOp::ShflDown,
+            WarpOp::ShflXor,
+            WarpOp::Ballot,
+            WarpOp::Any,
+            WarpOp::All,
+        ];
+        for case in 0..4000 {
+            let op = ops[rnd(ops.len() as u64) as usize];
+            let width = 1i32 << rnd(6);
+            let param = match rnd(4) {
+                0 => -(rnd(40) as i32),
+                1 => rnd(64) as i32,
+                _ => rnd(33) as i32,
+            };
+            let mut w = Warp::new();
+            for l in 0..32 {
+                w.vals[l] = match rnd(3) {
+                    0 => 0,
+                    1 => u64::MAX,
+                    _ => rnd(1 << 40),
+                };
+                w.req[l] = LaneReq { op, param, width, mask: u32::MAX };
+            }
+            let mut general = Warp::new();
+            general.vals = w.vals;
+            general.req = w.req;
+            general.complete_general(u32::MAX);
+            assert!(w.complete_uniform(), "case {case}: uniform requests");
+            assert_eq!(w.out, general.out, "case {case}: {op:?} width {width} param {param}");
+        }
+        // Mixed requests are left to the general loop.
+        let mut w = Warp::new();
+        w.req[5].param = 3;
+        assert!(!w.complete_uniform());
     }
 
     #[test]
