@@ -161,14 +161,39 @@ pub enum WarpOp {
     All = 7,
 }
 
+/// What a lane asked of a rendezvous. 16 bytes without implicit padding (`pad` is zero), so
+/// that two requests compare as one `u128` (`key`).
 #[derive(Clone, Copy)]
+#[repr(C)]
 struct LaneReq {
     op: WarpOp,
+    pad: [u8; 3],
     param: i32,
     width: i32,
     /// The mask the lane named (for the failure report).
     mask: u32,
 }
+
+impl LaneReq {
+    #[inline(always)]
+    fn new(op: WarpOp, param: i32, width: i32, mask: u32) -> LaneReq {
+        LaneReq {
+            op,
+            pad: [0; 3],
+            param,
+            width,
+            mask,
+        }
+    }
+
+    /// The request's 16 bytes (every one initialized: `pad` is written by `new`).
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        // SAFETY: repr(C), 16 bytes, no implicit padding, every field plain data.
+        unsafe { std::mem::transmute_copy(self) }
+    }
+}
+const _: () = assert!(std::mem::size_of::<LaneReq>() == 16);
 
 struct Warp {
     arrived: u32,
@@ -200,12 +225,7 @@ impl Warp {
         Box::new(Warp {
             arrived: 0,
             vals: [0; 32],
-            req: [LaneReq {
-                op: WarpOp::Sync,
-                param: 0,
-                width: 32,
-                mask: 0,
-            }; 32],
+            req: [LaneReq::new(WarpOp::Sync, 0, 32, 0); 32],
             out: [0; 32],
             parked: [0; 32],
         })
@@ -286,7 +306,8 @@ impl Warp {
     #[inline]
     fn complete_uniform(&mut self) -> bool {
         let r = self.req[0];
-        if self.req.iter().any(|q| q.op != r.op || q.param != r.param || q.width != r.width) {
+        let k = r.key();
+        if !self.req.iter().all(|q| q.key() == k) {
             return false;
         }
         let width = r.width as u32; // a power of two from 1 to 32 (checked on arrival)
@@ -295,6 +316,16 @@ impl Warp {
         let out = &mut self.out;
         match r.op {
             WarpOp::Sync => {}
+            WarpOp::ShflXor if width == 32 && p < 32 => {
+                for (l, o) in out.iter_mut().enumerate() {
+                    *o = v[l ^ p as usize];
+                }
+            }
+            WarpOp::ShflDown if width == 32 && p < 32 => {
+                for (l, o) in out.iter_mut().enumerate() {
+                    *o = v[if l + (p as usize) < 32 { l + p as usize } else { l }];
+                }
+            }
             WarpOp::ShflXor => {
                 // Within the lane's group of `width`; a partner in a later group is out of
                 // reach (own value), as in `complete`.
@@ -1431,7 +1462,8 @@ unsafe fn warp_exchange_fast(
         if run.is_null() {
             return None;
         }
-        let full = mask == u32::MAX && width > 0 && width <= 32 && (width & (width - 1)) == 0;
+        // A full mask and a width from 1 to 32 that is a power of two.
+        let full = mask == u32::MAX && (width as u32).wrapping_sub(1) < 32 && (width & (width - 1)) == 0;
         if (*run).warp_ring != NO_WARP_RING {
             if full {
                 let idx = if lp.is_null() {
@@ -1483,12 +1515,7 @@ unsafe fn warp_exchange_fast(
             }
         }
         (*w).vals[l] = val;
-        (*w).req[l] = LaneReq {
-            op,
-            param,
-            width,
-            mask,
-        };
+        (*w).req[l] = LaneReq::new(op, param, width, mask);
         if last {
             (*w).arrived = u32::MAX;
             (*w).complete(mask);
@@ -1534,12 +1561,7 @@ unsafe fn warp_ring_step(
         let l = (t % WARP_SIZE) as usize;
         debug_assert_eq!((*w).parked[l], (*run).cur, "biren: the warp ring's lanes moved");
         (*w).vals[l] = val;
-        (*w).req[l] = LaneReq {
-            op,
-            param,
-            width,
-            mask: u32::MAX,
-        };
+        (*w).req[l] = LaneReq::new(op, param, width, u32::MAX);
         let a = (*run).wring_arrived + 1;
         if a == WARP_SIZE {
             (*w).complete(u32::MAX);
@@ -1610,12 +1632,7 @@ unsafe fn warp_exchange_slow(
         let w: *mut Warp = &mut **warps[wi].get_or_insert_with(Warp::new);
         let l = lane as usize;
         (*w).vals[l] = val;
-        (*w).req[l] = LaneReq {
-            op,
-            param,
-            width,
-            mask,
-        };
+        (*w).req[l] = LaneReq::new(op, param, width, mask);
         (*w).arrived |= 1 << lane;
         if (*w).arrived & mask == mask {
             (*w).complete(mask);
@@ -1942,7 +1959,7 @@ mod tests {
                     1 => u64::MAX,
                     _ => rnd(1 << 40),
                 };
-                w.req[l] = LaneReq { op, param, width, mask: u32::MAX };
+                w.req[l] = LaneReq::new(op, param, width, u32::MAX);
             }
             let mut general = Warp::new();
             general.vals = w.vals;
@@ -1953,7 +1970,7 @@ mod tests {
         }
         // Mixed requests are left to the general loop.
         let mut w = Warp::new();
-        w.req[5].param = 3;
+        w.req[5] = LaneReq::new(WarpOp::Sync, 3, 32, 0);
         assert!(!w.complete_uniform());
     }
 
