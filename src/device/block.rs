@@ -447,6 +447,8 @@ pub struct Run {
     warp_ring: u32,
     wring_arrived: u32,
     wring_rounds: u32,
+    /// The warp in ring mode (valid while `warp_ring` is set), for `warp_entry`'s assembly.
+    wring_warp: *mut Warp,
 }
 
 /// `Run::warp_ring` when no warp is in ring mode.
@@ -1168,6 +1170,27 @@ pub(crate) mod layout {
     pub(crate) const S_NEXT: usize = offset_of!(Slot, next);
     pub(crate) const S_SIZE: usize = size_of::<Slot>();
     const _: () = assert!(size_of::<super::Dim3>() == 12 && size_of::<bool>() == 1);
+    // `warp_entry!`'s.
+    pub(crate) const U_BDIM: usize = offset_of!(UnitTls, ctx) + offset_of!(KernelCtx, block_dim);
+    pub(crate) const L_TID: usize = offset_of!(crate::device::KernelLoop, tid);
+    pub(crate) const R_WRING: usize = offset_of!(Run, warp_ring);
+    pub(crate) const R_WARRIVED: usize = offset_of!(Run, wring_arrived);
+    pub(crate) const R_WWARP: usize = offset_of!(Run, wring_warp);
+    pub(crate) const W_VALS: usize = offset_of!(Warp, vals);
+    pub(crate) const W_REQ: usize = offset_of!(Warp, req);
+    pub(crate) const W_OUT: usize = offset_of!(Warp, out);
+    pub(crate) const W_PARKED: usize = offset_of!(Warp, parked);
+    pub(crate) const W_ARRIVED: usize = offset_of!(Warp, arrived);
+    use super::{LaneReq, Warp, WarpOp};
+    const _: () = assert!(
+        offset_of!(LaneReq, op) == 0
+            && offset_of!(LaneReq, param) == 4
+            && offset_of!(LaneReq, width) == 8
+            && offset_of!(LaneReq, mask) == 12
+            && size_of::<LaneReq>() == 16
+            && size_of::<WarpOp>() == 1
+            && size_of::<u32>() == 4
+    );
 }
 
 /// Defines `extern "C" fn $name($arg: *mut KernelLoop)`, a barrier's C entry: it calls
@@ -1526,6 +1549,10 @@ unsafe fn warp_exchange_fast(
             (*run).warp_ring = wi as u32;
             (*run).wring_arrived = 0;
             (*run).wring_rounds = 0;
+            (*run).wring_warp = w;
+            // No slot is made while the warp is in ring mode (a thread that could start one
+            // leaves the mode first): `warp_entry` reads the slots through this pointer.
+            (*run).ring_slots = (*run).slots.as_mut_ptr();
             return Some((*w).out[l]);
         }
         (*w).arrived |= 1 << l;
@@ -1553,26 +1580,14 @@ unsafe fn warp_ring_step(
     width: i32,
 ) -> u64 {
     unsafe {
-        let bs = (*run).blocks.as_mut_ptr();
-        let w: *mut Warp = match (*bs).warps.get_unchecked_mut(((*run).warp_ring) as usize) {
-            Some(w) => &mut **w,
-            None => unreachable_unchecked_warp(),
-        };
+        let w = (*run).wring_warp;
         let l = (t % WARP_SIZE) as usize;
         debug_assert_eq!((*w).parked[l], (*run).cur, "biren: the warp ring's lanes moved");
         (*w).vals[l] = val;
         (*w).req[l] = LaneReq::new(op, param, width, u32::MAX);
         let a = (*run).wring_arrived + 1;
         if a == WARP_SIZE {
-            (*w).complete(u32::MAX);
-            (*w).arrived = 0;
-            (*run).wring_arrived = 0;
-            let r = (*run).wring_rounds + 1;
-            (*run).wring_rounds = r;
-            if r >= WARP_RING_ROUNDS {
-                (*run).leave_warp_ring();
-            }
-            return (*w).out[l];
+            return warp_ring_complete(run, l);
         }
         (*run).wring_arrived = a;
         (*w).arrived |= 1 << l;
@@ -1582,11 +1597,209 @@ unsafe fn warp_ring_step(
     }
 }
 
-/// The warp ring's warp always exists (it was made before the ring formed).
-#[cold]
-fn unreachable_unchecked_warp() -> ! {
-    unreachable!("biren: the warp ring's warp is gone")
+/// The 32nd lane of a rendezvous in ring mode (its value and request written): completes it,
+/// and leaves the mode after `WARP_RING_ROUNDS` in a row. Returns the lane's result.
+#[inline]
+unsafe fn warp_ring_complete(run: *mut Run, l: usize) -> u64 {
+    unsafe {
+        let w = (*run).wring_warp;
+        (*w).complete(u32::MAX);
+        (*w).arrived = 0;
+        (*run).wring_arrived = 0;
+        let r = (*run).wring_rounds + 1;
+        (*run).wring_rounds = r;
+        if r >= WARP_RING_ROUNDS {
+            (*run).leave_warp_ring();
+        }
+        (*w).out[l]
+    }
 }
+
+/// `warp_entry`'s 32nd lane.
+#[cfg(target_arch = "x86_64")]
+pub(crate) unsafe extern "C" fn warp_ring_last(lane: u32) -> u64 {
+    unsafe {
+        let run = (*kernel_ctx::unit()).run as *mut Run;
+        warp_ring_complete(run, (lane % WARP_SIZE) as usize)
+    }
+}
+
+/// Defines `birenWarpExchange`'s entry, `extern "C" fn $name(lp, mask, op, value, param, width)
+/// -> u64`: a full-mask, width-32 operation of the warp in ring mode (`Run::warp_ring`) is done
+/// here, in assembly, as `warp_ring_step` does it in Rust (change both together; the C tests
+/// run this one, the Rust tests that one): the lane's value and request written, then the 32nd
+/// lane completes the rendezvous in Rust (`warp_ring_last`), any other switches to the next
+/// lane with `fiber::switch_keeping`'s protocol and, resumed, returns its result. Everything
+/// else jumps to `$slow` with the arguments untouched (the panic boundary is there). Naked for
+/// the barrier entries' reasons (`barrier_entry!`): no frame, and a resumed lane returns with
+/// `ret` when its return address is the switching lane's, else with a jump.
+/// Elsewhere than x86_64 it is `$slow`.
+macro_rules! warp_entry {
+    ($(#[$m:meta])* fn $name:ident, slow = $slow:path) => {
+        $(#[$m])*
+        #[cfg(target_arch = "x86_64")]
+        #[unsafe(naked)]
+        extern "C" fn $name(
+            lp: *mut $crate::device::KernelLoop,
+            mask: u32,
+            op: i32,
+            value: u64,
+            param: i32,
+            width: i32,
+        ) -> u64 {
+            core::arch::naked_asm!(
+                // rax: the unit's TLS offset, r10: the run, r11d: the ring's warp.
+                "mov rax, qword ptr [rip + {fast_off}]",
+                "test rax, rax",
+                "jz 7f",
+                "mov r10, qword ptr fs:[rax + {u_run}]",
+                "test r10, r10",
+                "jz 7f",
+                "mov r11d, dword ptr [r10 + {r_wring}]",
+                "cmp r11d, -1",
+                "je 7f",
+                "cmp esi, -1",
+                "jne 7f",
+                "cmp r9d, 32",
+                "jne 7f",
+                "cmp edx, 7",
+                "ja 7f",
+                // esi: the caller's linear index x + bx * (y + by * z) (from the loop, or the
+                // context when rdi is null).
+                "test rdi, rdi",
+                "jz 1f",
+                "mov esi, dword ptr [rdi + {l_tid} + 8]",
+                "imul esi, dword ptr fs:[rax + {u_bdim} + 4]",
+                "add esi, dword ptr [rdi + {l_tid} + 4]",
+                "imul esi, dword ptr fs:[rax + {u_bdim}]",
+                "add esi, dword ptr [rdi + {l_tid}]",
+                "jmp 2f",
+                "1:",
+                "mov esi, dword ptr fs:[rax + {u_tidx} + 8]",
+                "imul esi, dword ptr fs:[rax + {u_bdim} + 4]",
+                "add esi, dword ptr fs:[rax + {u_tidx} + 4]",
+                "imul esi, dword ptr fs:[rax + {u_bdim}]",
+                "add esi, dword ptr fs:[rax + {u_tidx}]",
+                "2:",
+                "mov r9d, esi",
+                "shr r9d, 5",
+                "cmp r9d, r11d",
+                "jne 9f",
+                // esi: the lane, r11: the warp. Its value and request (op, zero padding,
+                // param, width 32, full mask).
+                "and esi, 31",
+                "mov r11, qword ptr [r10 + {r_wwarp}]",
+                "mov qword ptr [r11 + rsi * 8 + {w_vals}], rcx",
+                "mov r9, rsi",
+                "shl r9, 4",
+                "add r9, r11",
+                "mov dword ptr [r9 + {w_req}], edx",
+                "mov dword ptr [r9 + {w_req} + 4], r8d",
+                "mov dword ptr [r9 + {w_req} + 8], 32",
+                "mov dword ptr [r9 + {w_req} + 12], -1",
+                "mov r9d, dword ptr [r10 + {r_warrived}]",
+                "inc r9d",
+                "cmp r9d, 32",
+                "je 6f",
+                "mov dword ptr [r10 + {r_warrived}], r9d",
+                "mov r9d, dword ptr [r11 + {w_arrived}]",
+                "bts r9d, esi",
+                "mov dword ptr [r11 + {w_arrived}], r9d",
+                // rdx: the next lane's slot (its index becomes `cur`), rcx: the running one.
+                "lea edx, [esi + 1]",
+                "and edx, 31",
+                "mov edx, dword ptr [r11 + rdx * 4 + {w_parked}]",
+                "mov ecx, dword ptr [r10 + {r_cur}]",
+                "mov dword ptr [r10 + {r_cur}], edx",
+                "mov r8, qword ptr [r10 + {r_slots}]",
+                "imul rdx, rdx, {s_size}",
+                "add rdx, r8",
+                "imul rcx, rcx, {s_size}",
+                "add rcx, r8",
+                // The context shows the next lane's index.
+                "mov r8, qword ptr [rdx + {s_idx}]",
+                "mov qword ptr fs:[rax + {u_tidx}], r8",
+                "mov r8d, dword ptr [rdx + {s_idx} + 8]",
+                "mov dword ptr fs:[rax + {u_tidx} + 8], r8d",
+                // Keep where the result will be; switch (r8: this lane's return address).
+                "lea r11, [r11 + rsi * 8 + {w_out}]",
+                "mov r8, [rsp]",
+                "push r11",
+                "push r12",
+                "push r13",
+                "push r14",
+                "push r15",
+                "lea r9, [rip + 3f]",
+                "push r9",
+                "push rbp",
+                "push rbx",
+                "mov [rcx + {s_sp}], rsp",
+                "mov rsp, [rdx + {s_sp}]",
+                "pop rbx",
+                "pop rbp",
+                "pop r9",
+                "jmp r9",
+                "3:",
+                "pop r15",
+                "pop r14",
+                "pop r13",
+                "pop r12",
+                "pop r11",
+                "mov rax, qword ptr [r11]",
+                "cmp r8, [rsp]",
+                "jne 4f",
+                "ret",
+                "4:",
+                "pop rcx",
+                "jmp rcx",
+                // The 32nd lane completes the rendezvous.
+                "6:",
+                "mov edi, esi",
+                "jmp {last}",
+                // Not the ring's warp: the arguments back as they came.
+                "9:",
+                "mov esi, -1",
+                "mov r9d, 32",
+                "7:",
+                "jmp {slow}",
+                fast_off = sym $crate::device::kernel_ctx::FAST_OFFSET_PUBLISHED,
+                u_run = const $crate::device::block::layout::U_RUN,
+                u_tidx = const $crate::device::block::layout::U_TIDX,
+                u_bdim = const $crate::device::block::layout::U_BDIM,
+                l_tid = const $crate::device::block::layout::L_TID,
+                r_wring = const $crate::device::block::layout::R_WRING,
+                r_warrived = const $crate::device::block::layout::R_WARRIVED,
+                r_wwarp = const $crate::device::block::layout::R_WWARP,
+                r_cur = const $crate::device::block::layout::R_CUR,
+                r_slots = const $crate::device::block::layout::R_SLOTS,
+                w_vals = const $crate::device::block::layout::W_VALS,
+                w_req = const $crate::device::block::layout::W_REQ,
+                w_out = const $crate::device::block::layout::W_OUT,
+                w_parked = const $crate::device::block::layout::W_PARKED,
+                w_arrived = const $crate::device::block::layout::W_ARRIVED,
+                s_sp = const $crate::device::block::layout::S_SP,
+                s_idx = const $crate::device::block::layout::S_IDX,
+                s_size = const $crate::device::block::layout::S_SIZE,
+                last = sym $crate::device::block::warp_ring_last,
+                slow = sym $slow,
+            )
+        }
+
+        $(#[$m])*
+        #[cfg(not(target_arch = "x86_64"))]
+        extern "C" fn $name(
+            lp: *mut $crate::device::KernelLoop,
+            mask: u32,
+            op: i32,
+            value: u64,
+            param: i32,
+            width: i32,
+        ) -> u64 {
+            $slow(lp, mask, op, value, param, width)
+        }
+    };
+}
+pub(crate) use warp_entry;
 
 /// `warp_exchange` when its fast path declined: every check, misuse and wait.
 #[inline(never)]
@@ -1771,6 +1984,7 @@ impl BlockRunner {
                 warp_ring: NO_WARP_RING,
                 wring_arrived: 0,
                 wring_rounds: 0,
+                wring_warp: std::ptr::null_mut(),
             }),
             shared: Vec::new(),
         }

@@ -30,8 +30,29 @@ pub extern "C" fn birenWarpExchange(
     param: c_int,
     width: c_int,
 ) -> c_ulonglong {
+    // A jump: the warp ring's operations in assembly, the rest below.
+    warp_exchange_entry(loop_ as *mut KernelLoop, mask, op, value, param, width)
+}
+
+block::warp_entry! {
+    /// birenWarpExchange: a rendezvous of the warp in ring mode (the usual one once a warp's
+    /// lanes go from one full-mask operation to the next) calls nothing and cannot panic; it
+    /// stands outside the panic boundary. The rest is `warp_exchange_rust`.
+    fn warp_exchange_entry,
+    slow = warp_exchange_rust
+}
+
+/// birenWarpExchange's every case, inside the panic boundary.
+extern "C" fn warp_exchange_rust(
+    loop_: *mut KernelLoop,
+    mask: c_uint,
+    op: c_int,
+    value: c_ulonglong,
+    param: c_int,
+    width: c_int,
+) -> c_ulonglong {
     ffi_value!("birenWarpExchange", value, {
-        let lp = loop_ as *mut KernelLoop;
+        let lp = loop_;
         match WarpOp::from_int(op) {
             // SAFETY: the loop is the header's (the calling thread's) or NULL.
             Some(op) => unsafe { block::warp_exchange(lp, mask, op, value, param, width) },
