@@ -218,8 +218,9 @@ static inline dim3 birenThreadIdxIn_(const birenKernelLoop *l) {
  * are a rendezvous of the lanes `mask` names (it must name the caller): it completes when all
  * of them have arrived. A mask naming a lane that never arrives (it returned, or does not exist
  * in a partial last warp) fails the launch with BIREN_ERROR_LAUNCH_FAILURE, as a divergent
- * barrier does. A rendezvous costs about what one thread of a block barrier costs, for the
- * lanes of the warp only.
+ * barrier does. Once a warp's lanes go from one full-mask rendezvous to the next, they run
+ * among themselves (the runtime's warp ring); a rendezvous then costs a lane about 9 ns on
+ * the machine BENCHMARKS.md describes, a thread of a block barrier about 5-6 ns.
  *   birenSyncWarp(mask)               __syncwarp
  *   birenBallotSync(mask, pred)       __ballot_sync: lanes of mask whose pred != 0
  *   birenAnySync / birenAllSync(mask, pred)

@@ -438,10 +438,11 @@ pub struct Run {
     /// its own fiber, go from one full-mask rendezvous to the next among themselves, in lane
     /// order, as ring mode does for barriers: a lane that arrives switches to the next lane (its
     /// fiber is `Warp::parked`), which waits at the rendezvous before, completed; the 32nd to
-    /// arrive completes it and goes on. `wring_arrived` lanes have arrived (their bits are in
-    /// `Warp::arrived` too); the others, but the running one, are ready, though not on the ready
-    /// list. Anything else the warp's lanes do (a barrier, a thread's end, another warp's
-    /// operation, a partial mask) leaves the mode first (`leave_warp_ring`), as do
+    /// arrive completes it and goes on. The `wring_arrived` lanes before the running one
+    /// (`wring_lane`) have arrived; the others, but the running one, are ready, though not on
+    /// the ready list. Anything else the warp's lanes do (a barrier, a thread's end, a partial
+    /// mask, any slow path) leaves the mode first (`leave_warp_ring`), and so does a carrier
+    /// that starts a new thread (`carry`): only the ring's lanes run in the mode. So do
     /// `WARP_RING_ROUNDS` rendezvous in a row (the other warps get their turn). Only 32 stacks
     /// are in play: a warp's rendezvous costs less than a block barrier among 256.
     warp_ring: u32,
@@ -449,6 +450,8 @@ pub struct Run {
     wring_rounds: u32,
     /// The warp in ring mode (valid while `warp_ring` is set), for `warp_entry`'s assembly.
     wring_warp: *mut Warp,
+    /// The lane running while `warp_ring` is set (only the ring's lanes run in the mode).
+    wring_lane: u32,
 }
 
 /// `Run::warp_ring` when no warp is in ring mode.
@@ -659,14 +662,19 @@ impl Run {
     fn leave_warp_ring(&mut self) {
         let wi = self.warp_ring as usize;
         self.warp_ring = NO_WARP_RING;
-        let Some(Some(w)) = self.blocks[0].warps.get(wi) else {
+        let Some(Some(w)) = self.blocks[0].warps.get_mut(wi) else {
             return;
         };
-        let cur = self.cur;
-        let start = w.parked.iter().position(|&f| f == cur).unwrap_or(31);
+        // The arrived lanes are the `wring_arrived` before the running one, in lane order.
+        let lane = self.wring_lane as usize % 32;
+        let mut arrived = 0u32;
+        for k in 1..=self.wring_arrived as usize {
+            arrived |= 1 << ((lane + 32 - k) % 32);
+        }
+        w.arrived = arrived;
         for k in 1..32 {
-            let l = (start + k) % 32;
-            if w.arrived & (1 << l) == 0 && w.parked[l] != cur {
+            let l = (lane + k) % 32;
+            if arrived & (1 << l) == 0 {
                 self.ready.push(w.parked[l]);
             }
         }
@@ -839,6 +847,10 @@ unsafe extern "C" fn carrier_main(arg: *mut c_void) {
 #[inline(always)]
 unsafe fn carry(run: *mut Run) {
     while (*run).has_unstarted() {
+        if (*run).warp_ring != NO_WARP_RING {
+            // A lane's thread ended and this carrier goes on with new threads.
+            (*run).leave_warp_ring();
+        }
         let b = (*run).next_block;
         let first = (*run).next_thread;
         let n = (*run).threads;
@@ -1171,16 +1183,14 @@ pub(crate) mod layout {
     pub(crate) const S_SIZE: usize = size_of::<Slot>();
     const _: () = assert!(size_of::<super::Dim3>() == 12 && size_of::<bool>() == 1);
     // `warp_entry!`'s.
-    pub(crate) const U_BDIM: usize = offset_of!(UnitTls, ctx) + offset_of!(KernelCtx, block_dim);
-    pub(crate) const L_TID: usize = offset_of!(crate::device::KernelLoop, tid);
     pub(crate) const R_WRING: usize = offset_of!(Run, warp_ring);
+    pub(crate) const R_WLANE: usize = offset_of!(Run, wring_lane);
     pub(crate) const R_WARRIVED: usize = offset_of!(Run, wring_arrived);
     pub(crate) const R_WWARP: usize = offset_of!(Run, wring_warp);
     pub(crate) const W_VALS: usize = offset_of!(Warp, vals);
     pub(crate) const W_REQ: usize = offset_of!(Warp, req);
     pub(crate) const W_OUT: usize = offset_of!(Warp, out);
     pub(crate) const W_PARKED: usize = offset_of!(Warp, parked);
-    pub(crate) const W_ARRIVED: usize = offset_of!(Warp, arrived);
     use super::{LaneReq, Warp, WarpOp};
     const _: () = assert!(
         offset_of!(LaneReq, op) == 0
@@ -1550,6 +1560,7 @@ unsafe fn warp_exchange_fast(
             (*run).wring_arrived = 0;
             (*run).wring_rounds = 0;
             (*run).wring_warp = w;
+            (*run).wring_lane = l as u32;
             // No slot is made while the warp is in ring mode (a thread that could start one
             // leaves the mode first): `warp_entry` reads the slots through this pointer.
             (*run).ring_slots = (*run).slots.as_mut_ptr();
@@ -1582,6 +1593,7 @@ unsafe fn warp_ring_step(
     unsafe {
         let w = (*run).wring_warp;
         let l = (t % WARP_SIZE) as usize;
+        debug_assert_eq!(l as u32, (*run).wring_lane, "biren: not the warp ring's lane");
         debug_assert_eq!((*w).parked[l], (*run).cur, "biren: the warp ring's lanes moved");
         (*w).vals[l] = val;
         (*w).req[l] = LaneReq::new(op, param, width, u32::MAX);
@@ -1590,8 +1602,9 @@ unsafe fn warp_ring_step(
             return warp_ring_complete(run, l);
         }
         (*run).wring_arrived = a;
-        (*w).arrived |= 1 << l;
-        let to = (*w).parked[(l + 1) % WARP_SIZE as usize];
+        let next = (l + 1) % WARP_SIZE as usize;
+        (*run).wring_lane = next as u32;
+        let to = (*w).parked[next];
         Run::resume(run, u, to);
         (*w).out[l]
     }
@@ -1664,31 +1677,14 @@ macro_rules! warp_entry {
                 "jne 7f",
                 "cmp edx, 7",
                 "ja 7f",
-                // esi: the caller's linear index x + bx * (y + by * z) (from the loop, or the
-                // context when rdi is null).
-                "test rdi, rdi",
-                "jz 1f",
-                "mov esi, dword ptr [rdi + {l_tid} + 8]",
-                "imul esi, dword ptr fs:[rax + {u_bdim} + 4]",
-                "add esi, dword ptr [rdi + {l_tid} + 4]",
-                "imul esi, dword ptr fs:[rax + {u_bdim}]",
-                "add esi, dword ptr [rdi + {l_tid}]",
-                "jmp 2f",
-                "1:",
-                "mov esi, dword ptr fs:[rax + {u_tidx} + 8]",
-                "imul esi, dword ptr fs:[rax + {u_bdim} + 4]",
-                "add esi, dword ptr fs:[rax + {u_tidx} + 4]",
-                "imul esi, dword ptr fs:[rax + {u_bdim}]",
-                "add esi, dword ptr fs:[rax + {u_tidx}]",
-                "2:",
-                "mov r9d, esi",
-                "shr r9d, 5",
-                "cmp r9d, r11d",
+                // esi: the lane (only the ring's lanes run in the mode; its fiber is checked),
+                // r11: the warp.
+                "mov esi, dword ptr [r10 + {r_wlane}]",
+                "mov r11, qword ptr [r10 + {r_wring_warp}]",
+                "mov r9d, dword ptr [r11 + rsi * 4 + {w_parked}]",
+                "cmp r9d, dword ptr [r10 + {r_cur}]",
                 "jne 9f",
-                // esi: the lane, r11: the warp. Its value and request (op, zero padding,
-                // param, width 32, full mask).
-                "and esi, 31",
-                "mov r11, qword ptr [r10 + {r_wwarp}]",
+                // Its value and request (op, zero padding, param, width 32, full mask).
                 "mov qword ptr [r11 + rsi * 8 + {w_vals}], rcx",
                 "mov r9, rsi",
                 "shl r9, 4",
@@ -1702,12 +1698,10 @@ macro_rules! warp_entry {
                 "cmp r9d, 32",
                 "je 6f",
                 "mov dword ptr [r10 + {r_warrived}], r9d",
-                "mov r9d, dword ptr [r11 + {w_arrived}]",
-                "bts r9d, esi",
-                "mov dword ptr [r11 + {w_arrived}], r9d",
                 // rdx: the next lane's slot (its index becomes `cur`), rcx: the running one.
                 "lea edx, [esi + 1]",
                 "and edx, 31",
+                "mov dword ptr [r10 + {r_wlane}], edx",
                 "mov edx, dword ptr [r11 + rdx * 4 + {w_parked}]",
                 "mov ecx, dword ptr [r10 + {r_cur}]",
                 "mov dword ptr [r10 + {r_cur}], edx",
@@ -1756,7 +1750,7 @@ macro_rules! warp_entry {
                 "6:",
                 "mov edi, esi",
                 "jmp {last}",
-                // Not the ring's warp: the arguments back as they came.
+                // Not the ring's lane: the arguments back as they came.
                 "9:",
                 "mov esi, -1",
                 "mov r9d, 32",
@@ -1765,18 +1759,16 @@ macro_rules! warp_entry {
                 fast_off = sym $crate::device::kernel_ctx::FAST_OFFSET_PUBLISHED,
                 u_run = const $crate::device::block::layout::U_RUN,
                 u_tidx = const $crate::device::block::layout::U_TIDX,
-                u_bdim = const $crate::device::block::layout::U_BDIM,
-                l_tid = const $crate::device::block::layout::L_TID,
                 r_wring = const $crate::device::block::layout::R_WRING,
                 r_warrived = const $crate::device::block::layout::R_WARRIVED,
-                r_wwarp = const $crate::device::block::layout::R_WWARP,
+                r_wring_warp = const $crate::device::block::layout::R_WWARP,
+                r_wlane = const $crate::device::block::layout::R_WLANE,
                 r_cur = const $crate::device::block::layout::R_CUR,
                 r_slots = const $crate::device::block::layout::R_SLOTS,
                 w_vals = const $crate::device::block::layout::W_VALS,
                 w_req = const $crate::device::block::layout::W_REQ,
                 w_out = const $crate::device::block::layout::W_OUT,
                 w_parked = const $crate::device::block::layout::W_PARKED,
-                w_arrived = const $crate::device::block::layout::W_ARRIVED,
                 s_sp = const $crate::device::block::layout::S_SP,
                 s_idx = const $crate::device::block::layout::S_IDX,
                 s_size = const $crate::device::block::layout::S_SIZE,
@@ -1985,6 +1977,7 @@ impl BlockRunner {
                 wring_arrived: 0,
                 wring_rounds: 0,
                 wring_warp: std::ptr::null_mut(),
+                wring_lane: 0,
             }),
             shared: Vec::new(),
         }
