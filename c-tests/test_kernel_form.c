@@ -475,15 +475,17 @@ static void warp_plain(void **args) {
 
 /* Long runs of full-mask warp operations (the runtime's warp ring): every warp does a different
  * number of them (warp-uniform), more than the ring's turn of 64, with the operation and its
- * argument changing from one to the next; then a barrier; then a run all warps do; in both forms.
+ * argument changing from one to the next (one of width 16, which the runtime's assembly leaves
+ * to its Rust path); then a barrier; then a run all warps do; in both forms.
  * Checked against the same steps computed on the host. */
 #define RING_STEP(r, v, lane)                                                                     \
-  switch ((r) % 6) {                                                                              \
+  switch ((r) % 7) {                                                                              \
   case 0: v += birenShflXorSyncUll(0xffffffffu, v, (int)((r) % 31 + 1)); break;                   \
   case 1: v = v * 3u + birenShflDownSyncUll(0xffffffffu, v, (unsigned)((r) % 33)); break;         \
   case 2: v ^= birenShflUpSyncUll(0xffffffffu, v, (unsigned)((r) % 9)) << 1; break;               \
   case 3: v += birenShflSyncUll(0xffffffffu, v, (int)(((r) * 7) % 32)); break;                    \
   case 4: v += birenBallotSync(0xffffffffu, (int)(v & 1u)); break;                                \
+  case 5: v += birenShflDownSyncUll(0xffffffffu, v, 3, 16); break;                                \
   default: birenSyncWarp(0xffffffffu); v += lane; break;                                          \
   }
 #define RING_BODY(t, blk, in, out, rounds)                                                        \
@@ -512,16 +514,17 @@ static void ring_step_host(int r, unsigned long long *v) {
   unsigned l, ballot = 0;
   for (l = 0; l < 32; l++) {
     unsigned d;
-    switch (r % 6) {
+    switch (r % 7) {
     case 0: o[l] = v[l] + v[l ^ (unsigned)(r % 31 + 1)]; break;
     case 1: d = (unsigned)(r % 33); o[l] = v[l] * 3u + (l + d < 32 ? v[l + d] : v[l]); break;
     case 2: d = (unsigned)(r % 9); o[l] = v[l] ^ ((d <= l ? v[l - d] : v[l]) << 1); break;
     case 3: o[l] = v[l] + v[(r * 7) % 32]; break;
     case 4: ballot |= (unsigned)(v[l] & 1u) << l; o[l] = v[l]; break;
+    case 5: o[l] = v[l] + (l % 16 + 3 < 16 ? v[l + 3] : v[l]); break;
     default: o[l] = v[l] + l; break;
     }
   }
-  for (l = 0; l < 32; l++) v[l] = r % 6 == 4 ? o[l] + ballot : o[l];
+  for (l = 0; l < 32; l++) v[l] = r % 7 == 4 ? o[l] + ballot : o[l];
 }
 
 static int warp_ring_runs_with_changing_operations(void) {
