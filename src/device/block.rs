@@ -1203,6 +1203,57 @@ pub(crate) mod layout {
     );
 }
 
+/// The naked entries' fiber switch (`barrier_entry!`, `warp_entry!`), as `fiber::switch_keeping`
+/// lays a context out: saves r12-r15, the resume address (label 3), rbp and rbx on this stack and
+/// the stack pointer in `[rax]`, then resumes the context whose stack pointer is in `rdx`. When
+/// this context is resumed, it goes on after label 3 with r12-r15 restored (rcx clobbered).
+#[cfg(target_arch = "x86_64")]
+macro_rules! switch_asm {
+    () => {
+        concat!(
+            "push r12\n",
+            "push r13\n",
+            "push r14\n",
+            "push r15\n",
+            "lea rcx, [rip + 3f]\n",
+            "push rcx\n",
+            "push rbp\n",
+            "push rbx\n",
+            "mov [rax], rsp\n",
+            "mov rsp, rdx\n",
+            "pop rbx\n",
+            "pop rbp\n",
+            "pop rcx\n",
+            "jmp rcx\n",
+            "3:\n",
+            "pop r15\n",
+            "pop r14\n",
+            "pop r13\n",
+            "pop r12\n",
+        )
+    };
+}
+#[cfg(target_arch = "x86_64")]
+pub(crate) use switch_asm;
+
+/// The naked entries' return after a switch: with `ret` when this context's return address is
+/// the one the switching context left in r8 (the return stack predicts it), else with a jump.
+#[cfg(target_arch = "x86_64")]
+macro_rules! return_asm {
+    () => {
+        concat!(
+            "cmp r8, [rsp]\n",
+            "jne 4f\n",
+            "ret\n",
+            "4:\n",
+            "pop rcx\n",
+            "jmp rcx\n",
+        )
+    };
+}
+#[cfg(target_arch = "x86_64")]
+pub(crate) use return_asm;
+
 /// Defines `extern "C" fn $name($arg: *mut KernelLoop)`, a barrier's C entry: it calls
 /// `$step($arg) -> Handoff` (an `extern "C" fn` that must not unwind: `barrier_step`) and
 /// returns at once (`DONE`), tail-calls `$slow($arg)` (`SLOW`), or switches fibers with
@@ -1293,31 +1344,8 @@ macro_rules! barrier_entry {
                 // Switch: save in [rax], resume rdx.
                 "8:",
                 "mov r8, [rsp]",
-                "push r12",
-                "push r13",
-                "push r14",
-                "push r15",
-                "lea rcx, [rip + 3f]",
-                "push rcx",
-                "push rbp",
-                "push rbx",
-                "mov [rax], rsp",
-                "mov rsp, rdx",
-                "pop rbx",
-                "pop rbp",
-                "pop rcx",
-                "jmp rcx",
-                "3:",
-                "pop r15",
-                "pop r14",
-                "pop r13",
-                "pop r12",
-                "cmp r8, [rsp]",
-                "jne 4f",
-                "ret",
-                "4:",
-                "pop rcx",
-                "jmp rcx",
+                $crate::device::block::switch_asm!(),
+                $crate::device::block::return_asm!(),
                 "2:",
                 "ret",
                 fast_off = sym $crate::device::kernel_ctx::FAST_OFFSET_PUBLISHED,
@@ -1719,33 +1747,12 @@ macro_rules! warp_entry {
                 "lea r11, [r11 + rsi * 8 + {w_out}]",
                 "mov r8, [rsp]",
                 "push r11",
-                "push r12",
-                "push r13",
-                "push r14",
-                "push r15",
-                "lea r9, [rip + 3f]",
-                "push r9",
-                "push rbp",
-                "push rbx",
-                "mov [rcx + {s_sp}], rsp",
-                "mov rsp, [rdx + {s_sp}]",
-                "pop rbx",
-                "pop rbp",
-                "pop r9",
-                "jmp r9",
-                "3:",
-                "pop r15",
-                "pop r14",
-                "pop r13",
-                "pop r12",
+                "lea rax, [rcx + {s_sp}]",
+                "mov rdx, [rdx + {s_sp}]",
+                $crate::device::block::switch_asm!(),
                 "pop r11",
                 "mov rax, qword ptr [r11]",
-                "cmp r8, [rsp]",
-                "jne 4f",
-                "ret",
-                "4:",
-                "pop rcx",
-                "jmp rcx",
+                $crate::device::block::return_asm!(),
                 // The 32nd lane completes the rendezvous.
                 "6:",
                 "mov edi, esi",
