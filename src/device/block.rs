@@ -920,6 +920,16 @@ unsafe fn carry(run: *mut Run) {
                 }
             }
         }
+        // Every thread of the block ran on this carrier without a wait (none parked, none
+        // ready, every sync point's wait marks the block `one_by_one`): the block is complete,
+        // and the run's next block starts here, without `finish`'s look at the lists.
+        if !(*run).has_unstarted()
+            && (*run).blocks.len() == 1
+            && !(*run).blocks.get_unchecked(0).one_by_one
+            && !Run::next_block_of_run(run)
+        {
+            Run::end(run, BlockOutcome::Completed)
+        }
     }
 }
 
