@@ -3636,8 +3636,8 @@ static inline dim3 birenThreadIdxIn_(const birenKernelLoop *l) {
  * of them have arrived. A mask naming a lane that never arrives (it returned, or does not exist
  * in a partial last warp) fails the launch with BIREN_ERROR_LAUNCH_FAILURE, as a divergent
  * barrier does. Once a warp's lanes go from one full-mask rendezvous to the next, they run
- * among themselves (the runtime's warp ring); a rendezvous then costs a lane about 9 ns on
- * the machine BENCHMARKS.md describes, a thread of a block barrier about 5-6 ns.
+ * among themselves (the runtime's warp ring); a rendezvous then costs a lane about what a
+ * block barrier costs a thread (6-8 ns against 5-7 ns on the machine BENCHMARKS.md describes).
  *   birenSyncWarp(mask)               __syncwarp
  *   birenBallotSync(mask, pred)       __ballot_sync: lanes of mask whose pred != 0
  *   birenAnySync / birenAllSync(mask, pred)
