@@ -35,8 +35,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 pub(crate) mod warp;
 pub(crate) use warp::warp_entry;
+use warp::Warp;
 pub use warp::{active_mask, lane_id, warp_exchange, WarpOp};
-use warp::{Warp, NO_WARP_RING};
 
 /// A kernel: a plain C function taking the argument-pointer array, called once per thread.
 pub type KernelFn = unsafe extern "C" fn(*mut *mut c_void);
@@ -216,23 +216,21 @@ pub struct Run {
     /// In ring mode, the barrier fetches the frames of the fiber after next (see
     /// `RING_PREFETCH_DEPTH`).
     ring_prefetch: bool,
-    /// Warp ring (`NO_WARP_RING` when off): the warp of a one-block run whose 32 lanes, each on
-    /// its own fiber, go from one full-mask rendezvous to the next among themselves, in lane
-    /// order, as ring mode does for barriers: a lane that arrives switches to the next lane (its
-    /// fiber is `Warp::parked`), which waits at the rendezvous before, completed; the 32nd to
-    /// arrive completes it and goes on. The `wring_arrived` lanes before the running one
-    /// (`wring_lane`) have arrived; the others, but the running one, are ready, though not on
-    /// the ready list. Anything else the warp's lanes do (a barrier, a thread's end, a partial
-    /// mask, any slow path) leaves the mode first (`leave_warp_ring`), and so does a carrier
-    /// that starts a new thread (`carry`): only the ring's lanes run in the mode. So do
-    /// `WARP_RING_ROUNDS` rendezvous in a row (the other warps get their turn). Only 32 stacks
-    /// are in play: a warp's rendezvous costs less than a block barrier among 256.
-    warp_ring: u32,
+    /// Warp ring (null when off): the warp of a one-block run whose 32 lanes, each on its own
+    /// fiber, go from one full-mask rendezvous to the next among themselves, in lane order, as
+    /// ring mode does for barriers: a lane that arrives switches to the next lane (its fiber is
+    /// `Warp::parked`), which waits at the rendezvous before, completed; the 32nd to arrive
+    /// completes it and goes on. The `wring_arrived` lanes before the running one (`wring_lane`)
+    /// have arrived; the others, but the running one, are ready, though not on the ready list.
+    /// Anything else the warp's lanes do (a barrier, a thread's end, a partial mask, any slow
+    /// path) leaves the mode first (`leave_warp_ring`), and so does a carrier that starts a new
+    /// thread (`carry`): only the ring's lanes run in the mode. So do `WARP_RING_ROUNDS`
+    /// rendezvous in a row (the other warps get their turn). A rendezvous is then a count, two
+    /// stores and a switch per lane, as a ring barrier is per thread.
+    warp_ring: *mut Warp,
     wring_arrived: u32,
     wring_rounds: u32,
-    /// The warp in ring mode (valid while `warp_ring` is set), for `warp_entry`'s assembly.
-    wring_warp: *mut Warp,
-    /// The lane running while `warp_ring` is set (only the ring's lanes run in the mode).
+    /// The lane running while the warp ring is on (only the ring's lanes run in the mode).
     wring_lane: u32,
 }
 
@@ -556,7 +554,7 @@ impl Run {
         if (*run).ring {
             (*run).leave_ring();
         }
-        if (*run).warp_ring != NO_WARP_RING {
+        if !(*run).warp_ring.is_null() {
             (*run).leave_warp_ring();
         }
         match (*run).pop_ready() {
@@ -597,7 +595,7 @@ unsafe extern "C" fn carrier_main(arg: *mut c_void) {
 #[inline(always)]
 unsafe fn carry(run: *mut Run) {
     while (*run).has_unstarted() {
-        if (*run).warp_ring != NO_WARP_RING {
+        if !(*run).warp_ring.is_null() {
             // A lane's thread ended and this carrier goes on with new threads.
             (*run).leave_warp_ring();
         }
@@ -729,7 +727,7 @@ unsafe fn me(lp: *mut KernelLoop) -> Option<(*mut Run, Dim3)> {
         // Every sync point but the barrier's fast path works on the lists.
         (*run).leave_ring();
     }
-    if (*run).warp_ring != NO_WARP_RING {
+    if !(*run).warp_ring.is_null() {
         (*run).leave_warp_ring();
     }
     let idx = if lp.is_null() {
@@ -742,6 +740,21 @@ unsafe fn me(lp: *mut KernelLoop) -> Option<(*mut Run, Dim3)> {
         (*lp).tid
     };
     Some((run, idx))
+}
+
+/// The calling thread's index: its loop's in a `BIREN_KERNEL` body (`lp` not null), else the
+/// context's.
+/// # Safety
+/// `u` is the unit's TLS; `lp` null or the calling thread's loop.
+#[inline(always)]
+unsafe fn caller_idx(u: *const kernel_ctx::UnitTls, lp: *const KernelLoop) -> Dim3 {
+    unsafe {
+        if lp.is_null() {
+            (*u).ctx.thread_idx
+        } else {
+            (*lp).tid
+        }
+    }
 }
 
 #[inline]
@@ -846,7 +859,7 @@ unsafe fn barrier_step_off_ring<const PER_THREAD: bool>(
 ) -> fiber::Handoff {
     use fiber::Handoff;
     unsafe {
-        if (*run).warp_ring != NO_WARP_RING {
+        if !(*run).warp_ring.is_null() {
             (*run).leave_warp_ring();
         }
         let cur = (*run).cur;
@@ -946,7 +959,6 @@ pub(crate) mod layout {
     pub(crate) const R_WRING: usize = offset_of!(Run, warp_ring);
     pub(crate) const R_WLANE: usize = offset_of!(Run, wring_lane);
     pub(crate) const R_WARRIVED: usize = offset_of!(Run, wring_arrived);
-    pub(crate) const R_WWARP: usize = offset_of!(Run, wring_warp);
     pub(crate) const W_VALS: usize = offset_of!(Warp, vals);
     pub(crate) const W_REQ: usize = offset_of!(Warp, req);
     pub(crate) const W_OUT: usize = offset_of!(Warp, out);
@@ -1313,10 +1325,9 @@ impl BlockRunner {
                 ring_start: 0,
                 ring_slots: std::ptr::null_mut(),
                 ring_prefetch: false,
-                warp_ring: NO_WARP_RING,
+                warp_ring: std::ptr::null_mut(),
                 wring_arrived: 0,
                 wring_rounds: 0,
-                wring_warp: std::ptr::null_mut(),
                 wring_lane: 0,
             }),
             shared: Vec::new(),
@@ -1406,7 +1417,7 @@ impl BlockRunner {
         run.stop = stop.map_or(std::ptr::null(), |s| s as *const AtomicBool);
         run.ring = false;
         run.arrived = 0;
-        run.warp_ring = NO_WARP_RING;
+        run.warp_ring = std::ptr::null_mut();
         unsafe {
             *ctx = KernelCtx {
                 thread_idx: Dim3::default(),

@@ -243,9 +243,6 @@ impl Warp {
     }
 }
 
-/// `Run::warp_ring` when no warp is in ring mode.
-pub(super) const NO_WARP_RING: u32 = u32::MAX;
-
 /// A warp in ring mode gives way to the run's other fibers after this many rendezvous.
 const WARP_RING_ROUNDS: u32 = 64;
 
@@ -256,11 +253,10 @@ impl Run {
     #[cold]
     #[inline(never)]
     pub(super) fn leave_warp_ring(&mut self) {
-        let wi = self.warp_ring as usize;
-        self.warp_ring = NO_WARP_RING;
-        let Some(Some(w)) = self.blocks[0].warps.get_mut(wi) else {
-            return;
-        };
+        // SAFETY: the ring's warp lives in `blocks[0].warps` for the run (boxed: it does not
+        // move when the list grows).
+        let w = unsafe { &mut *self.warp_ring };
+        self.warp_ring = std::ptr::null_mut();
         // The arrived lanes are the `wring_arrived` before the running one, in lane order.
         let lane = self.wring_lane as usize % 32;
         let mut arrived = 0u32;
@@ -316,20 +312,12 @@ unsafe fn warp_exchange_fast(
         if run.is_null() {
             return None;
         }
-        // A full mask and a width from 1 to 32 that is a power of two.
-        let full =
-            mask == u32::MAX && (width as u32).wrapping_sub(1) < 32 && (width & (width - 1)) == 0;
-        if (*run).warp_ring != NO_WARP_RING {
-            if full {
-                let idx = if lp.is_null() {
-                    (*u).ctx.thread_idx
-                } else {
-                    (*lp).tid
-                };
-                let t = linear(idx, (*run).grid.block);
-                if t / WARP_SIZE == (*run).warp_ring {
-                    return Some(warp_ring_step(u, run, t, op, val, param, width));
-                }
+        let full = mask == u32::MAX && valid_width(width);
+        let w = (*run).warp_ring;
+        if !w.is_null() {
+            // Only the ring's lanes run in the mode: the running lane's is the caller's fiber.
+            if full && (*w).parked[(*run).wring_lane as usize] == (*run).cur {
+                return Some(warp_ring_step(u, run, lp, op, val, param, width));
             }
             (*run).leave_warp_ring();
         }
@@ -341,12 +329,7 @@ unsafe fn warp_exchange_fast(
         if (*slot).end - (*slot).first > 1 {
             return None;
         }
-        let idx = if lp.is_null() {
-            (*u).ctx.thread_idx
-        } else {
-            (*lp).tid
-        };
-        let t = linear(idx, (*run).grid.block);
+        let t = linear(caller_idx(u, lp), (*run).grid.block);
         let wi = (t / WARP_SIZE) as usize;
         if lanes_present((*run).threads, wi as u32) != u32::MAX {
             return None;
@@ -378,10 +361,9 @@ unsafe fn warp_exchange_fast(
             // Every lane is alone on its fiber (the others waited; this one's carrier has one
             // thread): the warp goes on in ring mode, its lanes ready without the list.
             (*w).parked[l] = cur;
-            (*run).warp_ring = wi as u32;
+            (*run).warp_ring = w;
             (*run).wring_arrived = 0;
             (*run).wring_rounds = 0;
-            (*run).wring_warp = w;
             (*run).wring_lane = l as u32;
             // No slot is made while the warp is in ring mode (a thread that could start one
             // leaves the mode first): `warp_entry` reads the slots through this pointer.
@@ -401,29 +383,24 @@ unsafe fn warp_exchange_fast(
     }
 }
 
-/// A full-mask rendezvous of the warp in ring mode (`Run::warp_ring`), by thread `t` of it.
+/// A full-mask rendezvous of the warp in ring mode (`Run::warp_ring`) by its running lane.
 #[inline(always)]
 unsafe fn warp_ring_step(
     u: *mut kernel_ctx::UnitTls,
     run: *mut Run,
-    t: u32,
+    lp: *mut KernelLoop,
     op: WarpOp,
     val: u64,
     param: i32,
     width: i32,
 ) -> u64 {
     unsafe {
-        let w = (*run).wring_warp;
-        let l = (t % WARP_SIZE) as usize;
+        let w = (*run).warp_ring;
+        let l = (*run).wring_lane as usize;
         debug_assert_eq!(
+            linear(caller_idx(u, lp), (*run).grid.block) % WARP_SIZE,
             l as u32,
-            (*run).wring_lane,
             "biren: not the warp ring's lane"
-        );
-        debug_assert_eq!(
-            (*w).parked[l],
-            (*run).cur,
-            "biren: the warp ring's lanes moved"
         );
         (*w).vals[l] = val;
         (*w).req[l] = LaneReq::new(op, param, width, u32::MAX);
@@ -445,7 +422,7 @@ unsafe fn warp_ring_step(
 #[inline]
 unsafe fn warp_ring_complete(run: *mut Run, l: usize) -> u64 {
     unsafe {
-        let w = (*run).wring_warp;
+        let w = (*run).warp_ring;
         (*w).complete(u32::MAX);
         (*w).arrived = 0;
         (*run).wring_arrived = 0;
@@ -491,26 +468,24 @@ macro_rules! warp_entry {
             width: i32,
         ) -> u64 {
             core::arch::naked_asm!(
-                // rax: the unit's TLS offset, r10: the run, r11d: the ring's warp.
+                // rax: the unit's TLS offset, r10: the run, r11: the ring's warp.
                 "mov rax, qword ptr [rip + {fast_off}]",
                 "test rax, rax",
                 "jz 7f",
                 "mov r10, qword ptr fs:[rax + {u_run}]",
                 "test r10, r10",
                 "jz 7f",
-                "mov r11d, dword ptr [r10 + {r_wring}]",
-                "cmp r11d, -1",
-                "je 7f",
+                "mov r11, qword ptr [r10 + {r_wring}]",
+                "test r11, r11",
+                "jz 7f",
                 "cmp esi, -1",
                 "jne 7f",
                 "cmp r9d, 32",
                 "jne 7f",
                 "cmp edx, 7",
                 "ja 7f",
-                // esi: the lane (only the ring's lanes run in the mode; its fiber is checked),
-                // r11: the warp.
+                // esi: the lane (only the ring's lanes run in the mode; its fiber is checked).
                 "mov esi, dword ptr [r10 + {r_wlane}]",
-                "mov r11, qword ptr [r10 + {r_wring_warp}]",
                 "mov r9d, dword ptr [r11 + rsi * 4 + {w_parked}]",
                 "cmp r9d, dword ptr [r10 + {r_cur}]",
                 "jne 9f",
@@ -570,7 +545,6 @@ macro_rules! warp_entry {
                 u_tidx = const $crate::device::block::layout::U_TIDX,
                 r_wring = const $crate::device::block::layout::R_WRING,
                 r_warrived = const $crate::device::block::layout::R_WARRIVED,
-                r_wring_warp = const $crate::device::block::layout::R_WWARP,
                 r_wlane = const $crate::device::block::layout::R_WLANE,
                 r_cur = const $crate::device::block::layout::R_CUR,
                 r_slots = const $crate::device::block::layout::R_SLOTS,
@@ -632,7 +606,7 @@ unsafe fn warp_exchange_slow(
                 "a warp operation's mask names lanes that do not exist in the block (partial warp)",
             );
         }
-        if width <= 0 || width > 32 || (width & (width - 1)) != 0 {
+        if !valid_width(width) {
             misuse("a warp shuffle's width is not a power of two from 1 to 32");
         }
         let b = (&mut (*run).slots)[(*run).cur as usize].block as usize;
@@ -676,6 +650,12 @@ fn alone(mask: u32, op: WarpOp, val: u64) -> u64 {
     }
 }
 
+/// A shuffle width CUDA allows: a power of two from 1 to 32.
+#[inline(always)]
+fn valid_width(width: i32) -> bool {
+    (width as u32).wrapping_sub(1) < 32 && (width & (width - 1)) == 0
+}
+
 /// The lanes of warp `w` that exist in a block of `threads` threads.
 fn lanes_present(threads: u32, w: u32) -> u32 {
     let n = threads.saturating_sub(w * WARP_SIZE).min(WARP_SIZE);
@@ -704,12 +684,7 @@ pub unsafe fn active_mask(lp: *mut KernelLoop) -> u32 {
 pub unsafe fn lane_id(lp: *mut KernelLoop) -> u32 {
     unsafe {
         let u = kernel_ctx::unit();
-        let idx = if lp.is_null() {
-            (*u).ctx.thread_idx
-        } else {
-            (*lp).tid
-        };
-        linear(idx, (*u).ctx.block_dim) % WARP_SIZE
+        linear(caller_idx(u, lp), (*u).ctx.block_dim) % WARP_SIZE
     }
 }
 
