@@ -1510,6 +1510,17 @@ mod tests {
 
     unsafe extern "C" fn noop_block(_: *mut KernelCtx, _: *mut *mut c_void, _: c_uint, _: c_uint) {}
 
+    /// The tests' random numbers: `rnd(m)` is in 0..m, the same sequence every run.
+    pub(super) fn xorshift() -> impl FnMut(u64) -> u64 {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        move |m| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % m
+        }
+    }
+
     unsafe extern "C" fn count_threads(args: *mut *mut c_void) {
         let hits = *args as *const AtomicU32;
         let c = &*kernel_ctx::current();
@@ -1945,13 +1956,7 @@ mod tests {
 
     #[test]
     fn random_sync_programs_match_the_model() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut rnd = |m: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % m
-        };
+        let mut rnd = xorshift();
         let mut r = BlockRunner::new(64 * 1024);
         for case in 0..2000 {
             let n = [1u32, 2, 3, 32, 64, 96, 256][rnd(7) as usize];

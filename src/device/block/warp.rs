@@ -694,13 +694,7 @@ mod tests {
 
     #[test]
     fn uniform_warp_results_match_the_lane_by_lane_ones() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut rnd = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rnd = super::super::tests::xorshift();
         let ops = [
             WarpOp::Sync,
             WarpOp::Shfl,
