@@ -557,6 +557,46 @@ static int warp_ring_runs_with_changing_operations(void) {
   return 0;
 }
 
+/* Warp 0 waits, rendezvous after rendezvous, for a flag that thread 32 (warp 1) sets: a warp
+ * going round its own rendezvous (the runtime's warp ring) still lets the block's other warps
+ * run. The wait gives up after SPIN_CAP rendezvous, so that a runtime that never let warp 1 run
+ * fails the test instead of hanging it. */
+#define SPIN_CAP 200000
+#define FLAG_BODY(t, blk, flags, ok)                                                              \
+  if ((t) < 32) {                                                                                 \
+    int spins = 0;                                                                                \
+    while (!birenAllSync(0xffffffffu, __atomic_load_n(&(flags)[blk], __ATOMIC_ACQUIRE)) &&        \
+           ++spins < SPIN_CAP) {                                                                  \
+    }                                                                                             \
+    if ((t) == 0) (ok)[blk] = spins < SPIN_CAP;                                                   \
+  } else if ((t) == 32) {                                                                         \
+    __atomic_store_n(&(flags)[blk], 1, __ATOMIC_RELEASE);                                         \
+  }
+
+BIREN_KERNEL(wait_for_other_warp_form, (int *) flags, (int *) ok) {
+  FLAG_BODY(threadIdx.x, blockIdx.x, flags, ok)
+}
+
+static void wait_for_other_warp_plain(void **args) {
+  int *flags = *(int **)args[0];
+  int *ok = *(int **)args[1];
+  FLAG_BODY(birenThreadIdx().x, birenBlockIdx().x, flags, ok)
+}
+
+static int a_warp_waiting_in_its_ring_lets_other_warps_run(void) {
+  enum { BLOCKS = 4 };
+  int flags[BLOCKS], ok[BLOCKS], *pf = flags, *po = ok, form, b;
+  for (form = 0; form < 2; form++) {
+    memset(flags, 0, sizeof flags);
+    memset(ok, 0, sizeof ok);
+    if (form) OK(BIREN_LAUNCH(wait_for_other_warp_form, birenDim3(BLOCKS, 1, 1), birenDim3(64, 1, 1), 0, NULL, pf, po));
+    else OK(BIREN_LAUNCH(wait_for_other_warp_plain, birenDim3(BLOCKS, 1, 1), birenDim3(64, 1, 1), 0, NULL, pf, po));
+    OK(birenDeviceSynchronize());
+    for (b = 0; b < BLOCKS; b++) EXPECT(ok[b] == 1);
+  }
+  return 0;
+}
+
 static int every_warp_operation_with_full_and_partial_masks(void) {
   int halves, bad = 0, *pb = &bad;
   for (halves = 0; halves < 2; halves++) {
@@ -913,6 +953,7 @@ static const test_case tests[] = {
     TEST(every_warp_operation_with_full_and_partial_masks),
     TEST(shuffle_reduction_in_a_partial_warp),
     TEST(warp_ring_runs_with_changing_operations),
+    TEST(a_warp_waiting_in_its_ring_lets_other_warps_run),
     TEST(warp_misuse_fails_the_launch),
     TEST(warp_operations_in_helper_functions),
     TEST(every_atomic_under_contention_from_many_blocks),
