@@ -640,6 +640,16 @@ BIREN_KERNEL(mask_with_returned_lane) {
 }
 BIREN_KERNEL(full_mask_in_partial_warp) { birenSyncWarp(0xffffffffu); }
 BIREN_KERNEL(bad_width) { (void)birenShflSyncInt(0xffffffffu, 1, 0, 3); }
+/* The same misuses once the warp goes round its rendezvous (the runtime's warp ring, whose
+ * usual case is assembly): an operation no warp has (birenWarpExchange's op from C, as another
+ * language would pass it), a negative one, a width of 0. */
+#define AFTER_RING_ROUNDS(misuse)                                                                 \
+  int r;                                                                                          \
+  for (r = 0; r < 8; r++) birenSyncWarp(0xffffffffu);                                             \
+  (void)(misuse);
+BIREN_KERNEL(unknown_op_in_ring) { AFTER_RING_ROUNDS(birenWarpExchange(biren_loop_, 0xffffffffu, 99, 1, 0, 32)) }
+BIREN_KERNEL(negative_op_in_ring) { AFTER_RING_ROUNDS(birenWarpExchange(biren_loop_, 0xffffffffu, -1, 1, 0, 32)) }
+BIREN_KERNEL(zero_width_in_ring) { AFTER_RING_ROUNDS(birenShflSyncInt(0xffffffffu, 1, 0, 0)) }
 
 /* Warp operations in helper functions: with the loop passed (a parameter named biren_loop_), they
  * work even where thread 0 never waits; without it, there the launch fails. */
@@ -673,18 +683,21 @@ static int warp_operations_in_helper_functions(void) {
 }
 
 static int warp_misuse_fails_the_launch(void) {
-  birenKernel_t bad[4];
-  dim3 blocks[4];
+  birenKernel_t bad[7];
+  dim3 blocks[7];
   int i;
   bad[0] = mask_without_caller;
   bad[1] = mask_with_returned_lane;
   bad[2] = full_mask_in_partial_warp;
   bad[3] = bad_width;
+  bad[4] = unknown_op_in_ring;
+  bad[5] = negative_op_in_ring;
+  bad[6] = zero_width_in_ring;
   blocks[0] = birenDim3(32, 1, 1);
   blocks[1] = birenDim3(64, 1, 1);
   blocks[2] = birenDim3(40, 1, 1);
-  blocks[3] = birenDim3(32, 1, 1);
-  for (i = 0; i < 4; i++) {
+  for (i = 3; i < 7; i++) blocks[i] = birenDim3(64, 1, 1);
+  for (i = 0; i < 7; i++) {
     OK(birenLaunchKernel(bad[i], birenDim3(2, 1, 1), blocks[i], NULL, 0, NULL));
     EXPECT_CODE(birenDeviceSynchronize(), BIREN_ERROR_LAUNCH_FAILURE);
     OK(birenDeviceReset());
