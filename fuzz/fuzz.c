@@ -508,9 +508,17 @@ static void reap_device(worker *w, int d) {
   for (int i = 0; i < MAX_STREAMS; i++) {
     sslot *s = &w->streams[i];
     if (!s->used || s->dev != d || s->gen == g) continue;
-    /* (with racy resets a handle made while a reset ran may have survived it) */
     birenError_t e = API(w, birenStreamQuery(s->s));
     if (!opt_racy) JUDGE(w, F_StreamQuery, e, IH, -1, "stream destroyed by birenDeviceReset");
+    /* With racy resets a handle made while a reset ran may have survived it: destroy it, for a
+     * buried handle must be dead (the destroyed-handle checks expect INVALID_HANDLE). Another
+     * reset may destroy it first. */
+    for (int j = 0; j < MAX_ALLOCS; j++)
+      if (w->allocs[j].used && w->allocs[j].pend == i) w->allocs[j].pend = PEND_DEV;
+    if (e != BIREN_ERROR_INVALID_HANDLE) {
+      e = API(w, birenStreamDestroy(s->s));
+      JUDGE(w, F_StreamDestroy, e, S_ | IH, -1, "a stream that survived a racy reset");
+    }
     bury_stream(w, s->s);
     s->used = 0;
   }
@@ -519,6 +527,10 @@ static void reap_device(worker *w, int d) {
     if (!v->used || v->dev != d || v->gen == g) continue;
     birenError_t e = API(w, birenEventQuery(v->e));
     if (!opt_racy) JUDGE(w, F_EventQuery, e, IH, -1, "event destroyed by birenDeviceReset");
+    if (e != BIREN_ERROR_INVALID_HANDLE) { /* survived a racy reset (see above) */
+      e = API(w, birenEventDestroy(v->e));
+      JUDGE(w, F_EventDestroy, e, S_ | IH, -1, "an event that survived a racy reset");
+    }
     bury_event(w, v->e);
     v->used = 0;
   }
