@@ -5,6 +5,7 @@
 #include "harness.h"
 
 #include <math.h>
+#include <stdint.h>
 
 #if defined(__cplusplus) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L)
 #define HAVE_GENERIC 1
@@ -107,6 +108,97 @@ static int every_thread_of_3d_blocks_runs_once(void) {
   OK(birenDeviceSynchronize());
   EXPECT(bad == 0);
   for (i = 0; i < T; i++) EXPECT(hits[i] == 1);
+  return 0;
+}
+
+/* Once a block has run through without waiting, later blocks run a range (the blocks a compute
+ * unit took together) per call of the range entry, which moves blockIdx on itself: every thread
+ * of every block runs once with the right indices, across rows and slices of the grid, with
+ * 2-D/3-D blocks and 1-D ones, and with a kernel registered by the older call (one block per
+ * call of the block entry). */
+static int ranges_of_whole_blocks_see_every_block_index(void) {
+  static const unsigned dims[][6] = {{9, 5, 3, 8, 4, 2}, {1000, 1, 1, 32, 1, 1}, {3, 70, 2, 5, 3, 1}};
+  static const size_t sizes[] = {sizeof(int *), sizeof(int *)};
+  int bad = 0, *pb = &bad, round, c;
+  for (round = 0; round < 2; round++) {
+    if (round == 1) /* the block entry alone, as a header before ranges registered it */
+      OK(birenKernelRegisterBlock(index_check, "index_check", 2, sizes, index_check_biren_block_));
+    for (c = 0; c < 3; c++) {
+      const unsigned *d = dims[c];
+      unsigned t = d[0] * d[1] * d[2] * d[3] * d[4] * d[5], i;
+      int *hits = (int *)calloc(t, sizeof(int));
+      bad = 0;
+      OK(BIREN_LAUNCH(index_check, birenDim3(d[0], d[1], d[2]), birenDim3(d[3], d[4], d[5]), 0, NULL, hits, pb));
+      OK(birenDeviceSynchronize());
+      EXPECT(bad == 0);
+      for (i = 0; i < t; i++)
+        if (hits[i] != 1) {
+          fprintf(stderr, "    registration %d, case %d: thread %u ran %d times\n", round, c, i, hits[i]);
+          EXPECT(hits[i] == 1);
+        }
+      free(hits);
+    }
+  }
+  OK(birenKernelRegisterBlocks(index_check, "index_check", 2, sizes, index_check_biren_block_,
+                               index_check_biren_blocks_));
+  return 0;
+}
+
+/* A registration's entries must all be given. */
+static int register_blocks_refuses_missing_entries(void) {
+  static const size_t sizes[] = {sizeof(int *), sizeof(int *)};
+  EXPECT_CODE(birenKernelRegisterBlocks(index_check, "x", 2, sizes, index_check_biren_block_, NULL),
+              BIREN_ERROR_INVALID_VALUE);
+  EXPECT_CODE(birenKernelRegisterBlocks(index_check, "x", 2, sizes, NULL, index_check_biren_blocks_),
+              BIREN_ERROR_INVALID_VALUE);
+  EXPECT_CODE(birenKernelRegisterBlocks(NULL, "x", 2, sizes, index_check_biren_block_, index_check_biren_blocks_),
+              BIREN_ERROR_INVALID_VALUE);
+  EXPECT_CODE(birenKernelRegisterBlocks(index_check, "x", 2, NULL, index_check_biren_block_, index_check_biren_blocks_),
+              BIREN_ERROR_INVALID_VALUE);
+  /* nothing was replaced: the kernel still runs with its own name and sizes */
+  return every_thread_of_3d_blocks_runs_once();
+}
+
+/* A fault, or a trap, in a block in the middle of a range fails the launch naming that block;
+ * the range's earlier blocks completed. */
+BIREN_KERNEL(fail_in_block, (int *) done, (unsigned) bx, (unsigned) by, (int) trap, (volatile int *) wild) {
+  if (blockIdx.x == bx && blockIdx.y == by && threadIdx.x == 3) {
+    if (trap) birenTrap();
+    *wild = 1;
+  }
+  if (threadIdx.x == 0) __atomic_fetch_add(&done[blockIdx.x + gridDim.x * blockIdx.y], 1, __ATOMIC_RELAXED);
+}
+
+static char fail_text[4096];
+static void capture_fail(const char *msg, void *user) {
+  size_t n = strlen(fail_text);
+  (void)user;
+  snprintf(fail_text + n, sizeof fail_text - n, "%s\n", msg);
+}
+
+static int a_failure_in_a_range_names_its_block(void) {
+  enum { GX = 40, GY = 6 };
+  static int done[GX * GY];
+  int *pd = done, trap, i;
+  volatile int *wild = (volatile int *)(uintptr_t)64;
+  for (trap = 0; trap < 2; trap++) {
+    char want[64];
+    memset(done, 0, sizeof done);
+    fail_text[0] = 0;
+    OK(birenSetValidatorCallback(capture_fail, NULL));
+    OK(BIREN_LAUNCH(fail_in_block, birenDim3(GX, GY, 1), birenDim3(64, 1, 1), 0, NULL, pd, 29u, 4u, trap, wild));
+    EXPECT_CODE(birenDeviceSynchronize(), trap ? BIREN_ERROR_LAUNCH_FAILURE : BIREN_ERROR_ILLEGAL_ADDRESS);
+    OK(birenSetValidatorCallback(NULL, NULL));
+    if (!trap) {
+      snprintf(want, sizeof want, "of block (29,4,0)");
+      if (strstr(fail_text, want) == NULL) fprintf(stderr, "    no \"%s\" in: %s\n", want, fail_text);
+      EXPECT(strstr(fail_text, want) != NULL);
+    }
+    /* the failing block's thread 0 ran before thread 3 failed; blocks after it may not run */
+    EXPECT(done[29 + GX * 4] == 1);
+    for (i = 0; i < GX * GY; i++) EXPECT(done[i] <= 1);
+    OK(birenDeviceReset());
+  }
   return 0;
 }
 
@@ -959,6 +1051,9 @@ static const test_case tests[] = {
     TEST(return_ends_only_the_thread),
     TEST(sixteen_parameters_of_mixed_types),
     TEST(barrier_reduction_in_the_kernel_form),
+    TEST(ranges_of_whole_blocks_see_every_block_index),
+    TEST(register_blocks_refuses_missing_entries),
+    TEST(a_failure_in_a_range_names_its_block),
     TEST(barriers_in_some_blocks_only),
     TEST(misuse_of_barriers_and_trap_in_the_form_fails),
     TEST(barriers_after_many_rounds_still_catch_misuse),

@@ -40,11 +40,14 @@ w(r"""/* ---- The kernel form: BIREN_KERNEL ------------------------------------
  *   the `i < n` test out of the loop). An `unsigned` index stays a scalar loop with GCC 12:
  *   its loop splitting needs a signed counter, and the masked loop it can vectorise instead
  *   ran slower than the scalar one on the AMD machine we measure on (BENCHMARKS.md);
+ * - name##_biren_blocks_: the range entry (birenKernelBlocks_t): the same loop over every thread
+ *   of several consecutive blocks, one after another, in one call;
  * - name: the per-thread entry, for launches that do not know the block entry;
  * - a registration: a constructor (GCC/Clang; in C++ a static initializer) that calls
- *   birenKernelRegisterBlock before main, so that launches of `name` run the block entry and
- *   copy the argument values at launch (their sizes are known). Without GCC/Clang in C the
- *   kernel runs through its per-thread entry (arguments read by reference, as unregistered).
+ *   birenKernelRegisterBlocks before main, so that launches of `name` run the block and range
+ *   entries and copy the argument values at launch (their sizes are known). Without GCC/Clang in
+ *   C the kernel runs through its per-thread entry (arguments read by reference, as
+ *   unregistered).
  *
  * Sync points in the body (birenSyncThreads(), warp operations, birenGridSync(), birenTrap())
  * work: the runtime stops the loop after the thread that waits and goes on with the next thread
@@ -53,7 +56,9 @@ w(r"""/* ---- The kernel form: BIREN_KERNEL ------------------------------------
  * so they work in per-thread kernels too); birenThreadIdx() reads the loop's index likewise.
  * How the runtime runs it: thread 0 of a block runs alone first; if it reaches no sync point,
  * the block's other threads run in the one loop, and later blocks run all their threads in one
- * loop; if it does, they run one per fiber. Grids whose gridDim.x * blockDim.x exceeds INT_MAX
+ * loop, the blocks a compute unit takes together (up to 64) in one call of the range entry; if
+ * it does, they run one per fiber. A thread that waits in a range ends the range with its block
+ * (the block goes on one thread per fiber). Grids whose gridDim.x * blockDim.x exceeds INT_MAX
  * run the per-thread entry instead (the loop counts the global x-index as an int).
  * Helper functions called from the body: one that uses sync points or warp operations should
  * take a parameter `birenKernelLoop *biren_loop_` and be called with `biren_loop_`; without it,
@@ -124,6 +129,17 @@ static birenKernelLoop *const biren_loop_ BIREN_UNUSED_ = 0;
     biren_lin_ = biren_row_ * biren_bd_.x + biren_l_.xe;                                          \
   }
 
+/* The range entry's move to the next block: blockIdx in the context, x fastest. */
+static inline void birenNextBlock_(birenKernelCtx *c) {
+  if (++c->blockIdx.x == c->gridDim.x) {
+    c->blockIdx.x = 0;
+    if (++c->blockIdx.y == c->gridDim.y) {
+      c->blockIdx.y = 0;
+      ++c->blockIdx.z;
+    }
+  }
+}
+
 #define BIREN_KERNEL_DIMS_DECL_                                                                   \
   const dim3 threadIdx BIREN_UNUSED_, const dim3 blockIdx BIREN_UNUSED_,                          \
       const dim3 blockDim BIREN_UNUSED_, const dim3 gridDim BIREN_UNUSED_,                        \
@@ -132,11 +148,11 @@ static birenKernelLoop *const biren_loop_ BIREN_UNUSED_ = 0;
 #if defined(__cplusplus)
 #define BIREN_KERNEL_REGISTER_(name, n, sizes)                                                    \
   static const birenError_t name##_biren_registered_ BIREN_UNUSED_ =                              \
-      birenKernelRegisterBlock(name, #name, n, sizes, name##_biren_block_);
+      birenKernelRegisterBlocks(name, #name, n, sizes, name##_biren_block_, name##_biren_blocks_);
 #elif defined(__GNUC__) || defined(__clang__)
 #define BIREN_KERNEL_REGISTER_(name, n, sizes)                                                    \
   __attribute__((constructor)) static void name##_biren_register_(void) {                         \
-    (void)birenKernelRegisterBlock(name, #name, n, sizes, name##_biren_block_);                   \
+    (void)birenKernelRegisterBlocks(name, #name, n, sizes, name##_biren_block_, name##_biren_blocks_); \
   }
 #else
 #define BIREN_KERNEL_REGISTER_(name, n, sizes)
@@ -179,6 +195,26 @@ for n in range(0, MAX_PARAMS + 1):
         f"    BIREN_KERNEL_LOOP_(name##_biren_thread_({names}biren_l_.tid, biren_bi_, biren_bd_, "
         "biren_gd_, &biren_l_))"
     )
+    body.append("  }")
+    body.append(
+        "  static unsigned name##_biren_blocks_(birenKernelCtx *biren_ctx_, void **biren_args_, "
+        "unsigned biren_count_) {"
+    )
+    body.append(f"    {unpack} (void)biren_args_;" if n else "    (void)biren_args_;")
+    body.append("    const unsigned biren_first_ = 0, biren_end_ = biren_ctx_->blockDim.x * "
+                "biren_ctx_->blockDim.y * biren_ctx_->blockDim.z;")
+    body.append("    unsigned biren_done_ = 0;")
+    body.append("    for (;;) {")
+    body.append("      {")
+    body.append(
+        f"        BIREN_KERNEL_LOOP_(name##_biren_thread_({names}biren_l_.tid, biren_bi_, biren_bd_, "
+        "biren_gd_, &biren_l_))"
+    )
+    body.append("        if (biren_l_.end != biren_end_) return biren_done_;")
+    body.append("      }")
+    body.append("      if (++biren_done_ == biren_count_) return biren_done_;")
+    body.append("      birenNextBlock_(biren_ctx_);")
+    body.append("    }")
     body.append("  }")
     body.append("  void name(void **biren_args_) {")
     body.append("    const birenKernelCtx *biren_c_ = birenKernelCtxFast();")

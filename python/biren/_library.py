@@ -327,6 +327,7 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     # kernel form, cooperative launch, warps, atomics (issue 12)
     "birenLaunchCooperativeKernel": (_err, [KERNEL_T, Dim3, Dim3, POINTER(c_void_p), c_size_t, _stream]),
     "birenKernelRegisterBlock": (_err, [KERNEL_T, c_char_p, c_uint, POINTER(c_size_t), c_void_p]),
+    "birenKernelRegisterBlocks": (_err, [KERNEL_T, c_char_p, c_uint, POINTER(c_size_t), c_void_p, c_void_p]),
     "birenSyncThreadsLoop": (None, [c_void_p]),
     "birenTrapLoop": (None, [c_void_p]),
     "birenGridSync": (None, []),

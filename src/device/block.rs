@@ -45,6 +45,12 @@ pub type KernelFn = unsafe extern "C" fn(*mut *mut c_void);
 /// the block described by the context, with the argument-pointer array.
 pub type BlockFn = unsafe extern "C" fn(*mut KernelCtx, *mut *mut c_void, c_uint, c_uint);
 
+/// A kernel's range entry (`BIREN_KERNEL`): runs every thread of `count` consecutive blocks, the
+/// first the one the context describes, moving the context's `block_idx` on from block to block
+/// (x fastest); returns how many blocks it completed: `count`, or fewer when a thread waited at
+/// a sync point (the block it was in then goes on as a block of fibers).
+pub type BlocksFn = unsafe extern "C" fn(*mut KernelCtx, *mut *mut c_void, c_uint) -> c_uint;
+
 /// Threads per warp.
 pub const WARP_SIZE: u32 = 32;
 
@@ -54,6 +60,8 @@ pub struct Grid {
     pub kernel: KernelFn,
     /// The kernel's block entry, when it has one: used instead of `kernel`.
     pub block_fn: Option<BlockFn>,
+    /// Its range entry, when it has one (only used with `block_fn`).
+    pub blocks_fn: Option<BlocksFn>,
     pub args: *mut *mut c_void,
     pub grid: Dim3,
     pub block: Dim3,
@@ -188,6 +196,9 @@ pub struct Run {
     /// A block entry's thread 0 has run through without waiting in this run: later blocks start
     /// as one loop of all their threads (a thread 0 that waits there still truncates it).
     loops: bool,
+    /// A range entry (`grid.blocks_fn`) is running the run's blocks from `at` on: the block
+    /// running is the context's `block_idx`, not `at` (`sync_range` brings them together).
+    in_range: bool,
     grid_waiting: Vec<u32>,
     outcome: Option<BlockOutcome>,
     driver_sp: *mut c_void,
@@ -495,6 +506,9 @@ impl Run {
 
     /// Ends the run with `outcome`: back to the driver; the current fiber is never resumed.
     unsafe fn end(run: *mut Run, outcome: BlockOutcome) -> ! {
+        if (*run).in_range {
+            (*run).sync_range();
+        }
         (*run).outcome = Some(outcome);
         // From here on a signal is not the kernel's: the driver's context is about to resume.
         std::ptr::write_volatile(&mut (*kernel_ctx::unit()).on_fiber, false);
@@ -516,6 +530,17 @@ impl Run {
                 Run::end(run, o)
             }
         }
+    }
+
+    /// While a range entry runs, the block it is in is the context's: makes it the run's block
+    /// (`at` and the block's index), for what the runtime does in that block meanwhile.
+    fn sync_range(&mut self) {
+        // SAFETY: the run's context is the unit's, valid while the run is.
+        let idx = unsafe { (*self.ctx).block_idx };
+        let g = self.grid.grid;
+        self.at = u64::from(idx.x)
+            + u64::from(g.x) * (u64::from(idx.y) + u64::from(g.y) * u64::from(idx.z));
+        self.blocks[0].idx = idx;
     }
 
     /// The block completed: if the run has a next block, sets it up to run on the current
@@ -636,7 +661,22 @@ unsafe fn carry(run: *mut Run) {
             // A carrier of one thread keeps its index (what the barrier's fast path assumes).
             (&mut (*run).slots)[cur].idx = idx;
             (*ctx).thread_idx = idx;
-            f(ctx, g.args, first, end);
+            let left = (*run).run_end - (*run).at;
+            match g.blocks_fn {
+                // Whole blocks, more than one left, a single-block run: the rest of the run (the
+                // unit took at most 64 blocks) in one call, no runtime code between blocks.
+                Some(fs) if end == n && first == 0 && left > 1 && (*run).blocks.len() == 1 => {
+                    (*run).in_range = true;
+                    fs(ctx, g.args, left.min(u32::MAX as u64) as u32);
+                    if (*run).in_range {
+                        // It ran every block (else a wait stopped it and synced already): the
+                        // last one is the run's block now.
+                        (*run).in_range = false;
+                        (*run).sync_range();
+                    }
+                }
+                _ => f(ctx, g.args, first, end),
+            }
             if first == 0 && end == 1 && !(&(*run).blocks)[b as usize].one_by_one {
                 (*run).loops = true;
             }
@@ -730,6 +770,9 @@ unsafe fn me(lp: *mut KernelLoop) -> Option<(*mut Run, Dim3)> {
     if !(*run).warp_ring.is_null() {
         (*run).leave_warp_ring();
     }
+    if (*run).in_range {
+        (*run).sync_range();
+    }
     let idx = if lp.is_null() {
         let s = (*run).slots.get_unchecked((*run).cur as usize);
         if (*run).block_form && s.end - s.first > 1 {
@@ -766,6 +809,11 @@ fn linear(idx: Dim3, block: Dim3) -> u32 {
 /// unstarted (they go to a new carrier).
 #[inline]
 unsafe fn truncate(run: *mut Run, lp: *mut KernelLoop, t: u32) {
+    if (*run).in_range {
+        // The range entry returns after this block, which goes on as blocks without one do.
+        (*run).sync_range();
+        (*run).in_range = false;
+    }
     let cur = (*run).cur as usize;
     let slot = &mut (*(*run).slots.get_unchecked_mut(cur));
     (*run)
@@ -1292,6 +1340,7 @@ impl BlockRunner {
                 grid: Grid {
                     kernel: noop_kernel,
                     block_fn: None,
+                    blocks_fn: None,
                     args: std::ptr::null_mut(),
                     grid: Dim3::new(1, 1, 1),
                     block: Dim3::new(1, 1, 1),
@@ -1312,6 +1361,7 @@ impl BlockRunner {
                 ready_head: 0,
                 block_form: false,
                 loops: false,
+                in_range: false,
                 grid_waiting: Vec::new(),
                 outcome: None,
                 driver_sp: std::ptr::null_mut(),
@@ -1372,8 +1422,10 @@ impl BlockRunner {
         }
         run.grid = *grid;
         run.grid.block_fn = grid.block_entry();
+        run.grid.blocks_fn = grid.blocks_fn.filter(|_| run.grid.block_fn.is_some());
         run.block_form = run.grid.block_fn.is_some();
         run.loops = false;
+        run.in_range = false;
         run.ctx = ctx;
         run.threads = grid.block.volume() as u32;
         // Blocks keep their lists' capacity from run to run: no allocation per block.
@@ -1474,6 +1526,7 @@ mod tests {
         Grid {
             kernel,
             block_fn: None,
+            blocks_fn: None,
             args,
             grid: g,
             block: b,
@@ -1481,6 +1534,109 @@ mod tests {
             cooperative: false,
             stack_size: 64 * 1024,
         }
+    }
+
+    /// What `record_block` and `record_range` saw: (entry, block index, first, end or count).
+    static SEEN: parking_lot::Mutex<Vec<(char, Dim3, u32, u32)>> =
+        parking_lot::Mutex::new(Vec::new());
+
+    unsafe extern "C" fn record_block(
+        c: *mut KernelCtx,
+        _: *mut *mut c_void,
+        first: c_uint,
+        end: c_uint,
+    ) {
+        SEEN.lock().push(('b', (*c).block_idx, first, end));
+    }
+
+    /// A range entry as the header's: every block from the context's on, moving it on itself;
+    /// once, it stops after `*args[0]` blocks if that is fewer (as a wait in the next block
+    /// would, the runtime taking that block over: here it does nothing more in it).
+    unsafe extern "C" fn record_range(
+        c: *mut KernelCtx,
+        args: *mut *mut c_void,
+        count: c_uint,
+    ) -> c_uint {
+        let stop_after = *(*args as *const u32);
+        let mut done = 0;
+        loop {
+            SEEN.lock().push(('r', (*c).block_idx, done, count));
+            done += 1;
+            if done == count {
+                return done;
+            }
+            if done == stop_after {
+                *(*args as *mut u32) = u32::MAX;
+                // What a wait in the next block does: the runtime takes that block over.
+                let run = (*kernel_ctx::unit()).run as *mut Run;
+                let g = (*c).grid_dim;
+                let b = &mut (*c).block_idx;
+                b.x += 1;
+                if b.x == g.x {
+                    b.x = 0;
+                    b.y += 1;
+                }
+                (*run).sync_range();
+                (*run).in_range = false;
+                return done;
+            }
+            let g = (*c).grid_dim;
+            let b = &mut (*c).block_idx;
+            b.x += 1;
+            if b.x == g.x {
+                b.x = 0;
+                b.y += 1;
+                if b.y == g.y {
+                    b.y = 0;
+                    b.z += 1;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn whole_blocks_run_in_ranges_once_a_block_ran_through() {
+        // Blocks 5..24 of a 4x3x2 grid of 8 threads: block 5's thread 0 alone, then its other
+        // threads, then one range call for blocks 6..24 across rows and slices; the run ends at
+        // block 23. With no range entry (older registrations) every block is a call of its own.
+        let mut stop_after = u32::MAX;
+        let mut a = [std::ptr::addr_of_mut!(stop_after) as *mut c_void];
+        let mut r = BlockRunner::new(64 * 1024);
+        let mut g = grid(
+            noop_kernel,
+            a.as_mut_ptr(),
+            Dim3::new(4, 3, 2),
+            Dim3::new(8, 1, 1),
+            0,
+        );
+        g.block_fn = Some(record_block);
+        let lin = |i: u64| g.grid.unlinear(i);
+        for ranges in [true, false] {
+            g.blocks_fn = ranges.then_some(record_range as BlocksFn);
+            SEEN.lock().clear();
+            assert_eq!(r.run_blocks(&g, 5, 19, None), (BlockOutcome::Completed, 23));
+            let mut want = vec![('b', lin(5), 0, 1), ('b', lin(5), 1, 8)];
+            for i in 6..24 {
+                want.push(if ranges {
+                    ('r', lin(i), i as u32 - 6, 18)
+                } else {
+                    ('b', lin(i), 0, 8)
+                });
+            }
+            assert_eq!(*SEEN.lock(), want, "ranges {ranges}");
+        }
+        // A range stopped after 3 blocks (a wait in the 4th, block 9): the runtime goes on
+        // with block 9 as the run's block, then a new range for blocks 10..24.
+        g.blocks_fn = Some(record_range);
+        unsafe { *(a[0] as *mut u32) = 3 };
+        SEEN.lock().clear();
+        assert_eq!(r.run_blocks(&g, 5, 19, None), (BlockOutcome::Completed, 23));
+        let seen = SEEN.lock().clone();
+        let blocks: Vec<Dim3> = seen.iter().map(|s| s.1).collect();
+        let mut want: Vec<Dim3> = vec![lin(5), lin(5), lin(6), lin(7), lin(8)];
+        want.extend((10..24).map(lin));
+        assert_eq!(blocks, want, "{seen:?}");
+        assert_eq!(seen[5], ('r', lin(10), 0, 14), "{seen:?}");
     }
 
     #[test]

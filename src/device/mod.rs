@@ -9,7 +9,7 @@ pub mod fault;
 pub mod fiber;
 pub mod kernel_ctx;
 
-pub use block::{BlockFn, BlockOutcome, BlockRunner, Grid, KernelFn};
+pub use block::{BlockFn, BlockOutcome, BlockRunner, BlocksFn, Grid, KernelFn};
 pub use compute_unit::{BlockSource, ComputeUnits};
 pub use engine::EngineThread;
 pub use kernel_ctx::{Dim3, KernelCtx, KernelLoop};

@@ -230,22 +230,62 @@ pub extern "C" fn birenKernelRegisterBlock(
     blockFn: birenKernelBlock_t,
 ) -> birenError_t {
     ffi_call!("birenKernelRegisterBlock"(kernel, name, numArgs, argSizes, blockFn) {
-        let k = kernel.ok_or(ErrorCode::InvalidValue)?;
-        let f = blockFn.ok_or(ErrorCode::InvalidValue)?;
-        let n = numArgs as usize;
-        if n > MAX_KERNEL_ARGS || (n > 0 && argSizes.is_null()) {
-            return Err(ErrorCode::InvalidValue);
-        }
-        let sizes = if n == 0 { Vec::new() } else { unsafe { std::slice::from_raw_parts(argSizes, n) }.to_vec() };
-        let name = if name.is_null() {
-            format!("kernel@{:#x}", k as usize)
-        } else {
-            unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned()
-        };
-        // SAFETY: birenKernelCtx and KernelCtx share one layout (repr(C), same fields).
-        let f: crate::device::BlockFn = unsafe { std::mem::transmute(f) };
-        BLOCK_KERNELS.register_entry(k as usize, name, sizes, Some(f))
+        register_block(kernel, name, numArgs, argSizes, blockFn, None)
     })
+}
+
+/// What BIREN_KERNEL registers for each kernel it defines (headers since round seven), as
+/// birenKernelRegisterBlock does, with the kernel's range entry `blocksFn` too: once a block of a
+/// launch has run all its threads in one loop, the launch's later blocks run a range at a time
+/// (consecutive blocks a compute unit took together) in one call, with no runtime code between
+/// them. BIREN_ERROR_INVALID_VALUE for a NULL blocksFn and as birenKernelRegisterBlock.
+/// Thread-safe; needs no birenInit.
+#[no_mangle]
+pub extern "C" fn birenKernelRegisterBlocks(
+    kernel: birenKernel_t,
+    name: *const c_char,
+    numArgs: c_uint,
+    argSizes: *const usize,
+    blockFn: birenKernelBlock_t,
+    blocksFn: birenKernelBlocks_t,
+) -> birenError_t {
+    ffi_call!("birenKernelRegisterBlocks"(kernel, name, numArgs, argSizes, blockFn, blocksFn) {
+        let fs = blocksFn.ok_or(ErrorCode::InvalidValue)?;
+        // SAFETY: birenKernelCtx and KernelCtx share one layout (repr(C), same fields).
+        let fs: crate::device::BlocksFn = unsafe { std::mem::transmute(fs) };
+        register_block(kernel, name, numArgs, argSizes, blockFn, Some(fs))
+    })
+}
+
+fn register_block(
+    kernel: birenKernel_t,
+    name: *const c_char,
+    num_args: c_uint,
+    arg_sizes: *const usize,
+    block_fn: birenKernelBlock_t,
+    blocks_fn: Option<crate::device::BlocksFn>,
+) -> Result<()> {
+    let k = kernel.ok_or(ErrorCode::InvalidValue)?;
+    let f = block_fn.ok_or(ErrorCode::InvalidValue)?;
+    let n = num_args as usize;
+    if n > MAX_KERNEL_ARGS || (n > 0 && arg_sizes.is_null()) {
+        return Err(ErrorCode::InvalidValue);
+    }
+    let sizes = if n == 0 {
+        Vec::new()
+    } else {
+        unsafe { std::slice::from_raw_parts(arg_sizes, n) }.to_vec()
+    };
+    let name = if name.is_null() {
+        format!("kernel@{:#x}", k as usize)
+    } else {
+        unsafe { CStr::from_ptr(name) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    // SAFETY: birenKernelCtx and KernelCtx share one layout (repr(C), same fields).
+    let f: crate::device::BlockFn = unsafe { std::mem::transmute(f) };
+    BLOCK_KERNELS.register_entry(k as usize, name, sizes, Some(f), blocks_fn)
 }
 
 /// Registers a kernel: its name (shown in logs, traces and validator messages) and the sizes of

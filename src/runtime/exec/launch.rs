@@ -1,6 +1,6 @@
 //! Kernel launches: configuration checks, the table of registered kernels, and argument capture.
 
-use crate::device::{BlockFn, Dim3, Grid, KernelFn};
+use crate::device::{BlockFn, BlocksFn, Dim3, Grid, KernelFn};
 use crate::runtime::error::{ErrorCode, Result};
 use parking_lot::RwLock;
 use std::collections::HashMap;
@@ -57,6 +57,8 @@ pub struct KernelInfo {
     pub arg_sizes: Vec<usize>,
     /// The block entry of a `BIREN_KERNEL` kernel (birenKernelRegisterBlock).
     pub block_fn: Option<BlockFn>,
+    /// Its range entry (birenKernelRegisterBlocks).
+    pub blocks_fn: Option<BlocksFn>,
 }
 
 /// Hashes a function address: one multiplication (the default SipHash costs more than the rest
@@ -107,16 +109,17 @@ impl KernelTable {
     }
 
     pub fn register(&self, kernel: usize, name: String, arg_sizes: Vec<usize>) -> Result<()> {
-        self.register_entry(kernel, name, arg_sizes, None)
+        self.register_entry(kernel, name, arg_sizes, None, None)
     }
 
-    /// Registers a kernel, with its block entry if it has one.
+    /// Registers a kernel, with its block and range entries if it has them.
     pub fn register_entry(
         &self,
         kernel: usize,
         name: String,
         arg_sizes: Vec<usize>,
         block_fn: Option<BlockFn>,
+        blocks_fn: Option<BlocksFn>,
     ) -> Result<()> {
         check_arg_sizes(&arg_sizes)?;
         self.map.write().insert(
@@ -125,6 +128,7 @@ impl KernelTable {
                 name,
                 arg_sizes,
                 block_fn,
+                blocks_fn,
             }),
         );
         self.count.fetch_add(1, Ordering::Release);
@@ -229,6 +233,7 @@ impl Launch {
         Grid {
             kernel: self.kernel,
             block_fn: self.info.as_ref().and_then(|i| i.block_fn),
+            blocks_fn: self.info.as_ref().and_then(|i| i.blocks_fn),
             args: self.args.as_ptr(),
             grid: self.grid,
             block: self.block,

@@ -78,6 +78,7 @@ fn node_info(exec_id: u64, path: &str, k: &KernelNode) -> Arc<KernelInfo> {
             .map(|i| i.arg_sizes.clone())
             .unwrap_or_default(),
         block_fn: k.info.as_ref().and_then(|i| i.block_fn),
+        blocks_fn: k.info.as_ref().and_then(|i| i.blocks_fn),
     })
 }
 
@@ -523,6 +524,7 @@ fn fuse(exec_id: u64, nodes: Vec<ExecNode>) -> Vec<ExecNode> {
                 name: format!("graph exec #{exec_id} nodes {path}: {what}"),
                 arg_sizes: Vec::new(),
                 block_fn: None,
+                blocks_fn: None,
             })),
             work: ExecWork::Fused(Arc::new(chain)),
             succ: renumber(&last.succ),
