@@ -537,9 +537,7 @@ impl Run {
     fn sync_range(&mut self) {
         // SAFETY: the run's context is the unit's, valid while the run is.
         let idx = unsafe { (*self.ctx).block_idx };
-        let g = self.grid.grid;
-        self.at = u64::from(idx.x)
-            + u64::from(g.x) * (u64::from(idx.y) + u64::from(g.y) * u64::from(idx.z));
+        self.at = self.grid.grid.position_of(idx);
         self.blocks[0].idx = idx;
     }
 
@@ -553,17 +551,8 @@ impl Run {
         r.at += 1;
         let g = r.grid.grid;
         let bs = r.blocks.get_unchecked_mut(0);
-        // The next linear block index, x fastest (no division).
-        let mut idx = bs.idx;
-        idx.x += 1;
-        if idx.x == g.x {
-            idx.x = 0;
-            idx.y += 1;
-            if idx.y == g.y {
-                idx.y = 0;
-                idx.z += 1;
-            }
-        }
+        // The next block in the grid's order (no division in the common case).
+        let idx = g.block_after(bs.idx);
         bs.idx = idx;
         bs.one_by_one = false;
         (*r.ctx).block_idx = idx;
@@ -1443,7 +1432,7 @@ impl BlockRunner {
         for (b, bs) in run.blocks.iter_mut().enumerate() {
             bs.idx = grid
                 .grid
-                .unlinear(if grid.cooperative { b as u64 } else { linear });
+                .block_at(if grid.cooperative { b as u64 } else { linear });
             bs.shared = if words == 0 {
                 std::ptr::null_mut()
             } else {
@@ -1610,7 +1599,7 @@ mod tests {
             0,
         );
         g.block_fn = Some(record_block);
-        let lin = |i: u64| g.grid.unlinear(i);
+        let lin = |i: u64| g.grid.block_at(i);
         for ranges in [true, false] {
             g.blocks_fn = ranges.then_some(record_range as BlocksFn);
             SEEN.lock().clear();
