@@ -106,5 +106,21 @@ undeclared=$(comm -13 "$TMP/declared" "$TMP/exported" | tr '\n' ' ')
 [ -z "$undeclared" ] || note "exported by the library but not declared in include/biren_runtime.h: $undeclared"
 finish
 
+# The header takes no name from its users: every macro of include/*.h is BIREN_/biren-prefixed
+# (an unprefixed WARP_SIZE or PARAM_END broke a program's own `static const int WARP_SIZE = 32;`).
+start "every macro the headers define is prefixed (BIREN_, biren)"
+for f in include/*.h; do
+  bad=$(grep -oE '^[[:space:]]*#[[:space:]]*define[[:space:]]+[A-Za-z_][A-Za-z0-9_]*' "$f" |
+    awk '{print $NF}' | grep -viE '^_*biren' | sort -u | tr '\n' ' ')
+  [ -z "$bad" ] || note "$f defines unprefixed macros: $bad"
+done
+cat >"$TMP/names.cpp" <<'CPP'
+#include "biren_runtime.h"
+static const int WARP_SIZE = 32, PARAM_END = 0, PARAM_BUFFER_POINTER = 1, PARAM_BUFFER_SIZE = 2;
+int main() { return WARP_SIZE - 32 + PARAM_END + PARAM_BUFFER_POINTER + PARAM_BUFFER_SIZE - 3; }
+CPP
+build "$TMP/names" "$CXX" "${CXXFLAGS[@]}" "$TMP/names.cpp" "${LDLIBS[@]}"
+finish
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -50,11 +50,6 @@
 #include <stdlib.h>
 
 /**
- * Threads per warp.
- */
-#define WARP_SIZE 32
-
-/**
  * Lowest stream priority (least urgent): 0.
  */
 #define BIREN_STREAM_PRIORITY_LEAST 0
@@ -259,21 +254,6 @@
  * Occupancy flag: ignore the global caching override (no effect here).
  */
 #define birenOccupancyDisableCachingOverride 1
-
-/**
- * `BIREN_LAUNCH_PARAM_END` (CUDA's `CU_LAUNCH_PARAM_END`).
- */
-#define PARAM_END 0
-
-/**
- * `BIREN_LAUNCH_PARAM_BUFFER_POINTER` (CUDA's `CU_LAUNCH_PARAM_BUFFER_POINTER`).
- */
-#define PARAM_BUFFER_POINTER 1
-
-/**
- * `BIREN_LAUNCH_PARAM_BUFFER_SIZE` (CUDA's `CU_LAUNCH_PARAM_BUFFER_SIZE`).
- */
-#define PARAM_BUFFER_SIZE 2
 
 /**
  * Stream flag: the stream follows the default-stream rules (waits for and is waited by the default stream).

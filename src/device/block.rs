@@ -52,7 +52,7 @@ pub type BlockFn = unsafe extern "C" fn(*mut KernelCtx, *mut *mut c_void, c_uint
 pub type BlocksFn = unsafe extern "C" fn(*mut KernelCtx, *mut *mut c_void, c_uint) -> c_uint;
 
 /// Threads per warp.
-pub const WARP_SIZE: u32 = 32;
+pub(crate) const WARP_SIZE: u32 = 32;
 
 /// What a kernel launch asks the device to run.
 #[derive(Clone, Copy, Debug)]

@@ -13,11 +13,11 @@ use crate::runtime::error::{ErrorCode, Result};
 use std::ffi::c_void;
 
 /// `BIREN_LAUNCH_PARAM_END` (CUDA's `CU_LAUNCH_PARAM_END`).
-pub const PARAM_END: usize = 0;
+pub(crate) const PARAM_END: usize = 0;
 /// `BIREN_LAUNCH_PARAM_BUFFER_POINTER` (CUDA's `CU_LAUNCH_PARAM_BUFFER_POINTER`).
-pub const PARAM_BUFFER_POINTER: usize = 1;
+pub(crate) const PARAM_BUFFER_POINTER: usize = 1;
 /// `BIREN_LAUNCH_PARAM_BUFFER_SIZE` (CUDA's `CU_LAUNCH_PARAM_BUFFER_SIZE`).
-pub const PARAM_BUFFER_SIZE: usize = 2;
+pub(crate) const PARAM_BUFFER_SIZE: usize = 2;
 
 /// The alignment of an argument of `size` bytes in the packed buffer.
 pub fn alignment(size: usize) -> usize {
