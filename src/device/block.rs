@@ -1538,9 +1538,9 @@ mod tests {
         SEEN.lock().push(('b', (*c).block_idx, first, end));
     }
 
-    /// A range entry as the header's: every block from the context's on, moving it on itself;
-    /// once, it stops after `*args[0]` blocks if that is fewer (as a wait in the next block
-    /// would, the runtime taking that block over: here it does nothing more in it).
+    /// A range entry as the header's: every block from the context's on, moving it on itself
+    /// in the grid's order; once, it stops after `*args[0]` blocks if that is fewer (as a wait
+    /// in the next block would, the runtime taking that block over: here it does nothing more).
     unsafe extern "C" fn record_range(
         c: *mut KernelCtx,
         args: *mut *mut c_void,
@@ -1554,31 +1554,14 @@ mod tests {
             if done == count {
                 return done;
             }
+            (*c).block_idx = (*c).grid_dim.block_after((*c).block_idx);
             if done == stop_after {
                 *(*args as *mut u32) = u32::MAX;
                 // What a wait in the next block does: the runtime takes that block over.
                 let run = (*kernel_ctx::unit()).run as *mut Run;
-                let g = (*c).grid_dim;
-                let b = &mut (*c).block_idx;
-                b.x += 1;
-                if b.x == g.x {
-                    b.x = 0;
-                    b.y += 1;
-                }
                 (*run).sync_range();
                 (*run).in_range = false;
                 return done;
-            }
-            let g = (*c).grid_dim;
-            let b = &mut (*c).block_idx;
-            b.x += 1;
-            if b.x == g.x {
-                b.x = 0;
-                b.y += 1;
-                if b.y == g.y {
-                    b.y = 0;
-                    b.z += 1;
-                }
             }
         }
     }
