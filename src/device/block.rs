@@ -47,7 +47,7 @@ pub type BlockFn = unsafe extern "C" fn(*mut KernelCtx, *mut *mut c_void, c_uint
 
 /// A kernel's range entry (`BIREN_KERNEL`): runs every thread of `count` consecutive blocks, the
 /// first the one the context describes, moving the context's `block_idx` on from block to block
-/// (x fastest); returns how many blocks it completed: `count`, or fewer when a thread waited at
+/// in the grid's order (`Dim3::block_after`); returns how many blocks it completed: `count`, or fewer when a thread waited at
 /// a sync point (the block it was in then goes on as a block of fibers).
 pub type BlocksFn = unsafe extern "C" fn(*mut KernelCtx, *mut *mut c_void, c_uint) -> c_uint;
 
