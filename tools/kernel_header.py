@@ -129,27 +129,15 @@ static birenKernelLoop *const biren_loop_ BIREN_UNUSED_ = 0;
     biren_lin_ = biren_row_ * biren_bd_.x + biren_l_.xe;                                          \
   }
 
-/* The range entry's move to the next block (blockIdx in the context), in the order blocks run
- * (the runtime's Dim3::block_after): a grid more than one block high and more than 8 wide runs
- * in columns of 8 blocks (the last one narrower), each row of a column x fastest, a column top
- * to bottom before the next; other grids x fastest. CUDA promises no order; this one keeps the
- * data of a column of blocks in the cache (a tiled matrix multiply's strips of B). */
+/* The range entry's move to the next block: blockIdx in the context, x fastest (the order the
+ * runtime runs blocks in: Dim3::block_after). */
 static inline void birenNextBlock_(birenKernelCtx *c) {
-  const unsigned gx = c->gridDim.x;
-  const unsigned x0 = (c->gridDim.y > 1 && gx > 8u) ? (c->blockIdx.x & ~7u) : 0u;
-  const unsigned xe = (c->gridDim.y > 1 && gx > 8u && gx - x0 > 8u) ? x0 + 8u : gx;
-  if (c->blockIdx.x + 1u < xe) {
-    ++c->blockIdx.x;
-  } else if (c->blockIdx.y + 1u < c->gridDim.y) {
-    c->blockIdx.x = x0;
-    ++c->blockIdx.y;
-  } else if (xe < gx) {
-    c->blockIdx.x = xe;
-    c->blockIdx.y = 0;
-  } else {
+  if (++c->blockIdx.x == c->gridDim.x) {
     c->blockIdx.x = 0;
-    c->blockIdx.y = 0;
-    ++c->blockIdx.z;
+    if (++c->blockIdx.y == c->gridDim.y) {
+      c->blockIdx.y = 0;
+      ++c->blockIdx.z;
+    }
   }
 }
 

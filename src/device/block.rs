@@ -47,7 +47,7 @@ pub type BlockFn = unsafe extern "C" fn(*mut KernelCtx, *mut *mut c_void, c_uint
 
 /// A kernel's range entry (`BIREN_KERNEL`): runs every thread of `count` consecutive blocks, the
 /// first the one the context describes, moving the context's `block_idx` on from block to block
-/// in the grid's order (`Dim3::block_after`); returns how many blocks it completed: `count`, or fewer when a thread waited at
+/// (x fastest); returns how many blocks it completed: `count`, or fewer when a thread waited at
 /// a sync point (the block it was in then goes on as a block of fibers).
 pub type BlocksFn = unsafe extern "C" fn(*mut KernelCtx, *mut *mut c_void, c_uint) -> c_uint;
 
@@ -537,7 +537,7 @@ impl Run {
     fn sync_range(&mut self) {
         // SAFETY: the run's context is the unit's, valid while the run is.
         let idx = unsafe { (*self.ctx).block_idx };
-        self.at = self.grid.grid.position_of(idx);
+        self.at = self.grid.grid.unlinear_index(idx);
         self.blocks[0].idx = idx;
     }
 
@@ -551,7 +551,7 @@ impl Run {
         r.at += 1;
         let g = r.grid.grid;
         let bs = r.blocks.get_unchecked_mut(0);
-        // The next block in the grid's order (no division in the common case).
+        // The next linear block index, x fastest.
         let idx = g.block_after(bs.idx);
         bs.idx = idx;
         bs.one_by_one = false;
@@ -1432,7 +1432,7 @@ impl BlockRunner {
         for (b, bs) in run.blocks.iter_mut().enumerate() {
             bs.idx = grid
                 .grid
-                .block_at(if grid.cooperative { b as u64 } else { linear });
+                .unlinear(if grid.cooperative { b as u64 } else { linear });
             bs.shared = if words == 0 {
                 std::ptr::null_mut()
             } else {
@@ -1539,7 +1539,7 @@ mod tests {
     }
 
     /// A range entry as the header's: every block from the context's on, moving it on itself
-    /// in the grid's order; once, it stops after `*args[0]` blocks if that is fewer (as a wait
+    /// (x fastest); once, it stops after `*args[0]` blocks if that is fewer (as a wait
     /// in the next block would, the runtime taking that block over: here it does nothing more).
     unsafe extern "C" fn record_range(
         c: *mut KernelCtx,
@@ -1582,7 +1582,7 @@ mod tests {
             0,
         );
         g.block_fn = Some(record_block);
-        let lin = |i: u64| g.grid.block_at(i);
+        let lin = |i: u64| g.grid.unlinear(i);
         for ranges in [true, false] {
             g.blocks_fn = ranges.then_some(record_range as BlocksFn);
             SEEN.lock().clear();

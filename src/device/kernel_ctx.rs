@@ -44,61 +44,14 @@ impl Dim3 {
     }
 }
 
-/// The width of the columns of blocks in which a grid's blocks run (`Dim3::block_at`); a power
-/// of two.
-pub(crate) const BLOCK_COLUMN: u32 = 8;
-
-/// The order in which a grid's blocks run (CUDA promises none). A grid more than one block high
-/// and more than `BLOCK_COLUMN` wide runs in columns of `BLOCK_COLUMN` blocks (the last one
-/// narrower), each row of a column x fastest, a column top to bottom before the next; other
-/// grids x fastest. Consecutive blocks of a column share the `BLOCK_COLUMN` blocks' columns of
-/// data (a tiled matrix multiply's strips of B stay in the cache: 1.8 -> 2.1-2.5 GFLOP/s here),
-/// and whole rows of blocks still follow each other for 1-D grids. The header's range entry
-/// moves on in the same order (`birenNextBlock_`).
 impl Dim3 {
-    /// The width of the column of blocks in which block column `x` lies, and its first x.
-    #[inline]
-    fn column_of(self, x: u32) -> (u32, u32) {
-        if self.y > 1 && self.x > BLOCK_COLUMN {
-            // (A power of two: no division.)
-            let x0 = x & !(BLOCK_COLUMN - 1);
-            (x0, BLOCK_COLUMN.min(self.x - x0))
-        } else {
-            (0, self.x)
-        }
-    }
-
-    /// The block that runs `l`-th in grid `self`.
-    pub fn block_at(self, l: u64) -> Dim3 {
-        let slice = self.x as u64 * self.y as u64;
-        let (z, r) = (l / slice, l % slice);
-        // Every column before the last is full: the width of the first one.
-        let w = self.column_of(0).1 as u64;
-        let (x0, wl) = self.column_of((r / (w * self.y as u64) * w) as u32);
-        let j = r - x0 as u64 * self.y as u64;
-        Dim3 {
-            x: x0 + (j % wl as u64) as u32,
-            y: (j / wl as u64) as u32,
-            z: z as u32,
-        }
-    }
-
-    /// Where block `b` comes in grid `self`'s order (the inverse of `block_at`).
-    pub fn position_of(self, b: Dim3) -> u64 {
-        let (x0, wl) = self.column_of(b.x);
-        let slice = self.x as u64 * self.y as u64;
-        b.z as u64 * slice + x0 as u64 * self.y as u64 + b.y as u64 * wl as u64 + (b.x - x0) as u64
-    }
-
-    /// The block after `b` in grid `self`'s order.
+    /// The block after `b` in grid `self` (x fastest; blocks run in this order, as on CUDA
+    /// hardware, which promises none): no division.
     pub fn block_after(self, b: Dim3) -> Dim3 {
-        let (x0, wl) = self.column_of(b.x);
-        if b.x + 1 < x0 + wl {
+        if b.x + 1 < self.x {
             Dim3::new(b.x + 1, b.y, b.z)
         } else if b.y + 1 < self.y {
-            Dim3::new(x0, b.y + 1, b.z)
-        } else if x0 + wl < self.x {
-            Dim3::new(x0 + wl, 0, b.z)
+            Dim3::new(0, b.y + 1, b.z)
         } else {
             Dim3::new(0, 0, b.z + 1)
         }
@@ -267,44 +220,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn blocks_run_in_columns_of_eight_in_grids_wider_and_higher() {
-        // Every block once, `position_of` the inverse, `block_after` the next one, for grids
-        // with and without columns, a narrower last column, several slices.
+    fn block_after_follows_unlinear_and_unlinear_index_inverts_it() {
         for g in [
             Dim3::new(4, 3, 2),
             Dim3::new(9, 5, 3),
-            Dim3::new(64, 64, 1),
-            Dim3::new(17, 2, 2),
             Dim3::new(1000, 1, 1),
-            Dim3::new(8, 7, 1),
             Dim3::new(1, 9, 2),
         ] {
-            let n = g.volume();
-            let mut seen = vec![false; n as usize];
-            let mut b = g.block_at(0);
-            assert_eq!(b, Dim3::new(0, 0, 0));
-            for l in 0..n {
-                assert_eq!(g.block_at(l), b, "{g:?} position {l}");
-                assert!(b.x < g.x && b.y < g.y && b.z < g.z, "{g:?} {b:?}");
-                let i = g.unlinear_index(b) as usize;
-                assert!(!seen[i], "{g:?}: {b:?} twice");
-                seen[i] = true;
-                assert_eq!(g.position_of(b), l, "{g:?} {b:?}");
+            let mut b = Dim3::new(0, 0, 0);
+            for l in 0..g.volume() {
+                assert_eq!(g.unlinear(l), b, "{g:?} {l}");
+                assert_eq!(g.unlinear_index(b), l, "{g:?} {b:?}");
                 b = g.block_after(b);
             }
             assert_eq!(b, Dim3::new(0, 0, g.z), "{g:?}: after the last block");
-            // Grids one block high or at most 8 wide: x fastest, as unlinear.
-            if g.y == 1 || g.x <= BLOCK_COLUMN {
-                for l in 0..n {
-                    assert_eq!(g.block_at(l), g.unlinear(l));
-                }
-            }
         }
-        // A 64x64 grid: blocks 0..8 are row 0's first column, block 8 is row 1's.
-        let g = Dim3::new(64, 64, 1);
-        assert_eq!(g.block_at(7), Dim3::new(7, 0, 0));
-        assert_eq!(g.block_at(8), Dim3::new(0, 1, 0));
-        assert_eq!(g.block_at(8 * 64), Dim3::new(8, 0, 0));
     }
 
     #[test]

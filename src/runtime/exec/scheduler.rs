@@ -514,7 +514,7 @@ impl BlockSource for Scheduler {
                             "SIGILL",
                         ),
                     };
-                    let b = k.grid.grid.block_at(block);
+                    let b = k.grid.grid.unlinear(block);
                     format!(
                         "kernel '{}' {what} {:#x} ({sig}) in thread ({},{},{}) of block ({},{},{}); the launch failed, the process lives",
                         k.launch.name(),
