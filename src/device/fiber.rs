@@ -143,8 +143,14 @@ pub unsafe fn switch_keeping(save: *mut *mut c_void, to: *mut c_void) {
 /// frames above them, up to `top` and at most 256 bytes) to be brought into the cache.
 #[inline(always)]
 pub fn prefetch(sp: *const c_void, top: usize) {
-    let end = top.min(sp as usize + 256);
-    let mut p = sp as usize & !63;
+    prefetch_lines(sp as usize, top.min(sp as usize + 256));
+}
+
+/// Asks for the cache lines of the bytes `start..end` to be brought into the cache, without
+/// waiting (also for other layers' cold data, e.g. a stream's next op).
+#[inline(always)]
+pub fn prefetch_lines(start: usize, end: usize) {
+    let mut p = start & !63;
     while p < end {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: prefetching never faults, whatever the address.

@@ -185,7 +185,6 @@ fn desc(w: &OpWork) -> OpDesc {
         OpWork::Record(_) => d.kind = "event record",
         OpWork::Wait { .. } => d.kind = "event wait",
         OpWork::Hook { .. } => d.kind = "graph event node",
-        OpWork::Taken => {}
     }
     d
 }

@@ -32,8 +32,6 @@ pub enum OpWork {
         event: Option<u64>,
         start: Box<dyn FnOnce(Ticket) -> Started + Send>,
     },
-    /// Moved out when the op started.
-    Taken,
 }
 
 /// What a wait op waits for: a record made already, or the next record of a never-recorded event.
@@ -209,18 +207,8 @@ impl FutureRecord {
 /// Asks the cache for the lines of `op` (its completion's next read), without waiting.
 #[inline]
 fn prefetch_op(op: &Op) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
-        let p = op as *const Op as *const i8;
-        // SAFETY: a prefetch reads nothing architecturally and cannot fault.
-        unsafe {
-            _mm_prefetch(p, _MM_HINT_T1);
-            _mm_prefetch(p.wrapping_add(std::mem::size_of::<Op>() - 1), _MM_HINT_T1);
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = op;
+    let p = op as *const Op as usize;
+    crate::device::fiber::prefetch_lines(p, p + std::mem::size_of::<Op>());
 }
 
 pub struct Op {
@@ -420,7 +408,6 @@ impl StreamCore {
                         OpWork::Record(_) => "event record",
                         OpWork::Wait { .. } => "event wait",
                         OpWork::Hook { .. } => "graph event node",
-                        OpWork::Taken => "taken",
                     };
                     let deps: Vec<String> = op
                         .deps
@@ -610,7 +597,7 @@ impl StreamCore {
                 r.mark(|| self.exec.now_ns());
                 Started::Done(Ok(()))
             }
-            OpWork::Wait { .. } | OpWork::Taken => Started::Done(Ok(())),
+            OpWork::Wait { .. } => Started::Done(Ok(())),
             OpWork::Hook { start, .. } => start(Ticket {
                 to: self.arc(),
                 seq,
@@ -759,7 +746,7 @@ impl StreamCore {
                 }
                 return;
             }
-            OpWork::Taken | OpWork::Hook { .. } => return,
+            OpWork::Hook { .. } => return,
         };
         q.span = Some((cat, name, now, args));
     }
