@@ -2207,11 +2207,11 @@ enum birenError_t birenLaunchCooperativeKernel(birenKernel_t kernel, struct dim3
 enum birenError_t birenKernelRegisterBlock(birenKernel_t kernel, const char *name, unsigned int numArgs, const size_t *argSizes, birenKernelBlock_t blockFn);
 
 /**
- * What BIREN_KERNEL registers for each kernel it defines (headers since round seven), as
- * birenKernelRegisterBlock does, with the kernel's range entry `blocksFn` too: once a block of a
- * launch has run all its threads in one loop, the launch's later blocks run a range at a time
- * (consecutive blocks a compute unit took together) in one call, with no runtime code between
- * them. BIREN_ERROR_INVALID_VALUE for a NULL blocksFn and as birenKernelRegisterBlock.
+ * What BIREN_KERNEL registers for each kernel it defines (this header's; older ones call
+ * birenKernelRegisterBlock): as birenKernelRegisterBlock does, with the kernel's range entry
+ * `blocksFn` too: once a block of a launch has run all its threads in one loop, the launch's
+ * later blocks run a range at a time (consecutive blocks a compute unit took together) in one
+ * call, with no runtime code between them. BIREN_ERROR_INVALID_VALUE for a NULL blocksFn and as birenKernelRegisterBlock.
  * Thread-safe; needs no birenInit.
  */
 enum birenError_t birenKernelRegisterBlocks(birenKernel_t kernel, const char *name, unsigned int numArgs, const size_t *argSizes, birenKernelBlock_t blockFn, birenKernelBlocks_t blocksFn);

@@ -234,11 +234,11 @@ pub extern "C" fn birenKernelRegisterBlock(
     })
 }
 
-/// What BIREN_KERNEL registers for each kernel it defines (headers since round seven), as
-/// birenKernelRegisterBlock does, with the kernel's range entry `blocksFn` too: once a block of a
-/// launch has run all its threads in one loop, the launch's later blocks run a range at a time
-/// (consecutive blocks a compute unit took together) in one call, with no runtime code between
-/// them. BIREN_ERROR_INVALID_VALUE for a NULL blocksFn and as birenKernelRegisterBlock.
+/// What BIREN_KERNEL registers for each kernel it defines (this header's; older ones call
+/// birenKernelRegisterBlock): as birenKernelRegisterBlock does, with the kernel's range entry
+/// `blocksFn` too: once a block of a launch has run all its threads in one loop, the launch's
+/// later blocks run a range at a time (consecutive blocks a compute unit took together) in one
+/// call, with no runtime code between them. BIREN_ERROR_INVALID_VALUE for a NULL blocksFn and as birenKernelRegisterBlock.
 /// Thread-safe; needs no birenInit.
 #[no_mangle]
 pub extern "C" fn birenKernelRegisterBlocks(
