@@ -236,9 +236,8 @@ pub(crate) struct StreamTail {
 /// completion that went back to the running op's slot paid that miss twice.)
 pub(crate) struct StreamQueue {
     pub ops: VecDeque<Op>,
-    pub running: bool,
-    /// The running op (when `running`).
-    running_seq: u64,
+    /// The running op's sequence number (None: nothing runs).
+    pub running: Option<u64>,
     /// Tracing: since when the head op has been blocked on its dependencies (0: not blocked).
     blocked_since: u64,
     /// Tracing: the running op's category, name, start and arguments.
@@ -298,8 +297,7 @@ impl StreamCore {
             enqueued: Padded(AtomicU64::new(0)),
             queue: Padded(Mutex::new(StreamQueue {
                 ops: VecDeque::new(),
-                running: false,
-                running_seq: 0,
+                running: None,
                 blocked_since: 0,
                 span: None,
             })),
@@ -401,7 +399,7 @@ impl StreamCore {
             let q = self.queue.lock();
             let t = self.tail.lock();
             let has_work = !q.ops.is_empty() || !t.ops.is_empty();
-            (!q.running && has_work).then(|| {
+            (q.running.is_none() && has_work).then(|| {
                 let head = q.ops.front().or(t.ops.front()).map(|op| {
                     let kind = match &op.work {
                         OpWork::Run(w) => w.kind_name(),
@@ -444,7 +442,7 @@ impl StreamCore {
         };
         let (completed, state) = before?;
         self.kick();
-        (self.queue.lock().running || self.completed.load(Ordering::SeqCst) != completed)
+        (self.queue.lock().running.is_some() || self.completed.load(Ordering::SeqCst) != completed)
             .then_some(state)
     }
 
@@ -501,7 +499,7 @@ impl StreamCore {
     fn advance(&self, wake: &mut Vec<Arc<StreamCore>>) {
         loop {
             let mut q = self.queue.lock();
-            if q.running || self.is_dead() || self.exec.is_resetting() {
+            if q.running.is_some() || self.is_dead() || self.exec.is_resetting() {
                 return;
             }
             if q.ops.is_empty() {
@@ -552,8 +550,7 @@ impl StreamCore {
             let op = q.ops.pop_front().expect("the head op was just looked at");
             let seq = op.seq;
             let work = op.work;
-            q.running = true;
-            q.running_seq = seq;
+            q.running = Some(seq);
             if let Some(next) = q.ops.front() {
                 prefetch_op(next);
             }
@@ -622,14 +619,14 @@ impl StreamCore {
         }
         {
             let mut q = self.queue.lock();
-            if !q.running || q.running_seq != seq {
+            if q.running != Some(seq) {
                 return;
             }
             // The error first: whoever sees this op complete must also see its error.
             if let Err(e) = result {
                 self.exec.set_sticky(e);
             }
-            q.running = false;
+            q.running = None;
             let done = self.refill(&mut q, false);
             self.completed.fetch_max(done, Ordering::SeqCst);
             if self.scheduled() {
@@ -763,7 +760,7 @@ impl StreamCore {
             };
             let op = q.ops.remove(i);
             // (With an op running, its completion counts the withdrawn one complete.)
-            if i == 0 && !q.running {
+            if i == 0 && q.running.is_none() {
                 self.mark_completed(&mut q);
             }
             drop(q);
@@ -798,7 +795,7 @@ impl StreamCore {
         let ops: Vec<Op> = {
             let mut q = self.queue.lock();
             self.gather(&mut q);
-            q.running = false;
+            q.running = None;
             self.completed.fetch_max(self.enqueued(), Ordering::SeqCst);
             q.ops.drain(..).collect()
         };
