@@ -783,6 +783,59 @@ static int destroyed_and_forged_stream_handles_are_invalid(void) {
   return 0;
 }
 
+/* ---- How far the host runs ahead ------------------------------------------------------------ */
+
+/* A host may run at most 4096 operations ahead of a device (birenLaunchKernel's doc): an
+ * enqueue beyond that waits for the device to drain, as CUDA's launch does when its queue is
+ * full. */
+static void count_host_fn(void *p) { __atomic_fetch_add((long *)p, 1, __ATOMIC_SEQ_CST); }
+
+static int a_host_far_ahead_waits_for_the_device(void) {
+  enum { N = 30000 };
+  static long done;
+  long most = 0;
+  birenStream_t s;
+  done = 0;
+  OK(birenStreamCreateWithFlags(&s, birenStreamNonBlocking));
+  for (long i = 1; i <= N; i++) {
+    OK(birenLaunchHostFunc(s, count_host_fn, &done));
+    long ahead = i - __atomic_load_n(&done, __ATOMIC_SEQ_CST);
+    if (ahead > most) most = ahead;
+  }
+  OK(birenStreamSynchronize(s));
+  EXPECT(done == N);
+  /* 4097 at most; a wait that sees nothing finish for 10 ms goes on (below), so a stall of the
+   * host-function thread on a loaded machine may let the host a little further. Without the
+   * bound the host is 20000+ ahead here. */
+  if (most > 6000) fprintf(stderr, "    the host ran %ld operations ahead\n", most);
+  EXPECT(most <= 6000);
+  OK(birenStreamDestroy(s));
+  return 0;
+}
+
+/* Queued work that waits for something the host does later must not hang the host at the
+ * bound: a wait that sees nothing finish goes on (real hardware would hang here). */
+static void wait_for_flag(void *p) {
+  while (!__atomic_load_n((int *)p, __ATOMIC_SEQ_CST)) sleep_ms(0.1);
+}
+
+static int a_host_ahead_of_work_waiting_for_it_goes_on(void) {
+  enum { N = 12000 };
+  static int flag;
+  static long done;
+  birenStream_t s;
+  flag = 0, done = 0;
+  OK(birenStreamCreateWithFlags(&s, birenStreamNonBlocking));
+  OK(birenLaunchHostFunc(s, wait_for_flag, &flag));
+  for (long i = 0; i < N; i++) OK(birenLaunchHostFunc(s, count_host_fn, &done));
+  EXPECT(done == 0);
+  __atomic_store_n(&flag, 1, __ATOMIC_SEQ_CST);
+  OK(birenStreamSynchronize(s));
+  EXPECT(done == N);
+  OK(birenStreamDestroy(s));
+  return 0;
+}
+
 static const test_case tests[] = {
     TEST(two_streams_kernels_overlap),
     TEST(default_stream_waits_for_blocking_streams),
@@ -805,6 +858,8 @@ static const test_case tests[] = {
     TEST(many_streams_lose_nothing),
     TEST(host_threads_sharing_a_stream_lose_nothing),
     TEST(destroyed_and_forged_stream_handles_are_invalid),
+    TEST(a_host_far_ahead_waits_for_the_device),
+    TEST(a_host_ahead_of_work_waiting_for_it_goes_on),
     TEST(device_reset_races_with_other_host_threads), /* last: when it fails, threads stay blocked */
 };
 

@@ -140,6 +140,12 @@ fn advise_unregistered(k: usize) {
 /// birenFuncAttributeMaxDynamicSharedMemorySize; BIREN_ERROR_INVALID_HANDLE for a
 /// destroyed stream, or for a launch that overlaps a birenDeviceReset of its device (its
 /// arguments may point to memory the reset freed). Nothing is enqueued on error. Thread-safe.
+///
+/// A host may run at most 4096 operations (launches, copies, host functions, graph launches)
+/// ahead of a device: an enqueue that finds more unfinished there waits until 2048 are left, as
+/// CUDA's launch blocks while its queue is full. If nothing finishes for 10 ms meanwhile (the
+/// queued work waits for something this host has yet to do) it goes on, and enqueues do not
+/// wait again until an operation finishes. Never on a runtime thread (host functions).
 #[no_mangle]
 pub extern "C" fn birenLaunchKernel(
     kernel: birenKernel_t,

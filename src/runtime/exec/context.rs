@@ -205,6 +205,7 @@ impl DeviceContext {
             },
             other => other,
         };
+        self.exec.throttle();
         // Non-blocking streams have no implicit dependencies (and skip building none).
         if s.is_default || s.is_blocking() {
             let implicit = self.implicit_deps(s);

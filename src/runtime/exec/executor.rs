@@ -6,6 +6,8 @@ use crate::device::{ComputeUnits, EngineThread};
 use crate::runtime::diagnostics::trace::{self, Track};
 use crate::runtime::diagnostics::{self, validator};
 use crate::runtime::error::{ErrorCode, Result};
+use crate::runtime::exec::notifier::Notifier;
+use crate::runtime::exec::schedule;
 use crate::runtime::exec::scheduler::{Policy, Scheduler};
 use crate::runtime::exec::work::{Padded, Point, Started, Ticket, Work};
 use crate::runtime::memory::{Allocation, MemoryTable};
@@ -13,11 +15,30 @@ use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Which copy engine runs a copy.
 pub(crate) const ENGINE_TO_DEVICE: usize = 0;
 pub(crate) const ENGINE_FROM_DEVICE: usize = 1;
+
+/// How far the host may run ahead of a device: an enqueue that finds more than `BACKLOG_HIGH`
+/// unfinished ops on the device waits until no more than `BACKLOG_LOW` are left, as CUDA's
+/// launch blocks while its queue is full. Without a bound a host 100 000 launches ahead leaves
+/// every stream's next op megabytes of queued ops away, cold when it runs (1000 streams took
+/// 1.15-1.18x as long as 2; BENCHMARKS.md). Documented in the header (`birenLaunchKernel`).
+pub(crate) const BACKLOG_HIGH: u64 = 4096;
+pub(crate) const BACKLOG_LOW: u64 = 2048;
+/// A waiting enqueue that sees no op finish for this long goes on, and no enqueue waits again
+/// until one does: the queued ops may wait for something the host has not done yet (an event
+/// it will record, a host function waiting for a flag it will set). Real hardware hangs there.
+const BACKLOG_PATIENCE: Duration = Duration::from_millis(10);
+
+/// The count of finished ops and the enqueuers waiting for it to grow (on one line pair: the
+/// completion that counts also reads whether anybody waits).
+struct Finished {
+    count: AtomicU64,
+    room: Notifier,
+}
 
 struct DeferredFree {
     alloc: Allocation,
@@ -38,7 +59,10 @@ pub struct Executor {
     /// Ops enqueued and ops finished (completed, withdrawn or dropped) on the device, on lines of
     /// their own: enqueuing hosts write the first, the device's threads the second.
     ops_in: Padded<AtomicU64>,
-    ops_out: Padded<AtomicU64>,
+    ops_out: Padded<Finished>,
+    /// `ops_out` when a waiting enqueue last gave up (nothing finished for `BACKLOG_PATIENCE`):
+    /// enqueues do not wait again until an op finishes.
+    stalled_at: AtomicU64,
     /// Frees waiting for the work enqueued before them, oldest first. A free waits for the
     /// pending work of every stream (birenFree), so a later one is releasable only once the
     /// earlier ones are (stream-ordered frees, which wait for one stream, may be held up behind
@@ -128,7 +152,11 @@ impl Executor {
             epoch: AtomicU64::new(1),
             sticky: AtomicI32::new(0),
             ops_in: Padded(AtomicU64::new(0)),
-            ops_out: Padded(AtomicU64::new(0)),
+            ops_out: Padded(Finished {
+                count: AtomicU64::new(0),
+                room: Notifier::new(),
+            }),
+            stalled_at: AtomicU64::new(u64::MAX),
             deferred: Mutex::new(VecDeque::new()),
             has_deferred: AtomicBool::new(false),
             recheck: AtomicBool::new(false),
@@ -169,13 +197,59 @@ impl Executor {
         self.ops_in.fetch_add(1, Ordering::SeqCst);
     }
 
+    /// Called by a host thread before it enqueues (no lock held): waits while the device has
+    /// more than `BACKLOG_HIGH` unfinished ops, until `BACKLOG_LOW` are left or nothing finishes
+    /// for `BACKLOG_PATIENCE`. Never on the device's own threads, nor under a debugging
+    /// schedule (one op at a time, possibly held for the host's next call).
+    #[inline]
+    pub fn throttle(&self) {
+        let out = self.ops_out.count.load(Ordering::Relaxed);
+        if self.ops_in.load(Ordering::Relaxed).wrapping_sub(out) > BACKLOG_HIGH {
+            self.wait_for_room(out, BACKLOG_PATIENCE);
+        }
+    }
+
+    #[cold]
+    fn wait_for_room(&self, mut out: u64, patience: Duration) {
+        if crate::device::engine::on_device_thread()
+            || schedule::active()
+            || self.stalled_at.load(Ordering::Relaxed) == out
+        {
+            return;
+        }
+        let target = self
+            .ops_in
+            .load(Ordering::SeqCst)
+            .saturating_sub(BACKLOG_LOW);
+        let room = || self.ops_out.count.load(Ordering::SeqCst) >= target;
+        loop {
+            let until = Instant::now() + patience;
+            if self.ops_out.room.park_until(target, room, Some(until)) {
+                return;
+            }
+            let now = self.ops_out.count.load(Ordering::SeqCst);
+            if now == out {
+                self.stalled_at.store(now, Ordering::Relaxed);
+                return;
+            }
+            out = now;
+        }
+    }
+
     /// How many ops have completed on the device so far (a progress counter).
     pub fn ops_completed(&self) -> u64 {
-        self.ops_out.load(Ordering::SeqCst)
+        self.ops_out.count.load(Ordering::SeqCst)
+    }
+
+    /// Ops enqueued on the device and not finished.
+    pub fn backlog(&self) -> u64 {
+        let out = self.ops_out.count.load(Ordering::SeqCst);
+        self.ops_in.load(Ordering::SeqCst).wrapping_sub(out)
     }
 
     pub fn op_completed(&self) {
-        self.ops_out.fetch_add(1, Ordering::SeqCst);
+        let out = self.ops_out.count.fetch_add(1, Ordering::SeqCst) + 1;
+        self.ops_out.room.notify_reached(out);
         if self.has_deferred.load(Ordering::Acquire) {
             self.reclaim_front();
         }
@@ -185,7 +259,7 @@ impl Executor {
     pub fn is_idle(&self) -> bool {
         // Finished first: if it equals the enqueued count read after it, nothing was pending
         // at the moment of the first read (an op is counted in before it can be counted out).
-        let out = self.ops_out.load(Ordering::SeqCst);
+        let out = self.ops_out.count.load(Ordering::SeqCst);
         self.ops_in.load(Ordering::SeqCst) == out
     }
 
@@ -521,7 +595,8 @@ impl Executor {
 
     /// Ops dropped unfinished (reset): no longer pending.
     pub fn ops_dropped(&self, n: u64) {
-        self.ops_out.fetch_add(n, Ordering::SeqCst);
+        let out = self.ops_out.count.fetch_add(n, Ordering::SeqCst) + n;
+        self.ops_out.room.notify_reached(out);
     }
 
     pub fn end_reset(&self) {
@@ -562,5 +637,109 @@ impl Executor {
         self.memory.reclaim_backing();
         self.sticky.store(0, Ordering::Release);
         report
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+
+    fn device_with_backlog(n: u64) -> Arc<Executor> {
+        let exec = Executor::start(0, 1, 1 << 20, Policy::Preemptive, Instant::now());
+        for _ in 0..n {
+            exec.op_enqueued();
+        }
+        exec
+    }
+
+    /// Starts a thread that throttles with `patience` and says when it has returned.
+    fn throttled(
+        exec: &Arc<Executor>,
+        patience: Duration,
+    ) -> (std::thread::JoinHandle<()>, Arc<AtomicBool>) {
+        let back = Arc::new(AtomicBool::new(false));
+        let (e, b) = (exec.clone(), back.clone());
+        let t = std::thread::spawn(move || {
+            let out = e.ops_out.count.load(Ordering::Relaxed);
+            if e.backlog() > BACKLOG_HIGH {
+                e.wait_for_room(out, patience);
+            }
+            b.store(true, Ordering::SeqCst);
+        });
+        while exec.ops_out.room.parked_count() == 0 {
+            assert!(!back.load(Ordering::SeqCst), "went on without waiting");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        (t, back)
+    }
+
+    /// An enqueue that finds more than BACKLOG_HIGH ops unfinished waits while the device makes
+    /// progress, and goes on once BACKLOG_LOW are left.
+    #[test]
+    fn a_host_far_ahead_waits_until_the_device_has_drained_to_the_low_mark() {
+        let exec = device_with_backlog(BACKLOG_HIGH + 1000);
+        let (t, back) = throttled(&exec, Duration::from_secs(30));
+        while exec.backlog() > BACKLOG_LOW + 1 {
+            for _ in 0..100.min(exec.backlog() - BACKLOG_LOW - 1) {
+                exec.op_completed();
+            }
+            std::thread::sleep(Duration::from_micros(200));
+            assert!(
+                !back.load(Ordering::SeqCst),
+                "went on with {} ops unfinished",
+                exec.backlog()
+            );
+        }
+        exec.op_completed();
+        t.join().unwrap();
+        assert_eq!(exec.backlog(), BACKLOG_LOW);
+        // Below the high mark nothing waits.
+        let t0 = Instant::now();
+        exec.throttle();
+        assert!(t0.elapsed() < Duration::from_secs(1));
+    }
+
+    /// Queued ops that wait for something the host has not done yet must not hang the host: a
+    /// wait that sees nothing finish for its patience goes on, and so does every enqueue after
+    /// it until an op finishes; then they wait again.
+    #[test]
+    fn a_wait_that_sees_no_progress_gives_up_until_an_op_finishes() {
+        let exec = device_with_backlog(BACKLOG_HIGH + 10);
+        let patience = Duration::from_millis(50);
+        let t0 = Instant::now();
+        let out = exec.ops_completed();
+        exec.wait_for_room(out, patience);
+        assert!(t0.elapsed() >= patience);
+        let t1 = Instant::now();
+        for _ in 0..100 {
+            exec.throttle();
+        }
+        assert!(
+            t1.elapsed() < patience,
+            "an enqueue waited again with nothing finished"
+        );
+        exec.op_completed();
+        let (t, back) = throttled(&exec, Duration::from_secs(30));
+        assert!(!back.load(Ordering::SeqCst));
+        for _ in 0..BACKLOG_HIGH + 9 - BACKLOG_LOW {
+            exec.op_completed();
+        }
+        t.join().unwrap();
+    }
+
+    /// The device's own threads (a host function that enqueues) never wait for the device.
+    #[test]
+    fn device_threads_never_wait_for_room() {
+        let exec = device_with_backlog(BACKLOG_HIGH * 2);
+        let e = exec.clone();
+        let t0 = Instant::now();
+        std::thread::spawn(move || {
+            crate::device::engine::mark_device_thread();
+            e.throttle();
+        })
+        .join()
+        .unwrap();
+        assert!(t0.elapsed() < BACKLOG_PATIENCE);
     }
 }

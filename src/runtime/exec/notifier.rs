@@ -34,6 +34,12 @@ impl Notifier {
         Notifier::default()
     }
 
+    /// How many waiters are parked now (tests wait for a waiter to park).
+    #[cfg(test)]
+    pub fn parked_count(&self) -> usize {
+        self.parked.load(Ordering::SeqCst)
+    }
+
     /// Wakes every parked waiter. Call after making the awaited condition true (SeqCst store).
     pub fn notify(&self) {
         if self.parked.load(Ordering::SeqCst) > 0 {
@@ -79,6 +85,13 @@ impl Notifier {
                 break;
             }
         }
+        self.park_until(target, done, until)
+    }
+
+    /// `wait_until` without the spin: for a waiter that expects a long wait (an enqueue held
+    /// back until the device has drained thousands of ops) and would only take a core from the
+    /// threads it waits for.
+    pub fn park_until(&self, target: u64, done: impl Fn() -> bool, until: Option<Instant>) -> bool {
         self.parked.fetch_add(1, Ordering::SeqCst);
         let mut g = self.lock.lock();
         let r = loop {
