@@ -244,6 +244,14 @@ BIREN_KERNEL(kf_barriers, (float *) out, (int) k) {
   if (t == 0) out[blockIdx.x] = sh[0];
 }
 
+/* K warp shuffles per thread and almost nothing else: the warp rendezvous' cost model. */
+BIREN_KERNEL(kf_shuffles, (float *) out, (int) k) {
+  float v = (float)threadIdx.x;
+  int j;
+  for (j = 0; j < k; j++) v += birenShflXorSyncFloat(0xffffffffu, v, 1 << (j & 3));
+  if (threadIdx.x == 0) out[blockIdx.x] = v;
+}
+
 /* Time per thread (x compute units) of kf_barriers with 1 and 17 barriers, block 256: what a
  * thread costs to start, wait once and end, and what each further barrier adds. */
 static void bench_barrier_model(unsigned n) {
@@ -265,6 +273,31 @@ static void bench_barrier_model(unsigned n) {
     double a = median(v1, g_reps), b = median(v17, g_reps), step = (b - a) / 16.0;
     fig("barrier_fixed_ns", "  per thread: start, first barrier, end (x CUs)", (a - step) * 1e9, "ns", NULL, 0);
     fig("barrier_step_ns", "  per further barrier (x CUs)", step * 1e9, "ns", NULL, 0);
+  }
+  BIREN_CHECK(birenFree(dout));
+}
+
+/* The same model for warp shuffles (kf_shuffles, 1 and 17 per thread, block 256): a warp's
+ * rendezvous against a block's barrier (bench_barrier_model). */
+static void bench_warp_model(unsigned n) {
+  const unsigned bs = 256, nb = n / bs;
+  float *dout;
+  double v1[MAXR], v17[MAXR];
+  int r, k;
+  BIREN_CHECK(birenMalloc((void **)&dout, nb * sizeof(float)));
+  for (r = -1; r < g_reps; r++) {
+    for (k = 1; k <= 17; k += 16) {
+      double t0 = now_s(), t;
+      BIREN_CHECK(BIREN_LAUNCH(kf_shuffles, birenDim3(nb, 1, 1), birenDim3(bs, 1, 1), 0, g_s, dout, k));
+      BIREN_CHECK(birenStreamSynchronize(g_s));
+      t = (now_s() - t0) * g_cus / (double)n;
+      if (r >= 0) (k == 1 ? v1 : v17)[r] = t;
+    }
+  }
+  {
+    double a = median(v1, g_reps), b = median(v17, g_reps), step = (b - a) / 16.0;
+    fig("shfl_fixed_ns", "  per thread: start, first shuffle, end (x CUs)", (a - step) * 1e9, "ns", NULL, 0);
+    fig("shfl_step_ns", "  per further shuffle (x CUs)", step * 1e9, "ns", NULL, 0);
   }
   BIREN_CHECK(birenFree(dout));
 }
@@ -449,7 +482,7 @@ int main(int argc, char **argv) {
   if (wanted("vadd")) bench_vadd(n);
   if (wanted("reduce")) bench_reduce(n), bench_barrier_model(n / 4);
   if (wanted("matmul")) bench_matmul(g_quick ? 256 : 1024);
-  if (wanted("warp")) bench_warp_atomic(n / 4);
+  if (wanted("warp")) bench_warp_atomic(n / 4), bench_warp_model(n / 4);
   if (wanted("launch")) bench_launch(g_quick ? 20000 : 100000);
   BIREN_CHECK(birenStreamDestroy(g_s));
   return g_failed;
