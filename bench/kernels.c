@@ -252,35 +252,19 @@ BIREN_KERNEL(kf_shuffles, (float *) out, (int) k) {
   if (threadIdx.x == 0) out[blockIdx.x] = v;
 }
 
-/* Time per thread (x compute units) of kf_barriers with 1 and 17 barriers, block 256: what a
- * thread costs to start, wait once and end, and what each further barrier adds. */
-static void bench_barrier_model(unsigned n) {
-  const unsigned bs = 256, nb = n / bs;
-  float *dout;
-  double v1[MAXR], v17[MAXR];
-  int r, k;
-  BIREN_CHECK(birenMalloc((void **)&dout, nb * sizeof(float)));
-  for (r = -1; r < g_reps; r++) {
-    for (k = 1; k <= 17; k += 16) {
-      double t0 = now_s(), t;
-      BIREN_CHECK(BIREN_LAUNCH(kf_barriers, birenDim3(nb, 1, 1), birenDim3(bs, 1, 1), bs * sizeof(float), g_s, dout, k));
-      BIREN_CHECK(birenStreamSynchronize(g_s));
-      t = (now_s() - t0) * g_cus / (double)n;
-      if (r >= 0) (k == 1 ? v1 : v17)[r] = t;
-    }
-  }
-  {
-    double a = median(v1, g_reps), b = median(v17, g_reps), step = (b - a) / 16.0;
-    fig("barrier_fixed_ns", "  per thread: start, first barrier, end (x CUs)", (a - step) * 1e9, "ns", NULL, 0);
-    fig("barrier_step_ns", "  per further barrier (x CUs)", step * 1e9, "ns", NULL, 0);
-  }
-  BIREN_CHECK(birenFree(dout));
+/* Launchers for the cost models: nb blocks of 256 threads, k sync points per thread. */
+static void launch_barriers(unsigned nb, float *dout, int k) {
+  BIREN_CHECK(BIREN_LAUNCH(kf_barriers, birenDim3(nb, 1, 1), birenDim3(256, 1, 1), 256 * sizeof(float), g_s, dout, k));
+}
+static void launch_shuffles(unsigned nb, float *dout, int k) {
+  BIREN_CHECK(BIREN_LAUNCH(kf_shuffles, birenDim3(nb, 1, 1), birenDim3(256, 1, 1), 0, g_s, dout, k));
 }
 
-/* The same model for warp shuffles (kf_shuffles, 1 and 17 per thread, block 256): a warp's
- * rendezvous against a block's barrier (bench_barrier_model). */
-static void bench_warp_model(unsigned n) {
-  const unsigned bs = 256, nb = n / bs;
+/* Time per thread (x compute units) of a kernel with 1 and 17 sync points per thread, block
+ * 256: what a thread costs to start, wait once and end, and what each further wait adds.
+ * `what` names the sync point in the figures ("barrier", "shuffle"); `id` prefixes their keys. */
+static void bench_model(unsigned n, void (*launch)(unsigned, float *, int), const char *id, const char *what) {
+  const unsigned nb = n / 256;
   float *dout;
   double v1[MAXR], v17[MAXR];
   int r, k;
@@ -288,7 +272,7 @@ static void bench_warp_model(unsigned n) {
   for (r = -1; r < g_reps; r++) {
     for (k = 1; k <= 17; k += 16) {
       double t0 = now_s(), t;
-      BIREN_CHECK(BIREN_LAUNCH(kf_shuffles, birenDim3(nb, 1, 1), birenDim3(bs, 1, 1), 0, g_s, dout, k));
+      launch(nb, dout, k);
       BIREN_CHECK(birenStreamSynchronize(g_s));
       t = (now_s() - t0) * g_cus / (double)n;
       if (r >= 0) (k == 1 ? v1 : v17)[r] = t;
@@ -296,8 +280,13 @@ static void bench_warp_model(unsigned n) {
   }
   {
     double a = median(v1, g_reps), b = median(v17, g_reps), step = (b - a) / 16.0;
-    fig("shfl_fixed_ns", "  per thread: start, first shuffle, end (x CUs)", (a - step) * 1e9, "ns", NULL, 0);
-    fig("shfl_step_ns", "  per further shuffle (x CUs)", step * 1e9, "ns", NULL, 0);
+    char key[32], label[80];
+    snprintf(key, sizeof key, "%s_fixed_ns", id);
+    snprintf(label, sizeof label, "  per thread: start, first %s, end (x CUs)", what);
+    fig(key, label, (a - step) * 1e9, "ns", NULL, 0);
+    snprintf(key, sizeof key, "%s_step_ns", id);
+    snprintf(label, sizeof label, "  per further %s (x CUs)", what);
+    fig(key, label, step * 1e9, "ns", NULL, 0);
   }
   BIREN_CHECK(birenFree(dout));
 }
@@ -480,9 +469,9 @@ int main(int argc, char **argv) {
     printf("| %-58s | %-19s | %-18s | %-6s |\n|:--|--:|--|--|\n", "Figure", "Value", "Target (issue 12)", "Status");
   }
   if (wanted("vadd")) bench_vadd(n);
-  if (wanted("reduce")) bench_reduce(n), bench_barrier_model(n / 4);
+  if (wanted("reduce")) bench_reduce(n), bench_model(n / 4, launch_barriers, "barrier", "barrier");
   if (wanted("matmul")) bench_matmul(g_quick ? 256 : 1024);
-  if (wanted("warp")) bench_warp_atomic(n / 4), bench_warp_model(n / 4);
+  if (wanted("warp")) bench_warp_atomic(n / 4), bench_model(n / 4, launch_shuffles, "shfl", "shuffle");
   if (wanted("launch")) bench_launch(g_quick ? 20000 : 100000);
   BIREN_CHECK(birenStreamDestroy(g_s));
   return g_failed;
