@@ -279,20 +279,80 @@ pub fn user_caller_fast(key: usize) -> usize {
     let r = user_caller_within(16);
     if r != 0 {
         // The slot holding r lies within the few frames between here and the user's code.
-        for d in (0..4096).step_by(8) {
-            let v = unsafe { *((here + d) as *const usize) };
-            if v == r {
+        if let Some(slot) = return_slot_of(r).filter(|&a| a > here && a - here < 4096) {
+            // SAFETY: the return-address slot of a live frame of this thread's stack.
+            if unsafe { *(slot as *const usize) } == r {
                 DISTANCE.with(|m| {
                     let mut m = m.borrow_mut();
                     m.retain(|e| e.0 != key);
-                    m.push((key, d));
+                    m.push((key, slot - here));
                 });
                 CODE.with(|c| c.borrow_mut().push(r));
-                break;
             }
         }
     }
     r
+}
+
+/// The address of the stack slot that holds return address `r`, found by unwinding this
+/// thread's stack: the call that made the frame below the one at `r` pushed `r` just below that
+/// frame's canonical frame address. (The slot used
+/// to be found by scanning the stack words above this frame for `r`, which read the unwritten
+/// words of frames in between: memcheck reported every first call of an export with race
+/// detection on.)
+#[cfg(target_arch = "x86_64")]
+fn return_slot_of(r: usize) -> Option<usize> {
+    #[repr(C)]
+    struct UnwindContext {
+        _private: [u8; 0],
+    }
+    extern "C" {
+        fn _Unwind_Backtrace(
+            trace: extern "C" fn(*mut UnwindContext, *mut c_void) -> c_int,
+            arg: *mut c_void,
+        ) -> c_int;
+        fn _Unwind_GetIP(ctx: *mut UnwindContext) -> usize;
+        fn _Unwind_GetCFA(ctx: *mut UnwindContext) -> usize;
+    }
+    struct Search {
+        want: usize,
+        frames: usize,
+        slot: Option<usize>,
+    }
+    const URC_NO_REASON: c_int = 0;
+    const URC_END_OF_STACK: c_int = 5;
+    extern "C" fn step(ctx: *mut UnwindContext, arg: *mut c_void) -> c_int {
+        // SAFETY: `arg` is the `Search` below, alive for the whole unwind; `ctx` the unwinder's.
+        let s = unsafe { &mut *(arg as *mut Search) };
+        let ip = unsafe { _Unwind_GetIP(ctx) };
+        if ip == s.want {
+            // At a frame's turn the context's CFA is still its callee's (the unwinder moved
+            // the instruction pointer up, not yet the CFA): the call pushed `ip` just below it.
+            let cfa = unsafe { _Unwind_GetCFA(ctx) };
+            s.slot = (cfa != 0).then(|| cfa - std::mem::size_of::<usize>());
+            return URC_END_OF_STACK;
+        }
+        s.frames += 1;
+        if s.frames > 32 {
+            URC_END_OF_STACK
+        } else {
+            URC_NO_REASON
+        }
+    }
+    let mut s = Search {
+        want: r,
+        frames: 0,
+        slot: None,
+    };
+    // SAFETY: the callback only reads the unwinder's context and writes `s`.
+    unsafe { _Unwind_Backtrace(step, &mut s as *mut Search as *mut c_void) };
+    s.slot
+}
+
+/// Elsewhere the slot is not looked for: every call walks the stack (`user_caller_within`).
+#[cfg(not(target_arch = "x86_64"))]
+fn return_slot_of(_r: usize) -> Option<usize> {
+    None
 }
 
 /// True if `addr` lies in an executable mapping (checked once per address).
