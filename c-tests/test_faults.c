@@ -13,11 +13,6 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
-static int under_valgrind(void) {
-  const char *v = getenv("BIREN_UNDER_VALGRIND");
-  return v != NULL && *v != '\0' && strcmp(v, "0") != 0;
-}
-
 static void sleep_ms(double ms) {
   struct timespec ts;
   ts.tv_sec = (time_t)(ms / 1000.0);

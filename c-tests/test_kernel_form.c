@@ -181,7 +181,15 @@ static int a_failure_in_a_range_names_its_block(void) {
   static int done[GX * GY];
   int *pd = done, trap, i;
   volatile int *wild = (volatile int *)(uintptr_t)64;
-  for (trap = 0; trap < 2; trap++) {
+  int first = 0;
+  if (under_valgrind()) {
+    /* the fault half's write to address 0x40 is the illegal access it tests: memcheck reports
+     * it as an invalid write (an error) before the runtime's SIGSEGV handler sees it */
+    printf("    skipped under valgrind: the fault half (a kernel writes to address 0x40: memcheck "
+           "counts that deliberate invalid write as an error); the trap half runs\n");
+    first = 1;
+  }
+  for (trap = first; trap < 2; trap++) {
     char want[64];
     memset(done, 0, sizeof done);
     fail_text[0] = 0;

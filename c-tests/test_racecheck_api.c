@@ -138,6 +138,12 @@ static int freeing_a_buffer_a_copy_still_reads(void) {
   OK(birenStreamSynchronize(g_s1));
   OK(birenFreeHost(h)); /* after a synchronize: fine */
   EXPECT(g_count == 0);
+  if (under_valgrind()) {
+    printf("    skipped under valgrind: the second half (birenFreeHost while a queued copy still "
+           "reads the buffer: memcheck counts the copy engine's deliberate reads of the freed "
+           "block as invalid reads)\n");
+    return teardown();
+  }
   OK(birenMallocHost((void **)&h, 1 << 20));
   OK(birenMemcpyAsync(h, big, 1 << 20, birenMemcpyDeviceToHost, g_s1));
   OK(birenStreamSynchronize(g_s1));
