@@ -141,6 +141,22 @@ static inline void birenNextBlock_(birenKernelCtx *c) {
   }
 }
 
+/* The range entry's body: the thread loop over every thread of `biren_count_` blocks, from the
+ * context's block on, one after another; returns how many it completed (fewer when a thread
+ * waited: the runtime lowered the loop's end, and goes on with that block itself). */
+#define BIREN_KERNEL_RANGE_(call)                                                                 \
+  const unsigned biren_first_ = 0,                                                                \
+                 biren_end_ = biren_ctx_->blockDim.x * biren_ctx_->blockDim.y * biren_ctx_->blockDim.z; \
+  unsigned biren_done_ = 0;                                                                       \
+  for (;;) {                                                                                      \
+    {                                                                                             \
+      BIREN_KERNEL_LOOP_(call)                                                                    \
+      if (biren_l_.end != biren_end_) return biren_done_;                                         \
+    }                                                                                             \
+    if (++biren_done_ == biren_count_) return biren_done_;                                        \
+    birenNextBlock_(biren_ctx_);                                                                  \
+  }
+
 #define BIREN_KERNEL_DIMS_DECL_                                                                   \
   const dim3 threadIdx BIREN_UNUSED_, const dim3 blockIdx BIREN_UNUSED_,                          \
       const dim3 blockDim BIREN_UNUSED_, const dim3 gridDim BIREN_UNUSED_,                        \
@@ -177,12 +193,7 @@ for n in range(0, MAX_PARAMS + 1):
         f"BIREN_KP_DECL_({p}) = *(BIREN_KP_TYPE_({p}) *)biren_args_[{i}];" for i, p in enumerate(ps)
     )
     direct = "".join(f"*(BIREN_KP_TYPE_({p}) *)biren_args_[{i}], " for i, p in enumerate(ps))
-    if n == 0:
-        sizes_decl = ""
-        sizes = "(const size_t *)0"
-    else:
-        sizes_decl = ""
-        sizes = "biren_sizes_"
+    call = f"name##_biren_thread_({names}biren_l_.tid, biren_bi_, biren_bd_, biren_gd_, &biren_l_)"
     body = []
     body.append(f"#define BIREN_KERNEL_{n}({head})")
     body.append("  void name(void **biren_args_);")
@@ -192,30 +203,14 @@ for n in range(0, MAX_PARAMS + 1):
         "unsigned biren_first_, unsigned biren_end_) {"
     )
     body.append(f"    {unpack} (void)biren_args_;" if n else "    (void)biren_args_;")
-    body.append(
-        f"    BIREN_KERNEL_LOOP_(name##_biren_thread_({names}biren_l_.tid, biren_bi_, biren_bd_, "
-        "biren_gd_, &biren_l_))"
-    )
+    body.append(f"    BIREN_KERNEL_LOOP_({call})")
     body.append("  }")
     body.append(
         "  static unsigned name##_biren_blocks_(birenKernelCtx *biren_ctx_, void **biren_args_, "
         "unsigned biren_count_) {"
     )
     body.append(f"    {unpack} (void)biren_args_;" if n else "    (void)biren_args_;")
-    body.append("    const unsigned biren_first_ = 0, biren_end_ = biren_ctx_->blockDim.x * "
-                "biren_ctx_->blockDim.y * biren_ctx_->blockDim.z;")
-    body.append("    unsigned biren_done_ = 0;")
-    body.append("    for (;;) {")
-    body.append("      {")
-    body.append(
-        f"        BIREN_KERNEL_LOOP_(name##_biren_thread_({names}biren_l_.tid, biren_bi_, biren_bd_, "
-        "biren_gd_, &biren_l_))"
-    )
-    body.append("        if (biren_l_.end != biren_end_) return biren_done_;")
-    body.append("      }")
-    body.append("      if (++biren_done_ == biren_count_) return biren_done_;")
-    body.append("      birenNextBlock_(biren_ctx_);")
-    body.append("    }")
+    body.append(f"    BIREN_KERNEL_RANGE_({call})")
     body.append("  }")
     body.append("  void name(void **biren_args_) {")
     body.append("    const birenKernelCtx *biren_c_ = birenKernelCtxFast();")
