@@ -541,6 +541,15 @@ impl Run {
         self.blocks[0].idx = idx;
     }
 
+    /// The range entry no longer runs the run's blocks (it returned, or a thread waits in the
+    /// block it is in, which then goes on as blocks without one do): that block is the run's.
+    fn leave_range(&mut self) {
+        if self.in_range {
+            self.in_range = false;
+            self.sync_range();
+        }
+    }
+
     /// The block completed: if the run has a next block, sets it up to run on the current
     /// fiber (the block's other fibers have all finished and are idle) and returns true.
     unsafe fn next_block_of_run(run: *mut Run) -> bool {
@@ -657,12 +666,9 @@ unsafe fn carry(run: *mut Run) {
                 Some(fs) if end == n && first == 0 && left > 1 && (*run).blocks.len() == 1 => {
                     (*run).in_range = true;
                     fs(ctx, g.args, left.min(u32::MAX as u64) as u32);
-                    if (*run).in_range {
-                        // It ran every block (else a wait stopped it and synced already): the
-                        // last one is the run's block now.
-                        (*run).in_range = false;
-                        (*run).sync_range();
-                    }
+                    // It ran every block (else a wait stopped it and left already): the last
+                    // one is the run's block now.
+                    (*run).leave_range();
                 }
                 _ => f(ctx, g.args, first, end),
             }
@@ -798,11 +804,8 @@ fn linear(idx: Dim3, block: Dim3) -> u32 {
 /// unstarted (they go to a new carrier).
 #[inline]
 unsafe fn truncate(run: *mut Run, lp: *mut KernelLoop, t: u32) {
-    if (*run).in_range {
-        // The range entry returns after this block, which goes on as blocks without one do.
-        (*run).sync_range();
-        (*run).in_range = false;
-    }
+    // The range entry returns after this block.
+    (*run).leave_range();
     let cur = (*run).cur as usize;
     let slot = &mut (*(*run).slots.get_unchecked_mut(cur));
     (*run)
@@ -1559,8 +1562,7 @@ mod tests {
                 *(*args as *mut u32) = u32::MAX;
                 // What a wait in the next block does: the runtime takes that block over.
                 let run = (*kernel_ctx::unit()).run as *mut Run;
-                (*run).sync_range();
-                (*run).in_range = false;
+                (*run).leave_range();
                 return done;
             }
         }

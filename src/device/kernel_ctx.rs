@@ -42,9 +42,7 @@ impl Dim3 {
             z: (r / self.y as u64) as u32,
         }
     }
-}
 
-impl Dim3 {
     /// The block after `b` in grid `self` (x fastest; blocks run in this order, as on CUDA
     /// hardware, which promises none): no division.
     pub fn block_after(self, b: Dim3) -> Dim3 {
