@@ -832,6 +832,10 @@ pub extern "C" fn birenGraphLaunch(
         let epoch = d.exec.epoch();
         let g = e.snapshot();
         check_memory_nodes(rt, &g)?;
+        // A host far ahead of the device waits for room here, before taking the exec's locks,
+        // not in the enqueue below (which then finds room: other launches of this exec would
+        // wait on the locks meanwhile).
+        d.exec.throttle();
         let mut last = e.last.lock();
         // A launch follows the exec's previous launch (CUDA's rule); race detection also wants
         // the edge when that launch is complete already (a reached point costs nothing).

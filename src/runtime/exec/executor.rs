@@ -271,7 +271,8 @@ impl Executor {
     }
 
     /// Ops enqueued on the device and not finished.
-    pub fn backlog(&self) -> u64 {
+    #[cfg(test)]
+    fn backlog(&self) -> u64 {
         let out = self.ops_out.count.load(Ordering::SeqCst);
         self.ops_in.count.load(Ordering::SeqCst).wrapping_sub(out)
     }
