@@ -1,5 +1,5 @@
 //! Stream-ordered allocation and memory pools (CUDA's cudaMallocAsync, cudaFreeAsync,
-//! cudaMemPool*). See runtime/mempool.rs for the model: memory is allocated at the call and
+//! cudaMemPool*). See runtime/memory/pool.rs for the model: memory is allocated at the call and
 //! given back when the stream reaches the free; pools count their use and keep nothing in
 //! reserve.
 
@@ -11,7 +11,7 @@ use crate::runtime::diagnostics::{self, caller};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::graph::capture;
 use crate::runtime::exec::stream::StreamCore;
-use crate::runtime::mempool::PoolCore;
+use crate::runtime::memory::pool::PoolCore;
 use crate::runtime::{self, Runtime};
 use std::ffi::{c_int, c_uchar, c_ushort, c_void};
 use std::sync::Arc;

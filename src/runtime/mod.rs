@@ -8,7 +8,6 @@ pub mod diagnostics;
 pub mod error;
 pub mod exec;
 pub mod memory;
-pub mod mempool;
 pub mod registry;
 pub mod settings;
 pub mod symbols;
@@ -45,7 +44,7 @@ pub struct Runtime {
     /// Kernels' attributes (birenFuncSetAttribute).
     pub func_attrs: settings::FuncAttrTable,
     /// Memory pools and stream-ordered allocations (birenMallocAsync).
-    pub pools: mempool::Pools,
+    pub pools: memory::pool::Pools,
     /// Managed allocations (birenMallocManaged).
     pub managed: memory::managed::ManagedSet,
     /// Peer access enabled: (device, peer) pairs (birenDeviceEnablePeerAccess).
@@ -164,7 +163,7 @@ pub fn init() -> Result<&'static Runtime> {
         host_flags: Default::default(),
         settings,
         func_attrs: settings::FuncAttrTable::default(),
-        pools: mempool::Pools::new(device_count),
+        pools: memory::pool::Pools::new(device_count),
         managed: Default::default(),
         peers: Default::default(),
         clock,

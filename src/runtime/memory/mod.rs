@@ -4,6 +4,7 @@
 pub mod arena;
 pub mod host;
 pub mod managed;
+pub mod pool;
 
 use crate::runtime::error::{ErrorCode, Result};
 use arena::Arena;
