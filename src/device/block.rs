@@ -243,6 +243,9 @@ pub struct Run {
     wring_rounds: u32,
     /// The lane running while the warp ring is on (only the ring's lanes run in the mode).
     wring_lane: u32,
+    /// Where the lane that called `warp::warp_entry_step` last finds its result.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    wout: *const u64,
 }
 
 /// The depth of a waiting fiber's frames (from its saved stack pointer to its stack's top) above
@@ -999,6 +1002,7 @@ pub(crate) mod layout {
     pub(crate) const R_WRING: usize = offset_of!(Run, warp_ring);
     pub(crate) const R_WLANE: usize = offset_of!(Run, wring_lane);
     pub(crate) const R_WARRIVED: usize = offset_of!(Run, wring_arrived);
+    pub(crate) const R_WOUT: usize = offset_of!(Run, wout);
     pub(crate) const W_VALS: usize = offset_of!(Warp, vals);
     pub(crate) const W_REQ: usize = offset_of!(Warp, req);
     pub(crate) const W_OUT: usize = offset_of!(Warp, out);
@@ -1371,6 +1375,7 @@ impl BlockRunner {
                 wring_arrived: 0,
                 wring_rounds: 0,
                 wring_lane: 0,
+                wout: std::ptr::null(),
             }),
             shared: Vec::new(),
         }

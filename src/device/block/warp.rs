@@ -168,7 +168,8 @@ impl Warp {
     pub(super) fn complete_uniform(&mut self) -> bool {
         let r = self.req[0];
         let k = r.key();
-        if !self.req.iter().all(|q| q.key() == k) {
+        // Every request compared, without a branch per lane (the compiler folds it in vectors).
+        if self.req.iter().fold(0u128, |d, q| d | (q.key() ^ k)) != 0 {
             return false;
         }
         let width = r.width as u32; // a power of two from 1 to 32 (checked on arrival)
@@ -312,16 +313,41 @@ unsafe fn warp_exchange_fast(
         if run.is_null() {
             return None;
         }
-        let full = mask == u32::MAX && valid_width(width);
         let w = (*run).warp_ring;
         if !w.is_null() {
             // Only the ring's lanes run in the mode: the running lane's is the caller's fiber.
-            if full && (*w).parked[(*run).wring_lane as usize] == (*run).cur {
+            if mask == u32::MAX
+                && valid_width(width)
+                && (*w).parked[(*run).wring_lane as usize] == (*run).cur
+            {
                 return Some(warp_ring_step(u, run, lp, op, val, param, width));
             }
             (*run).leave_warp_ring();
         }
-        if (*run).ring || (*run).blocks.len() != 1 || !full {
+        let (h, out) = warp_step(u, run, lp, mask, op, val, param, width)?;
+        h.perform();
+        Some(*out)
+    }
+}
+
+/// `warp_exchange_fast` out of ring mode, without the switch: what to do (go on, or switch) and
+/// where the lane's result will be. The rendezvous' 32nd lane completes it and starts the warp
+/// ring. `None`, having changed nothing, when the slow path must run.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn warp_step(
+    u: *mut kernel_ctx::UnitTls,
+    run: *mut Run,
+    lp: *mut KernelLoop,
+    mask: u32,
+    op: WarpOp,
+    val: u64,
+    param: i32,
+    width: i32,
+) -> Option<(fiber::Handoff, *const u64)> {
+    unsafe {
+        let full = mask == u32::MAX && valid_width(width);
+        if !(*run).warp_ring.is_null() || (*run).ring || (*run).blocks.len() != 1 || !full {
             return None;
         }
         let cur = (*run).cur;
@@ -340,6 +366,7 @@ unsafe fn warp_exchange_fast(
             _ => return None,
         };
         let l = (t % WARP_SIZE) as usize;
+        let out = std::ptr::addr_of!((*w).out[l]);
         let last = (*w).arrived | (1 << l) == u32::MAX;
         let starting = (*run).next_block == 0;
         if !last {
@@ -368,7 +395,7 @@ unsafe fn warp_exchange_fast(
             // No slot is made while the warp is in ring mode (a thread that could start one
             // leaves the mode first): `warp_entry` reads the slots through this pointer.
             (*run).ring_slots = (*run).slots.as_mut_ptr();
-            return Some((*w).out[l]);
+            return Some((fiber::Handoff::DONE, out));
         }
         (*w).arrived |= 1 << l;
         (*w).parked[l] = cur;
@@ -378,8 +405,53 @@ unsafe fn warp_exchange_fast(
         } else {
             (*run).take_ready((*run).ready_head)
         };
-        Run::resume(run, u, to);
-        Some((*w).out[l])
+        Some((Run::hand_to(run, u, to), out))
+    }
+}
+
+/// `warp_entry!`'s way out of ring mode (anything its assembly does not do itself):
+/// `warp_step` for the C entry, which carries the switch out itself, so that a lane parked
+/// there resumes straight into its kernel (as a barrier's does; a lane parked in Rust returned
+/// through frames the resuming fiber's return stack did not predict). Declines (`SLOW`, nothing
+/// changed but a warp ring left) when anything else must run: the ring's own lane with a width
+/// or mask the assembly does not take, an unknown op, the slow path's cases. Otherwise the
+/// lane's result is read through `Run::wout` when it goes on.
+/// # Safety
+/// Called by `warp_entry!` with its arguments; must not unwind.
+#[cfg(target_arch = "x86_64")]
+pub(crate) unsafe extern "C" fn warp_entry_step(
+    lp: *mut KernelLoop,
+    mask: u32,
+    op: i32,
+    val: u64,
+    param: i32,
+    width: i32,
+) -> fiber::Handoff {
+    unsafe {
+        let Some(op) = WarpOp::from_int(op) else {
+            return fiber::Handoff::SLOW;
+        };
+        let Some(u) = kernel_ctx::unit_fast() else {
+            return fiber::Handoff::SLOW;
+        };
+        let run = (*u).run as *mut Run;
+        if run.is_null() {
+            return fiber::Handoff::SLOW;
+        }
+        let w = (*run).warp_ring;
+        if !w.is_null() {
+            if (*w).parked[(*run).wring_lane as usize] == (*run).cur {
+                return fiber::Handoff::SLOW;
+            }
+            (*run).leave_warp_ring();
+        }
+        match warp_step(u, run, lp, mask, op, val, param, width) {
+            Some((h, out)) => {
+                (*run).wout = out;
+                h
+            }
+            None => fiber::Handoff::SLOW,
+        }
     }
 }
 
@@ -450,9 +522,11 @@ pub(crate) unsafe extern "C" fn warp_ring_last(lane: u32) -> u64 {
 /// run this one, the Rust tests that one): the lane's value and request written, then the 32nd
 /// lane completes the rendezvous in Rust (`warp_ring_last`), any other switches to the next
 /// lane with `fiber::switch_keeping`'s protocol and, resumed, returns its result. Everything
-/// else jumps to `$slow` with the arguments untouched (the panic boundary is there). Naked for
-/// the barrier entries' reasons (`barrier_entry!`): no frame, and a resumed lane returns with
-/// `ret` when its return address is the switching lane's, else with a jump.
+/// else calls `warp_entry_step` (a full-mask rendezvous out of ring mode: the lane goes on, or
+/// parks and switches here, so that it resumes straight into its kernel), and when that
+/// declines jumps to `$slow` with the arguments untouched (the panic boundary is there). Naked
+/// for the barrier entries' reasons (`barrier_entry!`): no frame, and a resumed lane returns
+/// with `ret` when its return address is the switching lane's, else with a jump.
 /// Elsewhere than x86_64 it is `$slow`.
 macro_rules! warp_entry {
     ($(#[$m:meta])* fn $name:ident, slow = $slow:path) => {
@@ -538,7 +612,44 @@ macro_rules! warp_entry {
                 "9:",
                 "mov esi, -1",
                 "mov r9d, 32",
+                // Anything else: the step decides (`warp_entry_step`), the arguments kept for
+                // the slow path (seven words: the call's stack aligned).
                 "7:",
+                "push rdi",
+                "push rsi",
+                "push rdx",
+                "push rcx",
+                "push r8",
+                "push r9",
+                "push r9",
+                "call {step}",
+                "cmp rax, 1",
+                "je 12f",
+                "add rsp, 56",
+                // r11: where the lane's result will be.
+                "mov r11, qword ptr [rip + {fast_off}]",
+                "mov r11, qword ptr fs:[r11 + {u_run}]",
+                "mov r11, qword ptr [r11 + {r_wout}]",
+                "test rax, rax",
+                "jnz 13f",
+                "mov rax, qword ptr [r11]",
+                "ret",
+                // Switch: save in [rax], resume rdx (r8: this lane's return address).
+                "13:",
+                "mov r8, [rsp]",
+                "push r11",
+                $crate::device::block::switch_asm!(),
+                "pop r11",
+                "mov rax, qword ptr [r11]",
+                $crate::device::block::return_asm!(),
+                "12:",
+                "pop r9",
+                "pop r9",
+                "pop r8",
+                "pop rcx",
+                "pop rdx",
+                "pop rsi",
+                "pop rdi",
                 "jmp {slow}",
                 fast_off = sym $crate::device::kernel_ctx::FAST_OFFSET_PUBLISHED,
                 u_run = const $crate::device::block::layout::U_RUN,
@@ -555,7 +666,9 @@ macro_rules! warp_entry {
                 s_sp = const $crate::device::block::layout::S_SP,
                 s_idx = const $crate::device::block::layout::S_IDX,
                 s_size = const $crate::device::block::layout::S_SIZE,
+                r_wout = const $crate::device::block::layout::R_WOUT,
                 last = sym $crate::device::block::warp::warp_ring_last,
+                step = sym $crate::device::block::warp::warp_entry_step,
                 slow = sym $slow,
             )
         }
