@@ -507,6 +507,21 @@ impl Run {
         fiber::switch(save, (*t).sp)
     }
 
+    /// `switch_to` at a thread's end (`finish`): through the threads' call site
+    /// (`fiber::switch_from_site`), so that the resumed thread's return is predicted.
+    #[inline(always)]
+    unsafe fn switch_to_from_end(run: *mut Run, to: u32) {
+        let from = (*run).cur as usize;
+        (*run).cur = to;
+        let t = (*run).slots.as_mut_ptr().add(to as usize);
+        (*(*run).ctx).thread_idx = (*t).idx;
+        if (*run).blocks.len() > 1 {
+            (*run).enter_block((*t).block);
+        }
+        let save = std::ptr::addr_of_mut!((*run).slots.get_unchecked_mut(from).sp);
+        fiber::switch_from_site(save, (*t).sp)
+    }
+
     /// Ends the run with `outcome`: back to the driver; the current fiber is never resumed.
     unsafe fn end(run: *mut Run, outcome: BlockOutcome) -> ! {
         if (*run).in_range {
@@ -588,7 +603,7 @@ impl Run {
                 let cur = (*run).cur;
                 (*run).slots.get_unchecked_mut(cur as usize).idle = true;
                 (*run).idle.push(cur);
-                Run::switch_to(run, to);
+                Run::switch_to_from_end(run, to);
                 // Resumed by new_carrier, maybe in a later run (which the driver entered with
                 // on_fiber cleared).
                 std::ptr::write_volatile(&mut (*kernel_ctx::unit()).on_fiber, true);
@@ -615,6 +630,47 @@ unsafe extern "C" fn carrier_main(arg: *mut c_void) {
         // Returns when the run's next block starts on this fiber.
         Run::finish(run);
     }
+}
+
+/// Calls a block entry from the threads' call site (`fiber::call_at_site`).
+#[inline(always)]
+unsafe fn call_block_fn(
+    f: BlockFn,
+    ctx: *mut KernelCtx,
+    args: *mut *mut c_void,
+    first: u32,
+    end: u32,
+) {
+    #[cfg(target_arch = "x86_64")]
+    fiber::call_at_site(
+        ctx as *mut c_void,
+        args as *mut c_void,
+        first,
+        end,
+        f as *const c_void,
+    );
+    #[cfg(not(target_arch = "x86_64"))]
+    f(ctx, args, first, end);
+}
+
+/// Calls a per-thread kernel of block `b`: from the threads' call site once a thread of the
+/// block has waited (each carrier then runs one thread, which may end resumed by another
+/// fiber), else directly (the call site's extra jumps cost a barrier-free kernel's loop ~2x).
+#[inline(always)]
+unsafe fn call_kernel(run: *mut Run, b: u32, k: KernelFn, args: *mut *mut c_void) {
+    #[cfg(target_arch = "x86_64")]
+    if (&(*run).blocks)[b as usize].one_by_one {
+        fiber::call_at_site(
+            args as *mut c_void,
+            std::ptr::null_mut(),
+            0,
+            0,
+            k as *const c_void,
+        );
+        return;
+    }
+    let _ = (run, b);
+    k(args);
 }
 
 /// Runs unstarted threads on the current carrier until none are left.
@@ -673,7 +729,7 @@ unsafe fn carry(run: *mut Run) {
                     // one is the run's block now.
                     (*run).leave_range();
                 }
-                _ => f(ctx, g.args, first, end),
+                _ => call_block_fn(f, ctx, g.args, first, end),
             }
             if first == 0 && end == 1 && !(&(*run).blocks)[b as usize].one_by_one {
                 (*run).loops = true;
@@ -684,7 +740,7 @@ unsafe fn carry(run: *mut Run) {
             // (The end is read again after each thread: a thread that waits lowers it.)
             while t < (*run).slots.get_unchecked((*run).cur as usize).end {
                 (*ctx).thread_idx = Dim3::new(t, 0, 0);
-                (g.kernel)(g.args);
+                call_kernel(run, b, g.kernel, g.args);
                 t += 1;
             }
         } else {
@@ -693,7 +749,7 @@ unsafe fn carry(run: *mut Run) {
             (&mut (*run).slots)[cur].idx = idx;
             while t < (*run).slots.get_unchecked((*run).cur as usize).end {
                 (*ctx).thread_idx = idx;
-                (g.kernel)(g.args);
+                call_kernel(run, b, g.kernel, g.args);
                 t += 1;
                 idx.x += 1;
                 if idx.x == g.block.x {
