@@ -137,10 +137,12 @@ pub enum BlockOutcome {
     },
 }
 
-/// A fiber of the compute unit. Slots (and their stacks) last as long as the unit's runner: a
-/// carrier that has finished its threads parks as *idle* and is resumed as the next new carrier,
-/// in this run or a later one, instead of a fresh fiber being set up.
-#[repr(C, align(32))]
+/// A fiber of the compute unit. Slots (and their stacks, `Run::stacks`) last as long as the
+/// unit's runner: a carrier that has finished its threads parks as *idle* and is resumed as the
+/// next new carrier, in this run or a later one, instead of a fresh fiber being set up. One
+/// cache line each (the stack, cold, is kept apart): a barrier's bookkeeping touches a line per
+/// fiber, not one and a half.
+#[repr(C, align(64))]
 struct Slot {
     // The fields a ring barrier reads first, in 32 bytes: in one cache line whatever the index.
     sp: *mut c_void,
@@ -157,8 +159,8 @@ struct Slot {
     block: u32,
     /// Parked in `Run::finish`, resumable as a carrier.
     idle: bool,
-    stack: Stack,
 }
+const _: () = assert!(std::mem::size_of::<Slot>() == 64);
 
 /// Per block of the run: its barrier and warps.
 struct BlockSync {
@@ -184,6 +186,8 @@ pub struct Run {
     next_thread: u32,
     cur: u32,
     slots: Vec<Slot>,
+    /// The slots' stacks (same index).
+    stacks: Vec<Stack>,
     /// Idle carriers (resumed by `new_carrier`), and slots whose fibers were abandoned when a run
     /// ended (their stacks are set up afresh).
     idle: Vec<u32>,
@@ -334,7 +338,7 @@ impl Run {
         let me = self as *mut Run as *mut c_void;
         if let Some(i) = self.dead.pop() {
             let sl = &mut self.slots[i as usize];
-            sl.sp = sl.stack.prepare(carrier_main, me);
+            sl.sp = self.stacks[i as usize].prepare(carrier_main, me);
             // As in `idle_carrier`: not the block of the run that abandoned it.
             sl.block = self.next_block;
             return i;
@@ -347,7 +351,6 @@ impl Run {
         self.slots.push(Slot {
             sp,
             top: stack.top(),
-            stack,
             idle: false,
             first: 0,
             end: 0,
@@ -355,6 +358,7 @@ impl Run {
             idx: Dim3::default(),
             next: 0,
         });
+        self.stacks.push(stack);
         (self.slots.len() - 1) as u32
     }
 
@@ -1407,6 +1411,7 @@ impl BlockRunner {
                 next_thread: 0,
                 cur: 0,
                 slots: Vec::new(),
+                stacks: Vec::new(),
                 idle: Vec::new(),
                 dead: Vec::new(),
                 ready: Vec::new(),
@@ -1470,6 +1475,7 @@ impl BlockRunner {
             // birenLimitStackSize changed: fibers of the new size from now on.
             run.stack_size = grid.stack_size;
             run.slots.clear();
+            run.stacks.clear();
             run.idle.clear();
             run.dead.clear();
         }
