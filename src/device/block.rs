@@ -657,13 +657,13 @@ unsafe fn call_block_fn(
     f(ctx, args, first, end);
 }
 
-/// Calls a per-thread kernel of block `b`: from the threads' call site once a thread of the
-/// block has waited (each carrier then runs one thread, which may end resumed by another
-/// fiber), else directly (the call site's extra jumps cost a barrier-free kernel's loop ~2x).
+/// Calls a per-thread kernel: from the threads' call site when its block has waited
+/// (`at_site`: each carrier then runs one thread, which may end resumed by another fiber), else
+/// directly (the call site's extra jumps cost a barrier-free kernel's loop ~2x).
 #[inline(always)]
-unsafe fn call_kernel(run: *mut Run, b: u32, k: KernelFn, args: *mut *mut c_void) {
+unsafe fn call_kernel(at_site: bool, k: KernelFn, args: *mut *mut c_void) {
     #[cfg(target_arch = "x86_64")]
-    if (&(*run).blocks)[b as usize].one_by_one {
+    if at_site {
         fiber::call_at_site(
             args as *mut c_void,
             std::ptr::null_mut(),
@@ -673,7 +673,7 @@ unsafe fn call_kernel(run: *mut Run, b: u32, k: KernelFn, args: *mut *mut c_void
         );
         return;
     }
-    let _ = (run, b);
+    let _ = at_site;
     k(args);
 }
 
@@ -740,20 +740,23 @@ unsafe fn carry(run: *mut Run) {
             }
         } else if g.block.y == 1 && g.block.z == 1 {
             (&mut (*run).slots)[cur].idx = Dim3::new(first, 0, 0);
+            let at_site = (&(*run).blocks)[b as usize].one_by_one;
             let mut t = first;
-            // (The end is read again after each thread: a thread that waits lowers it.)
+            // (The end is read again after each thread: a thread that waits lowers it, so the
+            // block's `one_by_one` changes only during the carrier's last thread.)
             while t < (*run).slots.get_unchecked((*run).cur as usize).end {
                 (*ctx).thread_idx = Dim3::new(t, 0, 0);
-                call_kernel(run, b, g.kernel, g.args);
+                call_kernel(at_site, g.kernel, g.args);
                 t += 1;
             }
         } else {
             let mut t = first;
             let mut idx = g.block.unlinear(first as u64);
+            let at_site = (&(*run).blocks)[b as usize].one_by_one;
             (&mut (*run).slots)[cur].idx = idx;
             while t < (*run).slots.get_unchecked((*run).cur as usize).end {
                 (*ctx).thread_idx = idx;
-                call_kernel(run, b, g.kernel, g.args);
+                call_kernel(at_site, g.kernel, g.args);
                 t += 1;
                 idx.x += 1;
                 if idx.x == g.block.x {
