@@ -500,21 +500,22 @@ impl Run {
     /// into the resumed kernel code.
     #[inline(always)]
     unsafe fn switch_to(run: *mut Run, to: u32) {
-        let from = (*run).cur as usize;
-        (*run).cur = to;
-        let t = (*run).slots.as_mut_ptr().add(to as usize);
-        (*(*run).ctx).thread_idx = (*t).idx;
-        if (*run).blocks.len() > 1 {
-            (*run).enter_block((*t).block);
-        }
-        let save = std::ptr::addr_of_mut!((*run).slots.get_unchecked_mut(from).sp);
-        fiber::switch(save, (*t).sp)
+        let (save, sp) = Run::leave_for(run, to);
+        fiber::switch(save, sp)
     }
 
     /// `switch_to` at a thread's end (`finish`): through the threads' call site
     /// (`fiber::switch_from_site`), so that the resumed thread's return is predicted.
     #[inline(always)]
     unsafe fn switch_to_from_end(run: *mut Run, to: u32) {
+        let (save, sp) = Run::leave_for(run, to);
+        fiber::switch_from_site(save, sp)
+    }
+
+    /// `switch_to`'s bookkeeping: `to` is the running fiber, the context shows its thread (and
+    /// block). Returns where to save the current stack pointer and the one to resume.
+    #[inline(always)]
+    unsafe fn leave_for(run: *mut Run, to: u32) -> (*mut *mut c_void, *mut c_void) {
         let from = (*run).cur as usize;
         (*run).cur = to;
         let t = (*run).slots.as_mut_ptr().add(to as usize);
@@ -523,7 +524,7 @@ impl Run {
             (*run).enter_block((*t).block);
         }
         let save = std::ptr::addr_of_mut!((*run).slots.get_unchecked_mut(from).sp);
-        fiber::switch_from_site(save, (*t).sp)
+        (save, (*t).sp)
     }
 
     /// Ends the run with `outcome`: back to the driver; the current fiber is never resumed.

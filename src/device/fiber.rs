@@ -8,6 +8,21 @@
 
 use std::ffi::c_void;
 
+/// The running context saved as every switch lays it out (from the saved pointer up: rbx, rbp,
+/// the resume address, label 2 after the switch), its stack pointer stored in `[rdi]`.
+#[cfg(target_arch = "x86_64")]
+macro_rules! save_context {
+    () => {
+        concat!(
+            "lea rax, [rip + 2f]\n",
+            "push rax\n",
+            "push rbp\n",
+            "push rbx\n",
+            "mov [rdi], rsp\n",
+        )
+    };
+}
+
 /// Switches from the running context to `to`, saving the running one's stack pointer in `*save`.
 /// Returns when some context switches back to `*save`.
 ///
@@ -23,13 +38,8 @@ use std::ffi::c_void;
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub unsafe fn switch(save: *mut *mut c_void, to: *mut c_void) {
-    // A suspended context's stack, from its saved pointer up: rbx, rbp, resume address.
     std::arch::asm!(
-        "lea rax, [rip + 2f]",
-        "push rax",
-        "push rbp",
-        "push rbx",
-        "mov [rdi], rsp",
+        save_context!(),
         "mov rsp, rsi",
         "pop rbx",
         "pop rbp",
@@ -141,11 +151,7 @@ unsafe extern "C" fn resume_from_site() {
 #[inline(always)]
 pub unsafe fn switch_from_site(save: *mut *mut c_void, to: *mut c_void) {
     std::arch::asm!(
-        "lea rax, [rip + 2f]",
-        "push rax",
-        "push rbp",
-        "push rbx",
-        "mov [rdi], rsp",
+        save_context!(),
         "lea r8, [rip + {resume}]",
         "jmp biren_thread_call_site",
         "2:",
