@@ -146,7 +146,8 @@ pub enum BlockOutcome {
 struct Slot {
     // The fields a ring barrier reads first, in 32 bytes: in one cache line whatever the index.
     sp: *mut c_void,
-    /// The top of the stack (`Stack::top`).
+    /// The top of the stack (`Stack::top`), kept here beside `sp`: the frame prefetches read
+    /// both from the slot's line, not from the cold `Run::stacks`.
     top: usize,
     /// The index of the thread parked on it (what the context shows when it resumes).
     idx: Dim3,

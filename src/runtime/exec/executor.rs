@@ -222,18 +222,20 @@ impl Executor {
     pub fn throttle(&self) {
         let i = self.ops_in.count.load(Ordering::Relaxed);
         if i >= self.ops_in.next_look.load(Ordering::Relaxed) {
-            self.look_at_backlog(i);
+            self.look_at_backlog(i, BACKLOG_PATIENCE);
         }
     }
 
+    /// `throttle`'s look at the finished count, `i` ops having been enqueued (`patience`: the
+    /// tests' own).
     #[inline(never)]
-    fn look_at_backlog(&self, i: u64) {
+    fn look_at_backlog(&self, i: u64, patience: Duration) {
         self.ops_in
             .next_look
             .store(i + BACKLOG_STRIDE, Ordering::Relaxed);
         let out = self.ops_out.count.load(Ordering::Relaxed);
         if i.saturating_sub(out) > BACKLOG_HIGH {
-            self.wait_for_room(out, BACKLOG_PATIENCE);
+            self.wait_for_room(out, patience);
         }
     }
 
@@ -691,10 +693,7 @@ mod tests {
         let back = Arc::new(AtomicBool::new(false));
         let (e, b) = (exec.clone(), back.clone());
         let t = std::thread::spawn(move || {
-            let out = e.ops_out.count.load(Ordering::Relaxed);
-            if e.backlog() > BACKLOG_HIGH {
-                e.wait_for_room(out, patience);
-            }
+            e.look_at_backlog(e.ops_in.count.load(Ordering::Relaxed), patience);
             b.store(true, Ordering::SeqCst);
         });
         while exec.ops_out.room.parked_count() == 0 {
