@@ -3026,7 +3026,7 @@ const birenKernelCtx *birenKernelContext(void);
 static inline const birenKernelCtx *birenKernelCtxFast(void) {
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(BIREN_NO_FAST_CONTEXT) && (defined(__x86_64__) || defined(__aarch64__))
   intptr_t off = birenKernelCtxOffset;
-  if (off != 0) {
+  if (__builtin_expect(off != 0, 1)) {
     char *tp;
 #if defined(__x86_64__)
     __asm__("mov %%fs:0, %0" : "=r"(tp));
