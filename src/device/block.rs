@@ -345,6 +345,10 @@ impl Run {
             return i;
         }
         self.made += 1;
+        debug_assert!(
+            self.slots.len() < self.slots.capacity(),
+            "biren: a run made more fibers than run_blocks reserved slots for"
+        );
         // 67 cache lines per stack (a prime), wrapping within 16 KiB: spreads the tops over all
         // cache sets.
         let mut stack = Stack::new(self.stack_size, (self.made * 67 * 64) % (16 * 1024));
@@ -744,10 +748,15 @@ unsafe fn carry(run: *mut Run) {
             (&mut (*run).slots)[cur].idx = Dim3::new(first, 0, 0);
             let at_site = (&(*run).blocks)[b as usize].one_by_one;
             let mut t = first;
-            // (The end is read again after each thread: a thread that waits lowers it, so the
-            // block's `one_by_one` changes only during the carrier's last thread.)
-            while t < (*run).slots.get_unchecked((*run).cur as usize).end {
-                (*ctx).thread_idx = Dim3::new(t, 0, 0);
+            // The end is read again after each thread (a thread that waits lowers it, so the
+            // block's `one_by_one` changes only during the carrier's last thread), through a
+            // pointer that stays valid: `run_blocks` reserves a slot for every fiber the run
+            // can make. Only x changes from thread to thread (and only this carrier runs until
+            // a thread waits, which ends the loop).
+            (*ctx).thread_idx = Dim3::new(t, 0, 0);
+            let end = std::ptr::addr_of!((*run).slots.get_unchecked(cur).end);
+            while t < *end {
+                (*ctx).thread_idx.x = t;
                 call_kernel(at_site, g.kernel, g.args);
                 t += 1;
             }
@@ -756,7 +765,8 @@ unsafe fn carry(run: *mut Run) {
             let mut idx = g.block.unlinear(first as u64);
             let at_site = (&(*run).blocks)[b as usize].one_by_one;
             (&mut (*run).slots)[cur].idx = idx;
-            while t < (*run).slots.get_unchecked((*run).cur as usize).end {
+            let end = std::ptr::addr_of!((*run).slots.get_unchecked(cur).end);
+            while t < *end {
                 (*ctx).thread_idx = idx;
                 call_kernel(at_site, g.kernel, g.args);
                 t += 1;
@@ -1521,6 +1531,10 @@ impl BlockRunner {
             }
         }
         run.ready.reserve(threads);
+        // A slot for every fiber the run can make (one per thread that waits, and the carrier
+        // that goes on): `slots` does not move while the run lasts, so a carrier can hold a
+        // pointer into its own slot (`carry`).
+        run.slots.reserve(threads * nblocks as usize + 2);
         run.next_block = 0;
         run.next_thread = 0;
         run.outcome = None;
