@@ -151,8 +151,10 @@ struct Slot {
     top: usize,
     /// The index of the thread parked on it (what the context shows when it resumes).
     idx: Dim3,
-    /// In ring mode (see `Run::ring`): the fiber that runs when this one waits at the barrier.
+    /// In ring mode (see `Run::ring`): the fiber that runs when this one waits at the barrier,
+    /// and this one's place in `Run::ring_order`.
     next: u32,
+    ring_pos: u32,
     /// The carrier runs threads first..end (end lowered when one parks).
     first: u32,
     end: u32,
@@ -225,6 +227,9 @@ pub struct Run {
     ring: bool,
     arrived: u32,
     ring_start: u32,
+    /// The ring's fibers in its order (`Slot::next` as an array, `Slot::ring_pos` the places):
+    /// `leave_ring` writes the lists out from it without walking the slots' cold lines.
+    ring_order: Vec<u32>,
     /// `slots.as_mut_ptr()` while `ring` (no slot is made in ring mode): what the barrier
     /// entries' ring path (`barrier_entry!`) reads.
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
@@ -362,6 +367,7 @@ impl Run {
             block: self.next_block,
             idx: Dim3::default(),
             next: 0,
+            ring_pos: 0,
         });
         self.stacks.push(stack);
         (self.slots.len() - 1) as u32
@@ -432,22 +438,21 @@ impl Run {
     #[inline(never)]
     fn leave_ring(&mut self) {
         self.ring = false;
-        let slots = &self.slots;
+        let n = self.threads as usize;
+        let arrived = self.arrived as usize;
+        // The round's order from its first arrival on: `arrived` threads at the barrier, the
+        // running one, the ready ones.
+        let p = self.slots[self.ring_start as usize].ring_pos as usize;
+        let order = &self.ring_order[..n];
+        let mut round = order[p..].iter().chain(&order[..p]).copied();
         let w = &mut self.blocks[0].barrier;
         w.clear();
-        let mut f = self.ring_start;
-        for _ in 0..self.arrived {
-            w.push(f);
-            f = slots[f as usize].next;
-        }
-        debug_assert_eq!(f, self.cur, "biren: the ring's order is broken");
+        w.extend(round.by_ref().take(arrived));
+        let running = round.next();
+        debug_assert_eq!(running, Some(self.cur), "biren: the ring's order is broken");
         self.ready.clear();
         self.ready_head = 0;
-        let mut g = slots[self.cur as usize].next;
-        while g != self.ring_start && g != self.cur {
-            self.ready.push(g);
-            g = slots[g as usize].next;
-        }
+        self.ready.extend(round);
         self.arrived = 0;
     }
 
@@ -1007,10 +1012,20 @@ unsafe fn barrier_step_off_ring<const PER_THREAD: bool>(
                 // last to arrive before the first.
                 let w = (*bs).barrier.as_ptr();
                 (*slot).next = *w;
+                (*slot).ring_pos = n as u32;
                 for i in 0..n - 1 {
-                    (*slots.add(*w.add(i) as usize)).next = *w.add(i + 1);
+                    let s = slots.add(*w.add(i) as usize);
+                    (*s).next = *w.add(i + 1);
+                    (*s).ring_pos = i as u32;
                 }
-                (*slots.add(*w.add(n - 1) as usize)).next = cur;
+                let s = slots.add(*w.add(n - 1) as usize);
+                (*s).next = cur;
+                (*s).ring_pos = (n - 1) as u32;
+                // (Capacity for every thread is reserved when the run starts.)
+                let order = &mut (*run).ring_order;
+                order.clear();
+                order.extend_from_slice(std::slice::from_raw_parts(w, n));
+                order.push(cur);
                 (*bs).barrier.set_len(0);
                 (*run).ready.set_len(0);
                 (*run).ready_head = 0;
@@ -1446,6 +1461,7 @@ impl BlockRunner {
                 arrived: 0,
                 ring_start: 0,
                 ring_slots: std::ptr::null_mut(),
+                ring_order: Vec::new(),
                 ring_prefetch: false,
                 warp_ring: std::ptr::null_mut(),
                 wring_arrived: 0,
@@ -1531,6 +1547,7 @@ impl BlockRunner {
             }
         }
         run.ready.reserve(threads);
+        run.ring_order.reserve(threads);
         // A slot for every fiber the run can make (one per thread that waits, and the carrier
         // that goes on): `slots` does not move while the run lasts, so a carrier can hold a
         // pointer into its own slot (`carry`).
