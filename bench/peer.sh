@@ -16,9 +16,19 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 rev=$(git -C "$HIP_CPU_DIR" rev-parse --short HEAD 2>/dev/null || echo "unknown commit")
 echo "BIREN vs HIP-CPU ($rev), $ROUNDS alternating rounds, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+LIB=target/release/libbiren_runtime.so
 for r in $(seq "$ROUNDS"); do
-  "$OURS" --figures >>"$TMP/ours" || echo "round $r: bench/kernels reported a wrong result" >&2
-  "$PEER" >>"$TMP/peer" || echo "round $r: the peer reported a wrong result" >&2
+  # Fresh copies of both programs' code each round: where a file's pages sit in the page cache
+  # moves barrier kernels by up to ~15% for as long as it stays cached (BENCHMARKS.md, round
+  # ten); with a copy per round that is noise the median takes, not one bias for the whole run.
+  d="$TMP/r$r"
+  mkdir -p "$d"
+  cp "$LIB" "$d/libbiren_runtime.so"
+  ln -s libbiren_runtime.so "$d/libbiren_runtime.so.1"
+  cp "$OURS" "$d/kernels"
+  cp "$PEER" "$d/peer_hip"
+  LD_LIBRARY_PATH="$d" "$d/kernels" --figures >>"$TMP/ours" || echo "round $r: bench/kernels reported a wrong result" >&2
+  "$d/peer_hip" >>"$TMP/peer" || echo "round $r: the peer reported a wrong result" >&2
 done
 grep '^NOTE' "$TMP/peer" | sort -u || true
 python3 - "$TMP/ours" "$TMP/peer" <<'PY'
