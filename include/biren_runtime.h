@@ -2203,9 +2203,11 @@ enum birenError_t birenLaunchCooperativeKernel(birenKernel_t kernel, struct dim3
  * What BIREN_KERNEL registers for each kernel it defines, from a constructor that runs before
  * main (so it works before birenInit): the kernel's per-thread entry `kernel`, its `name`, the
  * sizes of its `numArgs` parameters, and its block entry `blockFn`, which runs a range of the
- * block's threads in one loop. Launches of `kernel` then run `blockFn` once per block and copy
- * the argument values at launch (birenLaunchKernel included). Registering again replaces the
- * earlier registration.
+ * block's threads in one loop. Launches of `kernel` then run `blockFn` for the threads of a
+ * block that run in one loop, and `kernel` for those that run alone (a block's thread 0 first,
+ * and each thread of a block whose threads wait at sync points): the two must be the same
+ * kernel. The argument values are copied at launch (birenLaunchKernel included). Registering
+ * again replaces the earlier registration.
  *
  * BIREN_ERROR_INVALID_VALUE for a NULL kernel or blockFn, NULL argSizes with numArgs > 0, a size
  * of 0 or over 4096, or more than 256 arguments. Thread-safe; needs no birenInit.
@@ -3292,8 +3294,10 @@ static inline birenPos make_birenPos(size_t x, size_t y, size_t z) {
  * How the runtime runs it: thread 0 of a block runs alone first; if it reaches no sync point,
  * the block's other threads run in the one loop, and later blocks run all their threads in one
  * loop, the blocks a compute unit takes together (up to 64) in one call of the range entry; if
- * it does, they run one per fiber. A thread that waits in a range ends the range with its block
- * (the block goes on one thread per fiber). Grids whose gridDim.x * blockDim.x exceeds INT_MAX
+ * it does, they run one per fiber. A thread that runs alone (thread 0 first, and each thread of
+ * a block whose threads wait) runs through the per-thread entry: it reads its indices from the
+ * context and sets up no loop for one turn. A thread that waits in a range ends the range with
+ * its block (the block goes on one thread per fiber). Grids whose gridDim.x * blockDim.x exceeds INT_MAX
  * run the per-thread entry instead (the loop counts the global x-index as an int).
  * Helper functions called from the body: one that uses sync points or warp operations should
  * take a parameter `birenKernelLoop *biren_loop_` and be called with `biren_loop_`; without it,

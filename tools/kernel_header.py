@@ -57,8 +57,10 @@ w(r"""/* ---- The kernel form: BIREN_KERNEL ------------------------------------
  * How the runtime runs it: thread 0 of a block runs alone first; if it reaches no sync point,
  * the block's other threads run in the one loop, and later blocks run all their threads in one
  * loop, the blocks a compute unit takes together (up to 64) in one call of the range entry; if
- * it does, they run one per fiber. A thread that waits in a range ends the range with its block
- * (the block goes on one thread per fiber). Grids whose gridDim.x * blockDim.x exceeds INT_MAX
+ * it does, they run one per fiber. A thread that runs alone (thread 0 first, and each thread of
+ * a block whose threads wait) runs through the per-thread entry: it reads its indices from the
+ * context and sets up no loop for one turn. A thread that waits in a range ends the range with
+ * its block (the block goes on one thread per fiber). Grids whose gridDim.x * blockDim.x exceeds INT_MAX
  * run the per-thread entry instead (the loop counts the global x-index as an int).
  * Helper functions called from the body: one that uses sync points or warp operations should
  * take a parameter `birenKernelLoop *biren_loop_` and be called with `biren_loop_`; without it,

@@ -744,6 +744,11 @@ unsafe fn carry(run: *mut Run) {
                     // one is the run's block now.
                     (*run).leave_range();
                 }
+                // One thread (each of a block whose threads wait, or thread 0 alone): the
+                // kernel's per-thread entry, which reads the indices from the context instead
+                // of setting up the block entry's loop for one turn (a barrier kernel's
+                // thread ~2-3 ns less).
+                _ if end == first + 1 => call_kernel(true, g.kernel, g.args),
                 _ => call_block_fn(f, ctx, g.args, first, end),
             }
             if first == 0 && end == 1 && !(&(*run).blocks)[b as usize].one_by_one {
@@ -1644,6 +1649,13 @@ mod tests {
         SEEN.lock().push(('b', (*c).block_idx, first, end));
     }
 
+    /// The per-thread entry beside `record_block` (a block's threads that run one by one: its
+    /// thread 0 alone, first): ('t', block, thread, 0).
+    unsafe extern "C" fn record_thread(_: *mut *mut c_void) {
+        let c = &*kernel_ctx::current();
+        SEEN.lock().push(('t', c.block_idx, c.thread_idx.x, 0));
+    }
+
     /// A range entry as the header's: every block from the context's on, moving it on itself
     /// (x fastest); once, it stops after `*args[0]` blocks if that is fewer (as a wait
     /// in the next block would, the runtime taking that block over: here it does nothing more).
@@ -1673,14 +1685,15 @@ mod tests {
 
     #[test]
     fn whole_blocks_run_in_ranges_once_a_block_ran_through() {
-        // Blocks 5..24 of a 4x3x2 grid of 8 threads: block 5's thread 0 alone, then its other
-        // threads, then one range call for blocks 6..24 across rows and slices; the run ends at
-        // block 23. With no range entry (older registrations) every block is a call of its own.
+        // Blocks 5..24 of a 4x3x2 grid of 8 threads: block 5's thread 0 alone (the per-thread
+        // entry), then its other threads, then one range call for blocks 6..24 across rows and
+        // slices; the run ends at block 23. With no range entry (older registrations) every
+        // block is a call of its own.
         let mut stop_after = u32::MAX;
         let mut a = [std::ptr::addr_of_mut!(stop_after) as *mut c_void];
         let mut r = BlockRunner::new(64 * 1024);
         let mut g = grid(
-            noop_kernel,
+            record_thread,
             a.as_mut_ptr(),
             Dim3::new(4, 3, 2),
             Dim3::new(8, 1, 1),
@@ -1692,7 +1705,7 @@ mod tests {
             g.blocks_fn = ranges.then_some(record_range as BlocksFn);
             SEEN.lock().clear();
             assert_eq!(r.run_blocks(&g, 5, 19, None), (BlockOutcome::Completed, 23));
-            let mut want = vec![('b', lin(5), 0, 1), ('b', lin(5), 1, 8)];
+            let mut want = vec![('t', lin(5), 0, 0), ('b', lin(5), 1, 8)];
             for i in 6..24 {
                 want.push(if ranges {
                     ('r', lin(i), i as u32 - 6, 18)
@@ -1795,7 +1808,7 @@ mod tests {
             s /= 2;
         }
         if t == 0 {
-            *out = *sh;
+            *out.add(c.block_idx.x as usize) = *sh;
         }
     }
 
@@ -1818,8 +1831,8 @@ mod tests {
         }
     }
 
-    // The same reduction as a block entry (what BIREN_KERNEL generates for a 1-D block): the
-    // loop stops when a sync point lowers its end.
+    // The same reduction as a block entry (what BIREN_KERNEL generates for a 1-D block, beside
+    // its per-thread entry `reduce`): the loop stops when a sync point lowers its end.
     unsafe extern "C" fn reduce_block(
         ctx: *mut KernelCtx,
         args: *mut *mut c_void,
@@ -1881,12 +1894,7 @@ mod tests {
                 out = [0; 4];
                 a[0] = out.as_mut_ptr() as *mut c_void;
                 assert_eq!(r.run_blocks(&g, 0, 4, None), (BlockOutcome::Completed, 3));
-                let want = if block_form {
-                    [threads * (threads + 1) / 2; 4]
-                } else {
-                    // The per-thread kernel writes its sum to out[0] only.
-                    [threads * (threads + 1) / 2, 0, 0, 0]
-                };
+                let want = [threads * (threads + 1) / 2; 4];
                 assert_eq!(out, want, "{threads} threads, block form {block_form}");
             }
             let t = grid(
@@ -1903,15 +1911,58 @@ mod tests {
     // Ring mode (a one-block run past its first barrier round) and what must leave it: rounds
     // of barriers, then a warp shuffle, then barriers again, then (with args[1] = k + 1) thread
     // k returning while the others wait, or (args[2] = k + 1) thread k trapping.
+    unsafe fn ring_thread_body(
+        ctx: *mut KernelCtx,
+        args: *mut *mut c_void,
+        lp: *mut KernelLoop,
+        t: u32,
+    ) {
+        let out = *args as *mut u32;
+        let leaves = *args.add(1) as usize as u32;
+        let traps = *args.add(2) as usize as u32;
+        let n = (*ctx).block_dim.x;
+        let sh = (*ctx).shared as *mut u32;
+        let mut acc = 0u32;
+        for round in 0..4u32 {
+            *sh.add(t as usize) = t + round;
+            unsafe { sync_threads(lp) };
+            acc += *sh.add(((t + 1) % n) as usize);
+            unsafe { sync_threads(lp) };
+        }
+        // Lane 0 of each warp gets the warp's sum of t.
+        let mut v = t as u64;
+        let mut d = 16;
+        while d > 0 {
+            v += unsafe { warp_exchange(lp, u32::MAX, WarpOp::ShflDown, v, d, 32) };
+            d /= 2;
+        }
+        for _ in 0..3 {
+            unsafe { sync_threads(lp) };
+        }
+        if leaves == t + 1 {
+            return;
+        }
+        if traps == t + 1 {
+            unsafe { trap(lp) };
+        }
+        unsafe { sync_threads(lp) };
+        *out.add(t as usize) = acc;
+        if t.is_multiple_of(32) {
+            *out.add((n + t / 32) as usize) = v as u32;
+        }
+    }
+
+    unsafe extern "C" fn ring_thread(args: *mut *mut c_void) {
+        let ctx = kernel_ctx::current();
+        ring_thread_body(ctx, args, std::ptr::null_mut(), (*ctx).thread_idx.x);
+    }
+
     unsafe extern "C" fn ring_block(
         ctx: *mut KernelCtx,
         args: *mut *mut c_void,
         first: c_uint,
         end: c_uint,
     ) {
-        let out = *args as *mut u32;
-        let leaves = *args.add(1) as usize as u32;
-        let traps = *args.add(2) as usize as u32;
         let mut lp = KernelLoop {
             tid: Dim3::new(first, 0, 0),
             end,
@@ -1920,36 +1971,7 @@ mod tests {
         let mut t = first;
         while t < lp.end {
             lp.tid = Dim3::new(t, 0, 0);
-            let n = (*ctx).block_dim.x;
-            let sh = (*ctx).shared as *mut u32;
-            let mut acc = 0u32;
-            for round in 0..4u32 {
-                *sh.add(t as usize) = t + round;
-                unsafe { sync_threads(&mut lp) };
-                acc += *sh.add(((t + 1) % n) as usize);
-                unsafe { sync_threads(&mut lp) };
-            }
-            // Lane 0 of each warp gets the warp's sum of t.
-            let mut v = t as u64;
-            let mut d = 16;
-            while d > 0 {
-                v += unsafe { warp_exchange(&mut lp, u32::MAX, WarpOp::ShflDown, v, d, 32) };
-                d /= 2;
-            }
-            for _ in 0..3 {
-                unsafe { sync_threads(&mut lp) };
-            }
-            if leaves == t + 1 {
-                return;
-            }
-            if traps == t + 1 {
-                unsafe { trap(&mut lp) };
-            }
-            unsafe { sync_threads(&mut lp) };
-            *out.add(t as usize) = acc;
-            if t.is_multiple_of(32) {
-                *out.add((n + t / 32) as usize) = v as u32;
-            }
+            ring_thread_body(ctx, args, &mut lp, t);
             t += 1;
         }
     }
@@ -1976,7 +1998,7 @@ mod tests {
                 traps as usize as *mut c_void,
             ];
             let mut g = grid(
-                noop_kernel,
+                ring_thread,
                 a.as_mut_ptr(),
                 Dim3::new(1, 1, 1),
                 Dim3::new(n, 1, 1),

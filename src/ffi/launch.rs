@@ -221,9 +221,11 @@ pub extern "C" fn birenLaunchCooperativeKernel(
 /// What BIREN_KERNEL registers for each kernel it defines, from a constructor that runs before
 /// main (so it works before birenInit): the kernel's per-thread entry `kernel`, its `name`, the
 /// sizes of its `numArgs` parameters, and its block entry `blockFn`, which runs a range of the
-/// block's threads in one loop. Launches of `kernel` then run `blockFn` once per block and copy
-/// the argument values at launch (birenLaunchKernel included). Registering again replaces the
-/// earlier registration.
+/// block's threads in one loop. Launches of `kernel` then run `blockFn` for the threads of a
+/// block that run in one loop, and `kernel` for those that run alone (a block's thread 0 first,
+/// and each thread of a block whose threads wait at sync points): the two must be the same
+/// kernel. The argument values are copied at launch (birenLaunchKernel included). Registering
+/// again replaces the earlier registration.
 ///
 /// BIREN_ERROR_INVALID_VALUE for a NULL kernel or blockFn, NULL argSizes with numArgs > 0, a size
 /// of 0 or over 4096, or more than 256 arguments. Thread-safe; needs no birenInit.
