@@ -228,7 +228,9 @@ pub struct Run {
     arrived: u32,
     ring_start: u32,
     /// The ring's fibers in its order (`Slot::next` as an array, `Slot::ring_pos` the places):
-    /// `leave_ring` writes the lists out from it without walking the slots' cold lines.
+    /// `leave_ring` writes the lists out from it without walking the slots' cold lines. (The
+    /// barrier keeps following `Slot::next`, which sits in the slot line it reads anyway; both
+    /// are written once, when the ring forms.)
     ring_order: Vec<u32>,
     /// `slots.as_mut_ptr()` while `ring` (no slot is made in ring mode): what the barrier
     /// entries' ring path (`barrier_entry!`) reads.
@@ -1727,6 +1729,57 @@ mod tests {
         want.extend((10..24).map(lin));
         assert_eq!(blocks, want, "{seen:?}");
         assert_eq!(seen[5], ('r', lin(10), 0, 14), "{seen:?}");
+    }
+
+    /// Which entry ran each thread of `alone_*`'s blocks: ('t', thread) or ('b', first, end).
+    static ALONE: parking_lot::Mutex<Vec<(char, u32, u32)>> = parking_lot::Mutex::new(Vec::new());
+
+    /// A kernel with one barrier per thread: its per-thread entry...
+    unsafe extern "C" fn alone_thread(_: *mut *mut c_void) {
+        let t = (*kernel_ctx::current()).thread_idx.x;
+        ALONE.lock().push(('t', t, 0));
+        unsafe { sync_threads(std::ptr::null_mut()) };
+    }
+
+    /// ...and its block entry.
+    unsafe extern "C" fn alone_block(
+        _: *mut KernelCtx,
+        _: *mut *mut c_void,
+        first: c_uint,
+        end: c_uint,
+    ) {
+        ALONE.lock().push(('b', first, end));
+        let mut lp = KernelLoop {
+            tid: Dim3::new(first, 0, 0),
+            end,
+            xe: end,
+        };
+        let mut t = first;
+        while t < lp.end {
+            lp.tid = Dim3::new(t, 0, 0);
+            unsafe { sync_threads(&mut lp) };
+            t += 1;
+        }
+    }
+
+    #[test]
+    fn threads_that_run_alone_use_the_per_thread_entry() {
+        // Every thread of a block that waits runs alone on its fiber: through the per-thread
+        // entry, thread 0 first, in two blocks of a run; the block entry never runs.
+        let mut r = BlockRunner::new(64 * 1024);
+        let mut g = grid(
+            alone_thread,
+            std::ptr::null_mut(),
+            Dim3::new(2, 1, 1),
+            Dim3::new(8, 1, 1),
+            0,
+        );
+        g.block_fn = Some(alone_block);
+        ALONE.lock().clear();
+        assert_eq!(r.run_blocks(&g, 0, 2, None), (BlockOutcome::Completed, 1));
+        let want: Vec<(char, u32, u32)> =
+            (0..2).flat_map(|_| (0..8).map(|t| ('t', t, 0))).collect();
+        assert_eq!(*ALONE.lock(), want);
     }
 
     #[test]
