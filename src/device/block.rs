@@ -151,10 +151,6 @@ struct Slot {
     top: usize,
     /// The index of the thread parked on it (what the context shows when it resumes).
     idx: Dim3,
-    /// In ring mode (see `Run::ring`): the fiber that runs when this one waits at the barrier,
-    /// and this one's place in `Run::ring_order`.
-    next: u32,
-    ring_pos: u32,
     /// The carrier runs threads first..end (end lowered when one parks).
     first: u32,
     end: u32,
@@ -164,6 +160,25 @@ struct Slot {
     idle: bool,
 }
 const _: () = assert!(std::mem::size_of::<Slot>() == 64);
+
+/// A fiber's turn in ring mode (`Run::turns`): what the ring barrier reads of the fiber that
+/// runs next and writes of the one that waits, kept in the ring's order so that the barrier
+/// walks one array in sequence (which the processor fetches ahead) instead of a chain of slot
+/// lines in the order the fibers were made.
+#[derive(Clone, Copy)]
+#[repr(C, align(32))]
+struct Turn {
+    /// The fiber's saved stack pointer while it waits (its slot's `sp` is written back when the
+    /// ring is left).
+    sp: *mut c_void,
+    /// Its stack's top (the frame prefetch's limit).
+    top: usize,
+    /// The index of its thread.
+    idx: Dim3,
+    /// Its slot.
+    slot: u32,
+}
+const _: () = assert!(std::mem::size_of::<Turn>() == 32);
 
 /// Per block of the run: its barrier and warps.
 struct BlockSync {
@@ -220,20 +235,23 @@ pub struct Run {
     stop: *const AtomicBool,
     /// Ring mode: a one-block run whose threads, each on its own fiber, wait at barriers in the
     /// same cyclic order round after round (the usual barrier kernel once its first round is
-    /// over). The order lives in `Slot::next`; `arrived` threads of this round, from
-    /// `ring_start` on, have reached the barrier; the running one follows them; the rest, up to
-    /// `ring_start`, are ready. The barrier and ready lists are then empty: everything other
-    /// than a barrier leaves the mode first (`leave_ring`), writing those lists out.
+    /// over). The order is `turns`' (see `ring_order`), `ring_at` the running fiber's place in
+    /// it; `arrived` threads of this round, from place `ring_start` on, have reached the
+    /// barrier; the running one follows them; the rest, up to `ring_start`, are ready. The
+    /// barrier and ready lists are then empty, and the waiting fibers' stack pointers are in
+    /// `turns`: everything other than a barrier leaves the mode first (`leave_ring`), writing
+    /// those out.
     ring: bool,
     arrived: u32,
     ring_start: u32,
-    /// The ring's fibers in its order (`Slot::next` as an array, `Slot::ring_pos` the places):
-    /// `leave_ring` writes the lists out from it without walking the slots' cold lines. (The
-    /// barrier keeps following `Slot::next`, which sits in the slot line it reads anyway; both
-    /// are written once, when the ring forms.)
-    ring_order: Vec<u32>,
-    /// `slots.as_mut_ptr()` while `ring` (no slot is made in ring mode): what the barrier
-    /// entries' ring path (`barrier_entry!`) reads.
+    ring_at: u32,
+    turns: Vec<Turn>,
+    /// `turns.as_mut_ptr()` while `ring`: what the barrier entries' ring path
+    /// (`barrier_entry!`) reads.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    turns_ptr: *mut Turn,
+    /// `slots.as_mut_ptr()` while the warp ring runs (no slot is made then): what the warp
+    /// entry's ring path (`warp_entry!`) reads.
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     ring_slots: *mut Slot,
     /// In ring mode, the barrier fetches the frames of the fiber after next (see
@@ -368,8 +386,6 @@ impl Run {
             end: 0,
             block: self.next_block,
             idx: Dim3::default(),
-            next: 0,
-            ring_pos: 0,
         });
         self.stacks.push(stack);
         (self.slots.len() - 1) as u32
@@ -444,9 +460,12 @@ impl Run {
         let arrived = self.arrived as usize;
         // The round's order from its first arrival on: `arrived` threads at the barrier, the
         // running one, the ready ones.
-        let p = self.slots[self.ring_start as usize].ring_pos as usize;
-        let order = &self.ring_order[..n];
-        let mut round = order[p..].iter().chain(&order[..p]).copied();
+        let turns = &self.turns[..n];
+        for t in turns {
+            self.slots[t.slot as usize].sp = t.sp;
+        }
+        let p = self.ring_start as usize;
+        let mut round = turns[p..].iter().chain(&turns[..p]).map(|t| t.slot);
         let w = &mut self.blocks[0].barrier;
         w.clear();
         w.extend(round.by_ref().take(arrived));
@@ -956,24 +975,32 @@ pub unsafe fn barrier_step<const PER_THREAD: bool>(lp: *mut KernelLoop) -> fiber
         if run.is_null() {
             return Handoff::DONE;
         }
-        let cur = (*run).cur;
-        let slots = (*run).slots.as_mut_ptr();
-        let slot = slots.add(cur as usize);
         if (*run).ring {
             let a = (*run).arrived + 1;
             if a == (*run).threads {
                 // The last of the round goes on, and arrives first next time.
                 (*run).arrived = 0;
-                (*run).ring_start = cur;
+                (*run).ring_start = (*run).ring_at;
                 return Handoff::DONE;
             }
             (*run).arrived = a;
-            let to = (*slot).next;
+            // The next turn (the one after the last is the first).
+            let n = (*run).threads;
+            let at = (*run).ring_at;
+            let next = if at + 1 == n { 0 } else { at + 1 };
+            (*run).ring_at = next;
+            let turns = (*run).turns_ptr;
+            let t = turns.add(next as usize);
+            (*run).cur = (*t).slot;
             if (*run).ring_prefetch {
-                let after = slots.add((*slots.add(to as usize)).next as usize);
-                fiber::prefetch((*after).sp, (*after).top);
+                let a = turns.add(if next + 1 == n { 0 } else { next + 1 } as usize);
+                fiber::prefetch((*a).sp, (*a).top);
             }
-            return Run::hand_to(run, u, to);
+            (*u).ctx.thread_idx = (*t).idx;
+            return Handoff::switch(
+                std::ptr::addr_of_mut!((*turns.add(at as usize)).sp),
+                (*t).sp,
+            );
         }
         barrier_step_off_ring::<PER_THREAD>(u, run, lp)
     }
@@ -1017,22 +1044,17 @@ unsafe fn barrier_step_off_ring<const PER_THREAD: bool>(
                 // Every thread has started and waited alone on its fiber (a carrier of several
                 // threads stops at its first wait): the ring forms (`ring_order`).
                 let w = std::slice::from_raw_parts((*bs).barrier.as_ptr(), n);
-                ring_order(&mut (*run).ring_order, slots, w, cur, (*u).ctx.block_dim);
-                let order = &(*run).ring_order;
-                for (i, &f) in order.iter().enumerate() {
-                    let s = slots.add(f as usize);
-                    (*s).next = *order.get_unchecked((i + 1) % order.len());
-                    (*s).ring_pos = i as u32;
-                }
+                let at = ring_order(&mut (*run).turns, slots, w, cur, (*u).ctx.block_dim);
+                (*run).turns_ptr = (*run).turns.as_mut_ptr();
+                let s0 = &*slots.add(w[0] as usize);
+                (*run).ring_prefetch = s0.top - s0.sp as usize > RING_PREFETCH_DEPTH;
                 (*bs).barrier.set_len(0);
                 (*run).ready.set_len(0);
                 (*run).ready_head = 0;
                 (*run).ring = true;
-                (*run).ring_slots = slots;
-                let s0 = &*slots.add(w[0] as usize);
-                (*run).ring_prefetch = s0.top - s0.sp as usize > RING_PREFETCH_DEPTH;
                 (*run).arrived = 0;
-                (*run).ring_start = cur;
+                (*run).ring_at = at;
+                (*run).ring_start = at;
                 return Handoff::DONE;
             }
             // The last to arrive goes on; the others follow in order (the waiting list becomes
@@ -1066,44 +1088,63 @@ unsafe fn barrier_step_off_ring<const PER_THREAD: bool>(
     }
 }
 
-/// The order in which a ring's threads take turns at its barriers, into `order` (capacity for
-/// every thread is reserved when the run starts). A one-dimensional block keeps the round's
-/// order: the waiting ones `w`, then the last to arrive (`cur`). A block of two or three
-/// dimensions goes column by column: `threadIdx.x` slowest, `threadIdx.z` fastest (as HIP-CPU's
-/// fibers do). A tiled kernel's threads of one row read the same cache line of a row-major
-/// matrix: in row order a turn after a miss waits for the same line fifteen times over, while
-/// in column order each turn asks for another row's line and the misses overlap (the tiled
-/// matrix multiply in 2-D blocks of 16x16: ~13% faster, BENCHMARKS.md round eleven).
+/// The ring's turns, into `turns` (capacity for every thread is reserved when the run starts),
+/// in the order the threads take them at its barriers; returns the place of `cur` (running).
+/// A one-dimensional block keeps the round's order: the waiting ones `w`, then the last to
+/// arrive (`cur`). A block of two or three dimensions goes column by column: `threadIdx.x`
+/// slowest, `threadIdx.z` fastest (as HIP-CPU's fibers do). A tiled kernel's threads of one
+/// row read the same cache line of a row-major matrix: in row order a turn after a miss waits
+/// for the same line fifteen times over, while in column order each turn asks for another
+/// row's line and the misses overlap (the tiled matrix multiply in 2-D blocks of 16x16: ~15%
+/// faster, BENCHMARKS.md round eleven).
 ///
 /// # Safety
 /// `w` and `cur` are the block's `blockDim.x * .y * .z` fibers, each carrying one thread whose
 /// index is in its slot.
-unsafe fn ring_order(order: &mut Vec<u32>, slots: *const Slot, w: &[u32], cur: u32, bd: Dim3) {
-    order.clear();
+unsafe fn ring_order(
+    turns: &mut Vec<Turn>,
+    slots: *const Slot,
+    w: &[u32],
+    cur: u32,
+    bd: Dim3,
+) -> u32 {
+    let turn = |f: u32| {
+        let s = unsafe { &*slots.add(f as usize) };
+        Turn {
+            sp: s.sp,
+            top: s.top,
+            idx: s.idx,
+            slot: f,
+        }
+    };
+    turns.clear();
     if bd.y == 1 && bd.z == 1 {
-        order.extend_from_slice(w);
-        order.push(cur);
-        return;
+        turns.extend(w.iter().map(|&f| turn(f)));
+        turns.push(turn(cur));
+        return w.len() as u32;
     }
     let n = w.len() + 1;
     debug_assert_eq!(n, (bd.x * bd.y * bd.z) as usize);
-    order.resize(n, u32::MAX);
-    let o = order.as_mut_ptr();
+    let mut none = turn(cur);
+    none.slot = u32::MAX;
+    turns.resize(n, none);
+    let mut at_cur = 0;
     for &f in w.iter().chain(std::iter::once(&cur)) {
-        let t = unsafe { (*slots.add(f as usize)).idx };
-        let at = ((t.x * bd.y + t.y) * bd.z + t.z) as usize;
-        debug_assert!(
-            at < n && unsafe { *o.add(at) } == u32::MAX,
-            "biren: a ring place taken twice"
-        );
-        unsafe { *o.add(at) = f };
+        let t = turn(f);
+        let at = ((t.idx.x * bd.y + t.idx.y) * bd.z + t.idx.z) as usize;
+        debug_assert_eq!(turns[at].slot, u32::MAX, "biren: a ring place taken twice");
+        turns[at] = t;
+        if f == cur {
+            at_cur = at as u32;
+        }
     }
+    at_cur
 }
 
 /// Offsets the barrier entries' assembly reads (`barrier_entry!`).
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod layout {
-    use super::{Run, Slot};
+    use super::{Run, Slot, Turn};
     use crate::device::kernel_ctx::{KernelCtx, UnitTls};
     use std::mem::{offset_of, size_of};
     pub(crate) const U_RUN: usize = offset_of!(UnitTls, run);
@@ -1117,7 +1158,11 @@ pub(crate) mod layout {
     pub(crate) const R_PREFETCH: usize = offset_of!(Run, ring_prefetch);
     pub(crate) const S_SP: usize = offset_of!(Slot, sp);
     pub(crate) const S_IDX: usize = offset_of!(Slot, idx);
-    pub(crate) const S_NEXT: usize = offset_of!(Slot, next);
+    pub(crate) const R_TURNS: usize = offset_of!(Run, turns_ptr);
+    pub(crate) const R_AT: usize = offset_of!(Run, ring_at);
+    pub(crate) const T_SP: usize = offset_of!(Turn, sp);
+    pub(crate) const T_IDX: usize = offset_of!(Turn, idx);
+    pub(crate) const T_SLOT: usize = offset_of!(Turn, slot);
     pub(crate) const S_SIZE: usize = size_of::<Slot>();
     const _: () = assert!(size_of::<super::Dim3>() == 12 && size_of::<bool>() == 1);
     // `warp_entry!`'s.
@@ -1236,21 +1281,31 @@ macro_rules! barrier_entry {
                 "cmp edx, dword ptr [rcx + {r_threads}]",
                 "je 6f",
                 "mov dword ptr [rcx + {r_arrived}], edx",
-                // rdx: the running slot, r10: the next (its index becomes `cur`), r9: slots.
-                "mov r9, qword ptr [rcx + {r_slots}]",
-                "mov edx, dword ptr [rcx + {r_cur}]",
-                "imul rdx, rdx, {s_size}",
+                // rdx: the running turn, r10: the next (the one after the last is the first;
+                // its slot becomes `cur`), r9: the turns, r8: their end.
+                "mov r9, qword ptr [rcx + {r_turns}]",
+                "mov r8d, dword ptr [rcx + {r_threads}]",
+                "mov edx, dword ptr [rcx + {r_at}]",
+                "lea r10d, [rdx + 1]",
+                "xor r11d, r11d",
+                "cmp r10d, r8d",
+                "cmove r10d, r11d",
+                "mov dword ptr [rcx + {r_at}], r10d",
+                "shl r8, 5",
+                "add r8, r9",
+                "shl rdx, 5",
                 "add rdx, r9",
-                "mov r10d, dword ptr [rdx + {s_next}]",
-                "mov dword ptr [rcx + {r_cur}], r10d",
-                "imul r10, r10, {s_size}",
+                "shl r10, 5",
                 "add r10, r9",
+                "mov r11d, dword ptr [r10 + {t_slot}]",
+                "mov dword ptr [rcx + {r_cur}], r11d",
                 // Fetch the frames of the fiber after it (fiber::prefetch's 256 bytes).
                 "cmp byte ptr [rcx + {r_prefetch}], 0",
                 "je 5f",
-                "mov r11d, dword ptr [r10 + {s_next}]",
-                "imul r11, r11, {s_size}",
-                "mov r11, qword ptr [r9 + r11 + {s_sp}]",
+                "lea r11, [r10 + 32]",
+                "cmp r11, r8",
+                "cmove r11, r9",
+                "mov r11, qword ptr [r11 + {t_sp}]",
                 "and r11, -64",
                 "prefetcht0 [r11]",
                 "prefetcht0 [r11 + 64]",
@@ -1258,17 +1313,17 @@ macro_rules! barrier_entry {
                 "prefetcht0 [r11 + 192]",
                 "5:",
                 // The context shows the next thread's index.
-                "mov r11, qword ptr [r10 + {s_idx}]",
+                "mov r11, qword ptr [r10 + {t_idx}]",
                 "mov qword ptr fs:[rax + {u_tidx}], r11",
-                "mov r11d, dword ptr [r10 + {s_idx} + 8]",
+                "mov r11d, dword ptr [r10 + {t_idx} + 8]",
                 "mov dword ptr fs:[rax + {u_tidx} + 8], r11d",
-                "lea rax, [rdx + {s_sp}]",
-                "mov rdx, qword ptr [r10 + {s_sp}]",
+                "lea rax, [rdx + {t_sp}]",
+                "mov rdx, qword ptr [r10 + {t_sp}]",
                 "jmp 8f",
                 // The last of the round goes on, and arrives first next time.
                 "6:",
                 "mov dword ptr [rcx + {r_arrived}], 0",
-                "mov edx, dword ptr [rcx + {r_cur}]",
+                "mov edx, dword ptr [rcx + {r_at}]",
                 "mov dword ptr [rcx + {r_ring_start}], edx",
                 "ret",
                 // Anything else: the step decides.
@@ -1294,12 +1349,12 @@ macro_rules! barrier_entry {
                 r_threads = const $crate::device::block::layout::R_THREADS,
                 r_cur = const $crate::device::block::layout::R_CUR,
                 r_ring_start = const $crate::device::block::layout::R_RING_START,
-                r_slots = const $crate::device::block::layout::R_SLOTS,
+                r_turns = const $crate::device::block::layout::R_TURNS,
+                r_at = const $crate::device::block::layout::R_AT,
                 r_prefetch = const $crate::device::block::layout::R_PREFETCH,
-                s_sp = const $crate::device::block::layout::S_SP,
-                s_idx = const $crate::device::block::layout::S_IDX,
-                s_next = const $crate::device::block::layout::S_NEXT,
-                s_size = const $crate::device::block::layout::S_SIZE,
+                t_sp = const $crate::device::block::layout::T_SP,
+                t_idx = const $crate::device::block::layout::T_IDX,
+                t_slot = const $crate::device::block::layout::T_SLOT,
                 step = sym $step,
                 slow = sym $slow,
             )
@@ -1493,7 +1548,9 @@ impl BlockRunner {
                 arrived: 0,
                 ring_start: 0,
                 ring_slots: std::ptr::null_mut(),
-                ring_order: Vec::new(),
+                ring_at: 0,
+                turns: Vec::new(),
+                turns_ptr: std::ptr::null_mut(),
                 ring_prefetch: false,
                 warp_ring: std::ptr::null_mut(),
                 wring_arrived: 0,
@@ -1579,7 +1636,7 @@ impl BlockRunner {
             }
         }
         run.ready.reserve(threads);
-        run.ring_order.reserve(threads);
+        run.turns.reserve(threads);
         // A slot for every fiber the run can make (one per thread that waits, and the carrier
         // that goes on): `slots` does not move while the run lasts, so a carrier can hold a
         // pointer into its own slot (`carry`).
