@@ -180,6 +180,81 @@ struct Turn {
 }
 const _: () = assert!(std::mem::size_of::<Turn>() == 32);
 
+/// Blocks timed in each turn order before a unit chooses one for a kernel (`TurnOrders`).
+const ORDER_TRIALS: usize = 3;
+
+/// The turn order a unit uses for the 2-D and 3-D blocks of one kernel (`ring_order`): row by
+/// row (`threadIdx.x` fastest, the order threads start in) or column by column. Neither is
+/// better for every kernel: column order lets a tiled matrix multiply's misses on different
+/// rows overlap (~15% faster), row order keeps a 2-D copy's stores to one line together (column
+/// order ~12% slower). So the unit times its first blocks of the kernel in each order, in turn
+/// (from the ring's forming to the block's end), and keeps the faster: column order only when
+/// its median is at least 3% below row order's.
+#[derive(Clone, Copy)]
+struct TurnOrder {
+    kernel: usize,
+    block: Dim3,
+    /// Nanoseconds per timed block, row order then column order.
+    times: [[u64; ORDER_TRIALS]; 2],
+    counts: [usize; 2],
+    /// The order chosen (true: column), once both have been timed.
+    chosen: Option<bool>,
+}
+
+impl TurnOrder {
+    fn new(kernel: usize, block: Dim3) -> TurnOrder {
+        TurnOrder {
+            kernel,
+            block,
+            times: [[0; ORDER_TRIALS]; 2],
+            counts: [0; 2],
+            chosen: None,
+        }
+    }
+
+    /// The order for the next block (true: column), and whether to time it.
+    fn next(&self) -> (bool, bool) {
+        match self.chosen {
+            Some(c) => (c, false),
+            None => (self.counts[1] < self.counts[0], true),
+        }
+    }
+
+    /// A block in order `column` took `ns` from the ring's forming to its end.
+    fn record(&mut self, column: bool, ns: u64) {
+        let k = column as usize;
+        if self.chosen.is_some() || self.counts[k] == ORDER_TRIALS {
+            return;
+        }
+        self.times[k][self.counts[k]] = ns;
+        self.counts[k] += 1;
+        if self.counts == [ORDER_TRIALS; 2] {
+            let median = |t: &[u64; ORDER_TRIALS]| {
+                let mut t = *t;
+                t.sort_unstable();
+                t[ORDER_TRIALS / 2]
+            };
+            let (row, col) = (median(&self.times[0]), median(&self.times[1]));
+            self.chosen = Some(col.saturating_mul(100) < row.saturating_mul(97));
+        }
+    }
+}
+
+/// The orders a unit has chosen or is timing, one per kernel and block shape (at most
+/// `TURN_ORDERS`, the oldest replaced).
+const TURN_ORDERS: usize = 16;
+
+/// Nanoseconds of the monotonic clock.
+fn now_ns() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid timespec; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
 /// Per block of the run: its barrier and warps.
 struct BlockSync {
     idx: Dim3,
@@ -246,6 +321,14 @@ pub struct Run {
     ring_start: u32,
     ring_at: u32,
     turns: Vec<Turn>,
+    /// The turn orders of the kernels this unit ran (`TurnOrder`), and which one this run's
+    /// kernel uses (an index into it; `usize::MAX` for a 1-D block).
+    orders: Vec<TurnOrder>,
+    order: usize,
+    /// The order the ring of the running block took (true: column), and when it formed if
+    /// the block is being timed (else 0).
+    column: bool,
+    ring_t0: u64,
     /// `turns.as_mut_ptr()` while `ring`: what the barrier entries' ring path
     /// (`barrier_entry!`) reads.
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
@@ -647,6 +730,14 @@ impl Run {
                 std::ptr::write_volatile(&mut (*kernel_ctx::unit()).on_fiber, true);
             }
             None => {
+                if (*run).ring_t0 != 0 {
+                    let ns = now_ns().saturating_sub((*run).ring_t0);
+                    (*run).ring_t0 = 0;
+                    let (o, column) = ((*run).order, (*run).column);
+                    if let Some(o) = (*run).orders.get_mut(o) {
+                        o.record(column, ns);
+                    }
+                }
                 if (*run).waiting_anywhere() {
                     let o = (*run).stuck();
                     Run::end(run, o)
@@ -1048,7 +1139,15 @@ unsafe fn barrier_step_off_ring<const PER_THREAD: bool>(
                 // Every thread has started and waited alone on its fiber (a carrier of several
                 // threads stops at its first wait): the ring forms (`ring_order`).
                 let w = std::slice::from_raw_parts((*bs).barrier.as_ptr(), n);
-                let at = ring_order(&mut (*run).turns, slots, w, cur, (*u).ctx.block_dim);
+                let (column, time) = match (*run).orders.get((*run).order) {
+                    Some(o) => o.next(),
+                    None => (false, false),
+                };
+                (*run).column = column;
+                if time && (*run).ring_t0 == 0 {
+                    (*run).ring_t0 = now_ns();
+                }
+                let at = ring_order(&mut (*run).turns, slots, w, cur, (*u).ctx.block_dim, column);
                 (*run).turns_ptr = (*run).turns.as_mut_ptr();
                 let s0 = &*slots.add(w[0] as usize);
                 (*run).ring_prefetch = s0.top - s0.sp as usize > RING_PREFETCH_DEPTH;
@@ -1094,13 +1193,14 @@ unsafe fn barrier_step_off_ring<const PER_THREAD: bool>(
 
 /// The ring's turns, into `turns` (capacity for every thread is reserved when the run starts),
 /// in the order the threads take them at its barriers; returns the place of `cur` (running).
-/// A one-dimensional block keeps the round's order: the waiting ones `w`, then the last to
-/// arrive (`cur`). A block of two or three dimensions goes column by column: `threadIdx.x`
-/// slowest, `threadIdx.z` fastest (as HIP-CPU's fibers do). A tiled kernel's threads of one
-/// row read the same cache line of a row-major matrix: in row order a turn after a miss waits
-/// for the same line fifteen times over, while in column order each turn asks for another
-/// row's line and the misses overlap (the tiled matrix multiply in 2-D blocks of 16x16: ~15%
-/// faster, BENCHMARKS.md round eleven).
+/// Row order keeps the round's order: the waiting ones `w`, then the last to arrive (`cur`)
+/// (threads start `threadIdx.x` fastest). `column` (a block of two or three dimensions, when
+/// the unit chose it: `TurnOrder`) goes column by column: `threadIdx.x` slowest, `threadIdx.z`
+/// fastest (as HIP-CPU's fibers do). A tiled kernel's threads of one row read the same cache
+/// line of a row-major matrix: in row order a turn after a miss waits for the same line
+/// fifteen times over, while in column order each turn asks for another row's line and the
+/// misses overlap (the tiled matrix multiply in 2-D blocks of 16x16: ~15% faster,
+/// BENCHMARKS.md round eleven).
 ///
 /// # Safety
 /// `w` and `cur` are the block's `blockDim.x * .y * .z` fibers, each carrying one thread whose
@@ -1111,6 +1211,7 @@ unsafe fn ring_order(
     w: &[u32],
     cur: u32,
     bd: Dim3,
+    column: bool,
 ) -> u32 {
     let turn = |f: u32| {
         let s = unsafe { &*slots.add(f as usize) };
@@ -1122,7 +1223,7 @@ unsafe fn ring_order(
         }
     };
     turns.clear();
-    if bd.y == 1 && bd.z == 1 {
+    if !column || (bd.y == 1 && bd.z == 1) {
         turns.extend(w.iter().map(|&f| turn(f)));
         turns.push(turn(cur));
         return w.len() as u32;
@@ -1555,6 +1656,10 @@ impl BlockRunner {
                 ring_slots: std::ptr::null_mut(),
                 ring_at: 0,
                 turns: Vec::new(),
+                orders: Vec::new(),
+                order: usize::MAX,
+                column: false,
+                ring_t0: 0,
                 turns_ptr: std::ptr::null_mut(),
                 ring_prefetch: false,
                 warp_ring: std::ptr::null_mut(),
@@ -1642,6 +1747,28 @@ impl BlockRunner {
         }
         run.ready.reserve(threads);
         run.turns.reserve(threads);
+        run.ring_t0 = 0;
+        run.order = if grid.block.y == 1 && grid.block.z == 1 {
+            usize::MAX
+        } else {
+            let key = grid.kernel as usize;
+            match run
+                .orders
+                .iter()
+                .position(|o| o.kernel == key && o.block == grid.block)
+            {
+                Some(i) => i,
+                None if run.orders.len() < TURN_ORDERS => {
+                    run.orders.push(TurnOrder::new(key, grid.block));
+                    run.orders.len() - 1
+                }
+                None => {
+                    run.orders.rotate_left(1);
+                    run.orders[TURN_ORDERS - 1] = TurnOrder::new(key, grid.block);
+                    TURN_ORDERS - 1
+                }
+            }
+        };
         // A slot for every fiber the run can make (one per thread that waits, and the carrier
         // that goes on): `slots` does not move while the run lasts, so a carrier can hold a
         // pointer into its own slot (`carry`).
@@ -1869,58 +1996,131 @@ mod tests {
         assert_eq!(*ALONE.lock(), want);
     }
 
-    /// The order the threads of `turn_order`'s block pass its barriers: ('0' + barrier, x, y, z).
-    static TURNS: parking_lot::Mutex<Vec<(u32, u32, u32, u32)>> =
-        parking_lot::Mutex::new(Vec::new());
+    /// A thread passing a barrier of `turn_order`: (block, barrier, x, y, z).
+    type Pass = (u32, u32, u32, u32, u32);
+
+    /// The order the threads of `turn_order`'s blocks pass its barriers.
+    static TURNS: parking_lot::Mutex<Vec<Pass>> = parking_lot::Mutex::new(Vec::new());
 
     unsafe extern "C" fn turn_order(_: *mut *mut c_void) {
-        let t = (*kernel_ctx::current()).thread_idx;
-        for b in 0..3 {
+        let c = &*kernel_ctx::current();
+        let (t, b) = (c.thread_idx, c.block_idx.x);
+        for k in 0..3 {
             unsafe { sync_threads(std::ptr::null_mut()) };
-            TURNS.lock().push((b, t.x, t.y, t.z));
+            TURNS.lock().push((b, k, t.x, t.y, t.z));
         }
     }
 
+    /// `block`'s threads in row order (x fastest) or column order (x slowest).
+    fn turn_list(block: Dim3, column: bool) -> Vec<(u32, u32, u32)> {
+        let mut v = Vec::new();
+        for a in 0..block.volume() as u32 {
+            v.push(if column {
+                let (x, r) = (a / (block.y * block.z), a % (block.y * block.z));
+                (x, r / block.z, r % block.z)
+            } else {
+                let (z, r) = (a / (block.x * block.y), a % (block.x * block.y));
+                (r % block.x, r / block.x, z)
+            });
+        }
+        v
+    }
+
     #[test]
-    fn ring_turns_go_column_by_column_in_blocks_of_two_and_three_dimensions() {
-        // After the first barrier the ring forms: a 2-D or 3-D block's threads then take turns
-        // with threadIdx.x slowest and threadIdx.z fastest (the ring starting from the last to
-        // arrive), a 1-D block's in thread order.
+    fn ring_turns_go_by_rows_or_columns_as_the_unit_chose() {
+        // After the first barrier the ring forms. A 1-D block's threads take turns in thread
+        // order; a 2-D or 3-D block's in row order (x fastest) or column order (x slowest,
+        // z fastest), the same at every barrier of a block, each rotated to start from the
+        // last to arrive: the first blocks of a kernel alternate the two (the unit times
+        // them), later ones keep the one chosen.
         let mut r = BlockRunner::new(64 * 1024);
+        let blocks = 2 * ORDER_TRIALS as u32 + 3;
         for block in [Dim3::new(4, 3, 1), Dim3::new(2, 3, 2), Dim3::new(6, 1, 1)] {
             let g = grid(
                 turn_order,
                 std::ptr::null_mut(),
-                Dim3::new(1, 1, 1),
+                Dim3::new(blocks, 1, 1),
                 block,
                 0,
             );
             TURNS.lock().clear();
-            assert_eq!(r.run_blocks(&g, 0, 1, None), (BlockOutcome::Completed, 0));
-            let mut column = Vec::new();
-            for x in 0..block.x {
-                for y in 0..block.y {
-                    for z in 0..block.z {
-                        column.push((x, y, z));
-                    }
-                }
-            }
+            let got = r.run_blocks(&g, 0, blocks as u64, None);
+            assert_eq!(got, (BlockOutcome::Completed, blocks as u64 - 1));
             let turns = TURNS.lock().clone();
-            let n = column.len();
-            assert_eq!(turns.len(), 3 * n);
-            for b in 0..3 {
-                let round: Vec<(u32, u32, u32)> = turns[b * n..(b + 1) * n]
+            let n = block.volume() as usize;
+            assert_eq!(turns.len(), 3 * n * blocks as usize);
+            let mut orders = Vec::new();
+            for (i, round) in turns.chunks(n).enumerate() {
+                let (b, k) = ((i / 3) as u32, (i % 3) as u32);
+                let seq: Vec<(u32, u32, u32)> = round
                     .iter()
-                    .map(|&(k, x, y, z)| {
-                        assert_eq!(k, b as u32, "{turns:?}");
+                    .map(|&(rb, rk, x, y, z)| {
+                        assert_eq!((rb, rk), (b, k), "{turns:?}");
                         (x, y, z)
                     })
                     .collect();
-                let at = column.iter().position(|&c| c == round[0]).unwrap();
-                let want: Vec<_> = column[at..].iter().chain(&column[..at]).copied().collect();
-                assert_eq!(round, want, "{block:?}, after barrier {b}");
+                let rotated = |list: Vec<(u32, u32, u32)>| {
+                    let at = list.iter().position(|&c| c == seq[0]).unwrap();
+                    list[at..]
+                        .iter()
+                        .chain(&list[..at])
+                        .copied()
+                        .collect::<Vec<_>>()
+                        == seq
+                };
+                let column = if rotated(turn_list(block, false)) {
+                    false
+                } else {
+                    assert!(
+                        rotated(turn_list(block, true)),
+                        "{block:?}, {b}/{k}: {seq:?}"
+                    );
+                    true
+                };
+                if k == 0 {
+                    orders.push(column);
+                } else {
+                    assert_eq!(orders[b as usize], column, "{block:?}: one order per block");
+                }
+            }
+            if block.y == 1 {
+                assert!(orders.iter().all(|&c| !c), "{orders:?}");
+            } else {
+                // Row, column, row, ... while timing; then the choice.
+                for (b, &c) in orders[..2 * ORDER_TRIALS].iter().enumerate() {
+                    assert_eq!(c, b % 2 == 1, "{block:?}: {orders:?}");
+                }
+                let chosen = orders[2 * ORDER_TRIALS];
+                assert!(
+                    orders[2 * ORDER_TRIALS..].iter().all(|&c| c == chosen),
+                    "{orders:?}"
+                );
             }
         }
+    }
+
+    #[test]
+    fn the_turn_order_chosen_is_the_faster_by_three_percent() {
+        let pick = |row: [u64; ORDER_TRIALS], col: [u64; ORDER_TRIALS]| {
+            let mut o = TurnOrder::new(1, Dim3::new(16, 16, 1));
+            for i in 0..ORDER_TRIALS {
+                assert_eq!(o.next(), (false, true));
+                o.record(false, row[i]);
+                assert_eq!(o.next(), (true, true));
+                o.record(true, col[i]);
+            }
+            let c = o.chosen.expect("chosen after the trials");
+            assert_eq!(o.next(), (c, false));
+            // Later times change nothing.
+            o.record(!c, 1);
+            assert_eq!(o.chosen, Some(c));
+            c
+        };
+        assert!(pick([100, 100, 100], [80, 90, 95]), "column clearly faster");
+        assert!(!pick([100, 100, 100], [98, 99, 97]), "within 3%: row");
+        assert!(!pick([100, 90, 110], [120, 130, 110]), "column slower");
+        // Medians: one slow block (an interrupt) does not decide.
+        assert!(pick([100, 100, 1000], [90, 5000, 90]), "medians");
     }
 
     #[test]
