@@ -180,7 +180,7 @@ struct Turn {
 }
 const _: () = assert!(std::mem::size_of::<Turn>() == 32);
 
-/// Blocks timed in each turn order before a unit chooses one for a kernel (`TurnOrders`).
+/// Blocks timed in each turn order before a unit chooses one for a kernel (`TurnOrder`).
 const ORDER_TRIALS: usize = 3;
 
 /// The turn order a unit uses for the 2-D and 3-D blocks of one kernel (`ring_order`): row by
