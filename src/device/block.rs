@@ -70,6 +70,10 @@ pub struct Grid {
     pub cooperative: bool,
     /// The fiber stack size of each simulated thread (birenLimitStackSize).
     pub stack_size: usize,
+    /// A 2-D or 3-D block's threads take turns between barriers in thread order, never in the
+    /// order a unit chose by timing (`TurnOrder`): while recording or replaying, where what
+    /// runs must not depend on the clock.
+    pub fixed_order: bool,
 }
 
 impl Grid {
@@ -1626,6 +1630,7 @@ impl BlockRunner {
                     shared_bytes: 0,
                     cooperative: false,
                     stack_size,
+                    fixed_order: false,
                 },
                 ctx: std::ptr::null_mut(),
                 threads: 0,
@@ -1748,7 +1753,7 @@ impl BlockRunner {
         run.ready.reserve(threads);
         run.turns.reserve(threads);
         run.ring_t0 = 0;
-        run.order = if grid.block.y == 1 && grid.block.z == 1 {
+        run.order = if grid.fixed_order || (grid.block.y == 1 && grid.block.z == 1) {
             usize::MAX
         } else {
             let key = grid.kernel as usize;
@@ -1849,6 +1854,7 @@ mod tests {
             shared_bytes: shared,
             cooperative: false,
             stack_size: 64 * 1024,
+            fixed_order: false,
         }
     }
 
@@ -2096,6 +2102,31 @@ mod tests {
                     "{orders:?}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn a_fixed_order_keeps_thread_order() {
+        // Recording or replaying: no block is timed, every one takes turns in thread order.
+        let mut r = BlockRunner::new(64 * 1024);
+        let block = Dim3::new(4, 3, 1);
+        let mut g = grid(
+            turn_order,
+            std::ptr::null_mut(),
+            Dim3::new(8, 1, 1),
+            block,
+            0,
+        );
+        g.fixed_order = true;
+        TURNS.lock().clear();
+        assert_eq!(r.run_blocks(&g, 0, 8, None), (BlockOutcome::Completed, 7));
+        let rows = turn_list(block, false);
+        for round in TURNS.lock().chunks(12) {
+            let seq: Vec<(u32, u32, u32)> =
+                round.iter().map(|&(_, _, x, y, z)| (x, y, z)).collect();
+            let at = rows.iter().position(|&c| c == seq[0]).unwrap();
+            let want: Vec<_> = rows[at..].iter().chain(&rows[..at]).copied().collect();
+            assert_eq!(seq, want);
         }
     }
 

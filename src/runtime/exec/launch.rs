@@ -240,6 +240,7 @@ impl Launch {
             shared_bytes: self.shared,
             stack_size: self.stack_size,
             cooperative: self.cooperative,
+            fixed_order: super::replay::on(),
         }
     }
 
