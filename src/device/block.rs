@@ -1052,6 +1052,8 @@ unsafe fn barrier_step_off_ring<const PER_THREAD: bool>(
                 // Every thread has started and waited alone on its fiber (a carrier of several
                 // threads stops at its first wait): the ring forms (`ring_order`).
                 let w = std::slice::from_raw_parts((*bs).barrier.as_ptr(), n);
+                // In the order the unit uses for this kernel (`TurnOrder`), timed from here to
+                // the block's end (`finish`) while the unit is still choosing.
                 let (column, time) = match (*run).orders.get((*run).order) {
                     Some(o) => o.next(),
                     None => (false, false),
