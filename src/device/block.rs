@@ -1716,6 +1716,22 @@ mod tests {
         }
     }
 
+    /// A hand-written block entry's loop over threads `first..end`, as the header's generated
+    /// one: `each(lp, t)` runs thread `t`; a sync point that lowers `lp.end` stops it there.
+    unsafe fn block_loop(first: c_uint, end: c_uint, mut each: impl FnMut(*mut KernelLoop, u32)) {
+        let mut lp = KernelLoop {
+            tid: Dim3::new(first, 0, 0),
+            end,
+            xe: end,
+        };
+        let mut t = first;
+        while t < lp.end {
+            lp.tid = Dim3::new(t, 0, 0);
+            each(&mut lp, t);
+            t += 1;
+        }
+    }
+
     /// What `record_block` and `record_range` saw: (entry, block index, first, end or count).
     static SEEN: parking_lot::Mutex<Vec<(char, Dim3, u32, u32)>> =
         parking_lot::Mutex::new(Vec::new());
@@ -1827,17 +1843,7 @@ mod tests {
         end: c_uint,
     ) {
         ALONE.lock().push(('b', first, end));
-        let mut lp = KernelLoop {
-            tid: Dim3::new(first, 0, 0),
-            end,
-            xe: end,
-        };
-        let mut t = first;
-        while t < lp.end {
-            lp.tid = Dim3::new(t, 0, 0);
-            unsafe { sync_threads(&mut lp) };
-            t += 1;
-        }
+        block_loop(first, end, |lp, _| unsafe { sync_threads(lp) });
     }
 
     #[test]
@@ -1964,6 +1970,39 @@ mod tests {
     }
 
     #[test]
+    fn a_unit_remembers_the_orders_of_its_last_16_kernels_and_shapes() {
+        // One entry per kernel and 2-D block shape, the oldest replaced; 1-D blocks have none.
+        let mut r = BlockRunner::new(64 * 1024);
+        let one_d = grid(
+            turn_order,
+            std::ptr::null_mut(),
+            Dim3::new(1, 1, 1),
+            Dim3::new(8, 1, 1),
+            0,
+        );
+        assert_eq!(r.run_blocks(&one_d, 0, 1, None).0, BlockOutcome::Completed);
+        assert!(r.run.orders.is_empty());
+        let shapes: Vec<Dim3> = (0..TURN_ORDERS as u32 + 1)
+            .map(|i| Dim3::new(2, 2 + i, 1))
+            .collect();
+        for (i, &b) in shapes.iter().enumerate() {
+            let g = grid(turn_order, std::ptr::null_mut(), Dim3::new(1, 1, 1), b, 0);
+            assert_eq!(r.run_blocks(&g, 0, 1, None).0, BlockOutcome::Completed);
+            assert_eq!(r.run.orders.len(), (i + 1).min(TURN_ORDERS));
+            // Its first block was timed in row order.
+            let o = r
+                .run
+                .orders
+                .iter()
+                .find(|o| o.block == b)
+                .expect("an entry for the shape");
+            assert_eq!(o.next(), (true, true));
+        }
+        let kept: Vec<Dim3> = r.run.orders.iter().map(|o| o.block).collect();
+        assert_eq!(kept, shapes[1..].to_vec(), "the oldest went");
+    }
+
+    #[test]
     fn a_fixed_order_keeps_thread_order() {
         // Recording or replaying: no block is timed, every one takes turns in thread order.
         let mut r = BlockRunner::new(64 * 1024);
@@ -2052,22 +2091,31 @@ mod tests {
 
     // Tree reduction in shared memory: wrong without a real barrier.
     unsafe extern "C" fn reduce(args: *mut *mut c_void) {
+        let ctx = kernel_ctx::current();
+        reduce_body(ctx, args, std::ptr::null_mut(), (*ctx).thread_idx.x);
+    }
+
+    /// Thread `t` of `reduce` (`lp`: its block entry's loop, or null).
+    unsafe fn reduce_body(
+        ctx: *mut KernelCtx,
+        args: *mut *mut c_void,
+        lp: *mut KernelLoop,
+        t: u32,
+    ) {
         let out = *args as *mut u32;
-        let c = &*kernel_ctx::current();
-        let sh = c.shared as *mut u32;
-        let t = c.thread_idx.x;
+        let sh = (*ctx).shared as *mut u32;
         *sh.add(t as usize) = t + 1;
-        unsafe { sync_threads(std::ptr::null_mut()) };
-        let mut s = c.block_dim.x / 2;
+        unsafe { sync_threads(lp) };
+        let mut s = (*ctx).block_dim.x / 2;
         while s > 0 {
             if t < s {
                 *sh.add(t as usize) += *sh.add((t + s) as usize);
             }
-            unsafe { sync_threads(std::ptr::null_mut()) };
+            unsafe { sync_threads(lp) };
             s /= 2;
         }
         if t == 0 {
-            *out.add(c.block_idx.x as usize) = *sh;
+            *out.add((*ctx).block_idx.x as usize) = *sh;
         }
     }
 
@@ -2098,31 +2146,7 @@ mod tests {
         first: c_uint,
         end: c_uint,
     ) {
-        let out = *args as *mut u32;
-        let mut lp = KernelLoop {
-            tid: Dim3::new(first, 0, 0),
-            end,
-            xe: end,
-        };
-        let mut t = first;
-        while t < lp.end {
-            lp.tid = Dim3::new(t, 0, 0);
-            let sh = (*ctx).shared as *mut u32;
-            *sh.add(t as usize) = t + 1;
-            unsafe { sync_threads(&mut lp) };
-            let mut s = (*ctx).block_dim.x / 2;
-            while s > 0 {
-                if t < s {
-                    *sh.add(t as usize) += *sh.add((t + s) as usize);
-                }
-                unsafe { sync_threads(&mut lp) };
-                s /= 2;
-            }
-            if t == 0 {
-                *out.add((*ctx).block_idx.x as usize) = *sh;
-            }
-            t += 1;
-        }
+        block_loop(first, end, |lp, t| reduce_body(ctx, args, lp, t));
     }
 
     #[test]
@@ -2222,17 +2246,7 @@ mod tests {
         first: c_uint,
         end: c_uint,
     ) {
-        let mut lp = KernelLoop {
-            tid: Dim3::new(first, 0, 0),
-            end,
-            xe: end,
-        };
-        let mut t = first;
-        while t < lp.end {
-            lp.tid = Dim3::new(t, 0, 0);
-            ring_thread_body(ctx, args, &mut lp, t);
-            t += 1;
-        }
+        block_loop(first, end, |lp, t| ring_thread_body(ctx, args, lp, t));
     }
 
     #[test]
@@ -2346,17 +2360,7 @@ mod tests {
         end: c_uint,
     ) {
         let prog = &*(*args as *const Prog);
-        let mut lp = KernelLoop {
-            tid: Dim3::new(first, 0, 0),
-            end,
-            xe: end,
-        };
-        let mut t = first;
-        while t < lp.end {
-            lp.tid = Dim3::new(t, 0, 0);
-            run_prog(ctx, prog, &mut lp, t);
-            t += 1;
-        }
+        block_loop(first, end, |lp, t| run_prog(ctx, prog, lp, t));
     }
 
     /// The model: the outcome, and the values when the block completes.
