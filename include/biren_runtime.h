@@ -2275,6 +2275,34 @@ void birenTrap(void);
 void birenTrapLoop(struct birenKernelLoop *loop_);
 
 /**
+ * What biren-cc emits for each kernel it compiles in region form: `regionFn` runs every thread
+ * of `count` consecutive blocks of `kernel`, from the one the context describes, with the
+ * kernel's body split at its barriers into loops over the block's threads (none ever waits);
+ * it returns `count`. Launches of `kernel` (not cooperative ones, whose grid runs as fibers)
+ * then run whole blocks through it. May come before or after the kernel's own registration.
+ *
+ * BIREN_ERROR_INVALID_VALUE for a NULL kernel or regionFn. Thread-safe; needs no birenInit.
+ */
+enum birenError_t birenKernelRegisterRegions(birenKernel_t kernel, birenKernelBlocks_t regionFn);
+
+/**
+ * For region-form kernels (biren-cc): at least `bytes` bytes of the calling compute unit's
+ * scratch memory, 64-byte aligned, where the per-thread values that live across a barrier are
+ * kept; valid until the unit's next call. Called once per range of blocks.
+ */
+void *birenRegionScratch(size_t bytes);
+
+/**
+ * For region-form kernels (biren-cc): the run-time check of a barrier failed in thread
+ * `thread` of the calling block. `what` 0: the condition of a loop or `if` that holds the
+ * barrier at `file`:`line` differs between the block's threads; 1: threads of the block
+ * returned before the barrier at `file`:`line` that the others reach. The launch fails with
+ * BIREN_ERROR_LAUNCH_FAILURE, the message naming `kernel` and the place. Outside a kernel it
+ * does nothing.
+ */
+void birenRegionDivergence(const char *kernel, const char *file, unsigned int line, unsigned int what, struct dim3 thread);
+
+/**
  * Allocates `size` bytes of managed memory on the current device and writes its address to
  * *devPtr: usable by kernels of every device and by the host, at that address, at any time
  * (concurrent access is coherent, as on devices with concurrentManagedAccess). birenPointerGetAttributes

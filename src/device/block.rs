@@ -65,6 +65,9 @@ pub struct Grid {
     pub block_fn: Option<BlockFn>,
     /// Its range entry, when it has one (only used with `block_fn`).
     pub blocks_fn: Option<BlocksFn>,
+    /// Its region-form entry (biren-cc), when it has one: whole blocks, no thread ever waits.
+    /// Used instead of the others where `block_entry` is (not in cooperative launches).
+    pub region_fn: Option<BlocksFn>,
     pub args: *mut *mut c_void,
     pub grid: Dim3,
     pub block: Dim3,
@@ -209,6 +212,9 @@ pub struct Run {
     /// A range entry (`grid.blocks_fn`) is running the run's blocks from `at` on: the block
     /// running is the context's `block_idx`, not `at` (`sync_range` brings them together).
     in_range: bool,
+    /// The range running is the kernel's region-form entry (`grid.region_fn`): its threads
+    /// never wait, so a sync point reached meanwhile is one biren-cc did not see.
+    region: bool,
     grid_waiting: Vec<u32>,
     outcome: Option<BlockOutcome>,
     driver_sp: *mut c_void,
@@ -737,7 +743,20 @@ unsafe fn carry(run: *mut Run) {
         }
         let ctx = (*run).ctx;
         let g = (*run).grid;
-        if let Some(f) = g.block_fn {
+        if let (Some(rf), 0, 1) = (g.region_fn, first, (*run).blocks.len()) {
+            // Region form: the rest of the run (the unit took at most 64 blocks), every thread
+            // of every block, in one call that never waits.
+            (*run).next_block = 1;
+            (&mut (*run).slots)[cur].end = n;
+            (&mut (*run).slots)[cur].idx = Dim3::default();
+            (*ctx).thread_idx = Dim3::default();
+            let left = (*run).run_end - (*run).at;
+            (*run).in_range = true;
+            (*run).region = true;
+            rf(ctx, g.args, left.min(u32::MAX as u64) as u32);
+            (*run).region = false;
+            (*run).leave_range();
+        } else if let Some(f) = g.block_fn {
             // Thread 0 alone first: if it waits, the kernel has sync points and the block's
             // threads run one per carrier; if not, the others run in one loop, and so do whole
             // blocks from then on (`loops`).
@@ -864,6 +883,69 @@ unsafe fn helper_without_loop(run: *mut Run, first: u32) -> ! {
     )
 }
 
+/// A sync point or warp operation reached from a region-form kernel: in a function biren-cc
+/// could not see into (another file's). The threads of a region never wait, so it cannot be
+/// honoured: the launch fails and says how to build the kernel instead.
+#[cold]
+#[inline(never)]
+unsafe fn sync_point_in_region(run: *mut Run, lp: *mut KernelLoop) -> ! {
+    let thread = if lp.is_null() {
+        (*(*run).ctx).thread_idx
+    } else {
+        (*lp).tid
+    };
+    (*(*run).ctx).thread_idx = thread;
+    (*run).region = false;
+    Run::end(
+        run,
+        BlockOutcome::Misuse {
+            what: "a sync point or warp operation in a function called from a kernel that biren-cc compiled in region form (it saw no barrier there): define the function in the kernel's file, or build that file with a plain compiler (fiber form)",
+            thread,
+        },
+    )
+}
+
+/// Ends the calling region-form kernel's block: biren-cc's run-time check found a barrier that
+/// not every thread of the block reaches. Outside a kernel: does nothing.
+/// # Safety
+/// Only from a kernel's code on a compute unit.
+pub unsafe fn region_divergence(thread: Dim3, what: &'static str) {
+    unsafe {
+        let u = kernel_ctx::unit();
+        let run = (*u).run as *mut Run;
+        if run.is_null() {
+            return;
+        }
+        if (*run).in_range {
+            (*run).sync_range();
+        }
+        (*run).region = false;
+        (*(*run).ctx).thread_idx = thread;
+        Run::end(run, BlockOutcome::Misuse { what, thread });
+    }
+}
+
+thread_local! {
+    /// Each compute unit's scratch for region-form kernels (per-thread values that live across
+    /// a barrier), kept from block to block and launch to launch.
+    static REGION_SCRATCH: std::cell::UnsafeCell<Vec<u128>> = const { std::cell::UnsafeCell::new(Vec::new()) };
+}
+
+/// At least `bytes` bytes of the calling unit's region scratch, 64-byte aligned, valid until
+/// the unit's next call (one per range of blocks).
+pub fn region_scratch(bytes: usize) -> *mut c_void {
+    REGION_SCRATCH.with(|s| {
+        // SAFETY: the unit's own thread-local, borrowed only here.
+        let v = unsafe { &mut *s.get() };
+        let words = bytes.div_ceil(16) + 4;
+        if v.len() < words {
+            v.resize(words, 0);
+        }
+        let p = v.as_mut_ptr() as usize;
+        ((p + 63) & !63) as *mut c_void
+    })
+}
+
 /// The calling kernel thread: its run and index (`None` outside a kernel).
 /// `lp` is the loop of a `BIREN_KERNEL` block entry, or null.
 #[inline(always)]
@@ -882,6 +964,9 @@ unsafe fn me(lp: *mut KernelLoop) -> Option<(*mut Run, Dim3)> {
     }
     if (*run).in_range {
         (*run).sync_range();
+    }
+    if (*run).region {
+        sync_point_in_region(run, lp);
     }
     let idx = if lp.is_null() {
         let s = (*run).slots.get_unchecked((*run).cur as usize);
@@ -1461,6 +1546,11 @@ pub unsafe fn misuse(lp: *mut KernelLoop, what: &'static str) {
 /// `lp` is null or the calling thread's loop (what the header passes).
 pub unsafe fn trap(lp: *mut KernelLoop) {
     unsafe {
+        let run = (*kernel_ctx::unit()).run as *mut Run;
+        if !run.is_null() {
+            // A trap is no sync point: region-form kernels trap as any other.
+            (*run).region = false;
+        }
         let Some((run, idx)) = me(lp) else { return };
         (*(*run).ctx).thread_idx = idx;
         Run::end(run, BlockOutcome::Trapped { thread: idx });
@@ -1481,6 +1571,7 @@ impl BlockRunner {
                     kernel: noop_kernel,
                     block_fn: None,
                     blocks_fn: None,
+                    region_fn: None,
                     args: std::ptr::null_mut(),
                     grid: Dim3::new(1, 1, 1),
                     block: Dim3::new(1, 1, 1),
@@ -1504,6 +1595,7 @@ impl BlockRunner {
                 block_form: false,
                 loops: false,
                 in_range: false,
+                region: false,
                 grid_waiting: Vec::new(),
                 outcome: None,
                 driver_sp: std::ptr::null_mut(),
@@ -1574,9 +1666,13 @@ impl BlockRunner {
         run.grid = *grid;
         run.grid.block_fn = grid.block_entry();
         run.grid.blocks_fn = grid.blocks_fn.filter(|_| run.grid.block_fn.is_some());
+        run.grid.region_fn = grid
+            .region_fn
+            .filter(|_| run.grid.block_fn.is_some() && !grid.cooperative);
         run.block_form = run.grid.block_fn.is_some();
         run.loops = false;
         run.in_range = false;
+        run.region = false;
         run.ctx = ctx;
         run.threads = grid.block.volume() as u32;
         // Blocks keep their lists' capacity from run to run: no allocation per block.
@@ -1706,6 +1802,7 @@ mod tests {
             kernel,
             block_fn: None,
             blocks_fn: None,
+            region_fn: None,
             args,
             grid: g,
             block: b,

@@ -490,6 +490,86 @@ pub extern "C" fn birenTrapLoop(loop_: *mut birenKernelLoop) {
     })
 }
 
+/// What biren-cc emits for each kernel it compiles in region form: `regionFn` runs every thread
+/// of `count` consecutive blocks of `kernel`, from the one the context describes, with the
+/// kernel's body split at its barriers into loops over the block's threads (none ever waits);
+/// it returns `count`. Launches of `kernel` (not cooperative ones, whose grid runs as fibers)
+/// then run whole blocks through it. May come before or after the kernel's own registration.
+///
+/// BIREN_ERROR_INVALID_VALUE for a NULL kernel or regionFn. Thread-safe; needs no birenInit.
+#[no_mangle]
+pub extern "C" fn birenKernelRegisterRegions(
+    kernel: birenKernel_t,
+    regionFn: birenKernelBlocks_t,
+) -> birenError_t {
+    ffi_call!("birenKernelRegisterRegions"(kernel, regionFn) {
+        let k = kernel.ok_or(ErrorCode::InvalidValue)?;
+        let f = regionFn.ok_or(ErrorCode::InvalidValue)?;
+        // SAFETY: birenKernelCtx and KernelCtx share one layout (repr(C), same fields).
+        let f: crate::device::BlocksFn = unsafe { std::mem::transmute(f) };
+        BLOCK_KERNELS.register_regions(k as usize, f);
+        Ok(())
+    })
+}
+
+/// For region-form kernels (biren-cc): at least `bytes` bytes of the calling compute unit's
+/// scratch memory, 64-byte aligned, where the per-thread values that live across a barrier are
+/// kept; valid until the unit's next call. Called once per range of blocks.
+#[no_mangle]
+pub extern "C" fn birenRegionScratch(bytes: usize) -> *mut c_void {
+    ffi_value!("birenRegionScratch", std::ptr::null_mut(), {
+        device::block::region_scratch(bytes)
+    })
+}
+
+/// For region-form kernels (biren-cc): the run-time check of a barrier failed in thread
+/// `thread` of the calling block. `what` 0: the condition of a loop or `if` that holds the
+/// barrier at `file`:`line` differs between the block's threads; 1: threads of the block
+/// returned before the barrier at `file`:`line` that the others reach. The launch fails with
+/// BIREN_ERROR_LAUNCH_FAILURE, the message naming `kernel` and the place. Outside a kernel it
+/// does nothing.
+#[no_mangle]
+pub extern "C" fn birenRegionDivergence(
+    kernel: *const c_char,
+    file: *const c_char,
+    line: c_uint,
+    what: c_uint,
+    thread: Dim3,
+) {
+    ffi_value!("birenRegionDivergence", (), {
+        let text = |p: *const c_char| {
+            if p.is_null() {
+                "?".to_string()
+            } else {
+                unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+            }
+        };
+        let message = divergence_message(&text(kernel), &text(file), line, what);
+        unsafe { device::block::region_divergence(thread, message) }
+    })
+}
+
+/// The message of a failed region check, one per place (the validator's strings are static).
+fn divergence_message(kernel: &str, file: &str, line: c_uint, what: c_uint) -> &'static str {
+    use std::collections::HashMap;
+    static MESSAGES: Mutex<Option<HashMap<(String, String, c_uint, c_uint), &'static str>>> =
+        Mutex::new(None);
+    let mut m = MESSAGES.lock().unwrap_or_else(|e| e.into_inner());
+    let m = m.get_or_insert_with(HashMap::new);
+    let key = (kernel.to_string(), file.to_string(), line, what);
+    if let Some(s) = m.get(&key) {
+        return s;
+    }
+    let text = if what == 0 {
+        format!("{kernel}: the condition around the barrier at {file}:{line} differs between the block's threads (biren-cc's region form assumed it uniform; CUDA requires it)")
+    } else {
+        format!("{kernel}: some threads of the block returned before the barrier at {file}:{line} that the others reach")
+    };
+    let s: &'static str = Box::leak(text.into_boxed_str());
+    m.insert(key, s);
+    s
+}
+
 /// Registers the report of what is still alive at process exit (validator on), once.
 pub(crate) fn install_exit_hook() {
     static ONCE: Once = Once::new();

@@ -59,6 +59,9 @@ pub struct KernelInfo {
     pub block_fn: Option<BlockFn>,
     /// Its range entry (birenKernelRegisterBlocks).
     pub blocks_fn: Option<BlocksFn>,
+    /// Its region-form entry (birenKernelRegisterRegions, emitted by biren-cc): runs every
+    /// thread of whole blocks without waiting, the body split at its barriers into loops.
+    pub region_fn: Option<BlocksFn>,
 }
 
 /// Hashes a function address: one multiplication (the default SipHash costs more than the rest
@@ -86,6 +89,9 @@ type AddressMap<V> = HashMap<usize, V, std::hash::BuildHasherDefault<AddressHash
 
 pub struct KernelTable {
     map: RwLock<AddressMap<Arc<KernelInfo>>>,
+    /// Region-form entries by kernel, kept apart from `map`: biren-cc's registration and
+    /// BIREN_KERNEL's run from two constructors whose order the linker chooses.
+    regions: RwLock<AddressMap<BlocksFn>>,
     /// Registrations so far: launches skip the lookup while there are none.
     count: AtomicUsize,
 }
@@ -104,6 +110,7 @@ impl KernelTable {
     pub const fn new() -> KernelTable {
         KernelTable {
             map: RwLock::new(HashMap::with_hasher(std::hash::BuildHasherDefault::new())),
+            regions: RwLock::new(HashMap::with_hasher(std::hash::BuildHasherDefault::new())),
             count: AtomicUsize::new(0),
         }
     }
@@ -122,6 +129,7 @@ impl KernelTable {
         blocks_fn: Option<BlocksFn>,
     ) -> Result<()> {
         check_arg_sizes(&arg_sizes)?;
+        let region_fn = self.regions.read().get(&kernel).copied();
         self.map.write().insert(
             kernel,
             Arc::new(KernelInfo {
@@ -129,10 +137,28 @@ impl KernelTable {
                 arg_sizes,
                 block_fn,
                 blocks_fn,
+                region_fn,
             }),
         );
         self.count.fetch_add(1, Ordering::Release);
         Ok(())
+    }
+
+    /// Gives `kernel` its region-form entry, before or after its registration: a launch of a
+    /// kernel that has both runs whole blocks through it.
+    pub fn register_regions(&self, kernel: usize, region_fn: BlocksFn) {
+        self.regions.write().insert(kernel, region_fn);
+        let mut map = self.map.write();
+        if let Some(info) = map.get(&kernel) {
+            let updated = KernelInfo {
+                name: info.name.clone(),
+                arg_sizes: info.arg_sizes.clone(),
+                block_fn: info.block_fn,
+                blocks_fn: info.blocks_fn,
+                region_fn: Some(region_fn),
+            };
+            map.insert(kernel, Arc::new(updated));
+        }
     }
 
     #[inline]
@@ -234,6 +260,7 @@ impl Launch {
             kernel: self.kernel,
             block_fn: self.info.as_ref().and_then(|i| i.block_fn),
             blocks_fn: self.info.as_ref().and_then(|i| i.blocks_fn),
+            region_fn: self.info.as_ref().and_then(|i| i.region_fn),
             args: self.args.as_ptr(),
             grid: self.grid,
             block: self.block,

@@ -79,6 +79,7 @@ fn node_info(exec_id: u64, path: &str, k: &KernelNode) -> Arc<KernelInfo> {
             .unwrap_or_default(),
         block_fn: k.info.as_ref().and_then(|i| i.block_fn),
         blocks_fn: k.info.as_ref().and_then(|i| i.blocks_fn),
+        region_fn: k.info.as_ref().and_then(|i| i.region_fn),
     })
 }
 
@@ -525,6 +526,7 @@ fn fuse(exec_id: u64, nodes: Vec<ExecNode>) -> Vec<ExecNode> {
                 arg_sizes: Vec::new(),
                 block_fn: None,
                 blocks_fn: None,
+                region_fn: None,
             })),
             work: ExecWork::Fused(Arc::new(chain)),
             succ: renumber(&last.succ),

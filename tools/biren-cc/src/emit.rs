@@ -1,0 +1,449 @@
+//! Writing a kernel's region form: a block entry (`birenKernelBlocks_t`) that runs whole blocks,
+//! each region a loop over the block's threads, and its registration. The user's statements
+//! are copied as written, under `#line` directives, so diagnostics point at the user's file.
+
+use crate::kernel::{EditKind, Kernel, LoopKind, Piece, Plan, Span};
+use crate::text;
+use std::fmt::Write;
+
+/// The translated unit: the user's text, each region-form entry inserted after its kernel's
+/// closing brace, `#line` restoring the user's numbering after it.
+pub fn unit(src: &[u8], file: &str, kernels: &[Kernel]) -> String {
+    let file_lit = c_string(file);
+    let mut out = String::new();
+    let _ = writeln!(out, "#line 1 {file_lit}");
+    let mut at = 0;
+    for k in kernels {
+        let Ok(plan) = &k.plan else { continue };
+        let after = k.close + 1;
+        out.push_str(&String::from_utf8_lossy(&src[at..after]));
+        out.push('\n');
+        out.push_str(&entry(src, &file_lit, k, plan));
+        let (line, col) = text::line_col(src, after);
+        let _ = writeln!(out, "#line {line} {file_lit}");
+        out.push_str(&" ".repeat(col - 1));
+        at = after;
+    }
+    out.push_str(&String::from_utf8_lossy(&src[at..]));
+    out
+}
+
+pub fn c_string(s: &str) -> String {
+    let mut o = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            '\n' => o.push_str("\\n"),
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+struct Writer<'a> {
+    src: &'a [u8],
+    file: &'a str,
+    k: &'a Kernel,
+    plan: &'a Plan,
+    out: String,
+    /// Regions and checks written so far (their labels and names).
+    n: usize,
+}
+
+fn entry(src: &[u8], file: &str, k: &Kernel, plan: &Plan) -> String {
+    let mut w = Writer {
+        src,
+        file,
+        k,
+        plan,
+        out: String::new(),
+        n: 0,
+    };
+    w.function();
+    w.out
+}
+
+impl Writer<'_> {
+    fn line_of(&self, off: usize) -> usize {
+        text::line_col(self.src, off).0
+    }
+
+    /// `#line` for generated code: the kernel's own line.
+    fn gen_line(&mut self) {
+        let _ = writeln!(self.out, "#line {} {}", self.k.line, self.file);
+    }
+
+    /// The user's text `src[a..b]`, with the region's edits applied, under its own `#line`.
+    fn user_text(&mut self, a: usize, b: usize, skip: usize) {
+        self.user_text_as(a, b, skip, true)
+    }
+
+    /// As `user_text`; `cut_hoisted`: leave out the declarations moved to the function's top.
+    fn user_text_as(&mut self, a: usize, b: usize, skip: usize, cut_hoisted: bool) {
+        let (line, col) = text::line_col(self.src, a);
+        let _ = writeln!(self.out, "#line {line} {}", self.file);
+        self.out.push_str(&" ".repeat(col - 1));
+        let mut edits: Vec<_> = self
+            .plan
+            .edits
+            .iter()
+            .filter(|e| e.start >= a && e.end <= b)
+            .collect();
+        let hoisted: Vec<Span> = self
+            .plan
+            .hoisted
+            .iter()
+            .copied()
+            .filter(|h| cut_hoisted && h.0 >= a && h.1 <= b)
+            .collect();
+        edits.sort_by_key(|e| e.start);
+        let mut marks: Vec<(usize, usize, String)> = Vec::new();
+        for e in edits {
+            let with = match &e.with {
+                EditKind::Text(t) => t.clone(),
+                EditKind::Return => format!(
+                    "{{ biren_dead_[biren_t_] = 1; ++biren_ndead_; goto biren_skip_{skip}_; }}"
+                ),
+            };
+            marks.push((e.start, e.end, with));
+        }
+        for h in hoisted {
+            let nl = self.src[h.0..h.1].iter().filter(|&&c| c == b'\n').count();
+            marks.push((h.0, h.1, "\n".repeat(nl)));
+        }
+        marks.sort_by_key(|m| m.0);
+        let mut at = a;
+        for (s, e, with) in marks {
+            if s < at {
+                continue;
+            }
+            self.out
+                .push_str(&String::from_utf8_lossy(&self.src[at..s]));
+            self.out.push_str(&with);
+            at = e;
+        }
+        self.out
+            .push_str(&String::from_utf8_lossy(&self.src[at..b]));
+        self.out.push('\n');
+        self.gen_line();
+    }
+
+    fn function(&mut self) {
+        let name = &self.k.name;
+        self.gen_line();
+        let _ = writeln!(
+            self.out,
+            "static unsigned {name}_biren_region_(birenKernelCtx *biren_ctx_, void **biren_args_, unsigned biren_count_) {{"
+        );
+        for (i, (p, ty)) in self.k.params.iter().enumerate() {
+            let _ = writeln!(
+                self.out,
+                "  __typeof__({ty}) {p} = *(__typeof__({ty}) *)biren_args_[{i}]; (void){p};"
+            );
+        }
+        self.out.push_str(
+            "  const dim3 blockDim = biren_ctx_->blockDim, gridDim = biren_ctx_->gridDim;\n\
+             \x20 const unsigned biren_nt_ = blockDim.x * blockDim.y * blockDim.z;\n\
+             \x20 size_t biren_o_ = 0;\n\
+             \x20 unsigned char *biren_scr_;\n\
+             \x20 (void)gridDim; (void)biren_o_;\n",
+        );
+        if self.plan.uses_loop {
+            self.out.push_str(
+                "  birenKernelLoop biren_l_, *const biren_loop_ = &biren_l_;\n\
+                 \x20 biren_l_.end = biren_nt_; biren_l_.xe = blockDim.x;\n",
+            );
+        }
+        for (i, v) in self.plan.expanded.iter().enumerate() {
+            let _ = writeln!(
+                self.out,
+                "  const size_t biren_o{i}_ = biren_o_; biren_o_ += ((size_t)biren_nt_ * sizeof(__typeof__({})) + 63) & ~(size_t)63; /* {} */",
+                v.ty, v.name
+            );
+        }
+        if self.plan.returns {
+            self.out
+                .push_str("  const size_t biren_od_ = biren_o_; biren_o_ += biren_nt_;\n");
+        }
+        self.out.push_str(
+            "  biren_scr_ = (unsigned char *)birenRegionScratch(biren_o_);\n  (void)biren_scr_;\n",
+        );
+        for i in 0..self.plan.expanded.len() {
+            let _ = writeln!(
+                self.out,
+                "  unsigned char *const biren_v{i}_ = biren_scr_ + biren_o{i}_;"
+            );
+        }
+        if self.plan.returns {
+            self.out
+                .push_str("  unsigned char *const biren_dead_ = biren_scr_ + biren_od_;\n");
+        }
+        let mut hoisted = self.plan.hoisted.clone();
+        hoisted.sort();
+        for (a, b) in hoisted {
+            self.user_text_as(a, b, usize::MAX, false);
+        }
+        self.out.push_str(
+            "  for (unsigned biren_b_ = 0; biren_b_ < biren_count_; ++biren_b_) {\n\
+             \x20 if (biren_b_) birenNextBlock_(biren_ctx_);\n\
+             \x20 {\n\
+             \x20 const dim3 blockIdx = biren_ctx_->blockIdx;\n\
+             \x20 const unsigned biren_base_ = blockIdx.x * blockDim.x;\n\
+             \x20 (void)blockIdx; (void)biren_base_;\n",
+        );
+        if self.plan.returns {
+            self.out.push_str(
+                "  unsigned biren_ndead_ = 0;\n  __builtin_memset(biren_dead_, 0, biren_nt_);\n",
+            );
+        }
+        let pieces = &self.plan.pieces;
+        self.pieces(pieces);
+        self.out.push_str("  }\n");
+        if self.plan.returns {
+            self.out.push_str("  biren_end_: ;\n");
+        }
+        self.out.push_str("  }\n  return biren_count_;\n}\n");
+        let _ = writeln!(
+            self.out,
+            "#if defined(__cplusplus)\n\
+             static const birenError_t {name}_biren_regions_ BIREN_UNUSED_ = birenKernelRegisterRegions({name}, {name}_biren_region_);\n\
+             #else\n\
+             __attribute__((constructor)) static void {name}_biren_regions_(void) {{ (void)birenKernelRegisterRegions({name}, {name}_biren_region_); }}\n\
+             #endif"
+        );
+    }
+
+    fn pieces(&mut self, pieces: &[Piece]) {
+        for p in pieces {
+            self.piece(p);
+        }
+    }
+
+    /// The loop over the block's threads (x fastest; x counted as the global index, an int, as
+    /// the header's block entry does, so the usual index vectorises).
+    fn thread_loop_open(&mut self) {
+        self.out.push_str(
+            "  for (unsigned biren_tz_ = 0; biren_tz_ < blockDim.z; ++biren_tz_)\n\
+             \x20 for (unsigned biren_ty_ = 0; biren_ty_ < blockDim.y; ++biren_ty_) {\n\
+             \x20 const unsigned biren_row_ = (biren_tz_ * blockDim.y + biren_ty_) * blockDim.x;\n\
+             \x20 BIREN_ASSUME_(biren_base_ + blockDim.x >= biren_base_ && biren_base_ + blockDim.x <= 0x7fffffffu);\n\
+             \x20 for (int biren_g_ = (int)biren_base_; biren_g_ < (int)(biren_base_ + blockDim.x); ++biren_g_) {\n\
+             \x20 const unsigned biren_t_ = biren_row_ + ((unsigned)biren_g_ - biren_base_);\n\
+             \x20 dim3 threadIdx;\n\
+             \x20 threadIdx.x = (unsigned)biren_g_ - biren_base_; threadIdx.y = biren_ty_; threadIdx.z = biren_tz_;\n\
+             \x20 (void)threadIdx; (void)biren_t_;\n",
+        );
+        if self.plan.returns {
+            self.out
+                .push_str("  if (biren_dead_[biren_t_]) continue;\n");
+        }
+        if self.plan.uses_loop {
+            self.out.push_str("  biren_l_.tid = threadIdx;\n");
+        }
+    }
+
+    fn thread_loop_close(&mut self) {
+        self.out.push_str("  }\n  }\n");
+    }
+
+    fn load(&mut self, vars: &[usize]) {
+        for &i in vars {
+            let v = &self.plan.expanded[i];
+            let _ = writeln!(
+                self.out,
+                "  __typeof__({}) {}; __builtin_memcpy(&{}, biren_v{i}_ + (size_t)biren_t_ * sizeof({}), sizeof({}));",
+                v.ty, v.name, v.name, v.name, v.name
+            );
+        }
+    }
+
+    fn store(&mut self, vars: &[usize]) {
+        for &i in vars {
+            let v = &self.plan.expanded[i];
+            let _ = writeln!(
+                self.out,
+                "  __builtin_memcpy(biren_v{i}_ + (size_t)biren_t_ * sizeof({}), &{}, sizeof({}));",
+                v.name, v.name, v.name
+            );
+        }
+    }
+
+    fn piece(&mut self, p: &Piece) {
+        match p {
+            Piece::Run { start, end } => {
+                let n = self.n;
+                self.n += 1;
+                let vars = self.plan.uses.get(start).cloned().unwrap_or_default();
+                self.out.push_str("  { /* region */\n");
+                self.thread_loop_open();
+                self.load(&vars);
+                self.out.push_str("  {\n");
+                self.user_text(*start, *end, n);
+                self.out.push_str("  }\n");
+                self.store(&vars);
+                if self.plan.returns {
+                    let _ = writeln!(self.out, "  biren_skip_{n}_: ;");
+                }
+                self.thread_loop_close();
+                self.out.push_str("  }\n");
+            }
+            Piece::Barrier { offset } => {
+                if self.plan.returns {
+                    let line = self.line_of(*offset);
+                    let _ = writeln!(
+                        self.out,
+                        "  if (biren_ndead_) {{\n\
+                         \x20   if (biren_ndead_ == biren_nt_) goto biren_end_;\n\
+                         \x20   {{ unsigned biren_i_ = 0; dim3 biren_d_; while (!biren_dead_[biren_i_]) ++biren_i_;\n\
+                         \x20     biren_d_.x = biren_i_ % blockDim.x; biren_d_.y = biren_i_ / blockDim.x % blockDim.y; biren_d_.z = biren_i_ / (blockDim.x * blockDim.y);\n\
+                         \x20     birenRegionDivergence({}, {}, {line}u, 1u, biren_d_); }}\n\
+                         \x20 }}",
+                        c_string(&self.k.name),
+                        self.file
+                    );
+                }
+            }
+            Piece::Scope(ps) => {
+                self.out.push_str("  {\n");
+                self.pieces(ps);
+                self.out.push_str("  }\n");
+            }
+            Piece::If {
+                cond,
+                then,
+                els,
+                check,
+                at,
+            } => {
+                let c = self.condition(*cond, *check, *at);
+                self.out.push_str("  if (");
+                self.cond_text(&c, *cond);
+                self.out.push_str(") {\n");
+                self.pieces(then);
+                self.out.push_str("  }");
+                if let Some(e) = els {
+                    self.out.push_str(" else {\n");
+                    self.pieces(e);
+                    self.out.push_str("  }");
+                }
+                self.out.push('\n');
+            }
+            Piece::Loop {
+                kind,
+                init,
+                cond,
+                inc,
+                body,
+                check,
+                at,
+            } => {
+                let head = |w: &mut Writer, s: &Option<Span>| {
+                    if let Some((a, b)) = s {
+                        w.inline_text(*a, *b);
+                    }
+                };
+                match (kind, check) {
+                    (LoopKind::For, false) => {
+                        self.out.push_str("  for (");
+                        head(self, init);
+                        self.out.push(';');
+                        head(self, cond);
+                        self.out.push(';');
+                        head(self, inc);
+                        self.out.push_str(") {\n");
+                        self.pieces(body);
+                        self.out.push_str("  }\n");
+                    }
+                    (LoopKind::While, false) => {
+                        self.out.push_str("  while (");
+                        head(self, cond);
+                        self.out.push_str(") {\n");
+                        self.pieces(body);
+                        self.out.push_str("  }\n");
+                    }
+                    (LoopKind::Do, false) => {
+                        self.out.push_str("  do {\n");
+                        self.pieces(body);
+                        self.out.push_str("  } while (");
+                        head(self, cond);
+                        self.out.push_str(");\n");
+                    }
+                    (_, true) => {
+                        // Every thread evaluates the condition; the block goes on if all agree.
+                        let c = cond.expect("a checked loop has a condition");
+                        self.out.push_str("  for (");
+                        head(self, init);
+                        self.out.push_str(";;");
+                        head(self, inc);
+                        self.out.push_str(") {\n");
+                        if *kind != LoopKind::Do {
+                            let u = self.condition(c, true, *at).unwrap_or_default();
+                            let _ = writeln!(self.out, "  if (!{u}) break;");
+                            self.pieces(body);
+                        } else {
+                            self.pieces(body);
+                            let u = self.condition(c, true, *at).unwrap_or_default();
+                            let _ = writeln!(self.out, "  if (!{u}) break;");
+                        }
+                        self.out.push_str("  }\n");
+                    }
+                }
+            }
+        }
+    }
+
+    /// A header's text inline (one line of generated code, the user's text under `#line`).
+    fn inline_text(&mut self, a: usize, b: usize) {
+        let (line, col) = text::line_col(self.src, a);
+        let _ = write!(
+            self.out,
+            "\n#line {line} {}\n{}",
+            self.file,
+            " ".repeat(col - 1)
+        );
+        self.out.push_str(&String::from_utf8_lossy(&self.src[a..b]));
+        self.out.push('\n');
+        self.gen_line();
+    }
+
+    fn cond_text(&mut self, checked: &Option<String>, cond: Span) {
+        match checked {
+            Some(u) => self.out.push_str(u),
+            None => self.inline_text(cond.0, cond.1),
+        }
+    }
+
+    /// For a checked condition: a loop in which every thread evaluates it, failing the launch
+    /// if two disagree; returns the variable holding the block's value.
+    fn condition(&mut self, cond: Span, check: bool, at: usize) -> Option<String> {
+        if !check {
+            return None;
+        }
+        let n = self.n;
+        self.n += 1;
+        let u = format!("biren_u{n}_");
+        let vars = self
+            .plan
+            .cond_uses
+            .get(&cond.0)
+            .cloned()
+            .unwrap_or_default();
+        let _ = writeln!(self.out, "  int {u} = -1;");
+        self.thread_loop_open();
+        self.load(&vars);
+        self.out.push_str("  { const int biren_c_ = (");
+        self.inline_text(cond.0, cond.1);
+        let line = self.line_of(at);
+        let _ = writeln!(
+            self.out,
+            ") ? 1 : 0;\n  if ({u} < 0) {u} = biren_c_;\n  else if (biren_c_ != {u}) birenRegionDivergence({}, {}, {line}u, 0u, threadIdx); }}",
+            c_string(&self.k.name),
+            self.file
+        );
+        self.thread_loop_close();
+        let _ = writeln!(self.out, "  if ({u} < 0) {u} = 0;");
+        Some(u)
+    }
+}

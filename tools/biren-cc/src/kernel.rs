@@ -1,0 +1,1139 @@
+//! Reading a `BIREN_KERNEL` body: where its barriers are, what runs between them, which
+//! variables live across them; the region plan (`Piece`s) or the reason to keep fibers.
+//!
+//! The plan follows MCUDA's loop fission: a barrier-free run of statements becomes one loop
+//! over the block's threads (a region); a barrier ends a region; a compound statement, `if`,
+//! `for`, `while` or `do` that holds a barrier stays a statement of the block, its condition
+//! evaluated once for the block (checked equal across threads at run time unless it is
+//! uniform by construction) and its body planned the same way. A local variable used in more
+//! than one region is kept per thread (MCUDA's variable expansion).
+
+// libclang's cursor and type kinds keep their C names.
+#![allow(non_upper_case_globals)]
+
+use crate::clang::{Cursor, Pos};
+use crate::text;
+use clang_sys::*;
+use std::collections::{HashMap, HashSet};
+
+/// Why a kernel keeps its fiber form, and where.
+#[derive(Debug)]
+pub struct Fallback {
+    pub reason: String,
+    pub offset: usize,
+}
+
+/// A piece of a planned body.
+#[derive(Debug)]
+pub enum Piece {
+    /// Statements with no barrier: `text[start..end]`, one loop over the block's threads.
+    Run { start: usize, end: usize },
+    /// A barrier statement (at `offset`).
+    Barrier { offset: usize },
+    /// `{ ... }` holding a barrier.
+    Scope(Vec<Piece>),
+    /// `if (cond) then else els` holding a barrier.
+    If {
+        cond: Span,
+        then: Vec<Piece>,
+        els: Option<Vec<Piece>>,
+        check: bool,
+        at: usize,
+    },
+    /// A loop holding a barrier: `for (init; cond; inc)`, `while (cond)`, `do ... while (cond)`.
+    Loop {
+        kind: LoopKind,
+        init: Option<Span>,
+        cond: Option<Span>,
+        inc: Option<Span>,
+        body: Vec<Piece>,
+        check: bool,
+        at: usize,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoopKind {
+    For,
+    While,
+    Do,
+}
+
+/// A span of the source text.
+pub type Span = (usize, usize);
+
+/// A local variable kept per thread between regions.
+#[derive(Debug, Clone)]
+pub struct Expanded {
+    pub name: String,
+    /// Its type for a declaration (`__typeof__(...)`), top-level const removed.
+    pub ty: String,
+}
+
+/// A text edit inside a region.
+#[derive(Debug, Clone)]
+pub struct Edit {
+    pub start: usize,
+    pub end: usize,
+    pub with: EditKind,
+}
+
+#[derive(Debug, Clone)]
+pub enum EditKind {
+    /// Replace by this text.
+    Text(String),
+    /// A `return` of a thread: the region's exit for a thread that returned.
+    Return,
+}
+
+/// The plan of one kernel in region form.
+#[derive(Debug)]
+pub struct Plan {
+    pub pieces: Vec<Piece>,
+    pub expanded: Vec<Expanded>,
+    /// Per region (by start offset), the expanded variables it uses.
+    pub uses: HashMap<usize, Vec<usize>>,
+    /// Per checked condition (by start offset), the expanded variables it uses.
+    pub cond_uses: HashMap<usize, Vec<usize>>,
+    /// Declarations moved to the function's top (statics, shared arrays, types).
+    pub hoisted: Vec<Span>,
+    pub edits: Vec<Edit>,
+    /// Some thread may return before a later barrier (a `return` in a region).
+    pub returns: bool,
+    /// The body uses the loop pointer (birenThreadIdx(), birenTrap()).
+    pub uses_loop: bool,
+    pub regions: usize,
+}
+
+/// A kernel found in the unit.
+pub struct Kernel {
+    pub name: String,
+    /// Where BIREN_KERNEL is written (its line) and the body's braces.
+    pub line: u32,
+    pub open: usize,
+    pub close: usize,
+    /// The kernel's parameters: name and type.
+    pub params: Vec<(String, String)>,
+    pub has_barrier: bool,
+    pub plan: Result<Plan, Fallback>,
+}
+
+const THREAD_SUFFIX: &str = "_biren_thread_";
+
+fn is_barrier_fn(name: &str) -> bool {
+    matches!(name, "birenSyncThreadsLoop" | "birenSyncThreads")
+}
+
+fn is_warp_fn(name: &str) -> bool {
+    [
+        "birenShfl",
+        "birenWarp",
+        "birenBallot",
+        "birenAny",
+        "birenAll",
+        "birenActiveMask",
+        "birenMatch",
+        "birenReduce",
+        "birenSyncWarp",
+    ]
+    .iter()
+    .any(|p| name.starts_with(p))
+}
+
+fn is_grid_fn(name: &str) -> bool {
+    name.starts_with("birenGridSync")
+}
+
+fn is_stmt_kind(k: CXCursorKind) -> bool {
+    (200..=299).contains(&k)
+}
+
+/// Finds the BIREN_KERNEL kernels whose bodies are written in the main file.
+pub fn find(root: &Cursor, src: &[u8]) -> Vec<Kernel> {
+    let mut out = Vec::new();
+    let mut stack = vec![*root];
+    while let Some(c) = stack.pop() {
+        for ch in c.children() {
+            if std::env::var_os("BIREN_CC_DEBUG").is_some() && ch.in_main_file() {
+                eprintln!(
+                    "biren-cc debug: {} kind {} def {}",
+                    ch.spelling(),
+                    ch.kind(),
+                    ch.is_definition()
+                );
+            }
+            match ch.kind() {
+                CXCursor_Namespace | CXCursor_LinkageSpec | CXCursor_UnexposedDecl => {
+                    if ch.in_main_file() {
+                        stack.push(ch)
+                    }
+                }
+                CXCursor_FunctionDecl if ch.is_definition() && ch.in_main_file() => {
+                    let name = ch.spelling();
+                    if let Some(k) = name.strip_suffix(THREAD_SUFFIX) {
+                        if let Some(kernel) = read_kernel(&ch, k, src) {
+                            out.push(kernel);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out.sort_by_key(|k| k.open);
+    out
+}
+
+fn read_kernel(f: &Cursor, name: &str, src: &[u8]) -> Option<Kernel> {
+    let children = f.children();
+    let body = children
+        .iter()
+        .find(|c| c.kind() == CXCursor_CompoundStmt)?;
+    let (Pos::Main(open), Pos::Main(close_end)) = (body.start(), body.end()) else {
+        return None;
+    };
+    if close_end == 0 || src.get(open) != Some(&b'{') || src.get(close_end - 1) != Some(&b'}') {
+        return None;
+    }
+    let params: Vec<(String, String)> = children
+        .iter()
+        .filter(|c| c.kind() == CXCursor_ParmDecl)
+        .map(|c| (c.spelling(), c.ty().spelling()))
+        .collect();
+    // The header's thread function ends with threadIdx, blockIdx, blockDim, gridDim, biren_loop_.
+    let nparams = params.len().checked_sub(5)?;
+    let all_params: Vec<Cursor> = children
+        .iter()
+        .filter(|c| c.kind() == CXCursor_ParmDecl)
+        .copied()
+        .collect();
+    let mut a = Analysis::new(src, body, &all_params, nparams);
+    let has_barrier = a.barriers_in(body) > 0;
+    let plan = if has_barrier {
+        a.plan(body, open, close_end - 1)
+    } else {
+        Err(Fallback {
+            reason: String::new(),
+            offset: open,
+        })
+    };
+    Some(Kernel {
+        name: name.to_string(),
+        line: f.line(),
+        open,
+        close: close_end - 1,
+        params: params[..nparams].to_vec(),
+        has_barrier,
+        plan,
+    })
+}
+
+/// A variable declared in the body.
+struct Var {
+    cursor: Cursor,
+    name: String,
+    /// Declared by a statement of a region (not in a loop header, not static).
+    in_region: bool,
+    /// Declared in the header of a loop that holds a barrier: one value for the block.
+    block_level: bool,
+    /// Uses, by the offset of the identifier.
+    uses: Vec<usize>,
+}
+
+struct Analysis<'a> {
+    src: &'a [u8],
+    /// The parameters: the kernel's, then threadIdx, blockIdx, blockDim, gridDim, biren_loop_.
+    params: Vec<Cursor>,
+    nparams: usize,
+    vars: Vec<Var>,
+    by_hash: HashMap<u32, Vec<usize>>,
+    /// Regions so far: (start, end).
+    regions: Vec<Span>,
+    hoisted: Vec<Span>,
+    edits: Vec<Edit>,
+    returns: bool,
+    checked_conds: Vec<Span>,
+    /// Spans evaluated once for the block (loop init and increment).
+    block_exprs: Vec<Span>,
+    barrier_fns: HashMap<u32, bool>,
+}
+
+impl<'a> Analysis<'a> {
+    fn new(src: &'a [u8], body: &Cursor, params: &[Cursor], nparams: usize) -> Analysis<'a> {
+        let mut a = Analysis {
+            src,
+            params: params.to_vec(),
+            nparams,
+            vars: Vec::new(),
+            by_hash: HashMap::new(),
+            regions: Vec::new(),
+            hoisted: Vec::new(),
+            edits: Vec::new(),
+            returns: false,
+            checked_conds: Vec::new(),
+            block_exprs: Vec::new(),
+            barrier_fns: HashMap::new(),
+        };
+        for c in body.descendants() {
+            if c.kind() == CXCursor_VarDecl {
+                let i = a.vars.len();
+                a.vars.push(Var {
+                    cursor: c,
+                    name: c.spelling(),
+                    in_region: false,
+                    block_level: false,
+                    uses: Vec::new(),
+                });
+                a.by_hash.entry(c.hash()).or_default().push(i);
+            }
+        }
+        a
+    }
+
+    fn var_of(&self, decl: &Cursor) -> Option<usize> {
+        self.by_hash
+            .get(&decl.hash())?
+            .iter()
+            .copied()
+            .find(|&i| self.vars[i].cursor.same(decl))
+    }
+
+    /// The number of barrier calls below `c` (functions it calls included; see `calls_barrier`).
+    fn barriers_in(&mut self, c: &Cursor) -> usize {
+        c.descendants()
+            .iter()
+            .filter(|d| {
+                d.kind() == CXCursor_CallExpr
+                    && d.referenced().is_some_and(|f| is_barrier_fn(&f.spelling()))
+            })
+            .count()
+    }
+
+    fn contains_barrier(&mut self, c: &Cursor) -> bool {
+        if c.kind() == CXCursor_CallExpr
+            && c.referenced().is_some_and(|f| is_barrier_fn(&f.spelling()))
+        {
+            return true;
+        }
+        self.barriers_in(c) > 0
+    }
+
+    fn fail<T>(&self, reason: impl Into<String>, at: &Cursor) -> Result<T, Fallback> {
+        let offset = match at.location() {
+            Pos::Main(o) => o,
+            Pos::Elsewhere => match at.start() {
+                Pos::Main(o) => o,
+                Pos::Elsewhere => 0,
+            },
+        };
+        Err(Fallback {
+            reason: reason.into(),
+            offset,
+        })
+    }
+
+    /// Does the function `f` (defined in this unit) reach a sync point, directly or through
+    /// the functions it calls?
+    fn calls_sync(&mut self, f: &Cursor, depth: usize) -> bool {
+        if depth > 16 {
+            return true;
+        }
+        let h = f.hash();
+        if let Some(&r) = self.barrier_fns.get(&h) {
+            return r;
+        }
+        self.barrier_fns.insert(h, false);
+        let mut r = false;
+        if let Some(def) = f.definition() {
+            for d in def.descendants() {
+                if d.kind() != CXCursor_CallExpr {
+                    continue;
+                }
+                let Some(g) = d.referenced() else { continue };
+                let n = g.spelling();
+                if is_barrier_fn(&n)
+                    || is_warp_fn(&n)
+                    || is_grid_fn(&n)
+                    || (g.definition().is_some() && self.calls_sync(&g, depth + 1))
+                {
+                    r = true;
+                    break;
+                }
+            }
+        }
+        self.barrier_fns.insert(h, r);
+        r
+    }
+
+    /// Checks the whole body for what region form cannot take.
+    fn screen(&mut self, body: &Cursor) -> Result<(), Fallback> {
+        let loop_param = self.params[self.nparams + 4];
+        for d in body.descendants() {
+            match d.kind() {
+                CXCursor_GotoStmt | CXCursor_IndirectGotoStmt | CXCursor_LabelStmt => {
+                    return self.fail("goto in a kernel with barriers", &d)
+                }
+                CXCursor_LambdaExpr => return self.fail("a lambda in a kernel with barriers", &d),
+                CXCursor_SwitchStmt if self.contains_barrier(&d) => {
+                    return self.fail("barrier inside a switch", &d)
+                }
+                CXCursor_CallExpr => {
+                    let Some(f) = d.referenced() else {
+                        return self.fail("a call through a pointer in a kernel with barriers", &d);
+                    };
+                    let n = f.spelling();
+                    if is_barrier_fn(&n)
+                        || n == "birenTrapLoop"
+                        || n == "birenThreadIdxIn_"
+                        || n == "birenTrap"
+                    {
+                        continue;
+                    }
+                    if is_grid_fn(&n) {
+                        return self.fail("grid sync (cooperative launch)", &d);
+                    }
+                    if is_warp_fn(&n) {
+                        return self.fail(format!("warp operation {n}"), &d);
+                    }
+                    if matches!(
+                        n.as_str(),
+                        "setjmp"
+                            | "_setjmp"
+                            | "sigsetjmp"
+                            | "__sigsetjmp"
+                            | "longjmp"
+                            | "siglongjmp"
+                    ) {
+                        return self.fail("setjmp/longjmp", &d);
+                    }
+                    let passes_loop = d.descendants().iter().any(|a| {
+                        a.kind() == CXCursor_DeclRefExpr
+                            && a.referenced().is_some_and(|r| r.same(&loop_param))
+                    });
+                    if passes_loop && !n.starts_with("biren") {
+                        return self.fail(format!("the kernel's loop passed to {n}"), &d);
+                    }
+                    if f.definition().is_some() && !n.starts_with("biren") && self.calls_sync(&f, 0)
+                    {
+                        return self
+                            .fail(format!("barrier in a function the kernel calls ({n})"), &d);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn plan(&mut self, body: &Cursor, open: usize, close: usize) -> Result<Plan, Fallback> {
+        self.screen(body)?;
+        let pieces = self.split(body, open + 1, close)?;
+        self.collect_uses(body)?;
+        self.check_params_and_counters()?;
+        let expanded = self.expand()?;
+        let (uses, cond_uses) = self.uses_by_region(&expanded);
+        // The loop pointer, where a region or a checked condition uses it (the barriers' uses go
+        // with them).
+        let uses_loop = {
+            let lp = &self.params[self.nparams + 4];
+            body.descendants().iter().any(|d| {
+                d.kind() == CXCursor_DeclRefExpr
+                    && d.referenced().is_some_and(|r| r.same(lp))
+                    && matches!(d.location(), Pos::Main(o) if self.regions.iter().chain(&self.checked_conds).any(|s| o >= s.0 && o < s.1))
+            })
+        };
+        let expanded_vars: Vec<Expanded> = expanded.iter().map(|(_, e)| e.clone()).collect();
+        Ok(Plan {
+            pieces,
+            expanded: expanded_vars,
+            uses,
+            cond_uses,
+            hoisted: std::mem::take(&mut self.hoisted),
+            edits: std::mem::take(&mut self.edits),
+            returns: self.returns,
+            uses_loop,
+            regions: self.regions.len(),
+        })
+    }
+
+    /// Plans the statements of a compound statement whose inside is `text[from..to]`.
+    fn split(&mut self, compound: &Cursor, from: usize, to: usize) -> Result<Vec<Piece>, Fallback> {
+        let stmts: Vec<Cursor> = compound.children();
+        let mut starts = Vec::with_capacity(stmts.len());
+        for s in &stmts {
+            match s.start() {
+                Pos::Main(o) if o >= from && o <= to => starts.push(o),
+                _ => {
+                    return self.fail(
+                        "a statement written by a macro in a kernel with barriers",
+                        s,
+                    )
+                }
+            }
+        }
+        let mut pieces = Vec::new();
+        let mut run_start: Option<usize> = None;
+        for (i, s) in stmts.iter().enumerate() {
+            let start = starts[i];
+            let end = if i + 1 < stmts.len() {
+                starts[i + 1]
+            } else {
+                to
+            };
+            if !self.contains_barrier(s) {
+                if run_start.is_none() {
+                    run_start = Some(start);
+                }
+                self.region_statement(s, start, end)?;
+                continue;
+            }
+            if let Some(rs) = run_start.take() {
+                self.push_run(&mut pieces, rs, start);
+            }
+            pieces.push(self.barrier_statement(s, start, end)?);
+        }
+        if let Some(rs) = run_start.take() {
+            self.push_run(&mut pieces, rs, to);
+        }
+        Ok(pieces)
+    }
+
+    fn push_run(&mut self, pieces: &mut Vec<Piece>, start: usize, end: usize) {
+        // A run whose text is only blanks (or only hoisted declarations) makes no region.
+        let blank = |a: usize, b: usize| text::skip_blank(self.src, a) >= b;
+        let mut at = start;
+        let mut empty = true;
+        let mut hoisted: Vec<Span> = self
+            .hoisted
+            .iter()
+            .copied()
+            .filter(|h| h.0 >= start && h.1 <= end)
+            .collect();
+        hoisted.sort();
+        for h in hoisted {
+            if !blank(at, h.0) {
+                empty = false;
+            }
+            at = h.1;
+        }
+        if !blank(at, end) {
+            empty = false;
+        }
+        if !empty {
+            self.regions.push((start, end));
+            pieces.push(Piece::Run { start, end });
+        }
+    }
+
+    /// A barrier-free statement of a region: notes what it declares and how it returns.
+    fn region_statement(&mut self, s: &Cursor, start: usize, end: usize) -> Result<(), Fallback> {
+        if s.kind() == CXCursor_DeclStmt {
+            let decls = s.children();
+            let hoist = !decls.is_empty()
+                && decls.iter().all(|d| match d.kind() {
+                    CXCursor_VarDecl => d.storage_static_or_extern(),
+                    CXCursor_TypedefDecl
+                    | CXCursor_StructDecl
+                    | CXCursor_UnionDecl
+                    | CXCursor_EnumDecl
+                    | CXCursor_TypeAliasDecl => true,
+                    _ => false,
+                });
+            if hoist {
+                self.hoisted.push((start, end));
+                return Ok(());
+            }
+            for d in decls.iter().filter(|d| d.kind() == CXCursor_VarDecl) {
+                if let Some(v) = self.var_of(d) {
+                    self.vars[v].in_region = true;
+                }
+            }
+        }
+        // Returns, and break/continue that would leave a loop of the block.
+        self.region_control(s, false)?;
+        Ok(())
+    }
+
+    fn region_control(&mut self, s: &Cursor, in_inner: bool) -> Result<(), Fallback> {
+        match s.kind() {
+            CXCursor_ReturnStmt => {
+                let (Pos::Main(a), Pos::Main(b)) = (s.location(), s.spelled_location()) else {
+                    return self.fail("a return written by a macro in a kernel with barriers", s);
+                };
+                if a != b || text::ident_at(self.src, a) != "return" {
+                    return self.fail("a return written by a macro in a kernel with barriers", s);
+                }
+                let Some(semi) =
+                    text::scan_top(self.src, a, self.src.len(), |i| self.src[i] == b';')
+                else {
+                    return self.fail("a return without its ';'", s);
+                };
+                if text::skip_blank(self.src, a + 6) != semi {
+                    return self.fail("a kernel returning a value", s);
+                }
+                self.returns = true;
+                self.edits.push(Edit {
+                    start: a,
+                    end: semi + 1,
+                    with: EditKind::Return,
+                });
+                return Ok(());
+            }
+            CXCursor_BreakStmt | CXCursor_ContinueStmt if !in_inner => {
+                return self.fail("break or continue in a loop with a barrier", s);
+            }
+            _ => {}
+        }
+        let inner = in_inner
+            || matches!(
+                s.kind(),
+                CXCursor_ForStmt
+                    | CXCursor_WhileStmt
+                    | CXCursor_DoStmt
+                    | CXCursor_SwitchStmt
+                    | CXCursor_CXXForRangeStmt
+            );
+        for c in s.children() {
+            if is_stmt_kind(c.kind()) {
+                self.region_control(&c, inner)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A statement that holds a barrier.
+    fn barrier_statement(
+        &mut self,
+        s: &Cursor,
+        start: usize,
+        end: usize,
+    ) -> Result<Piece, Fallback> {
+        let src = self.src;
+        match s.kind() {
+            CXCursor_CallExpr if s.referenced().is_some_and(|f| is_barrier_fn(&f.spelling())) => {
+                // The statement is the call and its ';' (nothing else up to the next one).
+                let semi = text::scan_top(src, start, end, |i| src[i] == b';');
+                match semi {
+                    Some(p) if text::skip_blank(src, p + 1) >= end => Ok(Piece::Barrier { offset: start }),
+                    _ => self.fail("a barrier inside an expression", s),
+                }
+            }
+            CXCursor_CompoundStmt => {
+                let (Pos::Main(o), Pos::Main(e)) = (s.start(), s.end()) else {
+                    return self.fail("a block written by a macro", s);
+                };
+                Ok(Piece::Scope(self.split(s, o + 1, e - 1)?))
+            }
+            CXCursor_IfStmt => {
+                let ch: Vec<Cursor> = s.children();
+                // if (cond) then [else els]; a C++ init-statement or declaration as condition
+                // is not taken.
+                let at = start;
+                if text::ident_at(src, at) != "if" {
+                    return self.fail("an if written by a macro", s);
+                }
+                let open = text::skip_blank(src, at + 2);
+                let close = (src.get(open) == Some(&b'('))
+                    .then(|| text::matching(src, open))
+                    .flatten();
+                let Some(close) = close else { return self.fail("an if without its condition", s) };
+                let bodies: Vec<&Cursor> = ch.iter().filter(|c| matches!(c.start(), Pos::Main(o) if o > close)).collect();
+                if bodies.is_empty() || bodies.iter().any(|b| b.kind() != CXCursor_CompoundStmt) {
+                    return self.fail("a barrier in an if without braces", s);
+                }
+                let cond = (open + 1, close);
+                let check = self.condition(cond, s)?;
+                let then = self.compound_pieces(bodies[0])?;
+                let els = match bodies.get(1) {
+                    Some(b) => Some(self.compound_pieces(b)?),
+                    None => None,
+                };
+                Ok(Piece::If { cond, then, els, check, at })
+            }
+            CXCursor_ForStmt | CXCursor_WhileStmt | CXCursor_DoStmt => {
+                let kind = match s.kind() {
+                    CXCursor_ForStmt => LoopKind::For,
+                    CXCursor_WhileStmt => LoopKind::While,
+                    _ => LoopKind::Do,
+                };
+                let ch = s.children();
+                let Some(body) = ch.iter().rev().find(|c| c.kind() == CXCursor_CompoundStmt) else {
+                    return self.fail("a barrier in a loop without braces", s);
+                };
+                let (Pos::Main(bo), Pos::Main(be)) = (body.start(), body.end()) else {
+                    return self.fail("a loop written by a macro", s);
+                };
+                let (mut init, cond, mut inc);
+                init = None;
+                inc = None;
+                match kind {
+                    LoopKind::For | LoopKind::While => {
+                        let kw = if kind == LoopKind::For { "for" } else { "while" };
+                        if text::ident_at(src, start) != kw {
+                            return self.fail("a loop written by a macro", s);
+                        }
+                        let open = text::skip_blank(src, start + kw.len());
+                        let close = (src.get(open) == Some(&b'(')).then(|| text::matching(src, open)).flatten();
+                        let Some(close) = close else { return self.fail("a loop without its header", s) };
+                        if close > bo {
+                            return self.fail("a loop written by a macro", s);
+                        }
+                        if kind == LoopKind::For {
+                            let semis = text::split_top(src, open + 1, close, b';');
+                            if semis.len() != 2 {
+                                return self.fail("a range-for or unusual for header with a barrier", s);
+                            }
+                            let span = |a: usize, b: usize| (text::skip_blank(src, a) < b).then_some((a, b));
+                            init = span(open + 1, semis[0]);
+                            cond = span(semis[0] + 1, semis[1]);
+                            inc = span(semis[1] + 1, close);
+                        } else {
+                            cond = Some((open + 1, close));
+                        }
+                    }
+                    LoopKind::Do => {
+                        let w = text::skip_blank(src, be);
+                        if text::ident_at(src, w) != "while" {
+                            return self.fail("a do loop written by a macro", s);
+                        }
+                        let open = text::skip_blank(src, w + 5);
+                        let close = (src.get(open) == Some(&b'(')).then(|| text::matching(src, open)).flatten();
+                        let Some(close) = close else { return self.fail("a do loop without its condition", s) };
+                        cond = Some((open + 1, close));
+                    }
+                }
+                // The header is the block's: what it declares is one value for the block.
+                if let Some(i) = init {
+                    for c in ch.iter() {
+                        if c.kind() == CXCursor_DeclStmt && matches!(c.start(), Pos::Main(o) if o >= i.0 && o < i.1) {
+                            for d in c.children() {
+                                if let Some(v) = self.var_of(&d) {
+                                    self.vars[v].block_level = true;
+                                }
+                            }
+                        }
+                    }
+                    self.block_exprs.push(i);
+                }
+                if let Some(i) = inc {
+                    self.block_exprs.push(i);
+                }
+                let check = match cond {
+                    Some(c) => self.condition(c, s)?,
+                    None => false,
+                };
+                let body = self.split(body, bo + 1, be - 1)?;
+                Ok(Piece::Loop { kind, init, cond, inc, body, check, at: start })
+            }
+            _ => self.fail("a barrier inside a statement region form does not split (switch, label, expression)", s),
+        }
+    }
+
+    fn compound_pieces(&mut self, c: &Cursor) -> Result<Vec<Piece>, Fallback> {
+        let (Pos::Main(o), Pos::Main(e)) = (c.start(), c.end()) else {
+            return self.fail("a block written by a macro", c);
+        };
+        self.split(c, o + 1, e - 1)
+    }
+
+    /// Classifies a condition around a barrier: Ok(false) uniform by construction (evaluated
+    /// once), Ok(true) evaluated by every thread and checked equal; fails when it names the
+    /// thread's index.
+    fn condition(&mut self, span: Span, stmt: &Cursor) -> Result<bool, Fallback> {
+        let thread = &self.params[self.nparams];
+        let lp = &self.params[self.nparams + 4];
+        let mut check = false;
+        for d in stmt.descendants() {
+            let Pos::Main(o) = d.start() else { continue };
+            if o < span.0 || o >= span.1 {
+                continue;
+            }
+            match d.kind() {
+                CXCursor_DeclRefExpr => {
+                    let Some(r) = d.referenced() else { continue };
+                    if r.same(thread) || r.same(lp) {
+                        return self
+                            .fail("barrier under a condition that depends on threadIdx", stmt);
+                    }
+                    if let Some(v) = self.var_of(&r) {
+                        if !self.vars[v].block_level {
+                            if self.tainted(v) {
+                                return self.fail(
+                                    "barrier under a condition that depends on threadIdx",
+                                    stmt,
+                                );
+                            }
+                            check = true;
+                        }
+                    }
+                }
+                CXCursor_CallExpr => check = true,
+                CXCursor_UnaryOperator
+                | CXCursor_BinaryOperator
+                | CXCursor_CompoundAssignOperator => {
+                    // ++, --, = in a condition: evaluated by each thread, as written.
+                    let Pos::Main(e) = d.location() else { continue };
+                    let t = &self.src[e.min(self.src.len())..];
+                    if t.starts_with(b"++")
+                        || t.starts_with(b"--")
+                        || (t.starts_with(b"=") && !t.starts_with(b"=="))
+                    {
+                        check = true;
+                    }
+                }
+                _ => {}
+            }
+        }
+        if check {
+            self.checked_conds.push(span);
+        }
+        Ok(check)
+    }
+
+    /// A variable whose declaration reads threadIdx (directly or through another such).
+    fn tainted(&self, v: usize) -> bool {
+        let thread = &self.params[self.nparams];
+        let mut seen = HashSet::new();
+        let mut stack = vec![v];
+        while let Some(v) = stack.pop() {
+            if !seen.insert(v) {
+                continue;
+            }
+            for d in self.vars[v].cursor.descendants() {
+                if d.kind() != CXCursor_DeclRefExpr {
+                    continue;
+                }
+                let Some(r) = d.referenced() else { continue };
+                if r.same(thread) {
+                    return true;
+                }
+                if let Some(w) = self.var_of(&r) {
+                    stack.push(w);
+                }
+            }
+        }
+        false
+    }
+
+    /// Every use of a local variable, by offset (uses a macro's body makes are refused: the
+    /// region could not see them).
+    fn collect_uses(&mut self, body: &Cursor) -> Result<(), Fallback> {
+        for d in body.descendants() {
+            if d.kind() != CXCursor_DeclRefExpr {
+                continue;
+            }
+            let Some(r) = d.referenced() else { continue };
+            let Some(v) = self.var_of(&r) else { continue };
+            match d.location() {
+                Pos::Main(o) => self.vars[v].uses.push(o),
+                Pos::Elsewhere => return self.fail("a variable used in a macro's own text", &d),
+            }
+        }
+        Ok(())
+    }
+
+    /// Kernel parameters and block-level loop counters must keep one value for the block.
+    fn check_params_and_counters(&mut self) -> Result<(), Fallback> {
+        let src = self.src;
+        for v in 0..self.vars.len() {
+            if !self.vars[v].block_level {
+                continue;
+            }
+            let name_len = self.vars[v].name.len();
+            for &u in &self.vars[v].uses {
+                let in_block_expr = self.block_exprs.iter().any(|s| u >= s.0 && u < s.1);
+                if !in_block_expr && text::use_context(src, u, name_len).writes {
+                    let c = self.vars[v].cursor;
+                    return self.fail(
+                        format!(
+                            "the loop counter {} changed inside a loop with a barrier",
+                            self.vars[v].name
+                        ),
+                        &c,
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Chooses the variables kept per thread and checks each can be.
+    fn expand(&mut self) -> Result<Vec<(usize, Expanded)>, Fallback> {
+        let src = self.src;
+        let region_of =
+            |regions: &[Span], o: usize| regions.iter().position(|r| o >= r.0 && o < r.1);
+        let mut out = Vec::new();
+        // Block expressions (loop init/increment) may name only block-level things.
+        for v in 0..self.vars.len() {
+            let var = &self.vars[v];
+            if var.block_level || var.cursor.storage_static_or_extern() {
+                continue;
+            }
+            for &u in &var.uses {
+                if self.block_exprs.iter().any(|s| u >= s.0 && u < s.1) {
+                    let c = var.cursor;
+                    return self.fail(
+                        format!(
+                            "a loop with a barrier whose header uses the thread's variable {}",
+                            var.name
+                        ),
+                        &c,
+                    );
+                }
+            }
+        }
+        let mut names: HashMap<String, usize> = HashMap::new();
+        for v in &self.vars {
+            *names.entry(v.name.clone()).or_default() += 1;
+        }
+        for v in 0..self.vars.len() {
+            let var = &self.vars[v];
+            if var.block_level || var.cursor.storage_static_or_extern() {
+                continue;
+            }
+            let decl_region = match var.cursor.location() {
+                Pos::Main(o) => region_of(&self.regions, o),
+                Pos::Elsewhere => None,
+            };
+            let mut regions: HashSet<usize> = var
+                .uses
+                .iter()
+                .filter_map(|&u| region_of(&self.regions, u))
+                .collect();
+            if let Some(r) = decl_region {
+                regions.insert(r);
+            }
+            let in_cond = var
+                .uses
+                .iter()
+                .any(|&u| self.checked_conds.iter().any(|s| u >= s.0 && u < s.1));
+            if regions.len() < 2 && !in_cond {
+                continue;
+            }
+            // Kept per thread: declared by a region statement of a split body.
+            let c = var.cursor;
+            if !var.in_region {
+                return self.fail(
+                    format!(
+                        "the variable {} lives across a barrier but is declared inside a statement",
+                        var.name
+                    ),
+                    &c,
+                );
+            }
+            if names[&var.name] > 1 {
+                return self.fail(
+                    format!(
+                        "the variable {} lives across a barrier and another variable has its name",
+                        var.name
+                    ),
+                    &c,
+                );
+            }
+            let ty = c.ty();
+            let spelled = ty.spelling();
+            let kind = ty.kind();
+            if kind == CXType_VariableArray
+                || kind == CXType_LValueReference
+                || kind == CXType_RValueReference
+            {
+                return self.fail(format!("the variable {} lives across a barrier and has a type region form cannot keep", var.name), &c);
+            }
+            if spelled.contains("(unnamed")
+                || spelled.contains("(anonymous")
+                || spelled.contains("lambda")
+            {
+                return self.fail(
+                    format!(
+                        "the variable {} lives across a barrier and its type has no name",
+                        var.name
+                    ),
+                    &c,
+                );
+            }
+            if kind == CXType_Record && !ty.is_pod() {
+                return self.fail(
+                    format!(
+                        "the variable {} lives across a barrier and is not plain data",
+                        var.name
+                    ),
+                    &c,
+                );
+            }
+            let is_array = kind == CXType_ConstantArray;
+            for &u in &var.uses {
+                let ctx = text::use_context(src, u, var.name.len());
+                if ctx.address || (is_array && !ctx.subscript) {
+                    return self.fail(
+                        format!(
+                            "the address of {} is taken and it lives across a barrier",
+                            var.name
+                        ),
+                        &c,
+                    );
+                }
+            }
+            let ty = if ty.is_const() {
+                if let Some(t) = spelled.strip_prefix("const ") {
+                    t.to_string()
+                } else if let Some(t) = spelled.strip_suffix("const") {
+                    t.trim_end().to_string()
+                } else {
+                    return self.fail(
+                        format!(
+                            "the variable {} lives across a barrier and has a const type",
+                            var.name
+                        ),
+                        &c,
+                    );
+                }
+            } else {
+                spelled
+            };
+            out.push((
+                v,
+                Expanded {
+                    name: var.name.clone(),
+                    ty,
+                },
+            ));
+        }
+        // The declarations of expanded variables become assignments.
+        let expanded: HashSet<usize> = out.iter().map(|(v, _)| *v).collect();
+        self.rewrite_declarations(&expanded)?;
+        Ok(out)
+    }
+
+    /// Rewrites the declaration statements that declare expanded variables.
+    fn rewrite_declarations(&mut self, expanded: &HashSet<usize>) -> Result<(), Fallback> {
+        let src = self.src;
+        // Group by declaration statement: the variables' starts (shared by one statement).
+        let mut stmts: HashMap<usize, Vec<usize>> = HashMap::new();
+        for (v, var) in self.vars.iter().enumerate() {
+            if !var.in_region {
+                continue;
+            }
+            if let Pos::Main(s) = var.cursor.start() {
+                stmts.entry(s).or_default().push(v);
+            }
+        }
+        for (start, vars) in stmts {
+            if !vars.iter().any(|v| expanded.contains(v)) {
+                continue;
+            }
+            let Some(semi) = text::scan_top(src, start, src.len(), |i| src[i] == b';') else {
+                let c = self.vars[vars[0]].cursor;
+                return self.fail("a declaration without its ';'", &c);
+            };
+            let commas = text::split_top(src, start, semi, b',');
+            let mut seg_bounds = Vec::new();
+            let mut a = start;
+            for &c in &commas {
+                seg_bounds.push((a, c));
+                a = c + 1;
+            }
+            seg_bounds.push((a, semi));
+            let mut vars = vars.clone();
+            vars.sort_by_key(|&v| match self.vars[v].cursor.location() {
+                Pos::Main(o) => o,
+                Pos::Elsewhere => usize::MAX,
+            });
+            if seg_bounds.len() != vars.len() {
+                let c = self.vars[vars[0]].cursor;
+                return self.fail("a declaration region form cannot read", &c);
+            }
+            let mut out = String::new();
+            for (k, &v) in vars.iter().enumerate() {
+                let var = &self.vars[v];
+                let (Pos::Main(name_at), Pos::Main(spelled)) =
+                    (var.cursor.location(), var.cursor.spelled_location())
+                else {
+                    let c = var.cursor;
+                    return self.fail("a declaration written by a macro", &c);
+                };
+                if name_at != spelled || text::ident_at(src, name_at) != var.name {
+                    let c = var.cursor;
+                    return self.fail("a declaration written by a macro", &c);
+                }
+                let (_, seg_end) = seg_bounds[k];
+                let after_name = name_at + var.name.len();
+                let eq = text::scan_top(src, after_name, seg_end, |i| {
+                    src[i] == b'=' && src.get(i + 1) != Some(&b'=')
+                });
+                let init = eq.map(|e| String::from_utf8_lossy(&src[e + 1..seg_end]).into_owned());
+                let between = text::skip_blank(src, after_name);
+                if eq.is_none() && between < seg_end && src[between] != b'[' {
+                    let c = var.cursor;
+                    return self.fail(
+                        "a declaration with a constructor's parentheses or braces",
+                        &c,
+                    );
+                }
+                if expanded.contains(&v) {
+                    if let Some(init) = init {
+                        if var.cursor.ty().kind() == CXType_ConstantArray {
+                            let c = var.cursor;
+                            return self.fail(
+                                format!(
+                                    "the array {} lives across a barrier and has an initializer",
+                                    var.name
+                                ),
+                                &c,
+                            );
+                        }
+                        out.push_str(&format!("{} ={};", var.name, init));
+                    }
+                } else {
+                    let ty = var.cursor.ty().spelling();
+                    match init {
+                        Some(init) => {
+                            out.push_str(&format!("__typeof__({ty}) {} ={};", var.name, init))
+                        }
+                        None => out.push_str(&format!("__typeof__({ty}) {};", var.name)),
+                    }
+                }
+            }
+            if out.is_empty() {
+                out.push(';');
+            }
+            let newlines = src[start..semi + 1].iter().filter(|&&c| c == b'\n').count();
+            out.push_str(&"\n".repeat(newlines));
+            self.edits.push(Edit {
+                start,
+                end: semi + 1,
+                with: EditKind::Text(out),
+            });
+        }
+        Ok(())
+    }
+
+    fn uses_by_region(
+        &self,
+        expanded: &[(usize, Expanded)],
+    ) -> (HashMap<usize, Vec<usize>>, HashMap<usize, Vec<usize>>) {
+        let mut uses: HashMap<usize, Vec<usize>> = HashMap::new();
+        let mut cond_uses: HashMap<usize, Vec<usize>> = HashMap::new();
+        for (k, (v, _)) in expanded.iter().enumerate() {
+            let var = &self.vars[*v];
+            let mut offs = var.uses.clone();
+            if let Pos::Main(o) = var.cursor.location() {
+                offs.push(o);
+            }
+            for o in offs {
+                if let Some(r) = self.regions.iter().find(|r| o >= r.0 && o < r.1) {
+                    let e = uses.entry(r.0).or_default();
+                    if !e.contains(&k) {
+                        e.push(k);
+                    }
+                }
+                if let Some(c) = self.checked_conds.iter().find(|c| o >= c.0 && o < c.1) {
+                    let e = cond_uses.entry(c.0).or_default();
+                    if !e.contains(&k) {
+                        e.push(k);
+                    }
+                }
+            }
+        }
+        (uses, cond_uses)
+    }
+}

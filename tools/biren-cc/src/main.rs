@@ -1,0 +1,392 @@
+//! biren-cc: a compiler driver for BIREN programs (SPEC §12). Used like `cc`/`c++`; every
+//! `BIREN_KERNEL` with barriers in a C or C++ source is compiled in region form (loops over the
+//! block's threads between barriers) where it may be, else it keeps the fiber form; then the
+//! system compiler (`CC`, `CXX`) compiles the result, with the BIREN include directory and, when
+//! linking, the library and an rpath to it.
+
+mod clang;
+mod emit;
+mod kernel;
+mod text;
+
+use std::path::{Path, PathBuf};
+use std::process::{exit, Command};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Lang {
+    C,
+    Cxx,
+}
+
+fn lang_of(path: &str) -> Option<Lang> {
+    let ext = Path::new(path).extension()?.to_str()?;
+    match ext {
+        "c" => Some(Lang::C),
+        "cpp" | "cc" | "cxx" | "C" | "c++" => Some(Lang::Cxx),
+        _ => None,
+    }
+}
+
+/// What the command line asks for.
+#[derive(Default)]
+struct Args {
+    /// Flags for the system compiler, in order, with sources replaced as they are translated.
+    items: Vec<Item>,
+    compile_only: bool,
+    /// -E, -M, -MM: no translation (the preprocessor's view of the user's text).
+    preprocess_only: bool,
+    keep: bool,
+    report: bool,
+    verbose: bool,
+    /// `-x c` / `-x c++` given: the language of the sources that follow.
+    forced: Option<Lang>,
+    /// Flags that also matter to the parser: -I, -D, -U, -std, -include, -isystem, ...
+    parse_flags: Vec<String>,
+    any_cxx: bool,
+    any_input: bool,
+}
+
+enum Item {
+    Flag(String),
+    Source(String, Lang),
+}
+
+const USAGE: &str = "usage: biren-cc [compiler flags] files... [-o out]   (biren-cc --help)";
+
+const HELP: &str = "biren-cc: compiles BIREN programs with the system compiler (CC, CXX), kernels with barriers in region form.
+  biren-cc [flags] files... [-o out]
+Flags go to the compiler as they are (-c -o -I -D -U -O -g -std= -march= -l -L -W...). biren-cc adds
+the BIREN include directory and, when linking, -lbiren_runtime with an rpath.
+  --kernel-report      one line per kernel on stderr: loops (N regions) or fibers (REASON at FILE:LINE)
+  -save-temps, --keep  keep the translated sources (next to the output, NAME.biren.c)
+  -v                   print the commands run
+Environment: CC, CXX (the compilers), BIREN_CC_INCLUDE, BIREN_CC_LIBDIR (where BIREN is),
+LIBCLANG_PATH (where libclang is).";
+
+fn parse_args(argv: &[String]) -> Args {
+    let mut a = Args::default();
+    let mut i = 0;
+    // Flags that take the next argument as their value.
+    let with_value = [
+        "-o",
+        "-I",
+        "-D",
+        "-U",
+        "-include",
+        "-isystem",
+        "-iquote",
+        "-idirafter",
+        "-MF",
+        "-MT",
+        "-MQ",
+        "-L",
+        "-l",
+        "-Xlinker",
+        "-imacros",
+        "-x",
+    ];
+    let parse_relevant = [
+        "-I",
+        "-D",
+        "-U",
+        "-include",
+        "-isystem",
+        "-iquote",
+        "-idirafter",
+        "-imacros",
+    ];
+    while i < argv.len() {
+        let arg = &argv[i];
+        match arg.as_str() {
+            "--kernel-report" => {
+                a.report = true;
+                i += 1;
+                continue;
+            }
+            "--keep" | "-save-temps" => {
+                a.keep = true;
+                if arg == "-save-temps" {
+                    a.items.push(Item::Flag(arg.clone()));
+                }
+                i += 1;
+                continue;
+            }
+            "-v" => a.verbose = true,
+            "-c" | "-S" => a.compile_only = true,
+            "-E" | "-M" | "-MM" => a.preprocess_only = true,
+            _ => {}
+        }
+        if with_value.contains(&arg.as_str()) && i + 1 < argv.len() {
+            let v = &argv[i + 1];
+            if arg == "-x" {
+                a.forced = match v.as_str() {
+                    "c" => Some(Lang::C),
+                    "c++" => Some(Lang::Cxx),
+                    _ => None,
+                };
+            }
+            if parse_relevant.contains(&arg.as_str()) {
+                a.parse_flags.push(arg.clone());
+                a.parse_flags.push(v.clone());
+            }
+            a.items.push(Item::Flag(arg.clone()));
+            a.items.push(Item::Flag(v.clone()));
+            i += 2;
+            continue;
+        }
+        if arg.starts_with('-') {
+            let relevant = parse_relevant
+                .iter()
+                .any(|p| arg.starts_with(p) && arg.len() > p.len())
+                || arg.starts_with("-std=")
+                || arg.starts_with("-f")
+                || arg == "-pthread"
+                || arg.starts_with("-m");
+            if relevant
+                && !arg.starts_with("-fplugin")
+                && !arg.starts_with("-march")
+                && !arg.starts_with("-mtune")
+            {
+                a.parse_flags.push(arg.clone());
+            }
+            a.items.push(Item::Flag(arg.clone()));
+        } else {
+            let lang = a.forced.or_else(|| lang_of(arg));
+            match lang {
+                Some(l) => {
+                    a.any_input = true;
+                    if l == Lang::Cxx {
+                        a.any_cxx = true;
+                    }
+                    a.items.push(Item::Source(arg.clone(), l));
+                }
+                None => {
+                    a.any_input = true;
+                    a.items.push(Item::Flag(arg.clone()));
+                }
+            }
+        }
+        i += 1;
+    }
+    a
+}
+
+/// Where BIREN's header and library are: next to this executable in a build tree
+/// (target/release/biren-cc, include/ two levels up) or an installed prefix (bin/, include/, lib/).
+fn biren_dirs() -> (PathBuf, PathBuf) {
+    let env_inc = std::env::var_os("BIREN_CC_INCLUDE").map(PathBuf::from);
+    let env_lib = std::env::var_os("BIREN_CC_LIBDIR").map(PathBuf::from);
+    let exe = std::env::current_exe()
+        .and_then(|p| p.canonicalize())
+        .unwrap_or_default();
+    let dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
+    let candidates = [
+        (dir.join("../../include"), dir.clone()),
+        (dir.join("../include"), dir.join("../lib")),
+        (dir.join("../include"), dir.join("../lib64")),
+        (dir.join("../include"), dir.join("../lib/x86_64-linux-gnu")),
+        (dir.join("../include"), dir.join("../lib/aarch64-linux-gnu")),
+    ];
+    let mut found = candidates
+        .iter()
+        .find(|(i, l)| i.join("biren_runtime.h").exists() && l.join("libbiren_runtime.so").exists())
+        .cloned()
+        .unwrap_or_else(|| candidates[1].clone());
+    if let Some(i) = env_inc {
+        found.0 = i;
+    }
+    if let Some(l) = env_lib {
+        found.1 = l;
+    }
+    let canon = |p: PathBuf| p.canonicalize().unwrap_or(p);
+    (canon(found.0), canon(found.1))
+}
+
+fn compiler(lang: Lang) -> String {
+    match lang {
+        Lang::C => std::env::var("CC")
+            .ok()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "cc".into()),
+        Lang::Cxx => std::env::var("CXX")
+            .ok()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "c++".into()),
+    }
+}
+
+/// Translates one source; returns the path of the translated file, or None to compile the
+/// user's own file (nothing to change, or the front end could not read it).
+fn translate(
+    path: &str,
+    lang: Lang,
+    args: &Args,
+    include: &Path,
+    tmp: &Path,
+    out_dir_for_keep: Option<&Path>,
+) -> Result<Option<PathBuf>, String> {
+    let src = std::fs::read(path).map_err(|e| format!("biren-cc: {path}: {e}"))?;
+    // Nothing to do without kernels: no parse.
+    if !src.windows(12).any(|w| w == b"BIREN_KERNEL") {
+        return Ok(None);
+    }
+    clang::load()?;
+    let mut flags: Vec<String> = vec![
+        "-x".into(),
+        if lang == Lang::C {
+            "c".into()
+        } else {
+            "c++".into()
+        },
+    ];
+    flags.extend(args.parse_flags.iter().cloned());
+    flags.push(format!("-I{}", include.display()));
+    // What GCC predefines and libclang may not: neither changes a BIREN program's meaning.
+    flags.push("-Wno-everything".into());
+    let unit = clang::Unit::parse(path, &flags)?;
+    let errors = unit.errors();
+    let kernels = kernel::find(&unit.root(), &src);
+    if args.report {
+        for k in &kernels {
+            let line = match &k.plan {
+                Ok(p) => format!("biren-cc: kernel {}: loops ({} regions)", k.name, p.regions),
+                Err(_) if !k.has_barrier => {
+                    format!("biren-cc: kernel {}: loops (1 regions)", k.name)
+                }
+                Err(f) => {
+                    let (l, _) = text::line_col(&src, f.offset);
+                    format!(
+                        "biren-cc: kernel {}: fibers ({} at {path}:{l})",
+                        k.name, f.reason
+                    )
+                }
+            };
+            eprintln!("{line}");
+        }
+    }
+    if !errors.is_empty() {
+        if args.verbose {
+            for e in &errors {
+                eprintln!("biren-cc: the front end read an error at {}:{}: {}; compiling as written (fiber form)", e.file, e.line, e.text);
+            }
+        }
+        return Ok(None);
+    }
+    if !kernels.iter().any(|k| k.plan.is_ok()) {
+        return Ok(None);
+    }
+    let translated = emit::unit(&src, path, &kernels);
+    let base = Path::new(path)
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "unit.c".into());
+    let out = tmp.join(&base);
+    std::fs::write(&out, &translated).map_err(|e| format!("biren-cc: {}: {e}", out.display()))?;
+    if let Some(dir) = out_dir_for_keep {
+        let stem = Path::new(&base)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let ext = Path::new(&base)
+            .extension()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "c".into());
+        let _ = std::fs::write(dir.join(format!("{stem}.biren.{ext}")), &translated);
+    }
+    Ok(Some(out))
+}
+
+fn run() -> Result<i32, String> {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.is_empty() {
+        eprintln!("{USAGE}");
+        return Ok(2);
+    }
+    if argv.iter().any(|a| a == "--help") {
+        println!("{HELP}");
+        return Ok(0);
+    }
+    if argv.iter().any(|a| a == "--version") {
+        println!("biren-cc {}", env!("CARGO_PKG_VERSION"));
+    }
+    let args = parse_args(&argv);
+    let (include, libdir) = biren_dirs();
+    let tmp = std::env::temp_dir().join(format!("biren-cc-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&tmp);
+    let keep_dir = args.keep.then(|| PathBuf::from("."));
+    let mut cmd_args: Vec<String> = Vec::new();
+    let mut quote_dirs: Vec<String> = Vec::new();
+    let mut n = 0;
+    for item in &args.items {
+        match item {
+            Item::Flag(f) => cmd_args.push(f.clone()),
+            Item::Source(p, lang) => {
+                let translated = if args.preprocess_only {
+                    None
+                } else {
+                    // Each source in a directory of its own: two inputs may share a name.
+                    let dir = tmp.join(n.to_string());
+                    n += 1;
+                    let _ = std::fs::create_dir_all(&dir);
+                    translate(p, *lang, &args, &include, &dir, keep_dir.as_deref())?
+                };
+                match translated {
+                    Some(t) => {
+                        // Quoted includes are looked up beside the user's file, as before.
+                        let d = Path::new(p).parent().map(|d| {
+                            if d.as_os_str().is_empty() {
+                                Path::new(".")
+                            } else {
+                                d
+                            }
+                        });
+                        if let Some(d) = d {
+                            quote_dirs.push(format!("-iquote{}", d.display()));
+                        }
+                        if args.forced.is_none() {
+                            cmd_args.push(t.display().to_string());
+                        } else {
+                            cmd_args.push(t.display().to_string());
+                        }
+                    }
+                    None => cmd_args.push(p.clone()),
+                }
+            }
+        }
+    }
+    let lang = if args.any_cxx { Lang::Cxx } else { Lang::C };
+    let cc = compiler(lang);
+    let mut full: Vec<String> = Vec::new();
+    full.extend(quote_dirs);
+    full.extend(cmd_args);
+    full.push(format!("-I{}", include.display()));
+    let linking = !args.compile_only && !args.preprocess_only && args.any_input;
+    if linking {
+        full.push(format!("-L{}", libdir.display()));
+        full.push(format!("-Wl,-rpath,{}", libdir.display()));
+        full.push("-lbiren_runtime".into());
+        full.push("-lm".into());
+        full.push("-pthread".into());
+    }
+    if args.verbose {
+        eprintln!("biren-cc: {} {}", cc, full.join(" "));
+    }
+    let status = Command::new(&cc)
+        .args(&full)
+        .status()
+        .map_err(|e| format!("biren-cc: cannot run {cc}: {e}"))?;
+    if !args.keep {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    Ok(status.code().unwrap_or(1))
+}
+
+fn main() {
+    match run() {
+        Ok(code) => exit(code),
+        Err(e) => {
+            eprintln!("{e}");
+            exit(1)
+        }
+    }
+}
