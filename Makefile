@@ -1,5 +1,6 @@
 # BIREN Runtime — build, test, demo, bench, install.
 #   make            build the library (release), check the header is fresh, build biren-prof
+#                   and biren-cc (the compiler driver: region-form kernels)
 #   make prof       build the profiler command, target/release/biren-prof (see README)
 #   make demo       build everything and run the examples (the seed's scenarios)
 #   make test       cargo tests + C tests + examples + language bindings + install; sets up
@@ -25,9 +26,9 @@ C_TESTS  := $(patsubst c-tests/%.c,$(BUILD)/c-tests/%,$(wildcard c-tests/*.c))
 EXAMPLES := $(patsubst examples-c/%.c,$(BUILD)/examples/%,$(sort $(wildcard examples-c/*.c)))
 SAMPLES  := $(patsubst samples/%.c,$(BUILD)/samples/%,$(sort $(wildcard samples/*.c)))
 
-.PHONY: all lib prof header check-header system-tools venv test test-rust test-c test-examples test-samples test-prof test-python test-wheel demo bench bench-peer stress valgrind fuzz install uninstall clean docs
+.PHONY: all lib prof cc header check-header system-tools venv test test-rust test-c test-examples test-samples test-prof test-python test-wheel demo bench bench-peer stress valgrind fuzz install uninstall clean docs
 
-all: lib prof
+all: lib prof cc
 
 # What a fresh machine may lack beyond the Rust toolchain: a C compiler (cargo links with it),
 # pkg-config, readelf and nm. Installed with apt-get when missing and when run as root.
@@ -37,6 +38,10 @@ system-tools:
 lib: system-tools
 	$(CARGO) build --release
 	@ln -sf libbiren_runtime.so $(LIBDIR)/$(SONAME)
+
+# biren-cc (tools/biren-cc): the compiler driver, target/release/biren-cc (SPEC §12).
+cc: lib
+	$(CARGO) build --release -p biren-cc
 
 # biren-prof (tools/biren-prof): runs a program with BIREN_TRACE and summarises the trace.
 prof:
@@ -76,7 +81,7 @@ test-rust: lib
 	BIREN_LIBRARY=$(CURDIR)/$(LIBDIR)/libbiren_runtime.so $(CARGO) test --release --workspace --exclude biren-prof
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --release -q -p biren --no-deps
 
-test-c: lib $(C_TESTS)
+test-c: lib cc $(C_TESTS)
 	@set -e; for t in $(C_TESTS); do echo "== $$t"; BIREN_ABORT_ON_INTERNAL_ERROR=1 timeout 300 $$t; done
 	@set -e; for s in $(wildcard c-tests/*.sh); do echo "== $$s"; BIREN_ABORT_ON_INTERNAL_ERROR=1 timeout 300 bash $$s; done
 
@@ -218,10 +223,13 @@ $(LIBDIR)/libbiren_runtime.so $(LIBDIR)/libbiren_runtime.a:
 	$(CARGO) build --release
 $(LIBDIR)/biren-prof:
 	$(CARGO) build --release -p biren-prof
+$(LIBDIR)/biren-cc:
+	$(CARGO) build --release -p biren-cc
 
-install: $(LIBDIR)/libbiren_runtime.so $(LIBDIR)/libbiren_runtime.a $(LIBDIR)/biren-prof
+install: $(LIBDIR)/libbiren_runtime.so $(LIBDIR)/libbiren_runtime.a $(LIBDIR)/biren-prof $(LIBDIR)/biren-cc
 	install -d $(DESTDIR)$(libdir) $(DESTDIR)$(includedir) $(DESTDIR)$(pkgconfigdir) $(DESTDIR)$(cmakedir) $(DESTDIR)$(bindir)
 	install -m 755 $(LIBDIR)/biren-prof $(DESTDIR)$(bindir)/biren-prof
+	install -m 755 $(LIBDIR)/biren-cc $(DESTDIR)$(bindir)/biren-cc
 	install -m 755 $(LIBDIR)/libbiren_runtime.so $(DESTDIR)$(libdir)/libbiren_runtime.so.$(VERSION)
 	ln -sf libbiren_runtime.so.$(VERSION) $(DESTDIR)$(libdir)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(libdir)/libbiren_runtime.so
@@ -251,7 +259,7 @@ uninstall:
 	      $(DESTDIR)$(includedir)/biren_runtime.h $(DESTDIR)$(includedir)/biren_vector_types.h \
 	      $(DESTDIR)$(pkgconfigdir)/biren_runtime.pc \
 	      $(DESTDIR)$(cmakedir)/biren_runtimeConfig.cmake $(DESTDIR)$(cmakedir)/biren_runtimeConfigVersion.cmake \
-	      $(DESTDIR)$(bindir)/biren-prof
+	      $(DESTDIR)$(bindir)/biren-prof $(DESTDIR)$(bindir)/biren-cc
 	-rmdir $(DESTDIR)$(cmakedir) 2>/dev/null
 
 clean:

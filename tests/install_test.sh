@@ -130,6 +130,13 @@ prof_runs() {
 }
 check "profiles the installed program: one kernel, 4000 bytes each way" prof_runs
 
+echo "== biren-cc, installed beside the library: finds the installed header and library"
+check "$P/bin/biren-cc is executable" test -x "$P/bin/biren-cc"
+cc_builds() {
+  env CC="$CC" "$P/bin/biren-cc" -O2 -o "$WORK/prog-cc" "$WORK/prog.c" && env LD_LIBRARY_PATH="$L" "$WORK/prog-cc"
+}
+check "biren-cc builds and links prog.c against the installed copy" cc_builds
+
 echo "== static: cc -static prog.c \$(pkg-config --static --cflags --libs biren_runtime)"
 # glibc's linker warns about getaddrinfo/getpwuid_r in Rust's std (never called by the runtime).
 # shellcheck disable=SC2046
@@ -221,7 +228,7 @@ check "make install" "$MAKE" -s -C "$ROOT" install DESTDIR="$S" PREFIX=/usr/loca
 staged() {
   local f
   for f in lib/libbiren_runtime.so.$VERSION lib/$SONAME lib/libbiren_runtime.so lib/libbiren_runtime.a \
-           include/biren_runtime.h include/biren_vector_types.h lib/pkgconfig/biren_runtime.pc bin/biren-prof \
+           include/biren_runtime.h include/biren_vector_types.h lib/pkgconfig/biren_runtime.pc bin/biren-prof bin/biren-cc \
            lib/cmake/biren_runtime/biren_runtimeConfig.cmake lib/cmake/biren_runtime/biren_runtimeConfigVersion.cmake; do
     test -e "$S/usr/local/$f" || { echo "missing $S/usr/local/$f"; return 1; }
   done

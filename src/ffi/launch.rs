@@ -561,9 +561,9 @@ fn divergence_message(kernel: &str, file: &str, line: c_uint, what: c_uint) -> &
         return s;
     }
     let text = if what == 0 {
-        format!("{kernel}: the condition around the barrier at {file}:{line} differs between the block's threads (biren-cc's region form assumed it uniform; CUDA requires it)")
+        format!("the condition around the barrier at {file}:{line} differs between the block's threads (biren-cc's region form of {kernel} took it for uniform, as CUDA requires it to be)")
     } else {
-        format!("{kernel}: some threads of the block returned before the barrier at {file}:{line} that the others reach")
+        format!("some threads of the block returned before the barrier at {file}:{line} that the others reach")
     };
     let s: &'static str = Box::leak(text.into_boxed_str());
     m.insert(key, s);

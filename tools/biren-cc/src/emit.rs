@@ -148,7 +148,7 @@ impl Writer<'_> {
              \x20 const unsigned biren_nt_ = blockDim.x * blockDim.y * blockDim.z;\n\
              \x20 size_t biren_o_ = 0;\n\
              \x20 unsigned char *biren_scr_;\n\
-             \x20 (void)gridDim; (void)biren_o_;\n",
+             \x20 (void)gridDim; (void)biren_o_; (void)biren_nt_;\n",
         );
         if self.plan.uses_loop {
             self.out.push_str(
@@ -259,6 +259,18 @@ impl Writer<'_> {
         }
     }
 
+    /// Declares the recomputed variables a region (or checked condition) starting at `at` needs.
+    fn remat(&mut self, at: usize) {
+        let list = self.plan.remat_uses.get(&at).cloned().unwrap_or_default();
+        for k in list {
+            let r = &self.plan.remat[k];
+            let (name, ty, init) = (r.name.clone(), r.ty.clone(), r.init);
+            let _ = write!(self.out, "  __typeof__({ty}) {name} = (");
+            self.inline_text(init.0, init.1);
+            let _ = writeln!(self.out, "); (void){name};");
+        }
+    }
+
     fn store(&mut self, vars: &[usize]) {
         for &i in vars {
             let v = &self.plan.expanded[i];
@@ -275,15 +287,30 @@ impl Writer<'_> {
             Piece::Run { start, end } => {
                 let n = self.n;
                 self.n += 1;
-                let vars = self.plan.uses.get(start).cloned().unwrap_or_default();
+                let uses = self.plan.uses.get(start).cloned().unwrap_or_default();
+                let vars: Vec<usize> = uses.iter().map(|u| u.0).collect();
+                let written: Vec<usize> = uses.iter().filter(|u| u.1).map(|u| u.0).collect();
                 self.out.push_str("  { /* region */\n");
                 self.thread_loop_open();
                 self.load(&vars);
+                self.remat(*start);
                 self.out.push_str("  {\n");
                 self.user_text(*start, *end, n);
+                // Recomputed variables declared here may be used only in later regions.
+                for r in self
+                    .plan
+                    .remat
+                    .iter()
+                    .filter(|r| r.decl >= *start && r.decl < *end)
+                {
+                    let _ = writeln!(self.out, "  (void){};", r.name);
+                }
                 self.out.push_str("  }\n");
-                self.store(&vars);
-                if self.plan.returns {
+                self.store(&written);
+                let returns_here = self.plan.edits.iter().any(|e| {
+                    matches!(e.with, EditKind::Return) && e.start >= *start && e.end <= *end
+                });
+                if returns_here {
                     let _ = writeln!(self.out, "  biren_skip_{n}_: ;");
                 }
                 self.thread_loop_close();
@@ -433,6 +460,7 @@ impl Writer<'_> {
         let _ = writeln!(self.out, "  int {u} = -1;");
         self.thread_loop_open();
         self.load(&vars);
+        self.remat(cond.0);
         self.out.push_str("  { const int biren_c_ = (");
         self.inline_text(cond.0, cond.1);
         let line = self.line_of(at);

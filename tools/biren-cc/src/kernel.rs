@@ -70,6 +70,17 @@ pub struct Expanded {
     pub ty: String,
 }
 
+/// A variable recomputed where it is used (see `Plan::remat`).
+#[derive(Debug, Clone)]
+pub struct Remat {
+    pub name: String,
+    pub ty: String,
+    /// Its initializer's text.
+    pub init: Span,
+    /// Where it is declared (its name).
+    pub decl: usize,
+}
+
 /// A text edit inside a region.
 #[derive(Debug, Clone)]
 pub struct Edit {
@@ -91,8 +102,16 @@ pub enum EditKind {
 pub struct Plan {
     pub pieces: Vec<Piece>,
     pub expanded: Vec<Expanded>,
-    /// Per region (by start offset), the expanded variables it uses.
-    pub uses: HashMap<usize, Vec<usize>>,
+    /// Per region (by start offset), the expanded variables it uses, and whether it may
+    /// change them (then it stores them back).
+    pub uses: HashMap<usize, Vec<(usize, bool)>>,
+    /// Variables recomputed in each region that uses them instead of kept: declared once
+    /// from the thread's and block's indices and the parameters, never changed (`t =
+    /// threadIdx.x`). In declaration order.
+    pub remat: Vec<Remat>,
+    /// Per region or checked condition (by start offset), the recomputed variables it needs
+    /// declared (in order; those it declares itself left out).
+    pub remat_uses: HashMap<usize, Vec<usize>>,
     /// Per checked condition (by start offset), the expanded variables it uses.
     pub cond_uses: HashMap<usize, Vec<usize>>,
     /// Declarations moved to the function's top (statics, shared arrays, types).
@@ -208,7 +227,9 @@ fn read_kernel(f: &Cursor, name: &str, src: &[u8]) -> Option<Kernel> {
         .copied()
         .collect();
     let mut a = Analysis::new(src, body, &all_params, nparams);
-    let has_barrier = a.barriers_in(body) > 0;
+    // Any sync point, direct or in a function the body calls: without one the header's own
+    // block entry is already a plain loop.
+    let has_barrier = a.reaches_sync(body);
     let plan = if has_barrier {
         a.plan(body, open, close_end - 1)
     } else {
@@ -242,6 +263,7 @@ struct Var {
 
 struct Analysis<'a> {
     src: &'a [u8],
+    body: Cursor,
     /// The parameters: the kernel's, then threadIdx, blockIdx, blockDim, gridDim, biren_loop_.
     params: Vec<Cursor>,
     nparams: usize,
@@ -262,6 +284,7 @@ impl<'a> Analysis<'a> {
     fn new(src: &'a [u8], body: &Cursor, params: &[Cursor], nparams: usize) -> Analysis<'a> {
         let mut a = Analysis {
             src,
+            body: *body,
             params: params.to_vec(),
             nparams,
             vars: Vec::new(),
@@ -307,6 +330,23 @@ impl<'a> Analysis<'a> {
                     && d.referenced().is_some_and(|f| is_barrier_fn(&f.spelling()))
             })
             .count()
+    }
+
+    fn reaches_sync(&mut self, body: &Cursor) -> bool {
+        for d in body.descendants() {
+            if d.kind() != CXCursor_CallExpr {
+                continue;
+            }
+            let Some(f) = d.referenced() else { continue };
+            let n = f.spelling();
+            if is_barrier_fn(&n) || is_warp_fn(&n) || is_grid_fn(&n) {
+                return true;
+            }
+            if f.definition().is_some() && !n.starts_with("biren") && self.calls_sync(&f, 0) {
+                return true;
+            }
+        }
+        false
     }
 
     fn contains_barrier(&mut self, c: &Cursor) -> bool {
@@ -393,7 +433,12 @@ impl<'a> Analysis<'a> {
                         return self.fail("grid sync (cooperative launch)", &d);
                     }
                     if is_warp_fn(&n) {
-                        return self.fail(format!("warp operation {n}"), &d);
+                        // The name the user wrote (the header's macros add In_ / Loop).
+                        let shown = n
+                            .strip_suffix("In_")
+                            .or_else(|| n.strip_suffix("Loop"))
+                            .unwrap_or(&n);
+                        return self.fail(format!("warp operation {shown}"), &d);
                     }
                     if matches!(
                         n.as_str(),
@@ -429,9 +474,11 @@ impl<'a> Analysis<'a> {
         self.screen(body)?;
         let pieces = self.split(body, open + 1, close)?;
         self.collect_uses(body)?;
-        self.check_params_and_counters()?;
-        let expanded = self.expand()?;
+        self.check_params_and_counters(body)?;
+        let remat = self.rematerializable();
+        let expanded = self.expand(&remat)?;
         let (uses, cond_uses) = self.uses_by_region(&expanded);
+        let remat_uses = self.remat_uses(&remat);
         // The loop pointer, where a region or a checked condition uses it (the barriers' uses go
         // with them).
         let uses_loop = {
@@ -448,6 +495,8 @@ impl<'a> Analysis<'a> {
             expanded: expanded_vars,
             uses,
             cond_uses,
+            remat: remat.iter().map(|(_, r, _)| r.clone()).collect(),
+            remat_uses,
             hoisted: std::mem::take(&mut self.hoisted),
             edits: std::mem::take(&mut self.edits),
             returns: self.returns,
@@ -833,8 +882,23 @@ impl<'a> Analysis<'a> {
     }
 
     /// Kernel parameters and block-level loop counters must keep one value for the block.
-    fn check_params_and_counters(&mut self) -> Result<(), Fallback> {
+    fn check_params_and_counters(&mut self, body: &Cursor) -> Result<(), Fallback> {
         let src = self.src;
+        for d in body.descendants() {
+            if d.kind() != CXCursor_DeclRefExpr {
+                continue;
+            }
+            let Some(r) = d.referenced() else { continue };
+            let Some(p) = self.params[..self.nparams].iter().position(|q| q.same(&r)) else {
+                continue;
+            };
+            let Pos::Main(o) = d.location() else { continue };
+            let name = self.params[p].spelling();
+            let ctx = text::use_context(src, o, name.len());
+            if ctx.writes || ctx.address {
+                return self.fail(format!("the kernel changes its parameter {name}"), &d);
+            }
+        }
         for v in 0..self.vars.len() {
             if !self.vars[v].block_level {
                 continue;
@@ -858,12 +922,31 @@ impl<'a> Analysis<'a> {
     }
 
     /// Chooses the variables kept per thread and checks each can be.
-    fn expand(&mut self) -> Result<Vec<(usize, Expanded)>, Fallback> {
+    fn expand(
+        &mut self,
+        remat: &[(usize, Remat, Vec<usize>)],
+    ) -> Result<Vec<(usize, Expanded)>, Fallback> {
         let src = self.src;
         let region_of =
             |regions: &[Span], o: usize| regions.iter().position(|r| o >= r.0 && o < r.1);
         let mut out = Vec::new();
         // Block expressions (loop init/increment) may name only block-level things.
+        let thread = self.params[self.nparams];
+        let lp = self.params[self.nparams + 4];
+        for d in self.body.descendants() {
+            let (Pos::Main(o), CXCursor_DeclRefExpr) = (d.location(), d.kind()) else {
+                continue;
+            };
+            if self.block_exprs.iter().any(|s| o >= s.0 && o < s.1)
+                && d.referenced()
+                    .is_some_and(|r| r.same(&thread) || r.same(&lp))
+            {
+                return self.fail(
+                    "a loop with a barrier whose counter depends on threadIdx",
+                    &d,
+                );
+            }
+        }
         for v in 0..self.vars.len() {
             let var = &self.vars[v];
             if var.block_level || var.cursor.storage_static_or_extern() {
@@ -888,7 +971,10 @@ impl<'a> Analysis<'a> {
         }
         for v in 0..self.vars.len() {
             let var = &self.vars[v];
-            if var.block_level || var.cursor.storage_static_or_extern() {
+            if var.block_level
+                || var.cursor.storage_static_or_extern()
+                || remat.iter().any(|r| r.0 == v)
+            {
                 continue;
             }
             let decl_region = match var.cursor.location() {
@@ -997,6 +1083,35 @@ impl<'a> Analysis<'a> {
                     ty,
                 },
             ));
+        }
+        // A pointer kept across a barrier may point at a thread's local, which each region
+        // declares anew: refuse when a local's address is taken at all.
+        let keeps_pointer = out.iter().any(|(v, _)| {
+            matches!(
+                self.vars[*v].cursor.ty().kind(),
+                CXType_Pointer | CXType_Record | CXType_Elaborated | CXType_Typedef
+            )
+        });
+        if keeps_pointer {
+            for var in &self.vars {
+                if var.cursor.storage_static_or_extern() {
+                    continue;
+                }
+                let is_array = var.cursor.ty().kind() == CXType_ConstantArray;
+                for &u in &var.uses {
+                    let ctx = text::use_context(src, u, var.name.len());
+                    if ctx.address || (is_array && !ctx.subscript) {
+                        let c = var.cursor;
+                        return self.fail(
+                            format!(
+                                "the address of {} is taken and a pointer lives across a barrier",
+                                var.name
+                            ),
+                            &c,
+                        );
+                    }
+                }
+            }
         }
         // The declarations of expanded variables become assignments.
         let expanded: HashSet<usize> = out.iter().map(|(v, _)| *v).collect();
@@ -1107,23 +1222,255 @@ impl<'a> Analysis<'a> {
         Ok(())
     }
 
+    /// The variables that can be recomputed instead of kept: with the initializer (its span),
+    /// and the recomputed variables it reads.
+    fn rematerializable(&self) -> Vec<(usize, Remat, Vec<usize>)> {
+        let src = self.src;
+        let mut out: Vec<(usize, Remat, Vec<usize>)> = Vec::new();
+        let mut names: HashMap<&str, usize> = HashMap::new();
+        for v in &self.vars {
+            *names.entry(v.name.as_str()).or_default() += 1;
+        }
+        let mut order: Vec<usize> = (0..self.vars.len()).collect();
+        order.sort_by_key(|&v| match self.vars[v].cursor.location() {
+            Pos::Main(o) => o,
+            Pos::Elsewhere => usize::MAX,
+        });
+        'vars: for v in order {
+            let var = &self.vars[v];
+            if !var.in_region
+                || var.block_level
+                || var.cursor.storage_static_or_extern()
+                || names[var.name.as_str()] > 1
+            {
+                continue;
+            }
+            let ty = var.cursor.ty();
+            if !matches!(
+                ty.kind(),
+                CXType_Int
+                    | CXType_UInt
+                    | CXType_Long
+                    | CXType_ULong
+                    | CXType_LongLong
+                    | CXType_ULongLong
+                    | CXType_Short
+                    | CXType_UShort
+                    | CXType_Float
+                    | CXType_Double
+                    | CXType_Bool
+                    | CXType_Char_S
+                    | CXType_Char_U
+                    | CXType_SChar
+                    | CXType_UChar
+                    | CXType_Pointer
+                    | CXType_Typedef
+                    | CXType_Elaborated
+            ) {
+                continue;
+            }
+            let Pos::Main(name_at) = var.cursor.location() else {
+                continue;
+            };
+            // Never changed after its declaration.
+            if var.uses.iter().any(|&u| {
+                let c = text::use_context(src, u, var.name.len());
+                c.writes || c.address
+            }) {
+                continue;
+            }
+            // Its initializer: the last child, an expression, after a top-level '='.
+            let Some(init) = var.cursor.children().last().copied() else {
+                continue;
+            };
+            if !(100..200).contains(&init.kind()) {
+                continue;
+            }
+            let Pos::Main(init_start) = init.start() else {
+                continue;
+            };
+            let Some(end) = text::scan_top(src, name_at, src.len(), |i| {
+                src[i] == b';' || src[i] == b','
+            }) else {
+                continue;
+            };
+            let eq = text::scan_top(src, name_at, end, |i| {
+                src[i] == b'=' && src.get(i + 1) != Some(&b'=')
+            });
+            match eq {
+                Some(e) if e < init_start => {}
+                _ => continue,
+            }
+            let mut deps = Vec::new();
+            for d in std::iter::once(init).chain(init.descendants()) {
+                match d.kind() {
+                    CXCursor_IntegerLiteral
+                    | CXCursor_FloatingLiteral
+                    | CXCursor_CharacterLiteral
+                    | CXCursor_ParenExpr
+                    | CXCursor_ConditionalOperator
+                    | CXCursor_CStyleCastExpr
+                    | CXCursor_UnexposedExpr
+                    | CXCursor_TypeRef
+                    | CXCursor_UnaryExpr
+                    | CXCursor_CXXBoolLiteralExpr
+                    | CXCursor_CXXStaticCastExpr => {}
+                    CXCursor_UnaryOperator => {
+                        let Pos::Main(o) = d.start() else {
+                            continue 'vars;
+                        };
+                        if matches!(src.get(o), Some(b'*' | b'&'))
+                            || src[o..].starts_with(b"++")
+                            || src[o..].starts_with(b"--")
+                        {
+                            continue 'vars;
+                        }
+                        // A postfix ++/-- ends the operand.
+                        let Pos::Main(e) = d.location() else {
+                            continue 'vars;
+                        };
+                        if src[e..].starts_with(b"++") || src[e..].starts_with(b"--") {
+                            continue 'vars;
+                        }
+                    }
+                    CXCursor_BinaryOperator => {
+                        let Pos::Main(e) = d.location() else {
+                            continue 'vars;
+                        };
+                        if src[e..].starts_with(b"=") && !src[e..].starts_with(b"==") {
+                            continue 'vars;
+                        }
+                    }
+                    CXCursor_MemberRefExpr => {
+                        // dim3's members (threadIdx.x), not a load through a pointer.
+                        let Pos::Main(e) = d.location() else {
+                            continue 'vars;
+                        };
+                        let mut j = e;
+                        while j > 0 && (src[j - 1] as char).is_ascii_whitespace() {
+                            j -= 1;
+                        }
+                        if j == 0 || src[j - 1] != b'.' {
+                            continue 'vars;
+                        }
+                    }
+                    CXCursor_DeclRefExpr => {
+                        let Some(r) = d.referenced() else {
+                            continue 'vars;
+                        };
+                        if r.kind() == CXCursor_EnumConstantDecl {
+                            continue;
+                        }
+                        if let Some(p) = self.params.iter().position(|q| q.same(&r)) {
+                            if p == self.nparams + 4 {
+                                continue 'vars;
+                            }
+                            continue;
+                        }
+                        match self
+                            .var_of(&r)
+                            .and_then(|w| out.iter().position(|o| o.0 == w))
+                        {
+                            Some(k) => deps.push(k),
+                            None => continue 'vars,
+                        }
+                    }
+                    _ => continue 'vars,
+                }
+            }
+            let Some(eq) = eq else { continue };
+            let spelled = ty.spelling();
+            let t = if ty.is_const() {
+                match spelled.strip_prefix("const ") {
+                    Some(t) => t.to_string(),
+                    None => continue,
+                }
+            } else {
+                spelled
+            };
+            out.push((
+                v,
+                Remat {
+                    name: var.name.clone(),
+                    ty: t,
+                    init: (eq + 1, end),
+                    decl: name_at,
+                },
+                deps,
+            ));
+        }
+        out
+    }
+
+    /// Per region and checked condition, the recomputed variables to declare there.
+    fn remat_uses(&self, remat: &[(usize, Remat, Vec<usize>)]) -> HashMap<usize, Vec<usize>> {
+        let mut out: HashMap<usize, Vec<usize>> = HashMap::new();
+        let spans: Vec<Span> = self
+            .regions
+            .iter()
+            .chain(&self.checked_conds)
+            .copied()
+            .collect();
+        for span in spans {
+            let inside = |o: usize| o >= span.0 && o < span.1;
+            let mut need: Vec<bool> = vec![false; remat.len()];
+            for (k, (v, _, _)) in remat.iter().enumerate() {
+                if self.vars[*v].uses.iter().any(|&u| inside(u)) {
+                    need[k] = true;
+                }
+            }
+            // What they read, back to front (a variable reads only earlier ones).
+            for k in (0..remat.len()).rev() {
+                if need[k] {
+                    for &d in &remat[k].2 {
+                        need[d] = true;
+                    }
+                }
+            }
+            let declared_here = |k: usize| matches!(self.vars[remat[k].0].cursor.location(), Pos::Main(o) if inside(o));
+            let list: Vec<usize> = (0..remat.len())
+                .filter(|&k| need[k] && !declared_here(k))
+                .collect();
+            if !list.is_empty() {
+                out.insert(span.0, list);
+            }
+        }
+        out
+    }
+
     fn uses_by_region(
         &self,
         expanded: &[(usize, Expanded)],
-    ) -> (HashMap<usize, Vec<usize>>, HashMap<usize, Vec<usize>>) {
-        let mut uses: HashMap<usize, Vec<usize>> = HashMap::new();
+    ) -> (
+        HashMap<usize, Vec<(usize, bool)>>,
+        HashMap<usize, Vec<usize>>,
+    ) {
+        let src = self.src;
+        let mut uses: HashMap<usize, Vec<(usize, bool)>> = HashMap::new();
         let mut cond_uses: HashMap<usize, Vec<usize>> = HashMap::new();
         for (k, (v, _)) in expanded.iter().enumerate() {
             let var = &self.vars[*v];
-            let mut offs = var.uses.clone();
+            let whole = matches!(
+                var.cursor.ty().kind(),
+                CXType_ConstantArray | CXType_Record | CXType_Elaborated
+            );
+            let mut offs: Vec<(usize, bool)> = var
+                .uses
+                .iter()
+                .map(|&u| {
+                    let c = text::use_context(src, u, var.name.len());
+                    (u, c.writes || (whole && c.subscript))
+                })
+                .collect();
             if let Pos::Main(o) = var.cursor.location() {
-                offs.push(o);
+                offs.push((o, true));
             }
-            for o in offs {
+            for (o, writes) in offs {
                 if let Some(r) = self.regions.iter().find(|r| o >= r.0 && o < r.1) {
                     let e = uses.entry(r.0).or_default();
-                    if !e.contains(&k) {
-                        e.push(k);
+                    match e.iter_mut().find(|x| x.0 == k) {
+                        Some(x) => x.1 |= writes,
+                        None => e.push((k, writes)),
                     }
                 }
                 if let Some(c) = self.checked_conds.iter().find(|c| o >= c.0 && o < c.1) {

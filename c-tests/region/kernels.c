@@ -1,0 +1,375 @@
+/* Kernels with barriers, one per rule of biren-cc's region form (c-tests/test_region.sh builds
+ * this file twice: with the plain compiler, fiber form, and with biren-cc, region form; both
+ * builds must pass, and biren-cc must report every kernel here in loops). Each test checks the
+ * kernel's result against the host's. */
+#include "../harness.h"
+
+#ifndef __cplusplus
+#define CAST(T, x) (x)
+#else
+#define CAST(T, x) static_cast<T>(x)
+#endif
+
+/* Barrier at top level and in a uniform for loop; a variable recomputed per region (t). */
+BIREN_KERNEL(reduce, (const float *) in, (float *) out, (int) n) {
+  BIREN_SHARED float s[256];
+  unsigned t = threadIdx.x;
+  int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  s[t] = i < n ? in[i] : 0.0f;
+  birenSyncThreads();
+  for (unsigned k = blockDim.x / 2; k > 0; k >>= 1) {
+    if (t < k) s[t] += s[t + k];
+    birenSyncThreads();
+  }
+  if (t == 0) out[blockIdx.x] = s[0];
+}
+
+/* A while loop whose condition reads a variable each thread keeps (checked at run time), and
+ * a value live across the barrier inside it (v). Hillis-Steele inclusive scan of one block. */
+BIREN_KERNEL(scan_while, (const int *) in, (int *) out) {
+  BIREN_SHARED int s[128];
+  unsigned t = threadIdx.x;
+  unsigned off = 1;
+  s[t] = in[blockIdx.x * blockDim.x + t];
+  birenSyncThreads();
+  while (off < blockDim.x) {
+    int v = 0;
+    if (t >= off) v = s[t - off];
+    birenSyncThreads();
+    s[t] += v;
+    birenSyncThreads();
+    off *= 2;
+  }
+  out[blockIdx.x * blockDim.x + t] = s[t];
+}
+
+/* A do loop with barriers, rotating a block's values `r` times through shared memory. */
+BIREN_KERNEL(rotate_do, (int *) data, (int) r) {
+  BIREN_SHARED int s[64];
+  unsigned t = threadIdx.x, nt = blockDim.x;
+  int x = data[blockIdx.x * nt + t];
+  int j = 0;
+  do {
+    s[(t + 1) % nt] = x;
+    birenSyncThreads();
+    x = s[t];
+    birenSyncThreads();
+    j++;
+  } while (j < r);
+  data[blockIdx.x * nt + t] = x;
+}
+
+/* A uniform if/else (a parameter's condition) holding barriers in both branches. */
+BIREN_KERNEL(uniform_if, (const int *) in, (int *) out, (int) mode) {
+  BIREN_SHARED int s[64];
+  unsigned t = threadIdx.x;
+  s[t] = in[t];
+  birenSyncThreads();
+  if (mode > 0) {
+    int a = s[(t + 1) % blockDim.x];
+    birenSyncThreads();
+    s[t] = a * 2;
+  } else {
+    int b = s[(t + blockDim.x - 1) % blockDim.x];
+    birenSyncThreads();
+    s[t] = b + 1000;
+  }
+  birenSyncThreads();
+  out[t] = s[t];
+}
+
+/* Nested loops, 2-D blocks: the tiled matrix multiply (TILE x TILE tiles of A and B). */
+#define TILE 8
+BIREN_KERNEL(matmul, (const float *) A, (const float *) B, (float *) C, (int) n) {
+  BIREN_SHARED float As[TILE][TILE];
+  BIREN_SHARED float Bs[TILE][TILE];
+  unsigned tx = threadIdx.x, ty = threadIdx.y;
+  unsigned row = blockIdx.y * TILE + ty, col = blockIdx.x * TILE + tx;
+  float sum = 0.0f;
+  for (int k0 = 0; k0 < n; k0 += TILE) {
+    As[ty][tx] = A[row * (unsigned)n + (unsigned)k0 + tx];
+    Bs[ty][tx] = B[((unsigned)k0 + ty) * (unsigned)n + col];
+    birenSyncThreads();
+    for (int k = 0; k < TILE; k++) sum += As[ty][k] * Bs[k][tx];
+    birenSyncThreads();
+  }
+  C[row * (unsigned)n + col] = sum;
+}
+
+/* Arrays and structs live across barriers, kept per thread. */
+struct pair_s {
+  int a;
+  float b;
+};
+BIREN_KERNEL(live_values, (int *) out) {
+  BIREN_SHARED int s[32];
+  int acc[4];
+  struct pair_s p;
+  unsigned t = threadIdx.x;
+  for (int q = 0; q < 4; q++) acc[q] = (int)t * 10 + q;
+  p.a = (int)t;
+  p.b = 0.5f * (float)t;
+  s[t] = (int)t;
+  birenSyncThreads();
+  p.a += s[31 - t];
+  acc[3] += s[(t + 1) % 32];
+  birenSyncThreads();
+  out[t] = acc[0] + acc[1] + acc[2] + acc[3] + p.a + (int)(p.b * 2.0f);
+}
+
+/* Dynamic shared memory; a partial last block whose extra threads skip the work but reach the
+ * barriers. Reverses each block's slice. */
+BIREN_KERNEL(reverse_dyn, (const int *) in, (int *) out, (int) n) {
+  int *s = (int *)birenSharedMemory();
+  unsigned t = threadIdx.x;
+  int i = (int)(blockIdx.x * blockDim.x + t);
+  int last = (int)(blockIdx.x * blockDim.x + blockDim.x) <= n ? (int)blockDim.x : n - (int)(blockIdx.x * blockDim.x);
+  if (i < n) s[t] = in[i];
+  birenSyncThreads();
+  if (i < n) out[i] = s[last - 1 - (int)t];
+}
+
+/* A 3-D block: each thread writes its linear index into shared memory, then reads the
+ * mirrored thread's. */
+BIREN_KERNEL(mirror3d, (int *) out) {
+  BIREN_SHARED int s[4][4][4];
+  unsigned x = threadIdx.x, y = threadIdx.y, z = threadIdx.z;
+  s[z][y][x] = (int)((z * 4 + y) * 4 + x);
+  birenSyncThreads();
+  out[((blockIdx.x * 4 + z) * 4 + y) * 4 + x] = s[3 - z][3 - y][3 - x] + 1000 * (int)blockIdx.x;
+}
+
+/* Threads return after the last barrier (the usual `if (t != 0) return;`). */
+BIREN_KERNEL(late_return, (int *) out) {
+  BIREN_SHARED int s[64];
+  unsigned t = threadIdx.x;
+  s[t] = (int)t;
+  birenSyncThreads();
+  if (t != 0) return;
+  int sum = 0;
+  for (unsigned k = 0; k < blockDim.x; k++) sum += s[k];
+  out[blockIdx.x] = sum;
+}
+
+/* A condition the compiler takes for uniform, that is not: each thread's ticket. */
+BIREN_KERNEL(divergent_if, (int *) counter, (int *) out) {
+  int mine = birenAtomicAddInt(counter, 1) < 5;
+  if (mine) {
+    birenSyncThreads();
+  }
+  out[0] = 1;
+}
+
+/* Threads of a partial block return before a barrier the others reach. */
+BIREN_KERNEL(early_return, (int *) out, (int) n) {
+  BIREN_SHARED int s[64];
+  int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= n) return;
+  s[threadIdx.x] = i;
+  birenSyncThreads();
+  out[i] = s[threadIdx.x];
+}
+
+static int test_reduce(void) {
+  enum { N = 5000, B = 256, G = (N + B - 1) / B };
+  float *h = CAST(float *, malloc(N * sizeof(float))), ho[G], *d, *o;
+  for (int i = 0; i < N; i++) h[i] = (float)(i % 13);
+  OK(birenMalloc((void **)&d, N * sizeof(float)));
+  OK(birenMalloc((void **)&o, sizeof ho));
+  OK(birenMemcpy(d, h, N * sizeof(float), birenMemcpyHostToDevice));
+  int n = N;
+  OK(BIREN_LAUNCH(reduce, birenDim3(G, 1, 1), birenDim3(B, 1, 1), 0, 0, d, o, n));
+  OK(birenMemcpy(ho, o, sizeof ho, birenMemcpyDeviceToHost));
+  for (int b = 0; b < G; b++) {
+    float e = 0;
+    for (int i = b * B; i < (b + 1) * B && i < N; i++) e += h[i];
+    EXPECT(ho[b] == e);
+  }
+  OK(birenFree(d));
+  OK(birenFree(o));
+  free(h);
+  return 0;
+}
+
+static int test_scan_while(void) {
+  enum { B = 128, G = 3, N = B * G };
+  int h[N], r[N], *d, *o;
+  for (int i = 0; i < N; i++) h[i] = i % 7 - 3;
+  OK(birenMalloc((void **)&d, sizeof h));
+  OK(birenMalloc((void **)&o, sizeof h));
+  OK(birenMemcpy(d, h, sizeof h, birenMemcpyHostToDevice));
+  OK(BIREN_LAUNCH(scan_while, birenDim3(G, 1, 1), birenDim3(B, 1, 1), 0, 0, d, o));
+  OK(birenMemcpy(r, o, sizeof r, birenMemcpyDeviceToHost));
+  for (int b = 0; b < G; b++) {
+    int acc = 0;
+    for (int i = 0; i < B; i++) {
+      acc += h[b * B + i];
+      EXPECT(r[b * B + i] == acc);
+    }
+  }
+  OK(birenFree(d));
+  OK(birenFree(o));
+  return 0;
+}
+
+static int test_rotate_do(void) {
+  enum { B = 64, G = 2, N = B * G };
+  int h[N], r[N], *d, rot = 5;
+  for (int i = 0; i < N; i++) h[i] = i * 3;
+  OK(birenMalloc((void **)&d, sizeof h));
+  OK(birenMemcpy(d, h, sizeof h, birenMemcpyHostToDevice));
+  OK(BIREN_LAUNCH(rotate_do, birenDim3(G, 1, 1), birenDim3(B, 1, 1), 0, 0, d, rot));
+  OK(birenMemcpy(r, d, sizeof r, birenMemcpyDeviceToHost));
+  for (int b = 0; b < G; b++)
+    for (int t = 0; t < B; t++) EXPECT(r[b * B + t] == h[b * B + (t - rot + B * 8) % B]);
+  OK(birenFree(d));
+  return 0;
+}
+
+static int test_uniform_if(void) {
+  enum { B = 64 };
+  int h[B], r[B], *d, *o;
+  for (int i = 0; i < B; i++) h[i] = i + 1;
+  OK(birenMalloc((void **)&d, sizeof h));
+  OK(birenMalloc((void **)&o, sizeof h));
+  OK(birenMemcpy(d, h, sizeof h, birenMemcpyHostToDevice));
+  for (int mode = 0; mode < 2; mode++) {
+    OK(BIREN_LAUNCH(uniform_if, birenDim3(1, 1, 1), birenDim3(B, 1, 1), 0, 0, d, o, mode));
+    OK(birenMemcpy(r, o, sizeof r, birenMemcpyDeviceToHost));
+    for (int t = 0; t < B; t++) EXPECT(r[t] == (mode ? h[(t + 1) % B] * 2 : h[(t + B - 1) % B] + 1000));
+  }
+  OK(birenFree(d));
+  OK(birenFree(o));
+  return 0;
+}
+
+static int test_matmul(void) {
+  enum { N = 32 };
+  float *a = CAST(float *, malloc(N * N * sizeof(float))), *b = CAST(float *, malloc(N * N * sizeof(float)));
+  float *c = CAST(float *, malloc(N * N * sizeof(float))), *dA, *dB, *dC;
+  for (int i = 0; i < N * N; i++) {
+    a[i] = (float)(i % 5);
+    b[i] = (float)(i % 3) - 1.0f;
+  }
+  OK(birenMalloc((void **)&dA, N * N * sizeof(float)));
+  OK(birenMalloc((void **)&dB, N * N * sizeof(float)));
+  OK(birenMalloc((void **)&dC, N * N * sizeof(float)));
+  OK(birenMemcpy(dA, a, N * N * sizeof(float), birenMemcpyHostToDevice));
+  OK(birenMemcpy(dB, b, N * N * sizeof(float), birenMemcpyHostToDevice));
+  int n = N;
+  OK(BIREN_LAUNCH(matmul, birenDim3(N / TILE, N / TILE, 1), birenDim3(TILE, TILE, 1), 0, 0, dA, dB, dC, n));
+  OK(birenMemcpy(c, dC, N * N * sizeof(float), birenMemcpyDeviceToHost));
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++) {
+      float e = 0;
+      for (int k = 0; k < N; k++) e += a[i * N + k] * b[k * N + j];
+      EXPECT(c[i * N + j] == e);
+    }
+  OK(birenFree(dA));
+  OK(birenFree(dB));
+  OK(birenFree(dC));
+  free(a);
+  free(b);
+  free(c);
+  return 0;
+}
+
+static int test_live_values(void) {
+  int r[32], *o;
+  OK(birenMalloc((void **)&o, sizeof r));
+  OK(BIREN_LAUNCH(live_values, birenDim3(1, 1, 1), birenDim3(32, 1, 1), 0, 0, o));
+  OK(birenMemcpy(r, o, sizeof r, birenMemcpyDeviceToHost));
+  for (int t = 0; t < 32; t++) {
+    int e = (t * 10) + (t * 10 + 1) + (t * 10 + 2) + (t * 10 + 3 + (t + 1) % 32) + (t + 31 - t) + t;
+    EXPECT(r[t] == e);
+  }
+  OK(birenFree(o));
+  return 0;
+}
+
+static int test_reverse_dyn(void) {
+  enum { N = 300, B = 64, G = (N + B - 1) / B };
+  int h[N], r[N], *d, *o, n = N;
+  for (int i = 0; i < N; i++) h[i] = i * 7;
+  OK(birenMalloc((void **)&d, sizeof h));
+  OK(birenMalloc((void **)&o, sizeof h));
+  OK(birenMemcpy(d, h, sizeof h, birenMemcpyHostToDevice));
+  OK(BIREN_LAUNCH(reverse_dyn, birenDim3(G, 1, 1), birenDim3(B, 1, 1), B * sizeof(int), 0, d, o, n));
+  OK(birenMemcpy(r, o, sizeof r, birenMemcpyDeviceToHost));
+  for (int b = 0; b < G; b++) {
+    int lo = b * B, cnt = (lo + B <= N) ? B : N - lo;
+    for (int t = 0; t < cnt; t++) EXPECT(r[lo + t] == h[lo + cnt - 1 - t]);
+  }
+  OK(birenFree(d));
+  OK(birenFree(o));
+  return 0;
+}
+
+static int test_mirror3d(void) {
+  enum { G = 3, N = G * 64 };
+  int r[N], *o;
+  OK(birenMalloc((void **)&o, sizeof r));
+  OK(BIREN_LAUNCH(mirror3d, birenDim3(G, 1, 1), birenDim3(4, 4, 4), 0, 0, o));
+  OK(birenMemcpy(r, o, sizeof r, birenMemcpyDeviceToHost));
+  for (int b = 0; b < G; b++)
+    for (int l = 0; l < 64; l++) EXPECT(r[b * 64 + l] == 63 - l + 1000 * b);
+  OK(birenFree(o));
+  return 0;
+}
+
+static int test_late_return(void) {
+  enum { G = 4 };
+  int r[G], *o;
+  OK(birenMalloc((void **)&o, sizeof r));
+  OK(BIREN_LAUNCH(late_return, birenDim3(G, 1, 1), birenDim3(64, 1, 1), 0, 0, o));
+  OK(birenMemcpy(r, o, sizeof r, birenMemcpyDeviceToHost));
+  for (int b = 0; b < G; b++) EXPECT(r[b] == 63 * 64 / 2);
+  OK(birenFree(o));
+  return 0;
+}
+
+/* The launch fails (sticky); a reset clears it. */
+static int expect_launch_failure(void) {
+  EXPECT_CODE(birenDeviceSynchronize(), BIREN_ERROR_LAUNCH_FAILURE);
+  OK(birenDeviceReset());
+  return 0;
+}
+
+static int test_divergent_if_fails(void) {
+  int *c, *o;
+  OK(birenMalloc((void **)&c, sizeof(int)));
+  OK(birenMalloc((void **)&o, sizeof(int)));
+  OK(birenMemset(c, 0, sizeof(int)));
+  OK(BIREN_LAUNCH(divergent_if, birenDim3(1, 1, 1), birenDim3(32, 1, 1), 0, 0, c, o));
+  return expect_launch_failure();
+}
+
+static int test_early_return_fails(void) {
+  int *o, n = 40;
+  OK(birenMalloc((void **)&o, 64 * sizeof(int)));
+  OK(BIREN_LAUNCH(early_return, birenDim3(1, 1, 1), birenDim3(64, 1, 1), 0, 0, o, n));
+  return expect_launch_failure();
+}
+
+static int test_early_return_whole_block_passes(void) {
+  int *o, n = 64, r[64];
+  OK(birenMalloc((void **)&o, 128 * sizeof(int)));
+  /* The second block's threads all return: no barrier is left waiting. */
+  OK(BIREN_LAUNCH(early_return, birenDim3(2, 1, 1), birenDim3(64, 1, 1), 0, 0, o, n));
+  OK(birenMemcpy(r, o, sizeof r, birenMemcpyDeviceToHost));
+  for (int i = 0; i < 64; i++) EXPECT(r[i] == i);
+  OK(birenFree(o));
+  return 0;
+}
+
+int main(void) {
+  OK(birenInit());
+  static const test_case tests[] = {
+      TEST(test_reduce),        TEST(test_scan_while),   TEST(test_rotate_do),
+      TEST(test_uniform_if),    TEST(test_matmul),       TEST(test_live_values),
+      TEST(test_reverse_dyn),   TEST(test_mirror3d),     TEST(test_late_return),
+      TEST(test_early_return_whole_block_passes), TEST(test_divergent_if_fails),
+      TEST(test_early_return_fails),
+  };
+  return run_tests("region", tests, sizeof tests / sizeof tests[0], NULL, 120);
+}
