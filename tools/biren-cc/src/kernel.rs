@@ -68,6 +68,8 @@ pub struct Expanded {
     pub name: String,
     /// Its type for a declaration (`__typeof__(...)`), top-level const removed.
     pub ty: String,
+    /// An array: copied in and out whole (it cannot be assigned).
+    pub is_array: bool,
 }
 
 /// A variable recomputed where it is used (see `Plan::remat`).
@@ -507,7 +509,16 @@ impl<'a> Analysis<'a> {
 
     /// Plans the statements of a compound statement whose inside is `text[from..to]`.
     fn split(&mut self, compound: &Cursor, from: usize, to: usize) -> Result<Vec<Piece>, Fallback> {
-        let stmts: Vec<Cursor> = compound.children();
+        self.split_list(compound.children(), from, to)
+    }
+
+    /// Plans the statements `stmts`, written in `text[from..to]`.
+    fn split_list(
+        &mut self,
+        stmts: Vec<Cursor>,
+        from: usize,
+        to: usize,
+    ) -> Result<Vec<Piece>, Fallback> {
         let mut starts = Vec::with_capacity(stmts.len());
         for s in &stmts {
             match s.start() {
@@ -529,7 +540,7 @@ impl<'a> Analysis<'a> {
             } else {
                 to
             };
-            if !self.contains_barrier(s) {
+            if !self.contains_barrier(s) && !self.promotable(s) {
                 if run_start.is_none() {
                     run_start = Some(start);
                 }
@@ -706,11 +717,20 @@ impl<'a> Analysis<'a> {
                     _ => LoopKind::Do,
                 };
                 let ch = s.children();
-                let Some(body) = ch.iter().rev().find(|c| c.kind() == CXCursor_CompoundStmt) else {
-                    return self.fail("a barrier in a loop without braces", s);
+                // The body: the last child of for/while, the first of do.
+                let body = if kind == LoopKind::Do { ch.first() } else { ch.last() };
+                let Some(body) = body.copied() else {
+                    return self.fail("a loop without a body", s);
                 };
-                let (Pos::Main(bo), Pos::Main(be)) = (body.start(), body.end()) else {
-                    return self.fail("a loop written by a macro", s);
+                let braces = body.kind() == CXCursor_CompoundStmt;
+                if !braces && kind == LoopKind::Do {
+                    return self.fail("a barrier in a do loop without braces", s);
+                }
+                let (bo, be) = match (body.start(), body.end(), braces) {
+                    (Pos::Main(bo), Pos::Main(be), true) => (bo, be),
+                    // One statement without braces: up to the next statement.
+                    (Pos::Main(bo), _, false) => (bo, end),
+                    _ => return self.fail("a loop written by a macro", s),
                 };
                 let (mut init, cond, mut inc);
                 init = None;
@@ -771,10 +791,127 @@ impl<'a> Analysis<'a> {
                     Some(c) => self.condition(c, s)?,
                     None => false,
                 };
-                let body = self.split(body, bo + 1, be - 1)?;
+                let body = if braces { self.split(&body, bo + 1, be - 1)? } else { self.split_list(vec![body], bo, be)? };
                 Ok(Piece::Loop { kind, init, cond, inc, body, check, at: start })
             }
             _ => self.fail("a barrier inside a statement region form does not split (switch, label, expression)", s),
+        }
+    }
+
+    /// A barrier-free `for` loop of a region whose header is uniform by construction (it
+    /// declares its counter and reads only parameters, the block's indices and block-level
+    /// counters) and whose body neither changes the counter nor leaves the loop early: made a
+    /// loop of the block with the thread loop inside (loop interchange), so that the thread
+    /// loop is innermost and the system compiler can vectorise it. Legal as a barrier is
+    /// between iterations: it only fixes one of the orders the threads may run in.
+    fn promotable(&mut self, s: &Cursor) -> bool {
+        let src = self.src;
+        if s.kind() != CXCursor_ForStmt {
+            return false;
+        }
+        let Pos::Main(start) = s.start() else {
+            return false;
+        };
+        if text::ident_at(src, start) != "for" {
+            return false;
+        }
+        let open = text::skip_blank(src, start + 3);
+        let Some(close) = (src.get(open) == Some(&b'('))
+            .then(|| text::matching(src, open))
+            .flatten()
+        else {
+            return false;
+        };
+        let semis = text::split_top(src, open + 1, close, b';');
+        if semis.len() != 2 {
+            return false;
+        }
+        let ch = s.children();
+        let Some(init) = ch.first().filter(|c| c.kind() == CXCursor_DeclStmt) else {
+            return false;
+        };
+        let counters: Vec<Cursor> = init
+            .children()
+            .into_iter()
+            .filter(|d| d.kind() == CXCursor_VarDecl)
+            .collect();
+        if counters.is_empty() {
+            return false;
+        }
+        let Some(body) = ch.last() else { return false };
+        let thread = self.params[self.nparams];
+        let lp = self.params[self.nparams + 4];
+        for d in s.descendants() {
+            let Pos::Main(o) = d.start() else {
+                return false;
+            };
+            let in_header = o > open && o < close;
+            match d.kind() {
+                CXCursor_DeclRefExpr if in_header => {
+                    let Some(r) = d.referenced() else {
+                        return false;
+                    };
+                    let is_param = self.params.iter().any(|p| p.same(&r));
+                    let is_counter = counters.iter().any(|c| c.same(&r));
+                    let is_block = self.var_of(&r).is_some_and(|v| self.vars[v].block_level);
+                    if r.same(&thread)
+                        || r.same(&lp)
+                        || !(is_param
+                            || is_counter
+                            || is_block
+                            || r.kind() == CXCursor_EnumConstantDecl)
+                    {
+                        return false;
+                    }
+                }
+                CXCursor_CallExpr | CXCursor_ArraySubscriptExpr if in_header => return false,
+                CXCursor_MemberRefExpr if in_header => {
+                    let Pos::Main(e) = d.location() else {
+                        return false;
+                    };
+                    let mut j = e;
+                    while j > 0 && (src[j - 1] as char).is_ascii_whitespace() {
+                        j -= 1;
+                    }
+                    if j == 0 || src[j - 1] != b'.' {
+                        return false;
+                    }
+                }
+                CXCursor_UnaryOperator if in_header => {
+                    if matches!(src.get(o), Some(b'*' | b'&')) {
+                        return false;
+                    }
+                }
+                CXCursor_DeclRefExpr => {
+                    // The body must not change the counter.
+                    let Some(r) = d.referenced() else { continue };
+                    if counters.iter().any(|c| c.same(&r)) {
+                        let Pos::Main(l) = d.location() else {
+                            return false;
+                        };
+                        if text::use_context(src, l, r.spelling().len()).writes
+                            || text::use_context(src, l, r.spelling().len()).address
+                        {
+                            return false;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        // No break or continue of this loop; no declaration statement as the whole body.
+        !Self::leaves_loop(body) && body.kind() != CXCursor_DeclStmt
+    }
+
+    fn leaves_loop(s: &Cursor) -> bool {
+        match s.kind() {
+            CXCursor_BreakStmt | CXCursor_ContinueStmt => true,
+            CXCursor_ForStmt
+            | CXCursor_WhileStmt
+            | CXCursor_DoStmt
+            | CXCursor_SwitchStmt
+            | CXCursor_CXXForRangeStmt => false,
+            _ => s.children().iter().any(Self::leaves_loop),
         }
     }
 
@@ -1081,6 +1218,7 @@ impl<'a> Analysis<'a> {
                 Expanded {
                     name: var.name.clone(),
                     ty,
+                    is_array,
                 },
             ));
         }

@@ -135,18 +135,31 @@ fn parse_args(argv: &[String]) -> Args {
             continue;
         }
         if arg.starts_with('-') {
+            // What changes how the source reads; not code generation (-O, -march, -fopt-info:
+            // flags libclang may not know, and an unknown one would stop it).
+            let language_f = [
+                "-fopenmp",
+                "-fsigned-char",
+                "-funsigned-char",
+                "-fshort-enums",
+                "-fshort-wchar",
+                "-fms-extensions",
+                "-fexceptions",
+                "-fno-exceptions",
+                "-frtti",
+                "-fno-rtti",
+                "-fcommon",
+                "-fno-common",
+                "-fgnu89-inline",
+            ];
             let relevant = parse_relevant
                 .iter()
                 .any(|p| arg.starts_with(p) && arg.len() > p.len())
                 || arg.starts_with("-std=")
-                || arg.starts_with("-f")
                 || arg == "-pthread"
-                || arg.starts_with("-m");
-            if relevant
-                && !arg.starts_with("-fplugin")
-                && !arg.starts_with("-march")
-                && !arg.starts_with("-mtune")
-            {
+                || arg == "-ansi"
+                || language_f.contains(&arg.as_str());
+            if relevant {
                 a.parse_flags.push(arg.clone());
             }
             a.items.push(Item::Flag(arg.clone()));
