@@ -244,19 +244,25 @@ impl Writer<'_> {
     /// per-thread storage index is a size_t affine in the counter (an unsigned one, which may
     /// wrap, keeps GCC from vectorising its loads).
     fn thread_loop_open(&mut self) {
+        self.thread_loop_open_to("blockDim.x")
+    }
+
+    /// The thread loop over x in [0, `x_end`) of each row.
+    fn thread_loop_open_to(&mut self, x_end: &str) {
         self.out.push_str(
-            "  for (unsigned biren_tz_ = 0; biren_tz_ < blockDim.z; ++biren_tz_)\n\
+            &"  for (unsigned biren_tz_ = 0; biren_tz_ < blockDim.z; ++biren_tz_)\n\
              \x20 for (unsigned biren_ty_ = 0; biren_ty_ < blockDim.y; ++biren_ty_) {\n\
              \x20 const unsigned biren_row_ = (biren_tz_ * blockDim.y + biren_ty_) * blockDim.x;\n\
              \x20 BIREN_ASSUME_(biren_base_ + blockDim.x >= biren_base_ && biren_base_ + blockDim.x <= 0x7fffffffu);\n\
              #if defined(__GNUC__) && !defined(__clang__)\n\
              #pragma GCC ivdep\n\
              #endif\n\
-             \x20 for (int biren_g_ = (int)biren_base_; biren_g_ < (int)(biren_base_ + blockDim.x); ++biren_g_) {\n\
+             \x20 for (int biren_g_ = (int)biren_base_; biren_g_ < (int)(biren_base_ + BIREN_X_END_); ++biren_g_) {\n\
              \x20 const size_t biren_t_ = (size_t)biren_row_ + (size_t)(biren_g_ - (int)biren_base_);\n\
              \x20 dim3 threadIdx;\n\
              \x20 threadIdx.x = (unsigned)biren_g_ - biren_base_; threadIdx.y = biren_ty_; threadIdx.z = biren_tz_;\n\
-             \x20 (void)threadIdx; (void)biren_t_;\n",
+             \x20 (void)threadIdx; (void)biren_t_;\n"
+                .replace("BIREN_X_END_", x_end),
         );
         if self.plan.returns {
             self.out
@@ -326,11 +332,31 @@ impl Writer<'_> {
                 let vars: Vec<usize> = uses.iter().map(|u| u.0).collect();
                 let written: Vec<usize> = uses.iter().filter(|u| u.1).map(|u| u.0).collect();
                 self.out.push_str("  { /* region */\n");
-                self.thread_loop_open();
+                let guard = self.plan.guards.get(start).copied();
+                match guard {
+                    Some(g) => {
+                        // The threads of a row that pass `x < E` are a prefix: find its end.
+                        self.out.push_str(
+                            "  unsigned biren_lo_ = 0, biren_hi_ = blockDim.x;\n\
+                             \x20 while (biren_lo_ < biren_hi_) {\n\
+                             \x20 const unsigned biren_m_ = biren_lo_ + (biren_hi_ - biren_lo_) / 2;\n\
+                             \x20 dim3 threadIdx; threadIdx.x = biren_m_; threadIdx.y = 0; threadIdx.z = 0; (void)threadIdx;\n",
+                        );
+                        self.remat(g.cond.0);
+                        self.out.push_str("  if (");
+                        self.inline_text(g.cond.0, g.cond.1);
+                        self.out.push_str(
+                            ") biren_lo_ = biren_m_ + 1; else biren_hi_ = biren_m_;\n  }\n",
+                        );
+                        self.thread_loop_open_to("biren_lo_");
+                    }
+                    None => self.thread_loop_open(),
+                }
                 self.load(&vars);
                 self.remat(*start);
                 self.out.push_str("  {\n");
-                self.user_text(*start, *end, n);
+                let from = guard.map_or(*start, |g| g.body);
+                self.user_text(from, *end, n);
                 // Recomputed variables declared here may be used only in later regions.
                 for r in self
                     .plan

@@ -83,6 +83,14 @@ pub struct Remat {
     pub decl: usize,
 }
 
+/// See `Plan::guards`.
+#[derive(Debug, Clone, Copy)]
+pub struct Guard {
+    pub cond: Span,
+    /// The guarded statement (the `if`'s body).
+    pub body: usize,
+}
+
 /// A text edit inside a region.
 #[derive(Debug, Clone)]
 pub struct Edit {
@@ -114,6 +122,10 @@ pub struct Plan {
     /// Per region or checked condition (by start offset), the recomputed variables it needs
     /// declared (in order; those it declares itself left out).
     pub remat_uses: HashMap<usize, Vec<usize>>,
+    /// Regions that are one `if (x < E) ...` on the thread's x index and a uniform bound: by
+    /// region start, the condition and where its statement starts. Only threads whose x
+    /// passes run (a prefix of each row, found by bisection).
+    pub guards: HashMap<usize, Guard>,
     /// Per checked condition (by start offset), the expanded variables it uses.
     pub cond_uses: HashMap<usize, Vec<usize>>,
     /// Declarations moved to the function's top (statics, shared arrays, types).
@@ -266,6 +278,8 @@ struct Var {
 struct Analysis<'a> {
     src: &'a [u8],
     body: Cursor,
+    /// The statements of each region (by its start).
+    run_stmts: HashMap<usize, Vec<Cursor>>,
     /// The parameters: the kernel's, then threadIdx, blockIdx, blockDim, gridDim, biren_loop_.
     params: Vec<Cursor>,
     nparams: usize,
@@ -287,6 +301,7 @@ impl<'a> Analysis<'a> {
         let mut a = Analysis {
             src,
             body: *body,
+            run_stmts: HashMap::new(),
             params: params.to_vec(),
             nparams,
             vars: Vec::new(),
@@ -480,7 +495,8 @@ impl<'a> Analysis<'a> {
         let remat = self.rematerializable();
         let expanded = self.expand(&remat)?;
         let (uses, cond_uses) = self.uses_by_region(&expanded);
-        let remat_uses = self.remat_uses(&remat);
+        let guards = self.guards(&remat);
+        let remat_uses = self.remat_uses(&remat, &guards);
         // The loop pointer, where a region or a checked condition uses it (the barriers' uses go
         // with them).
         let uses_loop = {
@@ -499,6 +515,7 @@ impl<'a> Analysis<'a> {
             cond_uses,
             remat: remat.iter().map(|(_, r, _)| r.clone()).collect(),
             remat_uses,
+            guards,
             hoisted: std::mem::take(&mut self.hoisted),
             edits: std::mem::take(&mut self.edits),
             returns: self.returns,
@@ -533,6 +550,7 @@ impl<'a> Analysis<'a> {
         }
         let mut pieces = Vec::new();
         let mut run_start: Option<usize> = None;
+        let mut run: Vec<Cursor> = Vec::new();
         for (i, s) in stmts.iter().enumerate() {
             let start = starts[i];
             let end = if i + 1 < stmts.len() {
@@ -545,20 +563,24 @@ impl<'a> Analysis<'a> {
                     run_start = Some(start);
                 }
                 self.region_statement(s, start, end)?;
+                if !self.hoisted.iter().any(|h| h.0 == start) {
+                    run.push(*s);
+                }
                 continue;
             }
             if let Some(rs) = run_start.take() {
-                self.push_run(&mut pieces, rs, start);
+                self.push_run(&mut pieces, rs, start, std::mem::take(&mut run));
             }
             pieces.push(self.barrier_statement(s, start, end)?);
         }
         if let Some(rs) = run_start.take() {
-            self.push_run(&mut pieces, rs, to);
+            self.push_run(&mut pieces, rs, to, run);
         }
         Ok(pieces)
     }
 
-    fn push_run(&mut self, pieces: &mut Vec<Piece>, start: usize, end: usize) {
+    fn push_run(&mut self, pieces: &mut Vec<Piece>, start: usize, end: usize, stmts: Vec<Cursor>) {
+        self.run_stmts.insert(start, stmts);
         // A run whose text is only blanks (or only hoisted declarations) makes no region.
         let blank = |a: usize, b: usize| text::skip_blank(self.src, a) >= b;
         let mut at = start;
@@ -901,6 +923,177 @@ impl<'a> Analysis<'a> {
         }
         // No break or continue of this loop; no declaration statement as the whole body.
         !Self::leaves_loop(body) && body.kind() != CXCursor_DeclStmt
+    }
+
+    /// An expression with one value for the block: literals and operators over parameters,
+    /// the block's indices, block-level counters and enumerators (no call, no memory read).
+    fn uniform_expr(&self, e: &Cursor) -> bool {
+        let src = self.src;
+        let thread = self.params[self.nparams];
+        let lp = self.params[self.nparams + 4];
+        for d in std::iter::once(*e).chain(e.descendants()) {
+            match d.kind() {
+                CXCursor_DeclRefExpr => {
+                    let Some(r) = d.referenced() else {
+                        return false;
+                    };
+                    if r.same(&thread) || r.same(&lp) {
+                        return false;
+                    }
+                    let ok = self.params.iter().any(|p| p.same(&r))
+                        || r.kind() == CXCursor_EnumConstantDecl
+                        || self.var_of(&r).is_some_and(|v| self.vars[v].block_level);
+                    if !ok {
+                        return false;
+                    }
+                }
+                CXCursor_MemberRefExpr => {
+                    let Pos::Main(o) = d.location() else {
+                        return false;
+                    };
+                    let mut j = o;
+                    while j > 0 && (src[j - 1] as char).is_ascii_whitespace() {
+                        j -= 1;
+                    }
+                    if j == 0 || src[j - 1] != b'.' {
+                        return false;
+                    }
+                }
+                CXCursor_UnaryOperator => {
+                    let Pos::Main(o) = d.start() else {
+                        return false;
+                    };
+                    if matches!(src.get(o), Some(b'*' | b'&'))
+                        || src[o..].starts_with(b"++")
+                        || src[o..].starts_with(b"--")
+                    {
+                        return false;
+                    }
+                }
+                CXCursor_IntegerLiteral
+                | CXCursor_FloatingLiteral
+                | CXCursor_CharacterLiteral
+                | CXCursor_ParenExpr
+                | CXCursor_BinaryOperator
+                | CXCursor_ConditionalOperator
+                | CXCursor_CStyleCastExpr
+                | CXCursor_UnexposedExpr
+                | CXCursor_TypeRef
+                | CXCursor_UnaryExpr => {}
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    /// `threadIdx.x`, or a recomputed variable that is exactly it (through casts and parentheses).
+    fn is_thread_x(&self, e: &Cursor, remat: &[(usize, Remat, Vec<usize>)]) -> bool {
+        let src = self.src;
+        let mut e = *e;
+        while matches!(e.kind(), CXCursor_UnexposedExpr | CXCursor_ParenExpr) {
+            let ch = e.children();
+            if ch.len() != 1 {
+                return false;
+            }
+            e = ch[0];
+        }
+        match e.kind() {
+            CXCursor_MemberRefExpr => {
+                let Pos::Main(o) = e.location() else {
+                    return false;
+                };
+                let base = e.children();
+                text::ident_at(src, o) == "x"
+                    && base.len() == 1
+                    && base[0].kind() == CXCursor_DeclRefExpr
+                    && base[0]
+                        .referenced()
+                        .is_some_and(|r| r.same(&self.params[self.nparams]))
+            }
+            CXCursor_DeclRefExpr => {
+                let Some(r) = e.referenced() else {
+                    return false;
+                };
+                let Some(v) = self.var_of(&r) else {
+                    return false;
+                };
+                remat.iter().any(|(w, rm, _)| {
+                    *w == v && {
+                        let t = String::from_utf8_lossy(&src[rm.init.0..rm.init.1]);
+                        t.split_whitespace().collect::<String>() == "threadIdx.x"
+                    }
+                })
+            }
+            _ => false,
+        }
+    }
+
+    /// The regions that are one `if (x < E)` (see `Plan::guards`).
+    fn guards(&self, remat: &[(usize, Remat, Vec<usize>)]) -> HashMap<usize, Guard> {
+        let src = self.src;
+        let mut out = HashMap::new();
+        for (&start, stmts) in &self.run_stmts {
+            let [s] = stmts.as_slice() else { continue };
+            if s.kind() != CXCursor_IfStmt {
+                continue;
+            }
+            let ch = s.children();
+            let [cond, body] = ch.as_slice() else {
+                continue;
+            };
+            if cond.kind() != CXCursor_BinaryOperator {
+                continue;
+            }
+            let (Pos::Main(at), Pos::Main(b)) = (s.start(), body.start()) else {
+                continue;
+            };
+            let ops = cond.children();
+            let [l, r] = ops.as_slice() else { continue };
+            // The operator: the token before the right operand.
+            let Pos::Main(mut j) = r.start() else {
+                continue;
+            };
+            while j > 0 && (src[j - 1] as char).is_ascii_whitespace() {
+                j -= 1;
+            }
+            let op: &[u8] = if j >= 2 && src[j - 1] == b'=' {
+                &src[j - 2..j]
+            } else {
+                &src[j.saturating_sub(1)..j]
+            };
+            let before = if j >= op.len() + 1 {
+                src[j - op.len() - 1]
+            } else {
+                b' '
+            };
+            let compare = before != b'<' && before != b'>';
+            let less = compare
+                && (op == b"<" || op == b"<=")
+                && self.is_thread_x(l, remat)
+                && self.uniform_expr(r);
+            let greater = compare
+                && (op == b">" || op == b">=")
+                && self.is_thread_x(r, remat)
+                && self.uniform_expr(l);
+            if !(less || greater) {
+                continue;
+            }
+            let open = text::skip_blank(src, at + 2);
+            let Some(close) = (src.get(open) == Some(&b'('))
+                .then(|| text::matching(src, open))
+                .flatten()
+            else {
+                continue;
+            };
+            out.insert(
+                start,
+                Guard {
+                    cond: (open + 1, close),
+                    body: b,
+                },
+            );
+        }
+        out
     }
 
     fn leaves_loop(s: &Cursor) -> bool {
@@ -1541,12 +1734,18 @@ impl<'a> Analysis<'a> {
     }
 
     /// Per region and checked condition, the recomputed variables to declare there.
-    fn remat_uses(&self, remat: &[(usize, Remat, Vec<usize>)]) -> HashMap<usize, Vec<usize>> {
+    fn remat_uses(
+        &self,
+        remat: &[(usize, Remat, Vec<usize>)],
+        guards: &HashMap<usize, Guard>,
+    ) -> HashMap<usize, Vec<usize>> {
         let mut out: HashMap<usize, Vec<usize>> = HashMap::new();
+        let guard_conds: Vec<Span> = guards.values().map(|g| g.cond).collect();
         let spans: Vec<Span> = self
             .regions
             .iter()
             .chain(&self.checked_conds)
+            .chain(&guard_conds)
             .copied()
             .collect();
         for span in spans {
