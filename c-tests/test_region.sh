@@ -74,8 +74,28 @@ C
 "$BCC" -std=c11 -Wall -c -o "$TMP/diag.o" "$TMP/diag.c" 2> "$TMP/diag.err" || true
 grep -q "diag.c:6:.*unused_here" "$TMP/diag.err" || { cat "$TMP/diag.err"; fail "the warning does not name diag.c:6"; }
 
-echo "-- CC=biren-cc in a Makefile: -c, then link"
-"$BCC" -std=c11 -O2 -c c-tests/region/kernels.c -o "$TMP/kernels.o"
-"$BCC" -o "$TMP/linked" "$TMP/kernels.o"
+echo "-- CC=biren-cc in a Makefile: -c, then link (CC in the environment names biren-cc itself)"
+cat > "$TMP/Makefile" <<MK
+linked: kernels.o
+	\$(CC) -o \$@ kernels.o
+kernels.o: $PWD/c-tests/region/kernels.c
+	\$(CC) -std=c11 -O2 -c -o \$@ $PWD/c-tests/region/kernels.c
+MK
+CC="$BCC" make -s -C "$TMP" CC="$BCC" linked
 timeout 300 "$TMP/linked" > /dev/null
+
+echo "-- examples-c/ builds with biren-cc (strict C99)"
+for f in examples-c/*.c; do
+  "$BCC" -std=c99 "${WARN[@]}" -pthread -o "$TMP/example" "$f"
+done
+
+if command -v cmake > /dev/null; then
+  echo "-- CMAKE_C_COMPILER=biren-cc"
+  mkdir -p "$TMP/cm"
+  printf 'cmake_minimum_required(VERSION 3.13)\nproject(regions C)\nadd_executable(kernels %s)\n' \
+    "$PWD/c-tests/region/kernels.c" > "$TMP/cm/CMakeLists.txt"
+  CC="$BCC" cmake -S "$TMP/cm" -B "$TMP/cm/build" > "$TMP/cm.log" < /dev/null || { cat "$TMP/cm.log"; fail "cmake configure"; }
+  cmake --build "$TMP/cm/build" > "$TMP/cm-build.log" || { cat "$TMP/cm-build.log"; fail "cmake build"; }
+  timeout 300 "$TMP/cm/build/kernels" > /dev/null
+fi
 echo "test_region: all passed"

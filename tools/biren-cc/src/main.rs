@@ -215,16 +215,36 @@ fn biren_dirs() -> (PathBuf, PathBuf) {
     (canon(found.0), canon(found.1))
 }
 
+/// The system compiler for `lang`: `CC`/`CXX`, unless it names biren-cc itself (CC=biren-cc in
+/// a Makefile or for CMake), then `cc`/`c++`.
 fn compiler(lang: Lang) -> String {
-    match lang {
-        Lang::C => std::env::var("CC")
-            .ok()
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| "cc".into()),
-        Lang::Cxx => std::env::var("CXX")
-            .ok()
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| "c++".into()),
+    let (var, default) = match lang {
+        Lang::C => ("CC", "cc"),
+        Lang::Cxx => ("CXX", "c++"),
+    };
+    let Some(chosen) = std::env::var(var).ok().filter(|s| !s.trim().is_empty()) else {
+        return default.into();
+    };
+    let first = chosen.split_whitespace().next().unwrap_or("").to_string();
+    let me = std::env::current_exe().and_then(|p| p.canonicalize()).ok();
+    let resolved = if first.contains('/') {
+        Path::new(&first).canonicalize().ok()
+    } else {
+        std::env::var_os("PATH").and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|d| d.join(&first))
+                .find(|p| p.is_file())
+                .and_then(|p| p.canonicalize().ok())
+        })
+    };
+    let is_me = Path::new(&first)
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("biren-cc"))
+        || (resolved.is_some() && resolved == me);
+    if is_me || std::env::var_os("BIREN_CC_ACTIVE").is_some() {
+        default.into()
+    } else {
+        chosen
     }
 }
 
@@ -384,8 +404,10 @@ fn run() -> Result<i32, String> {
     if args.verbose {
         eprintln!("biren-cc: {} {}", cc, full.join(" "));
     }
+    // A compiler that is a wrapper running biren-cc again (a script) runs the system's.
     let status = Command::new(&cc)
         .args(&full)
+        .env("BIREN_CC_ACTIVE", "1")
         .status()
         .map_err(|e| format!("biren-cc: cannot run {cc}: {e}"))?;
     if !args.keep {
