@@ -495,6 +495,11 @@ pub extern "C" fn birenTrapLoop(loop_: *mut birenKernelLoop) {
 /// kernel's body split at its barriers into loops over the block's threads (none ever waits);
 /// it returns `count`. Launches of `kernel` (not cooperative ones, whose grid runs as fibers)
 /// then run whole blocks through it. May come before or after the kernel's own registration.
+/// What differs from the fiber form: the threads of a block run in thread order inside a
+/// region (CUDA promises no order between barriers); a condition around a barrier that biren-cc
+/// checks at run time, or threads that returned before a barrier others reach, fail the launch
+/// with BIREN_ERROR_LAUNCH_FAILURE naming the barrier's line (birenRegionDivergence); a sync
+/// point reached in a function biren-cc did not see fails the launch too.
 ///
 /// BIREN_ERROR_INVALID_VALUE for a NULL kernel or regionFn. Thread-safe; needs no birenInit.
 #[no_mangle]
