@@ -362,9 +362,25 @@ static int test_early_return_whole_block_passes(void) {
   return 0;
 }
 
+static unsigned fake_region(birenKernelCtx *ctx, void **args, unsigned count) {
+  (void)ctx;
+  (void)args;
+  return count;
+}
+
+static int test_register_regions_checks_arguments(void) {
+  EXPECT_CODE(birenKernelRegisterRegions(NULL, fake_region), BIREN_ERROR_INVALID_VALUE);
+  EXPECT_CODE(birenKernelRegisterRegions(reduce, NULL), BIREN_ERROR_INVALID_VALUE);
+  /* Outside a kernel the region calls do nothing harmful. */
+  EXPECT(birenRegionScratch(64) != NULL);
+  birenRegionDivergence("k", "f.c", 1, 0, birenDim3(0, 0, 0));
+  return 0;
+}
+
 int main(void) {
   OK(birenInit());
   static const test_case tests[] = {
+      TEST(test_register_regions_checks_arguments),
       TEST(test_reduce),        TEST(test_scan_while),   TEST(test_rotate_do),
       TEST(test_uniform_if),    TEST(test_matmul),       TEST(test_live_values),
       TEST(test_reverse_dyn),   TEST(test_mirror3d),     TEST(test_late_return),
