@@ -1700,8 +1700,9 @@ enum birenError_t birenGetDeviceProperties_v2(struct birenDeviceProp *prop, int 
  * two copy engines, unified addressing, mapped and registered host memory usable by kernels at
  * its host address. Device-side facilities are those this header declares (not every intrinsic
  * of a real 6.0 device). Clocks, bus width and L2 size are nominal values. Attributes that
- * describe missing features (cooperative launch) report 0; managed memory (coherent, host
- * and device at once) and memory pools are supported.
+ * describe missing features (multi-device cooperative launch) report 0; cooperative launch
+ * (birenLaunchCooperativeKernel), managed memory (coherent, host and device at once) and memory
+ * pools are supported.
  *
  * Returns BIREN_ERROR_INVALID_VALUE if value is NULL or `attr` is not a birenDeviceAttr value
  * listed in this header; BIREN_ERROR_INVALID_DEVICE if there is no such device. Nothing is
