@@ -1455,6 +1455,12 @@ typedef struct birenFuncAttributes {
  */
 typedef size_t (*birenBlockSizeToDynamicSMemSize_t)(int blockSize);
 
+/**
+ * Writes the bounds of a program's or library's `biren_shared` section (its BIREN_SHARED
+ * arrays) on the calling thread: `*begin` its first byte, `*end` one past its last.
+ */
+typedef void (*birenSharedSectionBounds_t)(void **begin, void **end);
+
 
 
 #ifdef __cplusplus
@@ -2892,6 +2898,24 @@ enum birenError_t birenLaunchHostFunc(birenStream_t stream, birenHostFn_t fn, vo
 enum birenError_t birenRegisterSymbol(const void *symbol, size_t size, const char *name);
 
 /**
+ * Records the BIREN_SHARED arrays of a program or library: `bounds` gives their section on the
+ * calling thread. The header calls it from a constructor in every file that includes it (and
+ * birenUnregisterSharedSection from a destructor), so that each block of a cooperative launch
+ * has its own copy of those arrays; call it yourself only with another compiler. Registering
+ * the same function again changes nothing. Works before birenInit; not logged. Returns
+ * BIREN_ERROR_INVALID_VALUE if `bounds` is NULL (not the calling thread's last error).
+ * Thread-safe.
+ */
+enum birenError_t birenRegisterSharedSection(birenSharedSectionBounds_t bounds);
+
+/**
+ * Forgets a function recorded with birenRegisterSharedSection (its module is being unloaded);
+ * one never recorded changes nothing; not logged. Returns BIREN_ERROR_INVALID_VALUE if `bounds`
+ * is NULL (not the calling thread's last error). Thread-safe.
+ */
+enum birenError_t birenUnregisterSharedSection(birenSharedSectionBounds_t bounds);
+
+/**
  * Writes the address of device symbol `symbol` to *devPtr: the variable itself (kernels and
  * the host share one address space). The address is accepted by copies as device memory,
  * bounded by the symbol's size. Symbols are shared by all devices (one copy per process).
@@ -3237,13 +3261,44 @@ static inline birenPos make_birenPos(size_t x, size_t y, size_t z) {
  * left) and an initializer is not re-applied per block; write it, birenSyncThreads(), then read.
  * It is not counted in sharedMemPerBlock. Needs C11 (_Thread_local), C++11 (thread_local) or
  * GCC/Clang (__thread).
+ * A cooperative launch (birenLaunchCooperativeKernel) runs all the blocks of its grid at once on
+ * one unit: the runtime keeps each block's copy of these arrays and puts it in place when the
+ * unit turns to that block. For that the arrays live in one section, `biren_shared`, of each
+ * program or library, which a constructor below records (birenRegisterSharedSection); this needs
+ * GCC or Clang on an ELF platform (elsewhere the blocks of a cooperative launch share them).
  */
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__ELF__)
+#define BIREN_SHARED_SECTION_ __attribute__((section("biren_shared")))
+#else
+#define BIREN_SHARED_SECTION_
+#endif
 #if defined(__cplusplus) && __cplusplus >= 201103L
-#define BIREN_SHARED static thread_local
+#define BIREN_SHARED static thread_local BIREN_SHARED_SECTION_
 #elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-#define BIREN_SHARED static _Thread_local
+#define BIREN_SHARED static _Thread_local BIREN_SHARED_SECTION_
 #elif defined(__GNUC__) || defined(__clang__)
-#define BIREN_SHARED static __thread
+#define BIREN_SHARED static __thread BIREN_SHARED_SECTION_
+#endif
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__ELF__)
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* The linker's bounds of this module's section (hidden: this module's own). */
+extern __thread char __start_biren_shared[] __attribute__((visibility("hidden")));
+extern __thread char __stop_biren_shared[] __attribute__((visibility("hidden")));
+#ifdef __cplusplus
+}
+#endif
+/* One byte in the section, so that every module including this header has it. */
+static __thread char biren_shared_anchor_ BIREN_SHARED_SECTION_ __attribute__((used));
+static void biren_shared_bounds_(void **begin, void **end) {
+  *begin = (void *)__start_biren_shared;
+  *end = (void *)__stop_biren_shared;
+}
+static void biren_shared_register_(void) __attribute__((constructor));
+static void biren_shared_register_(void) { (void)birenRegisterSharedSection(biren_shared_bounds_); }
+static void biren_shared_unregister_(void) __attribute__((destructor));
+static void biren_shared_unregister_(void) { (void)birenUnregisterSharedSection(biren_shared_bounds_); }
 #endif
 
 /* ---- Vector types (float2 .. double4, make_float4, ...) ----------------------------------- */
