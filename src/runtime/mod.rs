@@ -7,6 +7,7 @@ pub mod config;
 pub mod diagnostics;
 pub mod error;
 pub mod exec;
+pub mod ids;
 pub mod memory;
 pub mod registry;
 pub mod settings;
@@ -225,7 +226,7 @@ fn install_fork_handlers() {
 
 impl Runtime {
     pub fn next_id(&self) -> u64 {
-        self.ids.fetch_add(1, Ordering::Relaxed) + 1
+        ids::next_object(&self.ids)
     }
 
     pub fn device_count(&self) -> usize {
