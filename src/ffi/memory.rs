@@ -30,9 +30,6 @@ pub extern "C" fn birenMalloc(devPtr: *mut *mut c_void, size: usize) -> birenErr
         }
         let guard = if diagnostics::validator_on() { GUARD } else { 0 };
         let p = d.malloc(size, guard, caller::user_caller())?;
-        if racecheck::on() {
-            racecheck::alloc(p, size, Some(d.index));
-        }
         *o = p as *mut c_void;
         Ok(())
     })

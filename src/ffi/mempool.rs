@@ -130,9 +130,6 @@ fn malloc_from(
     };
     match d.malloc(size, guard, caller::user_caller()) {
         Ok(p) => {
-            if diagnostics::racecheck::on() {
-                diagnostics::racecheck::alloc(p, size, Some(d.index));
-            }
             rt.pools.record(p, pool, bytes);
             *o = p as *mut c_void;
             Ok(())

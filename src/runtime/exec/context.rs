@@ -623,8 +623,17 @@ impl DeviceContext {
         Ok(())
     }
 
-    /// Allocates, waiting for deferred frees when the device is full.
+    /// Allocates, waiting for deferred frees when the device is full; race detection learns of
+    /// the allocation (every kind: birenMalloc, pitched, 3-D, managed, pools).
     pub fn malloc(&self, size: usize, guard: usize, caller: usize) -> Result<usize> {
+        let p = self.allocate(size, guard, caller)?;
+        if crate::runtime::diagnostics::racecheck::on() {
+            crate::runtime::diagnostics::racecheck::alloc(p, size, Some(self.index));
+        }
+        Ok(p)
+    }
+
+    fn allocate(&self, size: usize, guard: usize, caller: usize) -> Result<usize> {
         let _no_reset = self.creating();
         match self.exec.memory.allocate(size, guard, caller) {
             Err(ErrorCode::OutOfMemory) => {

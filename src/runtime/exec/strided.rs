@@ -38,6 +38,14 @@ pub struct Strided {
 }
 
 impl Side {
+    /// Where each of the `height` rows of each of the `depth` slices starts, in order: the row
+    /// loop of every strided copy and fill.
+    pub fn rows(self, height: usize, depth: usize) -> impl Iterator<Item = usize> {
+        (0..depth).flat_map(move |z| {
+            (0..height).map(move |y| self.base + z * self.slice + y * self.pitch)
+        })
+    }
+
     /// Bytes from the first row's start to the last row's end; None on overflow.
     fn span(&self, width: usize, height: usize, depth: usize) -> Option<usize> {
         let last_slice = (depth - 1).checked_mul(self.slice)?;
@@ -59,15 +67,16 @@ impl Strided {
     /// # Safety
     /// Every row of both sides was validated (`Runtime::plan_strided`) and its memory is alive.
     pub unsafe fn run(&self) {
-        for z in 0..self.depth {
-            for y in 0..self.height {
-                let d = self.dst.base + z * self.dst.slice + y * self.dst.pitch;
-                match self.op {
-                    StridedOp::Copy(s) => {
-                        let from = s.base + z * s.slice + y * s.pitch;
-                        std::ptr::copy(from as *const u8, d as *mut u8, self.width);
-                    }
-                    StridedOp::Fill(v) => std::ptr::write_bytes(d as *mut u8, v, self.width),
+        let rows = self.dst.rows(self.height, self.depth);
+        match self.op {
+            StridedOp::Copy(s) => {
+                for (d, from) in rows.zip(s.rows(self.height, self.depth)) {
+                    std::ptr::copy(from as *const u8, d as *mut u8, self.width);
+                }
+            }
+            StridedOp::Fill(v) => {
+                for d in rows {
+                    std::ptr::write_bytes(d as *mut u8, v, self.width);
                 }
             }
         }
