@@ -647,7 +647,8 @@ typedef enum birenFuncCache {
  */
 typedef enum birenMemPoolAttr {
   /**
-   * int, 0 or 1: recorded (the pool keeps no freed memory to reuse).
+   * int, 0 or 1: recorded (a pool reuses its reserve only for allocations made after the
+   * free was reached).
    */
   birenMemPoolReuseFollowEventDependencies = 1,
   /**
@@ -659,11 +660,12 @@ typedef enum birenMemPoolAttr {
    */
   birenMemPoolReuseAllowInternalDependencies = 3,
   /**
-   * uint64_t: bytes the pool may keep reserved; recorded (it keeps none).
+   * uint64_t: bytes the pool keeps reserved at a synchronize (stream, event or device); what
+   * is freed to it beyond is given back then. Default 0.
    */
   birenMemPoolAttrReleaseThreshold = 4,
   /**
-   * uint64_t, read-only: bytes reserved (= in use: nothing is kept in reserve).
+   * uint64_t, read-only: bytes reserved: in use, plus freed to the pool and kept.
    */
   birenMemPoolAttrReservedMemCurrent = 5,
   /**
@@ -1574,6 +1576,8 @@ enum birenError_t birenDeviceReset(void);
  * Returns BIREN_ERROR_DEADLOCK if the work is blocked on a wait that no enqueued record can
  * satisfy for BIREN_DEADLOCK_TIMEOUT_MS; BIREN_ERROR_NOT_PERMITTED inside a kernel or host function.
  * Syncing the whole device is the coarsest (slowest) synchronization: prefer stream or event syncs.
+ * After a successful wait, the device's memory pools give back what was freed to them beyond
+ * their release threshold (birenMemPoolAttrReleaseThreshold).
  */
 enum birenError_t birenDeviceSynchronize(void);
 
@@ -1809,6 +1813,8 @@ enum birenError_t birenEventQuery(birenEvent_t event);
  * Waits until the event's latest record is reached; returns at once if it was never recorded.
  * BIREN_ERROR_DEADLOCK if the record is blocked on a wait that no enqueued record can satisfy
  * for BIREN_DEADLOCK_TIMEOUT_MS; BIREN_ERROR_NOT_PERMITTED inside a kernel or host function.
+ * After a successful wait, the device's memory pools give back what was freed to them beyond
+ * their release threshold (birenMemPoolAttrReleaseThreshold).
  */
 enum birenError_t birenEventSynchronize(birenEvent_t event);
 
@@ -2591,7 +2597,8 @@ enum birenError_t birenDeviceSetMemPool(int device, birenMemPool_t memPool);
 enum birenError_t birenMemPoolCreate(birenMemPool_t *memPool, const struct birenMemPoolProps *poolProps);
 
 /**
- * Destroys a pool made by birenMemPoolCreate. Its live allocations stay valid until freed. A
+ * Destroys a pool made by birenMemPoolCreate, giving back its reserve. Its live allocations stay
+ * valid until freed (their memory then goes straight back to the device). A
  * device whose current pool it was goes back to its default pool. Returns
  * BIREN_ERROR_INVALID_VALUE for an unknown or destroyed pool or a default pool. Thread-safe.
  */
@@ -2606,17 +2613,18 @@ enum birenError_t birenMemPoolSetAttribute(birenMemPool_t memPool, birenMemPoolA
 
 /**
  * Writes a pool attribute to *value (an int for the reuse flags, a uint64_t otherwise).
- * Reserved bytes equal used bytes (the pool keeps nothing in reserve). Returns
+ * Reserved bytes are the used bytes plus those freed to the pool and kept (up to the release
+ * threshold at each synchronize; an allocation the device has no room for takes them back
+ * first). Returns
  * BIREN_ERROR_INVALID_VALUE for an unknown pool, a NULL value or an unknown attribute; nothing
  * is written on error. Thread-safe.
  */
 enum birenError_t birenMemPoolGetAttribute(birenMemPool_t memPool, birenMemPoolAttr attr, void *value);
 
 /**
- * Releases reserved memory of the pool beyond `minBytesToKeep`. The pool keeps no memory in
- * reserve (freed blocks go back to the device when the free is reached), so there is nothing to
- * release; the call checks the pool. Returns BIREN_ERROR_INVALID_VALUE for an unknown pool.
- * Thread-safe.
+ * Releases the pool's reserve (memory freed to it and kept) until at most `minBytesToKeep`
+ * bytes are reserved, or the reserve is empty (memory in use stays). Returns
+ * BIREN_ERROR_INVALID_VALUE for an unknown pool. Thread-safe.
  */
 enum birenError_t birenMemPoolTrimTo(birenMemPool_t memPool, size_t minBytesToKeep);
 
@@ -2834,6 +2842,8 @@ enum birenError_t birenStreamDestroy(birenStream_t stream);
  * BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED for a capturing stream, and
  * BIREN_ERROR_STREAM_CAPTURE_IMPLICIT for the default stream while a blocking stream of its
  * device captures (both invalidate the capture).
+ * After a successful wait, the device's memory pools give back what was freed to them beyond
+ * their release threshold (birenMemPoolAttrReleaseThreshold).
  */
 enum birenError_t birenStreamSynchronize(birenStream_t stream);
 

@@ -56,7 +56,7 @@ pub extern "C" fn birenFree(devPtr: *mut c_void) -> birenError_t {
         if diagnostics::validator_on() {
             crate::runtime::diagnostics::validator::check_on_free(&d.exec.memory, p);
         }
-        rt.pools.forget(p);
+        rt.pools.forget(p, &d.exec.memory);
         rt.managed.remove(p);
         let r = d.free(p);
         if r.is_ok() && racecheck::on() {

@@ -328,6 +328,7 @@ impl Runtime {
         let events = self.events.remove_where(|e| e.device == i);
         let allocations = d.reset();
         self.settings[i].reset_limits();
+        d.exec.memory.drop_holds();
         self.pools.on_reset(i);
         self.managed.on_reset(i);
         self.peers.lock().retain(|&(d, _)| d != i);

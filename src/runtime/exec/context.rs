@@ -637,7 +637,13 @@ impl DeviceContext {
         let _no_reset = self.creating();
         match self.exec.memory.allocate(size, guard, caller) {
             Err(ErrorCode::OutOfMemory) => {
-                // Memory whose work has completed comes back first. (A synchronize may return
+                // Memory pools' reserves (memory freed to them and kept) come back first.
+                if self.exec.memory.drop_holds() {
+                    if let Ok(p) = self.exec.memory.allocate(size, guard, caller) {
+                        return Ok(p);
+                    }
+                }
+                // Memory whose work has completed comes back. (A synchronize may return
                 // just before the completing thread releases it; that thread may also have
                 // released it since our attempt: retry either way.)
                 self.exec.reclaim();
