@@ -1865,11 +1865,12 @@ enum birenError_t birenGraphAddKernelNode(birenGraphNode_t *pGraphNode, birenGra
  * Checked now as birenMemcpy checks its arguments, and again at every launch (device memory
  * freed since makes the launch fail with BIREN_ERROR_INVALID_DEVICE_POINTER). Any parameters
  * birenMemcpy3D accepts are accepted (2-D and 3-D boxes at any position; a zero extent makes a
- * node that copies nothing, as birenMemcpy3D copies nothing).
- * BIREN_ERROR_INVALID_VALUE for NULL pointers, a non-NULL array, a row wider than
- * its pitch or a slice taller than its ysize; BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an
- * unknown kind; BIREN_ERROR_INVALID_DEVICE_POINTER / BIREN_ERROR_OUT_OF_BOUNDS for device ranges
- * not inside one live allocation; the dependency errors of birenGraphAddKernelNode.
+ * node that copies nothing, as birenMemcpy3D copies nothing), and refused with its codes:
+ * BIREN_ERROR_INVALID_VALUE for NULL pointers, a non-NULL array, or rows that would run into the
+ * next slice; BIREN_ERROR_INVALID_PITCH_VALUE for a row (pos.x + width) over its pitch or a
+ * pitch over memPitch; BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an unknown kind;
+ * BIREN_ERROR_INVALID_DEVICE_POINTER / BIREN_ERROR_OUT_OF_BOUNDS for device ranges not inside one
+ * live allocation; the dependency errors of birenGraphAddKernelNode.
  * Thread-safe.
  */
 enum birenError_t birenGraphAddMemcpyNode(birenGraphNode_t *pGraphNode, birenGraph_t graph, const birenGraphNode_t *pDependencies, size_t numDependencies, const struct birenMemcpy3DParms *pCopyParams);

@@ -4,10 +4,12 @@
 // Three groups, with imports that run one way: `exec` -> `diagnostics` -> `memory`.
 pub mod caps;
 pub mod config;
+pub mod copy3d;
 pub mod diagnostics;
 pub mod error;
 pub mod exec;
 pub mod ids;
+pub mod kernels;
 pub mod memory;
 pub mod registry;
 pub mod settings;

@@ -96,6 +96,21 @@ impl Strided {
 }
 
 impl Runtime {
+    /// Which sides of a copy in direction `kind` from `src` to `dst` are device memory: (dst,
+    /// src); for birenMemcpyDefault, where the pointers lie.
+    pub fn device_sides(&self, kind: i64, dst: usize, src: usize) -> (bool, bool) {
+        match kind {
+            HOST_TO_HOST => (false, false),
+            HOST_TO_DEVICE => (true, false),
+            DEVICE_TO_HOST => (false, true),
+            DEVICE_TO_DEVICE => (true, true),
+            _ => (
+                self.device_region(dst).is_some(),
+                self.device_region(src).is_some(),
+            ),
+        }
+    }
+
     /// Checks that every row of `side` lies in memory the side may use: one live device
     /// allocation (`device`), or host memory that does not wrap and stays inside the page-locked
     /// or registered buffer it starts in.
@@ -163,16 +178,7 @@ impl Runtime {
                 engine: ENGINE_FROM_DEVICE,
             }));
         };
-        let (dst_device, src_device) = match kind {
-            HOST_TO_HOST => (false, false),
-            HOST_TO_DEVICE => (true, false),
-            DEVICE_TO_HOST => (false, true),
-            DEVICE_TO_DEVICE => (true, true),
-            _ => (
-                self.device_region(dst.base).is_some(),
-                self.device_region(src.base).is_some(),
-            ),
-        };
+        let (dst_device, src_device) = self.device_sides(kind, dst.base, src.base);
         self.strided_side(&dst, width, height, depth, dst_device, call, "dst")?;
         self.strided_side(&src, width, height, depth, src_device, call, "src")?;
         Ok(Some(Strided {
