@@ -319,7 +319,8 @@ impl BusyStreams {
     }
 
     /// How many streams are on the list.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.list.lock().len()
     }
 
