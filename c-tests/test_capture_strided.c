@@ -249,6 +249,44 @@ static int memcpy_node_takes_any_memcpy3d_parameters(void) {
   return 0;
 }
 
+/* birenGraphAddMemcpyNode refuses what birenMemcpy3D refuses, with the same code: a row over
+ * its pitch, a pitch over memPitch (INVALID_PITCH_VALUE), rows running into the next slice
+ * (INVALID_VALUE), an unknown kind (INVALID_MEMCPY_DIRECTION). */
+static int memcpy_node_and_memcpy3d_refuse_alike(void) {
+  birenPitchedPtr a;
+  birenExtent e = {16, 4, 3};
+  static char h[3][4][16];
+  birenDeviceProp prop;
+  OK(birenGetDeviceProperties(&prop, 0));
+  OK(birenMalloc3D(&a, e));
+  birenGraph_t g;
+  birenGraphNode_t n;
+  OK(birenGraphCreate(&g, 0));
+  for (int which = 0; which < 5; which++) {
+    birenMemcpy3DParms p;
+    birenError_t want = BIREN_ERROR_INVALID_PITCH_VALUE;
+    memset(&p, 0, sizeof p);
+    p.srcPtr = make_birenPitchedPtr(h, 16, 16, 4);
+    p.dstPtr = a;
+    p.extent = make_birenExtent(8, 2, 2);
+    p.kind = birenMemcpyHostToDevice;
+    switch (which) {
+      case 0: p.srcPos = make_birenPos(9, 0, 0); break;                     /* 9 + 8 > 16 */
+      case 1: p.extent = make_birenExtent(8, 1, 1); p.srcPtr.pitch = 4; break; /* one row */
+      case 2: p.srcPtr.pitch = prop.memPitch + 1; break;
+      case 3: p.srcPos = make_birenPos(0, 3, 0); want = BIREN_ERROR_INVALID_VALUE; break;
+      default: p.kind = 7; want = BIREN_ERROR_INVALID_MEMCPY_DIRECTION; break;
+    }
+    n = NULL;
+    EXPECT_CODE(birenMemcpy3D(&p), want);
+    EXPECT_CODE(birenGraphAddMemcpyNode(&n, g, NULL, 0, &p), want);
+    EXPECT(n == NULL);
+  }
+  OK(birenGraphDestroy(g));
+  OK(birenFree(a.ptr));
+  return 0;
+}
+
 static void reset_device(void) { (void)birenDeviceReset(); }
 
 static const test_case tests[] = {
@@ -256,6 +294,7 @@ static const test_case tests[] = {
     TEST(captured_strided_copy_checks_memory_at_launch),
     TEST(sync_forms_are_refused_while_capturing),
     TEST(memcpy_node_takes_any_memcpy3d_parameters),
+    TEST(memcpy_node_and_memcpy3d_refuse_alike),
 };
 
 int main(void) {

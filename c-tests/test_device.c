@@ -242,9 +242,24 @@ static int stack_size_limit_really_sizes_thread_stacks(void) {
   return 0;
 }
 
+/* birenLaunchCooperativeKernel exists, so the device says so (CUDA programs such as
+ * reductionMultiBlockCG check before launching); there is no multi-device form. */
+static int cooperative_launch_is_reported(void) {
+  birenDeviceProp p;
+  OK(birenGetDeviceProperties_v2(&p, 0));
+  EXPECT(p.cooperativeLaunch == 1);
+  int v = -1;
+  OK(birenDeviceGetAttribute(&v, birenDevAttrCooperativeLaunch, 0));
+  EXPECT(v == 1);
+  OK(birenDeviceGetAttribute(&v, birenDevAttrCooperativeMultiDeviceLaunch, 0));
+  EXPECT(v == 0);
+  return 0;
+}
+
 static const test_case tests[] = {
     TEST(device_attributes_match_properties),
     TEST(compute_capability_and_limits),
+    TEST(cooperative_launch_is_reported),
     TEST(old_entry_point_writes_only_the_old_fields),
     TEST(attribute_errors_write_nothing),
     TEST(failures_are_reported_by_the_validator),

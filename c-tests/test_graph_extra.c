@@ -227,11 +227,40 @@ static int exec_set_params_with_packed_arguments(void) {
   return 0;
 }
 
+/* A kernel node's dynamic shared memory is bounded as a launch's: by sharedMemPerBlock and by the
+ * kernel's birenFuncAttributeMaxDynamicSharedMemorySize, with the launch's code. */
+static int kernel_nodes_check_the_dynamic_shared_memory_limit(void) {
+  birenGraph_t g;
+  birenGraphNode_t n = NULL;
+  int *out = NULL, i = 0;
+  double v = 1;
+  char c = 2;
+  void *args[4] = {&out, &i, &v, &c};
+  birenKernelNodeParams p = packed(mixed, NULL);
+  p.kernelParams = args;
+  OK(birenMalloc((void **)&out, sizeof(int)));
+  OK(birenGraphCreate(&g, 0));
+  OK(birenFuncSetAttribute(mixed, birenFuncAttributeMaxDynamicSharedMemorySize, 1024));
+  p.sharedMemBytes = 2048;
+  EXPECT_CODE(birenLaunchKernel(mixed, p.gridDim, p.blockDim, args, 2048, NULL), BIREN_ERROR_INVALID_CONFIGURATION);
+  EXPECT_CODE(birenGraphAddKernelNode(&n, g, NULL, 0, &p), BIREN_ERROR_INVALID_CONFIGURATION);
+  EXPECT(n == NULL);
+  p.sharedMemBytes = 48 * 1024 + 1;
+  EXPECT_CODE(birenGraphAddKernelNode(&n, g, NULL, 0, &p), BIREN_ERROR_INVALID_CONFIGURATION);
+  p.sharedMemBytes = 1024;
+  OK(birenGraphAddKernelNode(&n, g, NULL, 0, &p));
+  OK(birenFuncSetAttribute(mixed, birenFuncAttributeMaxDynamicSharedMemorySize, 48 * 1024));
+  OK(birenGraphDestroy(g));
+  OK(birenFree(out));
+  return 0;
+}
+
 static const test_case tests[] = {
     TEST(packed_arguments_of_a_registered_kernel),
     TEST(packed_arguments_of_a_block_kernel),
     TEST(malformed_lists_are_refused),
     TEST(exec_set_params_with_packed_arguments),
+    TEST(kernel_nodes_check_the_dynamic_shared_memory_limit),
 };
 
 int main(void) {

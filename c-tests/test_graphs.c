@@ -518,8 +518,8 @@ static int memset_memcpy3d_and_child_graph(void) {
   EXPECT(h[8] == 0);
   /* Bad 3-D parameters. */
   birenMemcpy3DParms q = p;
-  q.extent.width = 17; /* wider than the pitch */
-  EXPECT_CODE(birenGraphAddMemcpyNode(&cp, g, NULL, 0, &q), BIREN_ERROR_INVALID_VALUE);
+  q.extent.width = 17; /* wider than the pitch: birenMemcpy3D's code */
+  EXPECT_CODE(birenGraphAddMemcpyNode(&cp, g, NULL, 0, &q), BIREN_ERROR_INVALID_PITCH_VALUE);
   q = p;
   q.extent.height = 5; /* past the 64-byte allocation */
   q.srcPtr.ysize = 8;

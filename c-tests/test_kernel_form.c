@@ -1037,6 +1037,74 @@ static int cooperative_misuse_fails(void) {
   EXPECT(device_works() == 0);
   return 0;
 }
+/* Shared memory is per block in every launch kind: each thread writes its slot of a static
+ * (BIREN_SHARED) and of the dynamic (birenSharedMemory) array, waits at a barrier, and reads its
+ * neighbour's; in a cooperative launch again after a grid sync, when every block of the grid has
+ * written its own values. */
+#define SHARED_SLOTS 32
+static void check_shared(const int *tile, const int *dyn, unsigned b, unsigned t, unsigned n, int round, int *bad) {
+  unsigned u = (t + 1) % n;
+  if (tile[u] != round * 100000 + (int)(b * 1000 + u)) __atomic_fetch_add(bad, 1, __ATOMIC_RELAXED);
+  if (dyn[u] != round * 100000 + (int)(b * 1000 + u) + 7) __atomic_fetch_add(bad, 1, __ATOMIC_RELAXED);
+}
+
+BIREN_KERNEL(shared_per_block, (int *) bad, (int) coop) {
+  BIREN_SHARED int tile[SHARED_SLOTS];
+  int *dyn = (int *)birenSharedMemory();
+  unsigned b = blockIdx.x, t = threadIdx.x, n = blockDim.x;
+  int r;
+  for (r = 0; r < 3; r++) {
+    tile[t] = r * 100000 + (int)(b * 1000 + t);
+    dyn[t] = r * 100000 + (int)(b * 1000 + t) + 7;
+    birenSyncThreads();
+    check_shared(tile, dyn, b, t, n, r, bad);
+    if (coop) {
+      birenGridSync();
+      check_shared(tile, dyn, b, t, n, r, bad);
+      birenGridSync();
+    }
+    birenSyncThreads();
+  }
+}
+
+/* The same in a plain (per-thread) kernel. */
+static void shared_per_block_plain(void **args) {
+  BIREN_SHARED int tile[SHARED_SLOTS];
+  int *bad = *(int **)args[0], coop = *(int *)args[1];
+  int *dyn = (int *)birenSharedMemory();
+  unsigned b = birenBlockIdx().x, t = birenThreadIdx().x, n = birenBlockDim().x;
+  tile[t] = b * 1000 + t;
+  dyn[t] = b * 1000 + t + 7;
+  birenSyncThreads();
+  check_shared(tile, dyn, b, t, n, 0, bad);
+  if (coop) {
+    birenGridSync();
+    check_shared(tile, dyn, b, t, n, 0, bad);
+  }
+}
+
+static int shared_memory_is_per_block_in_every_launch_kind(void) {
+  int coop, bad = 0, *pb = &bad;
+  void *args[2];
+  args[0] = &pb;
+  args[1] = &coop;
+  for (coop = 0; coop < 2; coop++) {
+    dim3 g = birenDim3(8, 1, 1), b = birenDim3(SHARED_SLOTS, 1, 1);
+    size_t dyn = SHARED_SLOTS * sizeof(int);
+    if (coop) {
+      OK(birenLaunchCooperativeKernel(shared_per_block, g, b, args, dyn, NULL));
+      OK(birenLaunchCooperativeKernel(shared_per_block_plain, g, b, args, dyn, NULL));
+    } else {
+      OK(birenLaunchKernel(shared_per_block, g, b, args, dyn, NULL));
+      OK(birenLaunchKernel(shared_per_block_plain, g, b, args, dyn, NULL));
+    }
+    OK(birenDeviceSynchronize());
+    if (bad != 0) fprintf(stderr, "    %s launch: %d reads of another block's value\n", coop ? "cooperative" : "ordinary", bad);
+    EXPECT(bad == 0);
+  }
+  return 0;
+}
+
 
 /* ---- helpers ------------------------------------------------------------------------------------- */
 
@@ -1078,6 +1146,7 @@ static const test_case tests[] = {
 #endif
     TEST(cooperative_launch_and_grid_sync),
     TEST(cooperative_misuse_fails),
+    TEST(shared_memory_is_per_block_in_every_launch_kind),
 };
 
 int main(void) {

@@ -208,6 +208,78 @@ static int reset_clears_pool_usage(void) {
   return 0;
 }
 
+/* As CUDA's: a pool keeps the memory freed to it up to its release threshold at each
+ * synchronize (held: the device counts it as used), draws on it for its next allocations, and
+ * gives it back to birenMemPoolTrimTo; with threshold 0 (the default) it gives it all back. */
+static uint64_t attr64(birenMemPool_t pool, birenMemPoolAttr a) {
+  uint64_t v = 12345;
+  if (birenMemPoolGetAttribute(pool, a, &v) != BIREN_SUCCESS) return 12345;
+  return v;
+}
+
+static int release_threshold_keeps_freed_memory(void) {
+  birenMemPoolProps props;
+  memset(&props, 0, sizeof props);
+  props.allocType = birenMemAllocationTypePinned;
+  props.location.type = birenMemLocationTypeDevice;
+  props.location.id = 0;
+  birenMemPool_t pool = NULL;
+  birenStream_t s;
+  void *a = NULL;
+  size_t free0, free1, total;
+  uint64_t thr = UINT64_MAX;
+  OK(birenMemPoolCreate(&pool, &props));
+  OK(birenStreamCreate(&s));
+  OK(birenDeviceSynchronize());
+  OK(birenMemGetInfo(&free0, &total));
+  OK(birenMemPoolSetAttribute(pool, birenMemPoolAttrReleaseThreshold, &thr));
+  OK(birenMallocFromPoolAsync(&a, 64 * 1024, pool, s));
+  OK(birenFreeAsync(a, s));
+  OK(birenStreamSynchronize(s));
+  EXPECT(attr64(pool, birenMemPoolAttrUsedMemCurrent) == 0);
+  EXPECT(attr64(pool, birenMemPoolAttrReservedMemCurrent) == 64 * 1024);
+  EXPECT(attr64(pool, birenMemPoolAttrReservedMemHigh) == 64 * 1024);
+  EXPECT(attr64(pool, birenMemPoolAttrUsedMemHigh) == 64 * 1024);
+  OK(birenMemGetInfo(&free1, &total));
+  EXPECT(free1 == free0 - 64 * 1024);
+  /* The next allocation draws on what is kept: nothing more is reserved. */
+  OK(birenMallocFromPoolAsync(&a, 32 * 1024, pool, s));
+  EXPECT(attr64(pool, birenMemPoolAttrUsedMemCurrent) == 32 * 1024);
+  EXPECT(attr64(pool, birenMemPoolAttrReservedMemCurrent) == 64 * 1024);
+  OK(birenFreeAsync(a, s));
+  OK(birenDeviceSynchronize());
+  EXPECT(attr64(pool, birenMemPoolAttrReservedMemCurrent) == 64 * 1024);
+  OK(birenMemPoolTrimTo(pool, 4096));
+  EXPECT(attr64(pool, birenMemPoolAttrReservedMemCurrent) == 4096);
+  OK(birenMemPoolTrimTo(pool, 0));
+  EXPECT(attr64(pool, birenMemPoolAttrReservedMemCurrent) == 0);
+  OK(birenMemGetInfo(&free1, &total));
+  EXPECT(free1 == free0);
+  /* Threshold 0: kept until the next synchronize, then given back. */
+  thr = 0;
+  OK(birenMemPoolSetAttribute(pool, birenMemPoolAttrReleaseThreshold, &thr));
+  OK(birenMallocFromPoolAsync(&a, 64 * 1024, pool, s));
+  OK(birenFreeAsync(a, s));
+  EXPECT(attr64(pool, birenMemPoolAttrReservedMemCurrent) == 64 * 1024);
+  OK(birenStreamSynchronize(s));
+  EXPECT(attr64(pool, birenMemPoolAttrReservedMemCurrent) == 0);
+  /* Memory kept by a pool does not make another allocation fail: it is taken back. */
+  thr = UINT64_MAX;
+  OK(birenMemPoolSetAttribute(pool, birenMemPoolAttrReleaseThreshold, &thr));
+  OK(birenMallocFromPoolAsync(&a, 512 * 1024, pool, s));
+  OK(birenFreeAsync(a, s));
+  OK(birenStreamSynchronize(s));
+  EXPECT(attr64(pool, birenMemPoolAttrReservedMemCurrent) == 512 * 1024);
+  OK(birenMalloc(&a, free0 - 4096));
+  EXPECT(attr64(pool, birenMemPoolAttrReservedMemCurrent) == 0);
+  OK(birenFree(a));
+  OK(birenStreamDestroy(s));
+  OK(birenMemPoolDestroy(pool));
+  OK(birenMemGetInfo(&free1, &total));
+  EXPECT(free1 == free0);
+  return 0;
+}
+
 static int pool_access(void) {
   birenMemPool_t p0 = NULL;
   OK(birenDeviceGetDefaultMemPool(&p0, 0));
@@ -259,6 +331,7 @@ static const test_case tests[] = {
     TEST(pool_attributes_and_errors),
     TEST(use_after_stream_ordered_free_is_named),
     TEST(reset_clears_pool_usage),
+    TEST(release_threshold_keeps_freed_memory),
 };
 
 int main(void) {

@@ -127,6 +127,31 @@ static int a_synchronous_copy_is_told_to_synchronize(void) {
   return 0;
 }
 
+/* A captured 3-D memset writes every slice: a memset of another stream on its last slice races
+ * with the graph's node. */
+static int a_captured_3d_memset_races_on_its_last_slice(void) {
+  if (setup(1)) return 1;
+  birenPitchedPtr p;
+  birenExtent e = make_birenExtent(64, 4, 4);
+  birenGraph_t g;
+  birenGraphExec_t x;
+  OK(birenMalloc3D(&p, e));
+  OK(birenStreamBeginCapture(g_s1, birenStreamCaptureModeGlobal));
+  OK(birenMemset3DAsync(p, 7, e, g_s1));
+  OK(birenStreamEndCapture(g_s1, &g));
+  OK(birenGraphInstantiate(&x, g, 0));
+  OK(birenGraphLaunch(x, g_s1));
+  /* Unordered with the launch: slice 3, row 2, bytes 10..14. */
+  OK(birenMemsetAsync((char *)p.ptr + p.pitch * 4 * 3 + p.pitch * 2 + 10, 1, 4, g_s2));
+  if (teardown()) return 1;
+  OK(birenGraphExecDestroy(x));
+  OK(birenGraphDestroy(g));
+  OK(birenFree(p.ptr));
+  EXPECT(g_count == 1);
+  EXPECT(g_count > 0 && strstr(g_lines[0], "graph") != NULL);
+  return 0;
+}
+
 static int freeing_a_buffer_a_copy_still_reads(void) {
   if (setup(1)) return 1;
   int *h;
@@ -164,6 +189,7 @@ static const test_case tests[] = {
     TEST(exact_byte_ranges_for_memsets),
     TEST(a_synchronous_copy_is_told_to_synchronize),
     TEST(freeing_a_buffer_a_copy_still_reads),
+    TEST(a_captured_3d_memset_races_on_its_last_slice),
 };
 
 int main(void) {

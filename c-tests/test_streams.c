@@ -696,6 +696,43 @@ static int many_streams_lose_nothing(void) {
   return 0;
 }
 
+/* A device-wide synchronize waits for the streams with work pending, which the runtime tracks
+ * (not every stream that exists): round after round, work on a changing few of many streams, on
+ * streams created since the last synchronize, on the default stream and on streams destroyed
+ * with work pending, is all done when birenDeviceSynchronize returns. */
+static int device_synchronize_waits_for_every_busy_stream_round_after_round(void) {
+  enum { S = 200, ROUNDS = 30 };
+  int counter = 0, want = 0;
+  birenStream_t s[S];
+  for (int i = 0; i < S; i++) OK(birenStreamCreateWithFlags(&s[i], birenStreamNonBlocking));
+  unsigned x = 12345;
+  for (int r = 0; r < ROUNDS; r++) {
+    for (int k = 0; k < 5; k++) {
+      x = x * 1103515245u + 12345u;
+      OK(launch_spin_then_count(&counter, 0.05, s[(x >> 8) % S]));
+      want++;
+    }
+    if (r % 3 == 0) {
+      OK(launch_spin_then_count(&counter, 0.05, NULL));
+      want++;
+    }
+    if (r % 5 == 0) { /* a new stream, given work, then destroyed with it pending */
+      birenStream_t t;
+      OK(birenStreamCreateWithFlags(&t, birenStreamNonBlocking));
+      OK(launch_spin_then_count(&counter, 0.2, t));
+      want++;
+      OK(birenStreamDestroy(t));
+    }
+    OK(birenDeviceSynchronize());
+    if (load_int(&counter) != want) {
+      fprintf(stderr, "    round %d: %d of %d kernels done after birenDeviceSynchronize\n", r, load_int(&counter), want);
+      return 1;
+    }
+  }
+  for (int i = 0; i < S; i++) OK(birenStreamDestroy(s[i]));
+  return 0;
+}
+
 /* Host threads launching into one shared stream (and the default stream) concurrently. */
 typedef struct shared_launcher {
   birenStream_t stream;
@@ -856,6 +893,7 @@ static const test_case tests[] = {
     TEST(device_reset_releases_blocked_synchronizes),
     TEST(eight_host_threads_own_streams_lose_nothing),
     TEST(many_streams_lose_nothing),
+    TEST(device_synchronize_waits_for_every_busy_stream_round_after_round),
     TEST(host_threads_sharing_a_stream_lose_nothing),
     TEST(destroyed_and_forged_stream_handles_are_invalid),
     TEST(a_host_far_ahead_waits_for_the_device),

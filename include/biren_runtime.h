@@ -647,7 +647,8 @@ typedef enum birenFuncCache {
  */
 typedef enum birenMemPoolAttr {
   /**
-   * int, 0 or 1: recorded (the pool keeps no freed memory to reuse).
+   * int, 0 or 1: recorded (a pool reuses its reserve only for allocations made after the
+   * free was reached).
    */
   birenMemPoolReuseFollowEventDependencies = 1,
   /**
@@ -659,11 +660,12 @@ typedef enum birenMemPoolAttr {
    */
   birenMemPoolReuseAllowInternalDependencies = 3,
   /**
-   * uint64_t: bytes the pool may keep reserved; recorded (it keeps none).
+   * uint64_t: bytes the pool keeps reserved at a synchronize (stream, event or device); what
+   * is freed to it beyond is given back then. Default 0.
    */
   birenMemPoolAttrReleaseThreshold = 4,
   /**
-   * uint64_t, read-only: bytes reserved (= in use: nothing is kept in reserve).
+   * uint64_t, read-only: bytes reserved: in use, plus freed to the pool and kept.
    */
   birenMemPoolAttrReservedMemCurrent = 5,
   /**
@@ -1455,6 +1457,12 @@ typedef struct birenFuncAttributes {
  */
 typedef size_t (*birenBlockSizeToDynamicSMemSize_t)(int blockSize);
 
+/**
+ * Writes the bounds of a program's or library's `biren_shared` section (its BIREN_SHARED
+ * arrays) on the calling thread: `*begin` its first byte, `*end` one past its last.
+ */
+typedef void (*birenSharedSectionBounds_t)(void **begin, void **end);
+
 
 
 #ifdef __cplusplus
@@ -1568,6 +1576,8 @@ enum birenError_t birenDeviceReset(void);
  * Returns BIREN_ERROR_DEADLOCK if the work is blocked on a wait that no enqueued record can
  * satisfy for BIREN_DEADLOCK_TIMEOUT_MS; BIREN_ERROR_NOT_PERMITTED inside a kernel or host function.
  * Syncing the whole device is the coarsest (slowest) synchronization: prefer stream or event syncs.
+ * After a successful wait, the device's memory pools give back what was freed to them beyond
+ * their release threshold (birenMemPoolAttrReleaseThreshold).
  */
 enum birenError_t birenDeviceSynchronize(void);
 
@@ -1700,8 +1710,9 @@ enum birenError_t birenGetDeviceProperties_v2(struct birenDeviceProp *prop, int 
  * two copy engines, unified addressing, mapped and registered host memory usable by kernels at
  * its host address. Device-side facilities are those this header declares (not every intrinsic
  * of a real 6.0 device). Clocks, bus width and L2 size are nominal values. Attributes that
- * describe missing features (cooperative launch) report 0; managed memory (coherent, host
- * and device at once) and memory pools are supported.
+ * describe missing features (multi-device cooperative launch) report 0; cooperative launch
+ * (birenLaunchCooperativeKernel), managed memory (coherent, host and device at once) and memory
+ * pools are supported.
  *
  * Returns BIREN_ERROR_INVALID_VALUE if value is NULL or `attr` is not a birenDeviceAttr value
  * listed in this header; BIREN_ERROR_INVALID_DEVICE if there is no such device. Nothing is
@@ -1802,6 +1813,8 @@ enum birenError_t birenEventQuery(birenEvent_t event);
  * Waits until the event's latest record is reached; returns at once if it was never recorded.
  * BIREN_ERROR_DEADLOCK if the record is blocked on a wait that no enqueued record can satisfy
  * for BIREN_DEADLOCK_TIMEOUT_MS; BIREN_ERROR_NOT_PERMITTED inside a kernel or host function.
+ * After a successful wait, the device's memory pools give back what was freed to them beyond
+ * their release threshold (birenMemPoolAttrReleaseThreshold).
  */
 enum birenError_t birenEventSynchronize(birenEvent_t event);
 
@@ -1852,11 +1865,12 @@ enum birenError_t birenGraphAddKernelNode(birenGraphNode_t *pGraphNode, birenGra
  * Checked now as birenMemcpy checks its arguments, and again at every launch (device memory
  * freed since makes the launch fail with BIREN_ERROR_INVALID_DEVICE_POINTER). Any parameters
  * birenMemcpy3D accepts are accepted (2-D and 3-D boxes at any position; a zero extent makes a
- * node that copies nothing, as birenMemcpy3D copies nothing).
- * BIREN_ERROR_INVALID_VALUE for NULL pointers, a non-NULL array, a row wider than
- * its pitch or a slice taller than its ysize; BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an
- * unknown kind; BIREN_ERROR_INVALID_DEVICE_POINTER / BIREN_ERROR_OUT_OF_BOUNDS for device ranges
- * not inside one live allocation; the dependency errors of birenGraphAddKernelNode.
+ * node that copies nothing, as birenMemcpy3D copies nothing), and refused with its codes:
+ * BIREN_ERROR_INVALID_VALUE for NULL pointers, a non-NULL array, or rows that would run into the
+ * next slice; BIREN_ERROR_INVALID_PITCH_VALUE for a row (pos.x + width) over its pitch or a
+ * pitch over memPitch; BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an unknown kind;
+ * BIREN_ERROR_INVALID_DEVICE_POINTER / BIREN_ERROR_OUT_OF_BOUNDS for device ranges not inside one
+ * live allocation; the dependency errors of birenGraphAddKernelNode.
  * Thread-safe.
  */
 enum birenError_t birenGraphAddMemcpyNode(birenGraphNode_t *pGraphNode, birenGraph_t graph, const birenGraphNode_t *pDependencies, size_t numDependencies, const struct birenMemcpy3DParms *pCopyParams);
@@ -2617,7 +2631,8 @@ enum birenError_t birenDeviceSetMemPool(int device, birenMemPool_t memPool);
 enum birenError_t birenMemPoolCreate(birenMemPool_t *memPool, const struct birenMemPoolProps *poolProps);
 
 /**
- * Destroys a pool made by birenMemPoolCreate. Its live allocations stay valid until freed. A
+ * Destroys a pool made by birenMemPoolCreate, giving back its reserve. Its live allocations stay
+ * valid until freed (their memory then goes straight back to the device). A
  * device whose current pool it was goes back to its default pool. Returns
  * BIREN_ERROR_INVALID_VALUE for an unknown or destroyed pool or a default pool. Thread-safe.
  */
@@ -2632,17 +2647,18 @@ enum birenError_t birenMemPoolSetAttribute(birenMemPool_t memPool, birenMemPoolA
 
 /**
  * Writes a pool attribute to *value (an int for the reuse flags, a uint64_t otherwise).
- * Reserved bytes equal used bytes (the pool keeps nothing in reserve). Returns
+ * Reserved bytes are the used bytes plus those freed to the pool and kept (up to the release
+ * threshold at each synchronize; an allocation the device has no room for takes them back
+ * first). Returns
  * BIREN_ERROR_INVALID_VALUE for an unknown pool, a NULL value or an unknown attribute; nothing
  * is written on error. Thread-safe.
  */
 enum birenError_t birenMemPoolGetAttribute(birenMemPool_t memPool, birenMemPoolAttr attr, void *value);
 
 /**
- * Releases reserved memory of the pool beyond `minBytesToKeep`. The pool keeps no memory in
- * reserve (freed blocks go back to the device when the free is reached), so there is nothing to
- * release; the call checks the pool. Returns BIREN_ERROR_INVALID_VALUE for an unknown pool.
- * Thread-safe.
+ * Releases the pool's reserve (memory freed to it and kept) until at most `minBytesToKeep`
+ * bytes are reserved, or the reserve is empty (memory in use stays). Returns
+ * BIREN_ERROR_INVALID_VALUE for an unknown pool. Thread-safe.
  */
 enum birenError_t birenMemPoolTrimTo(birenMemPool_t memPool, size_t minBytesToKeep);
 
@@ -2860,6 +2876,8 @@ enum birenError_t birenStreamDestroy(birenStream_t stream);
  * BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED for a capturing stream, and
  * BIREN_ERROR_STREAM_CAPTURE_IMPLICIT for the default stream while a blocking stream of its
  * device captures (both invalidate the capture).
+ * After a successful wait, the device's memory pools give back what was freed to them beyond
+ * their release threshold (birenMemPoolAttrReleaseThreshold).
  */
 enum birenError_t birenStreamSynchronize(birenStream_t stream);
 
@@ -2922,6 +2940,24 @@ enum birenError_t birenLaunchHostFunc(birenStream_t stream, birenHostFn_t fn, vo
  * 0, or a range overlapping another symbol. Thread-safe.
  */
 enum birenError_t birenRegisterSymbol(const void *symbol, size_t size, const char *name);
+
+/**
+ * Records the BIREN_SHARED arrays of a program or library: `bounds` gives their section on the
+ * calling thread. The header calls it from a constructor in every file that includes it (and
+ * birenUnregisterSharedSection from a destructor), so that each block of a cooperative launch
+ * has its own copy of those arrays; call it yourself only with another compiler. Registering
+ * the same function again changes nothing. Works before birenInit; not logged. Returns
+ * BIREN_ERROR_INVALID_VALUE if `bounds` is NULL (not the calling thread's last error).
+ * Thread-safe.
+ */
+enum birenError_t birenRegisterSharedSection(birenSharedSectionBounds_t bounds);
+
+/**
+ * Forgets a function recorded with birenRegisterSharedSection (its module is being unloaded);
+ * one never recorded changes nothing; not logged. Returns BIREN_ERROR_INVALID_VALUE if `bounds`
+ * is NULL (not the calling thread's last error). Thread-safe.
+ */
+enum birenError_t birenUnregisterSharedSection(birenSharedSectionBounds_t bounds);
 
 /**
  * Writes the address of device symbol `symbol` to *devPtr: the variable itself (kernels and
@@ -3269,13 +3305,44 @@ static inline birenPos make_birenPos(size_t x, size_t y, size_t z) {
  * left) and an initializer is not re-applied per block; write it, birenSyncThreads(), then read.
  * It is not counted in sharedMemPerBlock. Needs C11 (_Thread_local), C++11 (thread_local) or
  * GCC/Clang (__thread).
+ * A cooperative launch (birenLaunchCooperativeKernel) runs all the blocks of its grid at once on
+ * one unit: the runtime keeps each block's copy of these arrays and puts it in place when the
+ * unit turns to that block. For that the arrays live in one section, `biren_shared`, of each
+ * program or library, which a constructor below records (birenRegisterSharedSection); this needs
+ * GCC or Clang on an ELF platform (elsewhere the blocks of a cooperative launch share them).
  */
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__ELF__)
+#define BIREN_SHARED_SECTION_ __attribute__((section("biren_shared")))
+#else
+#define BIREN_SHARED_SECTION_
+#endif
 #if defined(__cplusplus) && __cplusplus >= 201103L
-#define BIREN_SHARED static thread_local
+#define BIREN_SHARED static thread_local BIREN_SHARED_SECTION_
 #elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-#define BIREN_SHARED static _Thread_local
+#define BIREN_SHARED static _Thread_local BIREN_SHARED_SECTION_
 #elif defined(__GNUC__) || defined(__clang__)
-#define BIREN_SHARED static __thread
+#define BIREN_SHARED static __thread BIREN_SHARED_SECTION_
+#endif
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__ELF__)
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* The linker's bounds of this module's section (hidden: this module's own). */
+extern __thread char __start_biren_shared[] __attribute__((visibility("hidden")));
+extern __thread char __stop_biren_shared[] __attribute__((visibility("hidden")));
+#ifdef __cplusplus
+}
+#endif
+/* One byte in the section, so that every module including this header has it. */
+static __thread char biren_shared_anchor_ BIREN_SHARED_SECTION_ __attribute__((used));
+static void biren_shared_bounds_(void **begin, void **end) {
+  *begin = (void *)__start_biren_shared;
+  *end = (void *)__stop_biren_shared;
+}
+static void biren_shared_register_(void) __attribute__((constructor));
+static void biren_shared_register_(void) { (void)birenRegisterSharedSection(biren_shared_bounds_); }
+static void biren_shared_unregister_(void) __attribute__((destructor));
+static void biren_shared_unregister_(void) { (void)birenUnregisterSharedSection(biren_shared_bounds_); }
 #endif
 
 /* ---- Vector types (float2 .. double4, make_float4, ...) ----------------------------------- */

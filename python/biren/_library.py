@@ -247,6 +247,8 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "birenMemcpy3D": (_err, [c_void_p]),
     "birenMemcpy3DAsync": (_err, [c_void_p, _stream]),
     "birenRegisterSymbol": (_err, [c_void_p, c_size_t, c_char_p]),
+    "birenRegisterSharedSection": (_err, [c_void_p]),
+    "birenUnregisterSharedSection": (_err, [c_void_p]),
     "birenGetSymbolAddress": (_err, [POINTER(c_void_p), c_void_p]),
     "birenGetSymbolSize": (_err, [POINTER(c_size_t), c_void_p]),
     "birenMemcpyToSymbol": (_err, [c_void_p, c_void_p, c_size_t, c_size_t, c_int]),

@@ -33,9 +33,13 @@ use super::kernel_ctx::{self, Dim3, KernelCtx, KernelLoop};
 use std::ffi::{c_uint, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+mod shared_tls;
 mod turns;
 pub(crate) mod warp;
 
+pub use shared_tls::{
+    register as register_shared_section, unregister as unregister_shared_section, SectionBounds,
+};
 use turns::{now_ns, ring_order, Turn, TurnOrder, TURN_ORDERS};
 pub(crate) use warp::warp_entry;
 use warp::Warp;
@@ -278,6 +282,8 @@ pub struct Run {
     /// Where the lane that called `warp::warp_entry_step` last finds its result.
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     wout: *const u64,
+    /// The blocks' copies of the `BIREN_SHARED` thread-locals, when the run has several blocks.
+    copies: shared_tls::BlockCopies,
 }
 
 /// The depth of a waiting fiber's frames (from its saved stack pointer to its stack's top) above
@@ -481,8 +487,9 @@ impl Run {
         self.arrived = 0;
     }
 
-    /// Points the context at block `b` of the run.
+    /// Points the context at block `b` of the run, and makes its `BIREN_SHARED` data the live one.
     fn enter_block(&mut self, b: u32) {
+        self.copies.enter(b);
         let bs = &self.blocks[b as usize];
         unsafe {
             (*self.ctx).block_idx = bs.idx;
@@ -1621,6 +1628,7 @@ impl BlockRunner {
                 wring_rounds: 0,
                 wring_lane: 0,
                 wout: std::ptr::null(),
+                copies: shared_tls::BlockCopies::default(),
             }),
             shared: Vec::new(),
         }
@@ -1703,6 +1711,7 @@ impl BlockRunner {
                 w.arrived = 0;
             }
         }
+        run.copies.start(nblocks as u32);
         run.ready.reserve(threads);
         run.turns.reserve(threads);
         run.ring_t0 = 0;

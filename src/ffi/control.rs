@@ -57,12 +57,16 @@ pub extern "C" fn birenDeviceReset() -> birenError_t {
 /// Returns BIREN_ERROR_DEADLOCK if the work is blocked on a wait that no enqueued record can
 /// satisfy for BIREN_DEADLOCK_TIMEOUT_MS; BIREN_ERROR_NOT_PERMITTED inside a kernel or host function.
 /// Syncing the whole device is the coarsest (slowest) synchronization: prefer stream or event syncs.
+/// After a successful wait, the device's memory pools give back what was freed to them beyond
+/// their release threshold (birenMemPoolAttrReleaseThreshold).
 #[no_mangle]
 pub extern "C" fn birenDeviceSynchronize() -> birenError_t {
     ffi_call!("birenDeviceSynchronize"() {
-        let (_, d) = current_device()?;
+        let (rt, d) = current_device()?;
         crate::runtime::exec::graph::capture::check_unsafe("birenDeviceSynchronize")?;
-        d.sync_device()
+        d.sync_device()?;
+        rt.pools.synchronized(d.index, &d.exec.memory);
+        Ok(())
     })
 }
 

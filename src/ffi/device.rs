@@ -172,7 +172,9 @@ pub(crate) fn attribute(index: usize, attr: i64) -> Result<Option<i64>> {
         89 => 1,
         90 => 0,
         91 => 1,
-        95 | 96 => 0,
+        // birenLaunchCooperativeKernel; no multi-device form (CUDA's is deprecated).
+        95 => 1,
+        96 => 0,
         97 => caps::SHARED_MEM_PER_BLOCK_OPTIN as i64,
         98 => 0,
         99 => 1,
@@ -304,8 +306,9 @@ pub extern "C" fn birenGetDeviceProperties_v2(
 /// two copy engines, unified addressing, mapped and registered host memory usable by kernels at
 /// its host address. Device-side facilities are those this header declares (not every intrinsic
 /// of a real 6.0 device). Clocks, bus width and L2 size are nominal values. Attributes that
-/// describe missing features (cooperative launch) report 0; managed memory (coherent, host
-/// and device at once) and memory pools are supported.
+/// describe missing features (multi-device cooperative launch) report 0; cooperative launch
+/// (birenLaunchCooperativeKernel), managed memory (coherent, host and device at once) and memory
+/// pools are supported.
 ///
 /// Returns BIREN_ERROR_INVALID_VALUE if value is NULL or `attr` is not a birenDeviceAttr value
 /// listed in this header; BIREN_ERROR_INVALID_DEVICE if there is no such device. Nothing is

@@ -149,13 +149,17 @@ pub extern "C" fn birenEventQuery(event: birenEvent_t) -> birenError_t {
 /// Waits until the event's latest record is reached; returns at once if it was never recorded.
 /// BIREN_ERROR_DEADLOCK if the record is blocked on a wait that no enqueued record can satisfy
 /// for BIREN_DEADLOCK_TIMEOUT_MS; BIREN_ERROR_NOT_PERMITTED inside a kernel or host function.
+/// After a successful wait, the device's memory pools give back what was freed to them beyond
+/// their release threshold (birenMemPoolAttrReleaseThreshold).
 #[no_mangle]
 pub extern "C" fn birenEventSynchronize(event: birenEvent_t) -> birenError_t {
     ffi_call!("birenEventSynchronize"(event) {
         let (rt, e) = event_of(event)?;
         let d = device_of(rt, e.device)?;
         capture::check_event(&e)?;
-        d.sync_event(&e)
+        d.sync_event(&e)?;
+        rt.pools.synchronized(d.index, &d.exec.memory);
+        Ok(())
     })
 }
 

@@ -6,15 +6,17 @@ use super::device_of;
 use super::graph_types::*;
 use super::memcpy3d_types::birenMemcpy3DParms;
 use super::types::*;
+use crate::runtime::copy3d::{Extent3, PitchedAt};
 use crate::runtime::diagnostics::{self, caller};
 use crate::runtime::error::{ErrorCode, Result};
-use crate::runtime::exec::executor::{ENGINE_FROM_DEVICE, ENGINE_TO_DEVICE};
+use crate::runtime::exec::executor::ENGINE_TO_DEVICE;
 use crate::runtime::exec::graph::exec::{GraphExec, UPDATE_SUCCESS};
 use crate::runtime::exec::graph::{
     capture, events, tables, CopyNode, FillNode, GraphCore, KernelNode, NodeKind,
 };
-use crate::runtime::exec::launch::{check_config, KernelArgs};
+use crate::runtime::exec::launch::KernelArgs;
 use crate::runtime::exec::stream::{Dep, StreamPoint};
+use crate::runtime::exec::strided::StridedOp;
 use crate::runtime::exec::work::{HostCall, Work};
 use crate::runtime::{self, Runtime};
 use std::ffi::{c_char, c_uint, c_ulonglong, c_void, CStr};
@@ -115,20 +117,9 @@ fn kernel_node(rt: &Runtime, p: &birenKernelNodeParams, call: &str) -> Result<Ke
         return Err(ErrorCode::InvalidValue);
     }
     let shared = p.sharedMemBytes as usize;
-    if let Err(e) = check_config(p.gridDim, p.blockDim, shared) {
-        diagnostics::finding(
-            call,
-            &format!(
-                "invalid configuration grid=({},{},{}) block=({},{},{}) sharedMem={shared}",
-                p.gridDim.x, p.gridDim.y, p.gridDim.z, p.blockDim.x, p.blockDim.y, p.blockDim.z
-            ),
-        );
-        return Err(e);
-    }
-    // A BIREN_KERNEL kernel's own registration (block entry, sizes) first, as for launches.
-    let info = crate::runtime::exec::launch::BLOCK_KERNELS
-        .get(k as usize)
-        .or_else(|| rt.kernels.get(k as usize));
+    // As a launch's: the device's limits and the kernel's dynamic shared memory limit.
+    rt.check_launch_config(k as usize, p.gridDim, p.blockDim, shared, call)?;
+    let info = rt.kernel_info(k as usize);
     let args = match &info {
         Some(i) if !p.extra.is_null() => unsafe {
             let ptrs = super::packed_args::unpack(p.extra, &i.arg_sizes, call)?;
@@ -219,16 +210,9 @@ fn side(rt: &Runtime, p: usize, len: usize, device: bool, call: &str, what: &str
     Ok(())
 }
 
-/// The copy node for a (checked) 3-D copy.
+/// The copy node for a (checked) 3-D copy: checked as birenMemcpy3D checks it
+/// (`Runtime::plan_copy3d`); a zero extent makes a node that copies nothing.
 fn copy_node(rt: &Runtime, p: &birenMemcpy3DParms, call: &str) -> Result<CopyNode> {
-    let kind = p.kind as i64;
-    if !(0..=4).contains(&kind) {
-        diagnostics::finding(
-            call,
-            &format!("kind={kind} is not a birenMemcpyKind value (0..4)"),
-        );
-        return Err(ErrorCode::InvalidMemcpyDirection);
-    }
     if !p.srcArray.is_null() || !p.dstArray.is_null() {
         diagnostics::finding(
             call,
@@ -236,18 +220,33 @@ fn copy_node(rt: &Runtime, p: &birenMemcpy3DParms, call: &str) -> Result<CopyNod
         );
         return Err(ErrorCode::InvalidValue);
     }
+    let at = |ptr: &crate::ffi::memcpy3d_types::birenPitchedPtr,
+              pos: &crate::ffi::memcpy3d_types::birenPos| PitchedAt {
+        ptr: ptr.ptr as usize,
+        pitch: ptr.pitch,
+        ysize: ptr.ysize,
+        x: pos.x,
+        y: pos.y,
+        z: pos.z,
+    };
+    let (dst, src) = (at(&p.dstPtr, &p.dstPos), at(&p.srcPtr, &p.srcPos));
     let e = p.extent;
-    let (sp, dp) = (p.srcPtr, p.dstPtr);
-    if e.width == 0 || e.height == 0 || e.depth == 0 {
-        // As birenMemcpy3D: a zero extent copies nothing (a node that does nothing).
-        let (src, dst) = (sp.ptr as usize, dp.ptr as usize);
-        if src == 0 || dst == 0 {
+    let extent = Extent3 {
+        width: e.width,
+        height: e.height,
+        depth: e.depth,
+    };
+    let kind = p.kind as i64;
+    let (dst_device, src_device) = rt.device_sides(kind, dst.ptr, src.ptr);
+    let Some(t) = rt.plan_copy3d(dst, src, extent, kind, call)? else {
+        // A zero extent copies nothing (a node that does nothing), from pointers that are there.
+        if src.ptr == 0 || dst.ptr == 0 {
             diagnostics::finding(call, "srcPtr.ptr or dstPtr.ptr is NULL");
             return Err(ErrorCode::InvalidValue);
         }
         return Ok(CopyNode {
-            dst,
-            src,
+            dst: dst.ptr,
+            src: src.ptr,
             width: 0,
             height: 1,
             depth: 1,
@@ -256,83 +255,27 @@ fn copy_node(rt: &Runtime, p: &birenMemcpy3DParms, call: &str) -> Result<CopyNod
             dst_slice: 0,
             src_slice: 0,
             engine: ENGINE_TO_DEVICE,
-            dst_device: matches!(kind, 1 | 3),
-            src_device: matches!(kind, 2 | 3),
+            dst_device,
+            src_device,
         });
-    }
-    // Rows and slices must fit their pitch and row count (for more than one row / slice).
-    let fits = |pos: crate::ffi::memcpy3d_types::birenPos,
-                pp: crate::ffi::memcpy3d_types::birenPitchedPtr| {
-        (e.height == 1 && e.depth == 1 || pos.x.checked_add(e.width).is_some_and(|w| w <= pp.pitch))
-            && (e.depth == 1 || pos.y.checked_add(e.height).is_some_and(|h| h <= pp.ysize))
     };
-    if !fits(p.srcPos, sp) || !fits(p.dstPos, dp) {
-        diagnostics::finding(
-            call,
-            "a row is wider than its pitch, or a slice taller than its ysize",
-        );
-        return Err(ErrorCode::InvalidValue);
-    }
-    let start = |base: *mut c_void,
-                 pos: crate::ffi::memcpy3d_types::birenPos,
-                 pitch: usize,
-                 ysize: usize|
-     -> Option<(usize, usize)> {
-        let slice = pitch.checked_mul(ysize)?;
-        let off = pos
-            .z
-            .checked_mul(slice)?
-            .checked_add(pos.y.checked_mul(pitch)?)?
-            .checked_add(pos.x)?;
-        Some(((base as usize).checked_add(off)?, slice))
+    let StridedOp::Copy(s) = t.op else {
+        unreachable!("biren: plan_copy3d planned a fill");
     };
-    let (Some((src, sslice)), Some((dst, dslice))) = (
-        start(sp.ptr, p.srcPos, sp.pitch, sp.ysize),
-        start(dp.ptr, p.dstPos, dp.pitch, dp.ysize),
-    ) else {
-        return Err(ErrorCode::InvalidValue);
-    };
-    let (src_device, dst_device) = match kind {
-        0 => (false, false),
-        1 => (false, true),
-        2 => (true, false),
-        3 => (true, true),
-        _ => (
-            rt.device_region(src).is_some(),
-            rt.device_region(dst).is_some(),
-        ),
-    };
-    let c = CopyNode {
-        dst,
-        src,
-        width: e.width,
-        height: e.height,
-        depth: e.depth,
-        dst_pitch: dp.pitch,
-        src_pitch: sp.pitch,
-        dst_slice: dslice,
-        src_slice: sslice,
-        engine: if src_device {
-            ENGINE_FROM_DEVICE
-        } else {
-            ENGINE_TO_DEVICE
-        },
+    Ok(CopyNode {
+        dst: t.dst.base,
+        src: s.base,
+        width: t.width,
+        height: t.height,
+        depth: t.depth,
+        dst_pitch: t.dst.pitch,
+        src_pitch: s.pitch,
+        dst_slice: t.dst.slice,
+        src_slice: s.slice,
+        engine: t.engine,
         dst_device,
         src_device,
-    };
-    let span = |pitch: usize, slice: usize| -> Option<usize> {
-        (e.depth - 1)
-            .checked_mul(slice)?
-            .checked_add((e.height - 1).checked_mul(pitch)?)?
-            .checked_add(e.width)
-    };
-    let (Some(_), Some(_)) = (span(dp.pitch, dslice), span(sp.pitch, sslice)) else {
-        return Err(ErrorCode::InvalidValue);
-    };
-    let (dspan, sspan) = c.spans();
-    side(rt, dst, dspan, dst_device, call, "dst")?;
-    side(rt, src, sspan, src_device, call, "src")?;
-    Ok(c)
+    })
 }
 
 /// Adds a copy node described as by CUDA's cudaMemcpy3DParms (see birenMemcpy3DParms): `extent`
@@ -340,11 +283,12 @@ fn copy_node(rt: &Runtime, p: &birenMemcpy3DParms, call: &str) -> Result<CopyNod
 /// Checked now as birenMemcpy checks its arguments, and again at every launch (device memory
 /// freed since makes the launch fail with BIREN_ERROR_INVALID_DEVICE_POINTER). Any parameters
 /// birenMemcpy3D accepts are accepted (2-D and 3-D boxes at any position; a zero extent makes a
-/// node that copies nothing, as birenMemcpy3D copies nothing).
-/// BIREN_ERROR_INVALID_VALUE for NULL pointers, a non-NULL array, a row wider than
-/// its pitch or a slice taller than its ysize; BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an
-/// unknown kind; BIREN_ERROR_INVALID_DEVICE_POINTER / BIREN_ERROR_OUT_OF_BOUNDS for device ranges
-/// not inside one live allocation; the dependency errors of birenGraphAddKernelNode.
+/// node that copies nothing, as birenMemcpy3D copies nothing), and refused with its codes:
+/// BIREN_ERROR_INVALID_VALUE for NULL pointers, a non-NULL array, or rows that would run into the
+/// next slice; BIREN_ERROR_INVALID_PITCH_VALUE for a row (pos.x + width) over its pitch or a
+/// pitch over memPitch; BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an unknown kind;
+/// BIREN_ERROR_INVALID_DEVICE_POINTER / BIREN_ERROR_OUT_OF_BOUNDS for device ranges not inside one
+/// live allocation; the dependency errors of birenGraphAddKernelNode.
 /// Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGraphAddMemcpyNode(

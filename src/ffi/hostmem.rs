@@ -53,6 +53,9 @@ pub extern "C" fn birenHostAlloc(
             return Ok(());
         }
         let p = rt.host_memory.allocate(size, 0, caller::user_caller())?;
+        if diagnostics::racecheck::on() {
+            diagnostics::racecheck::alloc(p, size, None);
+        }
         rt.host_flags.set(p, flags);
         *o = p as *mut c_void;
         Ok(())

@@ -6,8 +6,7 @@ use super::types::*;
 use crate::device::{self, kernel_ctx};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::launch::{
-    check_config, cooperative_fits, KernelArgs, Launch, BLOCK_KERNELS, MAX_ARG_SIZE,
-    MAX_KERNEL_ARGS,
+    cooperative_fits, KernelArgs, Launch, BLOCK_KERNELS, MAX_ARG_SIZE, MAX_KERNEL_ARGS,
 };
 use crate::runtime::exec::work::Work;
 use crate::runtime::{self, diagnostics};
@@ -31,24 +30,7 @@ fn launch(
         diagnostics::finding(call, "kernel is NULL");
         return Err(ErrorCode::InvalidValue);
     };
-    if let Err(e) = check_config(grid, block, sharedMem) {
-        diagnostics::finding(
-            call,
-            &format!(
-                "invalid configuration grid=({},{},{}) block=({},{},{}) sharedMem={sharedMem}: limits are block <= (1024,1024,64) with at most 1024 threads, grid <= (2147483647,65535,65535), no zero dimension, sharedMem <= 49152",
-                grid.x, grid.y, grid.z, block.x, block.y, block.z
-            ),
-        );
-        return Err(e);
-    }
-    let max_shared = rt.func_attrs.get(k as usize).max_dynamic_shared;
-    if sharedMem > max_shared {
-        diagnostics::finding(
-            call,
-            &format!("sharedMem={sharedMem} is over the kernel's birenFuncAttributeMaxDynamicSharedMemorySize ({max_shared})"),
-        );
-        return Err(ErrorCode::InvalidConfiguration);
-    }
+    rt.check_launch_config(k as usize, grid, block, sharedMem, call)?;
     let s = rt.stream_ref(handle(stream))?;
     let d = device_of(rt, s.device)?;
     if cooperative && !cooperative_fits(grid, block, d.exec.compute_units()) {
@@ -66,10 +48,7 @@ fn launch(
     }
     // Arguments may point into device memory that a reset during this call frees.
     let epoch = d.exec.epoch();
-    // A BIREN_KERNEL kernel's own registration (its block entry, its sizes) comes first.
-    let info = BLOCK_KERNELS
-        .get(k as usize)
-        .or_else(|| rt.kernels.get(k as usize));
+    let info = rt.kernel_info(k as usize);
     let args = match (sizes, &info) {
         (Some(sz), _) => unsafe { KernelArgs::copy(args, sz)? },
         (None, Some(i)) => unsafe { KernelArgs::copy(args, &i.arg_sizes)? },

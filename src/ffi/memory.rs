@@ -30,9 +30,6 @@ pub extern "C" fn birenMalloc(devPtr: *mut *mut c_void, size: usize) -> birenErr
         }
         let guard = if diagnostics::validator_on() { GUARD } else { 0 };
         let p = d.malloc(size, guard, caller::user_caller())?;
-        if racecheck::on() {
-            racecheck::alloc(p, size, Some(d.index));
-        }
         *o = p as *mut c_void;
         Ok(())
     })
@@ -59,7 +56,7 @@ pub extern "C" fn birenFree(devPtr: *mut c_void) -> birenError_t {
         if diagnostics::validator_on() {
             crate::runtime::diagnostics::validator::check_on_free(&d.exec.memory, p);
         }
-        rt.pools.forget(p);
+        rt.pools.forget(p, &d.exec.memory);
         rt.managed.remove(p);
         let r = d.free(p);
         if r.is_ok() && racecheck::on() {

@@ -7,6 +7,7 @@ use super::current_device;
 use super::memory::{copy_or_fill, GUARD};
 use super::types::*;
 use crate::runtime::caps::{MAX_PITCH, PITCH_ALIGNMENT};
+use crate::runtime::copy3d::{Extent3, PitchedAt};
 use crate::runtime::diagnostics::{self, caller};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::graph::capture;
@@ -396,66 +397,23 @@ fn memcpy3d(
         );
         return Err(ErrorCode::InvalidValue);
     }
+    let at = |ptr: &birenPitchedPtr, pos: &birenPos| PitchedAt {
+        ptr: ptr.ptr as usize,
+        pitch: ptr.pitch,
+        ysize: ptr.ysize,
+        x: pos.x,
+        y: pos.y,
+        z: pos.z,
+    };
+    let (dst, src) = (at(&p.dstPtr, &p.dstPos), at(&p.srcPtr, &p.srcPos));
     let e = p.extent;
-    let side = |ptr: &birenPitchedPtr, pos: &birenPos, arg: &str| -> Result<Side> {
-        let bad = |why: String| {
-            diagnostics::finding(call, &format!("{arg}: {why}"));
-            Err(ErrorCode::InvalidValue)
-        };
-        if ptr.pitch > MAX_PITCH || pos.x.checked_add(e.width).is_none_or(|end| end > ptr.pitch) {
-            diagnostics::finding(call, &format!("{arg}: pos.x={} + extent.width={} is over the pitch {} (or the pitch over memPitch)", pos.x, e.width, ptr.pitch));
-            return Err(ErrorCode::InvalidPitchValue);
-        }
-        let slice = slice_of(ptr).ok_or(ErrorCode::InvalidValue)?;
-        if (e.depth > 1 || pos.z > 0)
-            && pos
-                .y
-                .checked_add(e.height)
-                .is_none_or(|end| end > ptr.ysize)
-        {
-            return bad(format!(
-                "pos.y={} + extent.height={} is over ysize={}: rows would run into the next slice",
-                pos.y, e.height, ptr.ysize
-            ));
-        }
-        let offset = pos
-            .z
-            .checked_mul(slice)
-            .and_then(|o| o.checked_add(pos.y.checked_mul(ptr.pitch)?))
-            .and_then(|o| o.checked_add(pos.x));
-        let base = match offset.and_then(|o| (ptr.ptr as usize).checked_add(o)) {
-            Some(b) if !ptr.ptr.is_null() => b,
-            _ => return bad("NULL pointer, or the position overflows".into()),
-        };
-        Ok(Side {
-            base,
-            pitch: ptr.pitch,
-            slice,
-        })
+    let extent = Extent3 {
+        width: e.width,
+        height: e.height,
+        depth: e.depth,
     };
     strided_on(stream, sync, call, |rt| {
-        if !(0..=4).contains(&p.kind) {
-            diagnostics::finding(
-                call,
-                &format!("kind={} is not a birenMemcpyKind value (0..4)", p.kind),
-            );
-            return Err(ErrorCode::InvalidMemcpyDirection);
-        }
-        if e.width == 0 || e.height == 0 || e.depth == 0 {
-            return Ok(None);
-        }
-        let d = side(&p.dstPtr, &p.dstPos, "dstPtr")?;
-        let s = side(&p.srcPtr, &p.srcPos, "srcPtr")?;
-        rt.plan_strided(
-            d,
-            Some(s),
-            0,
-            e.width,
-            e.height,
-            e.depth,
-            p.kind as i64,
-            call,
-        )
+        rt.plan_copy3d(dst, src, extent, p.kind as i64, call)
     })
 }
 

@@ -1,7 +1,7 @@
 //! Stream-ordered allocation and memory pools (CUDA's cudaMallocAsync, cudaFreeAsync,
 //! cudaMemPool*). See runtime/memory/pool.rs for the model: memory is allocated at the call and
-//! given back when the stream reaches the free; pools count their use and keep nothing in
-//! reserve.
+//! freed to its pool when the stream reaches the free; a pool keeps what is freed to it up to its
+//! release threshold, given back at synchronizes and by birenMemPoolTrimTo.
 
 use super::boundary::{ffi_call, handle, out};
 use super::device_of;
@@ -27,15 +27,17 @@ pub type birenMemPool_t = *mut birenMemPool_st;
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub enum birenMemPoolAttr {
-    /// int, 0 or 1: recorded (the pool keeps no freed memory to reuse).
+    /// int, 0 or 1: recorded (a pool reuses its reserve only for allocations made after the
+    /// free was reached).
     birenMemPoolReuseFollowEventDependencies = 1,
     /// int, 0 or 1: recorded.
     birenMemPoolReuseAllowOpportunistic = 2,
     /// int, 0 or 1: recorded.
     birenMemPoolReuseAllowInternalDependencies = 3,
-    /// uint64_t: bytes the pool may keep reserved; recorded (it keeps none).
+    /// uint64_t: bytes the pool keeps reserved at a synchronize (stream, event or device); what
+    /// is freed to it beyond is given back then. Default 0.
     birenMemPoolAttrReleaseThreshold = 4,
-    /// uint64_t, read-only: bytes reserved (= in use: nothing is kept in reserve).
+    /// uint64_t, read-only: bytes reserved: in use, plus freed to the pool and kept.
     birenMemPoolAttrReservedMemCurrent = 5,
     /// uint64_t: high-water mark of the reserved bytes; only 0 may be set (resets it).
     birenMemPoolAttrReservedMemHigh = 6,
@@ -117,7 +119,8 @@ fn malloc_from(
     let bytes = (size as u64)
         .checked_next_multiple_of(256)
         .ok_or(ErrorCode::OutOfMemory)?;
-    rt.pools.charge(&pool, bytes).inspect_err(|_| {
+    let mem = &d.exec.memory;
+    let taken = rt.pools.charge(&pool, bytes, mem).inspect_err(|_| {
         diagnostics::finding(
             "birenMallocAsync",
             &format!("size={size}: the pool's maxSize would be exceeded"),
@@ -130,15 +133,12 @@ fn malloc_from(
     };
     match d.malloc(size, guard, caller::user_caller()) {
         Ok(p) => {
-            if diagnostics::racecheck::on() {
-                diagnostics::racecheck::alloc(p, size, Some(d.index));
-            }
             rt.pools.record(p, pool, bytes);
             *o = p as *mut c_void;
             Ok(())
         }
         Err(e) => {
-            rt.pools.refund(&pool, bytes);
+            rt.pools.refund(&pool, bytes, taken, mem);
             Err(e)
         }
     }
@@ -260,7 +260,7 @@ pub extern "C" fn birenFreeAsync(devPtr: *mut c_void, hStream: birenStream_t) ->
             diagnostics::racecheck::free_async(p, s.id, race_points(sd, &s));
         }
         let until = free_points(sd, &s);
-        rt.pools.freed(p, r.size, s.id);
+        rt.pools.freed(p, r.size, s.id, &d.exec.memory);
         rt.managed.remove(p);
         d.exec.free_after(a, until);
         Ok(())
@@ -347,7 +347,8 @@ pub extern "C" fn birenMemPoolCreate(
     })
 }
 
-/// Destroys a pool made by birenMemPoolCreate. Its live allocations stay valid until freed. A
+/// Destroys a pool made by birenMemPoolCreate, giving back its reserve. Its live allocations stay
+/// valid until freed (their memory then goes straight back to the device). A
 /// device whose current pool it was goes back to its default pool. Returns
 /// BIREN_ERROR_INVALID_VALUE for an unknown or destroyed pool or a default pool. Thread-safe.
 #[no_mangle]
@@ -360,6 +361,7 @@ pub extern "C" fn birenMemPoolDestroy(memPool: birenMemPool_t) -> birenError_t {
             return Err(ErrorCode::InvalidValue);
         }
         rt.pools.registry.remove(handle(memPool));
+        pool.retire(&device_of(rt, pool.device)?.exec.memory);
         Ok(())
     })
 }
@@ -398,7 +400,11 @@ pub extern "C" fn birenMemPoolSetAttribute(
                 if v != 0 {
                     return bad(format!("attr={attr}: a high-water mark can only be reset to 0, not {v}"));
                 }
-                pool.reset_high();
+                if attr == 6 {
+                    pool.reset_reserved_high(&device_of(rt, pool.device)?.exec.memory);
+                } else {
+                    pool.reset_high();
+                }
             }
             5 | 7 => return bad(format!("attr={attr} is read-only")),
             _ => return bad(format!("attr={attr} is not a birenMemPoolAttr value")),
@@ -408,7 +414,9 @@ pub extern "C" fn birenMemPoolSetAttribute(
 }
 
 /// Writes a pool attribute to *value (an int for the reuse flags, a uint64_t otherwise).
-/// Reserved bytes equal used bytes (the pool keeps nothing in reserve). Returns
+/// Reserved bytes are the used bytes plus those freed to the pool and kept (up to the release
+/// threshold at each synchronize; an allocation the device has no room for takes them back
+/// first). Returns
 /// BIREN_ERROR_INVALID_VALUE for an unknown pool, a NULL value or an unknown attribute; nothing
 /// is written on error. Thread-safe.
 #[no_mangle]
@@ -430,8 +438,10 @@ pub extern "C" fn birenMemPoolGetAttribute(
                 return Ok(());
             }
             4 => pool.release_threshold.load(SeqCst),
-            5 | 7 => pool.used(),
-            6 | 8 => pool.used_high(),
+            5 => pool.reserved(&device_of(rt, pool.device)?.exec.memory),
+            6 => pool.reserved_high(),
+            7 => pool.used(),
+            8 => pool.used_high(),
             _ => {
                 diagnostics::finding("birenMemPoolGetAttribute", &format!("attr={attr} is not a birenMemPoolAttr value"));
                 return Err(ErrorCode::InvalidValue);
@@ -442,10 +452,9 @@ pub extern "C" fn birenMemPoolGetAttribute(
     })
 }
 
-/// Releases reserved memory of the pool beyond `minBytesToKeep`. The pool keeps no memory in
-/// reserve (freed blocks go back to the device when the free is reached), so there is nothing to
-/// release; the call checks the pool. Returns BIREN_ERROR_INVALID_VALUE for an unknown pool.
-/// Thread-safe.
+/// Releases the pool's reserve (memory freed to it and kept) until at most `minBytesToKeep`
+/// bytes are reserved, or the reserve is empty (memory in use stays). Returns
+/// BIREN_ERROR_INVALID_VALUE for an unknown pool. Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenMemPoolTrimTo(
     memPool: birenMemPool_t,
@@ -453,7 +462,8 @@ pub extern "C" fn birenMemPoolTrimTo(
 ) -> birenError_t {
     ffi_call!("birenMemPoolTrimTo"(memPool, minBytesToKeep) {
         let rt = runtime::get()?;
-        pool_of(rt, memPool, "birenMemPoolTrimTo")?;
+        let pool = pool_of(rt, memPool, "birenMemPoolTrimTo")?;
+        pool.release_to(minBytesToKeep as u64, &device_of(rt, pool.device)?.exec.memory);
         Ok(())
     })
 }

@@ -105,13 +105,17 @@ pub extern "C" fn birenStreamDestroy(stream: birenStream_t) -> birenError_t {
 /// BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED for a capturing stream, and
 /// BIREN_ERROR_STREAM_CAPTURE_IMPLICIT for the default stream while a blocking stream of its
 /// device captures (both invalidate the capture).
+/// After a successful wait, the device's memory pools give back what was freed to them beyond
+/// their release threshold (birenMemPoolAttrReleaseThreshold).
 #[no_mangle]
 pub extern "C" fn birenStreamSynchronize(stream: birenStream_t) -> birenError_t {
     ffi_call!("birenStreamSynchronize"(stream) {
         let (rt, s) = stream_of(stream)?;
         let d = device_of(rt, s.device)?;
         capture::check_sync(&s, "birenStreamSynchronize")?;
-        d.sync_stream(&s, "birenStreamSynchronize")
+        d.sync_stream(&s, "birenStreamSynchronize")?;
+        rt.pools.synchronized(d.index, &d.exec.memory);
+        Ok(())
     })
 }
 

@@ -3,7 +3,7 @@
 //! address and size; kernels use it by name (one address space), the host copies to and from it
 //! in stream order with bounds checks.
 
-use super::boundary::{ffi_call, out};
+use super::boundary::{ffi_call, ffi_value, out};
 use super::current_device;
 use super::memory::copy_or_fill;
 use super::types::*;
@@ -34,6 +34,57 @@ pub extern "C" fn birenRegisterSymbol(
         };
         symbols::register(symbol as usize, size, name)
     })
+}
+
+/// Writes the bounds of a program's or library's `biren_shared` section (its BIREN_SHARED
+/// arrays) on the calling thread: `*begin` its first byte, `*end` one past its last.
+pub type birenSharedSectionBounds_t =
+    Option<unsafe extern "C" fn(begin: *mut *mut c_void, end: *mut *mut c_void)>;
+
+/// Records the BIREN_SHARED arrays of a program or library: `bounds` gives their section on the
+/// calling thread. The header calls it from a constructor in every file that includes it (and
+/// birenUnregisterSharedSection from a destructor), so that each block of a cooperative launch
+/// has its own copy of those arrays; call it yourself only with another compiler. Registering
+/// the same function again changes nothing. Works before birenInit; not logged. Returns
+/// BIREN_ERROR_INVALID_VALUE if `bounds` is NULL (not the calling thread's last error).
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenRegisterSharedSection(bounds: birenSharedSectionBounds_t) -> birenError_t {
+    // Not logged nor recorded (ffi_call!): the header calls it from every file's constructor.
+    ffi_value!(
+        "birenRegisterSharedSection",
+        birenError_t::BIREN_ERROR_UNKNOWN,
+        {
+            match bounds {
+                Some(f) => {
+                    crate::device::block::register_shared_section(f);
+                    birenError_t::BIREN_SUCCESS
+                }
+                None => birenError_t::BIREN_ERROR_INVALID_VALUE,
+            }
+        }
+    )
+}
+
+/// Forgets a function recorded with birenRegisterSharedSection (its module is being unloaded);
+/// one never recorded changes nothing; not logged. Returns BIREN_ERROR_INVALID_VALUE if `bounds`
+/// is NULL (not the calling thread's last error). Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenUnregisterSharedSection(bounds: birenSharedSectionBounds_t) -> birenError_t {
+    // Not logged nor recorded (ffi_call!): the header calls it from every file's constructor.
+    ffi_value!(
+        "birenUnregisterSharedSection",
+        birenError_t::BIREN_ERROR_UNKNOWN,
+        {
+            match bounds {
+                Some(f) => {
+                    crate::device::block::unregister_shared_section(f);
+                    birenError_t::BIREN_SUCCESS
+                }
+                None => birenError_t::BIREN_ERROR_INVALID_VALUE,
+            }
+        }
+    )
 }
 
 /// The symbol that starts at `symbol`: (address, size).

@@ -4,9 +4,12 @@
 // Three groups, with imports that run one way: `exec` -> `diagnostics` -> `memory`.
 pub mod caps;
 pub mod config;
+pub mod copy3d;
 pub mod diagnostics;
 pub mod error;
 pub mod exec;
+pub mod ids;
+pub mod kernels;
 pub mod memory;
 pub mod registry;
 pub mod settings;
@@ -225,7 +228,7 @@ fn install_fork_handlers() {
 
 impl Runtime {
     pub fn next_id(&self) -> u64 {
-        self.ids.fetch_add(1, Ordering::Relaxed) + 1
+        ids::next_object(&self.ids)
     }
 
     pub fn device_count(&self) -> usize {
@@ -327,6 +330,7 @@ impl Runtime {
         let events = self.events.remove_where(|e| e.device == i);
         let allocations = d.reset();
         self.settings[i].reset_limits();
+        d.exec.memory.drop_holds();
         self.pools.on_reset(i);
         self.managed.on_reset(i);
         self.peers.lock().retain(|&(d, _)| d != i);

@@ -13,7 +13,8 @@ use crate::runtime::exec::executor::Executor;
 use crate::runtime::exec::graph::capture;
 use crate::runtime::exec::scheduler::Policy;
 use crate::runtime::exec::stream::{
-    run_wakeups, Dep, FutureRecord, OpWork, RecordState, StreamCore, StreamPoint, WaitOn,
+    run_wakeups, BusyStreams, Dep, FutureRecord, OpWork, RecordState, StreamCore, StreamPoint,
+    WaitOn,
 };
 use crate::runtime::exec::stream_set::StreamSet;
 use crate::runtime::exec::work::Point;
@@ -27,6 +28,9 @@ pub struct DeviceContext {
     pub default_stream: Arc<StreamCore>,
     /// Streams other than the default one, until destroyed and drained.
     streams: Mutex<StreamSet>,
+    /// The streams (default one included) that may have work pending: what
+    /// `sync_device` waits for.
+    busy: Arc<BusyStreams>,
     /// The runtime's futures: their count, and the lock that serializes adding and resolving
     /// them (shared by all devices).
     futures: Arc<Futures>,
@@ -96,11 +100,14 @@ impl DeviceContext {
             exec.clone(),
             0,
         );
+        let busy = Arc::new(BusyStreams::default());
+        default_stream.track_busy(&busy);
         DeviceContext {
             index,
             exec,
             default_stream,
             streams: Mutex::new(StreamSet::default()),
+            busy,
             futures,
             reset_lock: RwLock::new(()),
             deadlock_timeout: Duration::from_millis(deadlock_timeout_ms),
@@ -114,6 +121,7 @@ impl DeviceContext {
     }
 
     pub fn add_stream(&self, s: Arc<StreamCore>) {
+        s.track_busy(&self.busy);
         self.streams.lock().add(s);
     }
 
@@ -566,16 +574,20 @@ impl DeviceContext {
         }
         let site = SyncSite::start();
         let mut r = Ok(());
-        let streams = self.all_streams();
-        let upto: Vec<(u64, u64)> = streams.iter().map(|s| (s.id, s.enqueued())).collect();
-        for s in streams {
-            if let Some(p) = s.pending_tail() {
-                r = self.wait_point(&p, "birenDeviceSynchronize");
-                if r.is_err() {
-                    break;
-                }
+        let upto: Vec<(u64, u64)> = if racecheck::on() {
+            let streams = self.all_streams();
+            streams.iter().map(|s| (s.id, s.enqueued())).collect()
+        } else {
+            Vec::new()
+        };
+        // The streams with work pending only (not every stream of the device).
+        for p in self.busy.pending() {
+            r = self.wait_point(&p, "birenDeviceSynchronize");
+            if r.is_err() {
+                break;
             }
         }
+        self.busy.prune();
         site.end(|| "birenDeviceSynchronize".into());
         r?;
         if racecheck::on() {
@@ -623,12 +635,27 @@ impl DeviceContext {
         Ok(())
     }
 
-    /// Allocates, waiting for deferred frees when the device is full.
+    /// Allocates, waiting for deferred frees when the device is full; race detection learns of
+    /// the allocation (every kind: birenMalloc, pitched, 3-D, managed, pools).
     pub fn malloc(&self, size: usize, guard: usize, caller: usize) -> Result<usize> {
+        let p = self.allocate(size, guard, caller)?;
+        if crate::runtime::diagnostics::racecheck::on() {
+            crate::runtime::diagnostics::racecheck::alloc(p, size, Some(self.index));
+        }
+        Ok(p)
+    }
+
+    fn allocate(&self, size: usize, guard: usize, caller: usize) -> Result<usize> {
         let _no_reset = self.creating();
         match self.exec.memory.allocate(size, guard, caller) {
             Err(ErrorCode::OutOfMemory) => {
-                // Memory whose work has completed comes back first. (A synchronize may return
+                // Memory pools' reserves (memory freed to them and kept) come back first.
+                if self.exec.memory.drop_holds() {
+                    if let Ok(p) = self.exec.memory.allocate(size, guard, caller) {
+                        return Ok(p);
+                    }
+                }
+                // Memory whose work has completed comes back. (A synchronize may return
                 // just before the completing thread releases it; that thread may also have
                 // released it since our attempt: retry either way.)
                 self.exec.reclaim();

@@ -160,26 +160,5 @@ pub fn describe_hops(hops: &[Hop]) -> String {
         .join("; ")
 }
 
-/// Default streams have ids from the top of the range, one per device.
-pub(crate) const fn default_stream_id(device: usize) -> u64 {
-    u64::MAX - device as u64
-}
-
-/// The lanes of graph event nodes (graph/events.rs) have ids from here up (below the default
-/// streams').
-pub(crate) const LANE_BASE: u64 = 1 << 62;
-
-/// True for the id of a graph event node's lane.
-pub(crate) fn is_lane(id: u64) -> bool {
-    (LANE_BASE..default_stream_id(64)).contains(&id)
-}
-
-pub fn stream_name(id: u64) -> String {
-    if id >= default_stream_id(64) {
-        "the default stream".to_string()
-    } else if is_lane(id) {
-        format!("event node lane #{} of a graph launch", id - LANE_BASE)
-    } else {
-        format!("stream #{id}")
-    }
-}
+// Ids and their names: one id space for streams, lanes and host threads (runtime/ids.rs).
+pub(crate) use crate::runtime::ids::{default_stream_id, is_lane, stream_name};

@@ -209,8 +209,10 @@ impl Executor {
             .compare_exchange(0, e.code(), Ordering::AcqRel, Ordering::Acquire);
     }
 
-    pub fn op_enqueued(&self) {
-        self.ops_in.count.fetch_add(1, Ordering::SeqCst);
+    /// Counts an op enqueued on the device; returns how many were before it (a device-wide
+    /// order of enqueues).
+    pub fn op_enqueued(&self) -> u64 {
+        self.ops_in.count.fetch_add(1, Ordering::SeqCst)
     }
 
     /// Called by a host thread before it enqueues (no lock held): waits while the device has

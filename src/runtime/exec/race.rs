@@ -7,7 +7,7 @@ use crate::runtime::diagnostics::racecheck::{
 use crate::runtime::exec::graph::exec::{ExecGraph, ExecWork};
 use crate::runtime::exec::graph::{CopyNode, FillNode};
 use crate::runtime::exec::stream::{OpWork, StreamCore};
-use crate::runtime::exec::strided::{Strided, StridedOp};
+use crate::runtime::exec::strided::{Side, StridedOp};
 use crate::runtime::exec::work::Work;
 use parking_lot::Mutex;
 use std::sync::{Arc, Weak};
@@ -26,50 +26,30 @@ pub(crate) fn tag(s: &StreamCore) -> StreamTag {
     }
 }
 
-/// The rows of both sides of a 2D/3D copy or fill.
-fn strided_ranges(t: &Strided) -> Vec<Range> {
-    let mut v = Vec::new();
-    if let StridedOp::Copy(src) = t.op {
-        v.extend(Range::strided(
-            src.base, t.width, t.height, t.depth, src.pitch, src.slice, false,
-        ));
-    }
-    v.extend(Range::strided(
-        t.dst.base,
-        t.width,
-        t.height,
-        t.depth,
-        t.dst.pitch,
-        t.dst.slice,
-        true,
-    ));
+/// The rows a 2D/3D copy or fill touches, of `depth` slices of `height` rows of `width` bytes:
+/// `src`'s read (a copy), `dst`'s written. Streams' strided ops and graphs' copy and fill nodes
+/// alike.
+fn strided_ranges(
+    dst: Side,
+    src: Option<Side>,
+    width: usize,
+    height: usize,
+    depth: usize,
+) -> Vec<Range> {
+    let side =
+        |s: Side, write| Range::strided(s.base, width, height, depth, s.pitch, s.slice, write);
+    let mut v = src.map_or_else(Vec::new, |s| side(s, false));
+    v.extend(side(dst, true));
     v
 }
 
 fn copy_node_ranges(c: &CopyNode) -> Vec<Range> {
-    let mut v = Range::strided(
-        c.src,
-        c.width,
-        c.height,
-        c.depth,
-        c.src_pitch,
-        c.src_slice,
-        false,
-    );
-    v.extend(Range::strided(
-        c.dst,
-        c.width,
-        c.height,
-        c.depth,
-        c.dst_pitch,
-        c.dst_slice,
-        true,
-    ));
-    v
+    let (dst, src) = c.sides();
+    strided_ranges(dst, Some(src), c.width, c.height, c.depth)
 }
 
 fn fill_node_ranges(f: &FillNode) -> Vec<Range> {
-    Range::strided(f.dst, f.width * f.elem, f.height, 1, f.pitch, 0, true)
+    strided_ranges(f.side(), None, f.width * f.elem, f.height, f.depth)
 }
 
 /// Executable graphs described lately (an executable graph is immutable; the weak reference
@@ -174,7 +154,11 @@ fn desc(w: &OpWork) -> OpDesc {
                 StridedOp::Copy(_) => "2D/3D memcpy",
                 StridedOp::Fill(_) => "2D/3D memset",
             };
-            d.ranges = strided_ranges(t);
+            let src = match t.op {
+                StridedOp::Copy(s) => Some(s),
+                StridedOp::Fill(_) => None,
+            };
+            d.ranges = strided_ranges(t.dst, src, t.width, t.height, t.depth);
         }
         OpWork::Run(Work::Graph(g, _)) => {
             d.kind = "graph launch";

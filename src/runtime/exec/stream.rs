@@ -15,7 +15,7 @@ use crate::runtime::exec::work::{Completion, Padded, Point, Progress, Started, T
 use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 
 /// What an op does when it starts.
 pub enum OpWork {
@@ -267,9 +267,67 @@ pub struct StreamCore {
     pub notifier: Notifier,
     dead: AtomicBool,
     destroyed: AtomicBool,
+    /// The device's list of streams with pending work (`BusyStreams`), once the stream is in
+    /// the device's set; and whether this stream is on it.
+    busy: OnceLock<Arc<BusyStreams>>,
+    listed: AtomicBool,
+    /// The device-wide order of this stream's last enqueue (`Executor::op_enqueued`).
+    last_op: AtomicU64,
 }
 
 pub(crate) const STREAM_NON_BLOCKING: u32 = 1;
+
+/// The streams of a device that may have work pending: what a device-wide synchronize waits for,
+/// so that its cost follows the work outstanding, not the number of streams. A stream puts
+/// itself on the list when an enqueue finds it off it (`StreamCore::push_locked`); `prune`
+/// takes off those found idle. A stream with pending work is always on the list: `prune` clears
+/// a stream's mark before it looks at its work a last time, and an enqueue marks the stream
+/// after the op is visible, so one of the two sees the other.
+#[derive(Default)]
+pub struct BusyStreams {
+    list: Mutex<Vec<Arc<StreamCore>>>,
+}
+
+impl BusyStreams {
+    /// The pending tails of the listed streams, the one enqueued to last first (waiting for it
+    /// first, a synchronize mostly finds the others reached).
+    pub fn pending(&self) -> Vec<StreamPoint> {
+        let mut v: Vec<StreamPoint> = self
+            .list
+            .lock()
+            .iter()
+            .filter_map(|s| s.pending_tail())
+            .collect();
+        v.sort_unstable_by_key(|p| std::cmp::Reverse(p.stream.last_op.load(Ordering::Relaxed)));
+        v
+    }
+
+    /// Takes off the list the streams without pending work (and dead ones).
+    pub fn prune(&self) {
+        self.list.lock().retain(|s| {
+            if !s.is_idle() && !s.is_dead() {
+                return true;
+            }
+            s.listed.store(false, Ordering::SeqCst);
+            if !s.is_idle() && !s.is_dead() {
+                // An enqueue came between the two looks and found the stream still marked.
+                s.listed.store(true, Ordering::SeqCst);
+                return true;
+            }
+            false
+        });
+    }
+
+    /// How many streams are on the list.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.list.lock().len()
+    }
+
+    fn put(&self, s: Arc<StreamCore>) {
+        self.list.lock().push(s);
+    }
+}
 
 impl StreamCore {
     pub fn new(
@@ -307,7 +365,26 @@ impl StreamCore {
             notifier: Notifier::new(),
             dead: AtomicBool::new(false),
             destroyed: AtomicBool::new(false),
+            busy: OnceLock::new(),
+            listed: AtomicBool::new(false),
+            last_op: AtomicU64::new(0),
         })
+    }
+
+    /// Makes the stream keep itself on its device's list of busy streams from now on (once).
+    pub fn track_busy(self: &Arc<Self>, busy: &Arc<BusyStreams>) {
+        if self.busy.set(busy.clone()).is_ok() {
+            self.list_if_off();
+        }
+    }
+
+    /// Puts the stream on its device's busy list unless it is on it.
+    fn list_if_off(&self) {
+        if let Some(b) = self.busy.get() {
+            if !self.listed.swap(true, Ordering::SeqCst) {
+                b.put(self.arc());
+            }
+        }
     }
 
     /// The `Arc` this stream lives in (alive while `&self` is).
@@ -371,7 +448,9 @@ impl StreamCore {
         }
         t.ops.push_back(Op { seq, work, deps });
         self.enqueued.store(seq, Ordering::SeqCst);
-        self.exec.op_enqueued();
+        let order = self.exec.op_enqueued();
+        self.last_op.store(order, Ordering::Relaxed);
+        self.list_if_off();
         (seq, std::mem::take(&mut t.idle))
     }
 
@@ -897,6 +976,103 @@ mod tests {
         drop(t);
         if kick {
             s.kick();
+        }
+    }
+
+    unsafe extern "C" fn pause(_: *mut std::ffi::c_void) {
+        std::thread::sleep(Duration::from_micros(20));
+    }
+
+    /// The busy list (what a device-wide synchronize waits for): while host threads enqueue on
+    /// many streams and the list is pruned meanwhile, every stream with work pending is on it,
+    /// the list holds no stream twice, and once the work is done a prune empties it.
+    #[test]
+    fn every_stream_with_pending_work_is_on_the_busy_list() {
+        const STREAMS: usize = 16;
+        let exec = Executor::start(0, 1, 1 << 20, Policy::Preemptive, Instant::now());
+        let busy = Arc::new(BusyStreams::default());
+        let streams: Vec<_> = (0..STREAMS)
+            .map(|i| {
+                let s = StreamCore::new(
+                    i as u64 + 1,
+                    0,
+                    STREAM_NON_BLOCKING,
+                    0,
+                    false,
+                    exec.clone(),
+                    0,
+                );
+                s.track_busy(&busy);
+                s
+            })
+            .collect();
+        let on_list = |s: &Arc<StreamCore>| busy.list.lock().iter().any(|b| Arc::ptr_eq(b, s));
+        for round in 0..20 {
+            let stop = Arc::new(AtomicBool::new(false));
+            let pruner = {
+                let (busy, stop) = (busy.clone(), stop.clone());
+                std::thread::spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        busy.prune();
+                        std::thread::yield_now();
+                    }
+                })
+            };
+            let producers: Vec<_> = (0..2)
+                .map(|t| {
+                    let streams = streams.clone();
+                    std::thread::spawn(move || {
+                        for i in 0..200 {
+                            let s = &streams[(i * 7 + t * 3 + round) % STREAMS];
+                            let mut tail = s.tail.lock();
+                            let call = HostCall {
+                                func: pause,
+                                data: 0,
+                                despite_error: false,
+                            };
+                            let (_, kick) =
+                                s.push_locked(&mut tail, OpWork::Run(Work::Host(call)), Vec::new());
+                            drop(tail);
+                            if kick {
+                                s.kick();
+                            }
+                        }
+                    })
+                })
+                .collect();
+            for p in producers {
+                p.join().unwrap();
+            }
+            stop.store(true, Ordering::Relaxed);
+            pruner.join().unwrap();
+            for s in &streams {
+                if !s.is_idle() {
+                    assert!(
+                        on_list(s),
+                        "stream #{} has work pending and is not on the busy list",
+                        s.id
+                    );
+                }
+            }
+            let n = busy.len();
+            let mut ids: Vec<u64> = busy.list.lock().iter().map(|s| s.id).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            assert_eq!(ids.len(), n, "a stream is on the busy list twice");
+            // What a device-wide synchronize does: wait for the listed tails, then prune.
+            for p in busy.pending() {
+                let deadline = Instant::now() + Duration::from_secs(30);
+                while !p.reached() {
+                    assert!(Instant::now() < deadline, "work never finished");
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+            assert!(
+                streams.iter().all(|s| s.is_idle()),
+                "a synchronize missed pending work"
+            );
+            busy.prune();
+            assert_eq!(busy.len(), 0);
         }
     }
 

@@ -38,6 +38,14 @@ pub struct Strided {
 }
 
 impl Side {
+    /// Where each of the `height` rows of each of the `depth` slices starts, in order: the row
+    /// loop of every strided copy and fill.
+    pub fn rows(self, height: usize, depth: usize) -> impl Iterator<Item = usize> {
+        (0..depth).flat_map(move |z| {
+            (0..height).map(move |y| self.base + z * self.slice + y * self.pitch)
+        })
+    }
+
     /// Bytes from the first row's start to the last row's end; None on overflow.
     fn span(&self, width: usize, height: usize, depth: usize) -> Option<usize> {
         let last_slice = (depth - 1).checked_mul(self.slice)?;
@@ -59,15 +67,16 @@ impl Strided {
     /// # Safety
     /// Every row of both sides was validated (`Runtime::plan_strided`) and its memory is alive.
     pub unsafe fn run(&self) {
-        for z in 0..self.depth {
-            for y in 0..self.height {
-                let d = self.dst.base + z * self.dst.slice + y * self.dst.pitch;
-                match self.op {
-                    StridedOp::Copy(s) => {
-                        let from = s.base + z * s.slice + y * s.pitch;
-                        std::ptr::copy(from as *const u8, d as *mut u8, self.width);
-                    }
-                    StridedOp::Fill(v) => std::ptr::write_bytes(d as *mut u8, v, self.width),
+        let rows = self.dst.rows(self.height, self.depth);
+        match self.op {
+            StridedOp::Copy(s) => {
+                for (d, from) in rows.zip(s.rows(self.height, self.depth)) {
+                    std::ptr::copy(from as *const u8, d as *mut u8, self.width);
+                }
+            }
+            StridedOp::Fill(v) => {
+                for d in rows {
+                    std::ptr::write_bytes(d as *mut u8, v, self.width);
                 }
             }
         }
@@ -87,6 +96,21 @@ impl Strided {
 }
 
 impl Runtime {
+    /// Which sides of a copy in direction `kind` from `src` to `dst` are device memory: (dst,
+    /// src); for birenMemcpyDefault, where the pointers lie.
+    pub fn device_sides(&self, kind: i64, dst: usize, src: usize) -> (bool, bool) {
+        match kind {
+            HOST_TO_HOST => (false, false),
+            HOST_TO_DEVICE => (true, false),
+            DEVICE_TO_HOST => (false, true),
+            DEVICE_TO_DEVICE => (true, true),
+            _ => (
+                self.device_region(dst).is_some(),
+                self.device_region(src).is_some(),
+            ),
+        }
+    }
+
     /// Checks that every row of `side` lies in memory the side may use: one live device
     /// allocation (`device`), or host memory that does not wrap and stays inside the page-locked
     /// or registered buffer it starts in.
@@ -154,16 +178,7 @@ impl Runtime {
                 engine: ENGINE_FROM_DEVICE,
             }));
         };
-        let (dst_device, src_device) = match kind {
-            HOST_TO_HOST => (false, false),
-            HOST_TO_DEVICE => (true, false),
-            DEVICE_TO_HOST => (false, true),
-            DEVICE_TO_DEVICE => (true, true),
-            _ => (
-                self.device_region(dst.base).is_some(),
-                self.device_region(src.base).is_some(),
-            ),
-        };
+        let (dst_device, src_device) = self.device_sides(kind, dst.base, src.base);
         self.strided_side(&dst, width, height, depth, dst_device, call, "dst")?;
         self.strided_side(&src, width, height, depth, src_device, call, "src")?;
         Ok(Some(Strided {

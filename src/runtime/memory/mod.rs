@@ -8,7 +8,7 @@ pub mod pool;
 
 use crate::runtime::error::{ErrorCode, Result};
 use arena::Arena;
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 use std::alloc::Layout;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -79,6 +79,16 @@ pub struct MemoryTable {
     used: AtomicU64,
     capacity: u64,
     serial: AtomicU64,
+    /// Capacity that memory pools keep in reserve (counted in `used`), and the generation of
+    /// those holds: `drop_holds` takes them all back and starts a new one.
+    held: Mutex<Held>,
+}
+
+/// Capacity held by pools (`MemoryTable::hold`).
+#[derive(Default)]
+struct Held {
+    bytes: u64,
+    generation: u64,
 }
 
 impl MemoryTable {
@@ -90,6 +100,7 @@ impl MemoryTable {
             used: AtomicU64::new(0),
             capacity,
             serial: AtomicU64::new(0),
+            held: Mutex::new(Held::default()),
         }
     }
 
@@ -121,6 +132,44 @@ impl MemoryTable {
 
     pub fn used(&self) -> u64 {
         self.used.load(Ordering::SeqCst)
+    }
+
+    /// Holds `bytes` of capacity for a memory pool's reserve (memory freed to the pool and kept,
+    /// as CUDA's pools keep it up to their release threshold): counted as used until `unhold`.
+    /// Returns the holds' generation, or None when the capacity is not there.
+    pub fn hold(&self, bytes: u64) -> Option<u64> {
+        let mut h = self.held.lock();
+        if !self.reserve(bytes) {
+            return None;
+        }
+        h.bytes += bytes;
+        Some(h.generation)
+    }
+
+    /// Gives back `bytes` held in generation `generation` (nothing if the holds were dropped
+    /// since: they are back already).
+    pub fn unhold(&self, bytes: u64, generation: u64) {
+        let mut h = self.held.lock();
+        if h.generation == generation {
+            let b = bytes.min(h.bytes);
+            h.bytes -= b;
+            self.used.fetch_sub(b, Ordering::SeqCst);
+        }
+    }
+
+    /// Takes back every pool's reserve (an allocation ran short, or a reset); true if there was
+    /// any. The pools see it by the generation of their holds.
+    pub fn drop_holds(&self) -> bool {
+        let mut h = self.held.lock();
+        h.generation += 1;
+        let b = std::mem::take(&mut h.bytes);
+        self.used.fetch_sub(b, Ordering::SeqCst);
+        b != 0
+    }
+
+    /// The generation of the holds now.
+    pub fn hold_generation(&self) -> u64 {
+        self.held.lock().generation
     }
 
     fn reserve(&self, bytes: u64) -> bool {

@@ -34,6 +34,7 @@
 //! Off, every hook is one relaxed atomic load (`on()`).
 
 use crate::runtime::diagnostics::{self, caller};
+use crate::runtime::ids::{self, stream_name};
 use parking_lot::Mutex;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -46,7 +47,7 @@ pub use clock::Clock;
 use clock::IntMap;
 pub use reach::Reach;
 use snapshot::{digest, Snapshot, CHUNK};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 static ON: AtomicBool = AtomicBool::new(false);
@@ -79,8 +80,6 @@ const HISTORY: usize = 64;
 const SLICES: usize = 16;
 /// Op clocks kept per stream (a dependency on an older op uses the oldest one kept).
 const CLOCKS: usize = 1024;
-/// First host-thread component (stream ids are smaller; default streams are near u64::MAX).
-const HOST_BASE: u64 = 1 << 62;
 
 /// How a stream follows the legacy default-stream rules.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -231,7 +230,7 @@ impl OpInfo {
     }
 
     fn is_host(&self) -> bool {
-        self.comp >= HOST_BASE && self.comp < HOST_BASE + (1 << 40)
+        ids::is_host(self.comp)
     }
     /// The kernel's name: registered, or its symbol, or its address.
     fn name(&self) -> String {
@@ -259,7 +258,7 @@ impl OpInfo {
             return format!(
                 "{} by host thread #{} (called from {})",
                 self.call,
-                self.comp - HOST_BASE,
+                self.comp - ids::HOST_BASE,
                 caller::site(self.caller)
             );
         }
@@ -288,15 +287,6 @@ impl OpInfo {
 
 /// The kind of a stream-ordered free (its `code` is the stream's id).
 const FREE: &str = "stream-ordered free";
-
-/// Same rule as exec::deadlock::stream_name (default streams have the top ids).
-fn stream_name(id: u64) -> String {
-    if id >= u64::MAX - 64 {
-        "the default stream".to_string()
-    } else {
-        format!("stream #{id}")
-    }
-}
 
 #[derive(Clone)]
 struct Access {
@@ -478,8 +468,6 @@ const SPARE: usize = 16;
 static STATE: std::sync::LazyLock<Mutex<State>> =
     std::sync::LazyLock::new(|| Mutex::new(State::default()));
 
-static HOSTS: AtomicU64 = AtomicU64::new(1);
-
 struct HostThread {
     comp: u64,
     tick: u64,
@@ -497,7 +485,7 @@ fn with_host<R>(f: impl FnOnce(&mut HostThread) -> R) -> R {
     HOST.with(|h| {
         let mut h = h.borrow_mut();
         let h = h.get_or_insert_with(|| {
-            let comp = HOST_BASE + HOSTS.fetch_add(1, Ordering::Relaxed);
+            let comp = ids::next_host();
             let mut clock = Clock::default();
             clock.set(comp, 1);
             HostThread {

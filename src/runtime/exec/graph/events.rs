@@ -33,14 +33,10 @@ use super::run::GraphRun;
 use crate::runtime::diagnostics::racecheck;
 use crate::runtime::error::Result;
 use crate::runtime::exec::context::DeviceContext;
-use crate::runtime::exec::deadlock::LANE_BASE;
 use crate::runtime::exec::stream::{Dep, OpWork, StreamCore, StreamPoint, STREAM_NON_BLOCKING};
 use crate::runtime::exec::work::{Started, Ticket, Work};
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-
-static LANE_IDS: AtomicU64 = AtomicU64::new(LANE_BASE);
 
 /// The lanes of an executable graph's event nodes, one per node, reused by its launches (which
 /// run one after another, so a lane's ops of one launch follow those of the one before, as the
@@ -68,7 +64,7 @@ impl EventLanes {
         self.retire(d);
         let lane = || {
             let l = StreamCore::new(
-                LANE_IDS.fetch_add(1, Ordering::Relaxed),
+                crate::runtime::ids::next_lane(),
                 d.index,
                 STREAM_NON_BLOCKING,
                 s.priority,

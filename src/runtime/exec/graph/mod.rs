@@ -15,6 +15,7 @@ use crate::device::{Dim3, KernelFn};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::event::EventCore;
 use crate::runtime::exec::launch::{KernelArgs, KernelInfo};
+use crate::runtime::exec::strided::Side;
 use crate::runtime::exec::work::HostCall;
 use crate::runtime::registry::{HandleKind, Registry};
 use parking_lot::Mutex;
@@ -63,6 +64,22 @@ impl CopyNode {
         )
     }
 
+    /// The destination and source sides: (dst, src).
+    pub fn sides(&self) -> (Side, Side) {
+        (
+            Side {
+                base: self.dst,
+                pitch: self.dst_pitch,
+                slice: self.dst_slice,
+            },
+            Side {
+                base: self.src,
+                pitch: self.src_pitch,
+                slice: self.src_slice,
+            },
+        )
+    }
+
     /// Performs the copy.
     ///
     /// # Safety
@@ -71,12 +88,12 @@ impl CopyNode {
         if self.width == 0 {
             return; // a zero extent: nothing to copy (the pointers may be anything)
         }
-        for z in 0..self.depth {
-            for y in 0..self.height {
-                let d = self.dst + z * self.dst_slice + y * self.dst_pitch;
-                let s = self.src + z * self.src_slice + y * self.src_pitch;
-                std::ptr::copy(s as *const u8, d as *mut u8, self.width);
-            }
+        let (dst, src) = self.sides();
+        for (d, s) in dst
+            .rows(self.height, self.depth)
+            .zip(src.rows(self.height, self.depth))
+        {
+            std::ptr::copy(s as *const u8, d as *mut u8, self.width);
         }
     }
 
@@ -110,12 +127,19 @@ impl FillNode {
         self.width * self.elem * self.height * self.depth
     }
 
+    /// The side written (its rows are `width * elem` bytes).
+    pub fn side(&self) -> Side {
+        Side {
+            base: self.dst,
+            pitch: self.pitch,
+            slice: self.slice,
+        }
+    }
+
     /// # Safety
     /// Every row must be valid device memory (checked when the node was made and at launch).
     pub unsafe fn run(&self) {
-        for r in 0..self.height * self.depth {
-            let (z, y) = (r / self.height, r % self.height);
-            let row = self.dst + z * self.slice + y * self.pitch;
+        for row in self.side().rows(self.height, self.depth) {
             match self.elem {
                 1 => std::ptr::write_bytes(row as *mut u8, self.value as u8, self.width),
                 2 => {
