@@ -675,9 +675,16 @@ impl DeviceContext {
 
     /// Drops queued work, waits for running work, destroys all streams (returned, for handle
     /// invalidation) and frees all memory. Returns the live allocations as (base, size, caller).
+    ///
+    /// It waits for the device's threads (running blocks, copies, the host function in progress)
+    /// while holding only the reset lock, which they never take (`creating` skips it on device
+    /// threads). In particular not the futures lock: a host function may be inside
+    /// birenEventDestroy, birenEventRecord or birenStreamWaitEvent, which take it, and would
+    /// never finish (issue 31, hang 1). Nothing here needs it: a reset adds, resolves and counts
+    /// no future; the streams it kills answer every point as reached, and a cycle search that
+    /// meets one mid-kill sees it complete.
     pub fn reset(&self) -> Vec<(usize, usize, usize)> {
         let _r = self.reset_lock.write();
-        let _g = self.futures.lock.lock();
         self.exec.begin_reset();
         self.exec.wait_for_starts();
         let streams = self.streams.lock().take();
