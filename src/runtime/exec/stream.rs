@@ -387,6 +387,8 @@ impl StreamCore {
         // the default stream's implicit dependencies) must never see this seq pending, for no
         // completion will ever wake a waiter on it.
         self.completed.fetch_max(seq, Ordering::SeqCst);
+        #[cfg(test)]
+        test_hooks::between_record_stores();
         self.enqueued.store(seq, Ordering::SeqCst);
         true
     }
@@ -863,6 +865,31 @@ impl StreamPoint {
             of: self.stream.clone(),
             seq: self.seq,
         }
+    }
+}
+
+/// Interleavings forced by tests.
+#[cfg(test)]
+pub(crate) mod test_hooks {
+    use std::cell::RefCell;
+
+    thread_local! {
+        static BETWEEN_RECORD_STORES: RefCell<Option<Box<dyn FnMut()>>> = const { RefCell::new(None) };
+    }
+
+    /// Runs `f` on this thread between the two stores of its next records that complete at once
+    /// (`record_now_locked`): the moment another thread reading the stream's counts sees one
+    /// store and not the other.
+    pub fn pause_between_record_stores(f: impl FnMut() + 'static) {
+        BETWEEN_RECORD_STORES.with(|h| *h.borrow_mut() = Some(Box::new(f)));
+    }
+
+    pub(super) fn between_record_stores() {
+        BETWEEN_RECORD_STORES.with(|h| {
+            if let Some(f) = h.borrow_mut().as_mut() {
+                f();
+            }
+        });
     }
 }
 
