@@ -176,9 +176,45 @@ static int race(int devices) {
 static int resets_race_with_host_functions_one_device(void) { return race(1); }
 static int resets_race_with_host_functions_two_devices(void) { return race(2); }
 
+/* A host function that frees memory and allocates it again while the device is full: the free
+ * is deferred behind the work pending in the streams, its own host function included, so the
+ * allocation must not wait for it (it waited for itself, for ever): OUT_OF_MEMORY at once. */
+static void *big;
+static size_t big_size;
+static volatile int malloc_code = -1;
+static void free_and_allocate(void *p) {
+  (void)p;
+  void *again = NULL;
+  if (birenFree(big) != BIREN_SUCCESS) return;
+  birenError_t e = birenMalloc(&again, big_size);
+  if (e == BIREN_SUCCESS) (void)birenFree(again);
+  malloc_code = (int)e;
+}
+
+static int malloc_in_a_host_function_does_not_wait_for_itself(void) {
+  size_t free_b = 0, total = 0;
+  OK(birenSetDevice(0));
+  OK(birenDeviceReset());
+  OK(birenMemGetInfo(&free_b, &total));
+  big_size = free_b - ((size_t)1 << 20);
+  OK(birenMalloc(&big, big_size));
+  birenStream_t s;
+  OK(birenStreamCreate(&s));
+  OK(birenLaunchHostFunc(s, free_and_allocate, NULL));
+  OK(birenStreamSynchronize(s));
+  EXPECT_CODE((birenError_t)malloc_code, BIREN_ERROR_OUT_OF_MEMORY);
+  /* The free has been released since: the memory is there again. */
+  void *p = NULL;
+  OK(birenMalloc(&p, big_size));
+  OK(birenFree(p));
+  OK(birenStreamDestroy(s));
+  return 0;
+}
+
 /* TESTS-END */
 
 static const test_case tests[] = {
+    TEST(malloc_in_a_host_function_does_not_wait_for_itself),
     TEST(resets_race_with_host_functions_one_device),
     TEST(resets_race_with_host_functions_two_devices),
 };
