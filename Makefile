@@ -356,8 +356,9 @@ valgrind: lib $(C_TESTS)
 # ---- fuzz ------------------------------------------------------------------------------------
 # make fuzz [FUZZ_SECONDS=600] [FUZZ_SEEDS="1 2 3"] [FUZZ_THREADS=4] [FUZZ_SKIP=a,b|none]
 # fuzz/fuzz.c (the random API driver, see its header comment) built plain and with
-# -fsanitize=address,undefined, run for every seed with 1 and with 2 devices, plus one run per
-# seed with --racy-resets (resets racing with every call, 4 threads): FUZZ_SECONDS is the
+# -fsanitize=address,undefined, run for every seed with 1 and with 2 devices, plus runs per
+# seed with --racy-resets (resets racing with every call, host functions and stream callbacks
+# calling the runtime among them; 4 threads; 1 and 2 devices): FUZZ_SECONDS is the
 # total, shared evenly by the runs (at least 10 s each). Fails on any failed check, crash or
 # hang (30 s watchdog, which prints every thread's stack), or a "biren: internal:" line (a lost
 # wake-up that the runtime's safety net rescued). FUZZ_SKIP defaults to the checks
@@ -378,7 +379,7 @@ $(BUILD)/fuzz/fuzz-asan: fuzz/fuzz.c include/biren_runtime.h lib
 	$(CC) $(subst -O2,-O1,$(CFLAGS_STRICT)) $(FUZZ_SAN) -o $@ $< $(LDLIBS)
 
 fuzz: $(BUILD)/fuzz/fuzz $(BUILD)/fuzz/fuzz-asan
-	@runs=$$(( $(words $(FUZZ_SEEDS)) * 5 )); per=$$(( $(FUZZ_SECONDS) / runs )); [ $$per -ge 10 ] || per=10; \
+	@runs=$$(( $(words $(FUZZ_SEEDS)) * 6 )); per=$$(( $(FUZZ_SECONDS) / runs )); [ $$per -ge 10 ] || per=10; \
 	failed=""; \
 	for seed in $(FUZZ_SEEDS); do for devs in 1 2; do for bin in fuzz fuzz-asan; do \
 	  echo "== $$bin, $$devs device(s), seed $$seed, $$per s (skip: $(FUZZ_SKIP))"; \
@@ -387,10 +388,11 @@ fuzz: $(BUILD)/fuzz/fuzz $(BUILD)/fuzz/fuzz-asan
 	  rc=$$?; cat $(BUILD)/fuzz/last.log; [ $$rc -eq 0 ] && ! grep -q '^biren: internal:' $(BUILD)/fuzz/last.log \
 	    || failed="$$failed $$bin/$$devs-dev/seed-$$seed"; \
 	done; done; \
-	  echo "== fuzz --racy-resets, 1 device, seed $$seed, $$per s"; \
-	  BIREN_DEVICE_COUNT=1 timeout $$((per + 300)) $(BUILD)/fuzz/fuzz --seed $$seed --seconds $$per \
+	  for devs in 1 2; do \
+	  echo "== fuzz --racy-resets, $$devs device(s), seed $$seed, $$per s"; \
+	  BIREN_DEVICE_COUNT=$$devs timeout $$((per + 300)) $(BUILD)/fuzz/fuzz --seed $$seed --seconds $$per \
 	    --threads 4 --racy-resets --skip $(FUZZ_SKIP) --quiet > $(BUILD)/fuzz/last.log 2>&1; \
 	  rc=$$?; cat $(BUILD)/fuzz/last.log; [ $$rc -eq 0 ] && ! grep -q '^biren: internal:' $(BUILD)/fuzz/last.log \
-	    || failed="$$failed racy/seed-$$seed"; \
-	done; \
+	    || failed="$$failed racy/$$devs-dev/seed-$$seed"; \
+	done; done; \
 	if [ -n "$$failed" ]; then echo "fuzz: FAILED:$$failed"; exit 1; fi; echo "fuzz: all runs passed"

@@ -13,7 +13,10 @@
  * and bogus ones) between device allocations, plain and pinned host buffers, NULL and forged
  * pointers, in and out of bounds, synchronous and in streams; fills; kernels that write a
  * pattern and kernels that check it on the device; host functions that check that a
- * synchronize inside them is refused; streams and events created, recorded, waited, queried,
+ * synchronize inside them is refused, and host functions and stream callbacks that call every
+ * call permitted there (streams, events, future waits, async copies and fills, launches, host
+ * functions, callbacks, graph launches, allocations, the small calls) while resets race with
+ * them; streams and events created, recorded, waited, queried,
  * synchronized and destroyed; waits on never-recorded events ("future" waits) that are
  * resolved, stalled (DEADLOCK), self-cycles, cross-device cycles and destroyed events; forged,
  * destroyed and cross-typed handles (a stream passed as an event and vice versa); hostile
@@ -192,7 +195,7 @@ enum fn {
   F_DeviceSynchronize, F_GetDeviceCount, F_SetDevice, F_GetDevice, F_GetDeviceProperties,
   F_DeviceGetStreamPriorityRange, F_SchedulingPolicy, F_RuntimeGetVersion, F_GraphCreate, F_GraphAddNode,
   F_GraphAddDependencies, F_GraphInstantiate, F_GraphLaunch, F_GraphDestroy, F_GraphExecDestroy,
-  F_GraphExecKernelNodeSetParams, F_StreamBeginCapture, F_StreamEndCapture, F_COUNT
+  F_GraphExecKernelNodeSetParams, F_StreamBeginCapture, F_StreamEndCapture, F_StreamAddCallback, F_COUNT
 };
 
 /* From include/biren_runtime.h; NOT_INITIALIZED is documented for every call but never expected
@@ -250,6 +253,7 @@ static const struct {
     [F_GraphExecKernelNodeSetParams] = {"birenGraphExecKernelNodeSetParams", S_ | IV | CFG | IH},
     [F_StreamBeginCapture] = {"birenStreamBeginCapture", S_ | SCU | ILS | IV | IH},
     [F_StreamEndCapture] = {"birenStreamEndCapture", S_ | ILS | SCUNM | SCWT | SCINV | SCUNJ | IV},
+    [F_StreamAddCallback] = {"birenStreamAddCallback", S_ | IV | IH},
 };
 /* What a call overlapped by a reset of its device may also return. */
 #define RESET_TOLERATED (IH | IDP | OOB)
@@ -317,7 +321,12 @@ typedef struct hostjob {
   int codes[3]; /* birenStreamSynchronize(NULL), birenDeviceSynchronize, birenMemcpy inside */
   unsigned long gen;
   int dev;
+  int kind;          /* HJ_REFUSED, HJ_BUSY (a host function) or HJ_CALLBACK (a stream callback) */
+  uint64_t rng;      /* the busy kinds' own randomness (seeded by the worker at each launch) */
+  birenStream_t in;  /* the stream the job was enqueued in */
 } hostjob;
+
+enum { HJ_REFUSED, HJ_BUSY, HJ_CALLBACK };
 
 typedef struct worker {
   int id;
@@ -496,6 +505,197 @@ static void use_device(worker *w, int d) {
   birenError_t e = API(w, birenSetDevice(d));
   JUDGE(w, F_SetDevice, e, S_, -1, NULL);
   w->dev = d;
+}
+
+/* ---- host functions and stream callbacks that call the runtime ---------------------------
+ *
+ * Inside a host function or a stream callback the header permits every call that does not
+ * synchronize, and refuses the synchronizing ones with NOT_PERMITTED. A busy job calls them at
+ * random while other threads reset the devices (issue 31: a reset waiting for a host function
+ * that waited, inside birenEventDestroy, for a lock the reset held). Each call's code must be
+ * one its documentation lists and the one expected, or one a reset explains when a reset of
+ * the device began since the job started (or with --racy-resets). Device memory is touched
+ * only under the device's reset lock, taken with trylock (a job must never wait for a reset,
+ * which waits for the job). */
+
+static unsigned char hj_src[256], hj_dst[256]; /* async host-to-host copies of the jobs */
+static unsigned long long busy_jobs, busy_calls;  /* busy jobs run, calls they made (__atomic) */
+static void hj_leaf(void *p) { (void)p; }
+static void hj_leaf_cb(birenStream_t s, birenError_t status, void *p) {
+  (void)s, (void)status, (void)p;
+}
+
+/* Judges a code inside a job: the worker is not ours to touch, so failures go to fail(NULL). */
+/* What a busy job reads of its slot, once, at its start: with --racy-resets a slot whose job a
+ * reset may have dropped is launched again, so its fields are written and read atomically. */
+typedef struct jobctx {
+  int dev, kind;
+  birenStream_t in;
+  uint64_t rng;
+} jobctx;
+
+static int hj_judge(const jobctx *j, unsigned long g0, int line, enum fn f, birenError_t e, mask_t expect) {
+  mask_t b = B(e);
+  __atomic_fetch_add(&busy_calls, 1, __ATOMIC_RELAXED);
+  if ((b & expect) && (b & DOC[f].doc)) return 0;
+  if ((b & RESET_TOLERATED) && (opt_racy || gen_of(j->dev) != g0)) return 1;
+  char want[256];
+  mask_names(expect, want, sizeof want);
+  fail(NULL, line, "inside a %s on device %d, %s returned %s, expected %s", j->kind == HJ_CALLBACK ? "stream callback" : "host function",
+       j->dev, DOC[f].name, birenGetErrorName(e), want);
+  return 2;
+}
+#define HJ(f, call, expect) hj_judge(j, g0, __LINE__, (f), (call), (expect))
+
+static void busy_job(hostjob *slot) {
+  jobctx ctx = {__atomic_load_n(&slot->dev, __ATOMIC_SEQ_CST), __atomic_load_n(&slot->kind, __ATOMIC_SEQ_CST),
+                __atomic_load_n(&slot->in, __ATOMIC_SEQ_CST), __atomic_load_n(&slot->rng, __ATOMIC_SEQ_CST)};
+  const jobctx *j = &ctx;
+  unsigned long g0 = gen_of(j->dev);
+  uint64_t *rng = &ctx.rng;
+  birenError_t e;
+  HJ(F_SetDevice, birenSetDevice(j->dev), S_);
+  /* The synchronizing calls are refused. */
+  HJ(F_StreamSynchronize, birenStreamSynchronize(NULL), NP);
+  HJ(F_StreamSynchronize, birenStreamSynchronize(j->in), NP | IH);
+  HJ(F_DeviceSynchronize, birenDeviceSynchronize(), NP);
+  HJ(F_DeviceReset, birenDeviceReset(), NP);
+  char a = 1, b = 0;
+  HJ(F_Memcpy, birenMemcpy(&b, &a, 1, birenMemcpyHostToHost), NP);
+  /* Everything else is permitted, in a random order of a few rounds. */
+  birenStream_t t = NULL;
+  birenEvent_t ev = NULL, fut = NULL;
+  for (int round = 0, n = 2 + (int)rnd(rng, 6); round < n; round++) {
+    switch (rnd(rng, 12)) {
+    case 0: /* a stream of its own */
+      if (t) break;
+      if (chance(rng, 2))
+        e = birenStreamCreateWithFlags(&t, chance(rng, 2) ? birenStreamNonBlocking : birenStreamDefault);
+      else
+        e = birenStreamCreateWithPriority(&t, birenStreamNonBlocking, -(int)rnd(rng, 2));
+      if (HJ(F_StreamCreate, e, S_)) t = NULL;
+      break;
+    case 1: /* an event, recorded, queried, waited for */
+      if (!ev && HJ(F_EventCreate, birenEventCreate(&ev), S_)) ev = NULL;
+      if (!ev) break;
+      HJ(F_EventRecord, birenEventRecord(ev, chance(rng, 2) ? t : j->in), S_ | DL);
+      HJ(F_EventQuery, birenEventQuery(ev), S_ | NR);
+      if (t) HJ(F_StreamWaitEvent, birenStreamWaitEvent(t, ev), S_);
+      if (chance(rng, 2)) {
+        float ms;
+        HJ(F_EventElapsedTime, birenEventElapsedTime(&ms, ev, ev), S_ | NR);
+      }
+      HJ(F_EventSynchronize, birenEventSynchronize(ev), NP);
+      break;
+    case 2: /* a wait on a never-recorded event, then resolved or abandoned */
+      if (!t || fut) break;
+      if (HJ(F_EventCreate, birenEventCreateWithFlags(&fut, birenEventDisableTiming), S_)) {
+        fut = NULL;
+        break;
+      }
+      HJ(F_StreamWaitEvent, birenStreamWaitEvent(t, fut), S_);
+      break;
+    case 3: /* async copies and launches in its stream (NULL: the default stream) */
+      HJ(F_MemcpyAsync, birenMemcpyAsync(hj_dst, hj_src, 1 + rnd(rng, sizeof hj_src), birenMemcpyHostToHost, t), S_);
+      HJ(F_LaunchKernel, birenLaunchKernel(k_nop, birenDim3(1 + rnd(rng, 3), 1, 1), birenDim3(1 + rnd(rng, 32), 1, 1), NULL, 0, t), S_);
+      break;
+    case 4: /* host functions and callbacks from a host function */
+      HJ(F_LaunchHostFunc, birenLaunchHostFunc(t, hj_leaf, NULL), S_);
+      HJ(F_StreamAddCallback, birenStreamAddCallback(t, hj_leaf_cb, NULL, 0), S_);
+      break;
+    case 5: { /* device memory: allocated, filled, freed (under the reset lock, if free) */
+      if (opt_racy || pthread_rwlock_tryrdlock(&dev_lock[j->dev]) != 0) break;
+      void *p = NULL;
+      size_t size = 1 + rndz(rng, 64 * 1024);
+      e = birenMalloc(&p, size);
+      if (!HJ(F_Malloc, e, S_ | OOM) && e == BIREN_SUCCESS) {
+        HJ(F_MemsetAsync, birenMemsetAsync(p, (int)rnd(rng, 256), size, t), S_);
+        HJ(F_Memset, birenMemset(p, 0, size), NP);
+        HJ(F_MemcpyAsync, birenMemcpyAsync(p, hj_src, size < sizeof hj_src ? size : sizeof hj_src, birenMemcpyHostToDevice, t), S_);
+        HJ(F_Free, birenFree(p), S_);
+      }
+      pthread_rwlock_unlock(&dev_lock[j->dev]);
+      break;
+    }
+    case 6: { /* a small graph, launched in its stream */
+      birenGraph_t g;
+      birenGraphExec_t x;
+      birenGraphNode_t n1, n2;
+      if (HJ(F_GraphCreate, birenGraphCreate(&g, 0), S_)) break;
+      birenKernelNodeParams kp;
+      memset(&kp, 0, sizeof kp);
+      kp.func = k_nop;
+      kp.gridDim = birenDim3(1 + rnd(rng, 2), 1, 1);
+      kp.blockDim = birenDim3(1 + rnd(rng, 16), 1, 1);
+      HJ(F_GraphAddNode, birenGraphAddKernelNode(&n1, g, NULL, 0, &kp), S_);
+      HJ(F_GraphAddNode, birenGraphAddEmptyNode(&n2, g, &n1, 1), S_);
+      if (!HJ(F_GraphInstantiate, birenGraphInstantiate(&x, g, 0), S_)) {
+        HJ(F_GraphLaunch, birenGraphLaunch(x, t), S_);
+        HJ(F_GraphExecDestroy, birenGraphExecDestroy(x), S_);
+      }
+      HJ(F_GraphDestroy, birenGraphDestroy(g), S_);
+      break;
+    }
+    case 7: { /* the small calls */
+      int dev = -1, count = 0, lo = 0, hi = 0;
+      size_t fr = 0, tot = 0;
+      HJ(F_GetDevice, birenGetDevice(&dev), S_);
+      if (dev != j->dev) fail(NULL, __LINE__, "inside a job, birenGetDevice gave %d after birenSetDevice(%d)", dev, j->dev);
+      HJ(F_GetDeviceCount, birenGetDeviceCount(&count), S_);
+      HJ(F_MemGetInfo, birenMemGetInfo(&fr, &tot), S_);
+      HJ(F_DeviceGetStreamPriorityRange, birenDeviceGetStreamPriorityRange(&lo, &hi), S_);
+      struct birenPointerAttributes pa;
+      HJ(F_PointerGetAttributes, birenPointerGetAttributes(&pa, hj_src), S_);
+      (void)birenGetLastError();
+      (void)birenPeekAtLastError();
+      break;
+    }
+    case 8: /* queries of its stream */
+      if (t) {
+        int prio = 0;
+        unsigned flags = 0;
+        HJ(F_StreamQuery, birenStreamQuery(t), S_ | NR);
+        HJ(F_StreamGetPriority, birenStreamGetPriority(t, &prio), S_);
+        HJ(F_StreamGetFlags, birenStreamGetFlags(t, &flags), S_);
+      }
+      break;
+    case 9: /* the future resolved by a record (in the job's stream: after the job) */
+      if (fut) {
+        HJ(F_EventRecord, birenEventRecord(fut, chance(rng, 2) ? NULL : j->in), S_ | DL);
+        HJ(F_EventDestroy, birenEventDestroy(fut), S_);
+        fut = NULL;
+      }
+      break;
+    case 10: /* its stream destroyed with work pending */
+      if (t) {
+        HJ(F_StreamDestroy, birenStreamDestroy(t), S_);
+        t = NULL;
+      }
+      break;
+    default: /* the event destroyed (a future wait on it is released) */
+      if (ev) {
+        HJ(F_EventDestroy, birenEventDestroy(ev), S_);
+        ev = NULL;
+      }
+      if (fut && chance(rng, 2)) {
+        HJ(F_EventDestroy, birenEventDestroy(fut), S_);
+        fut = NULL;
+      }
+      break;
+    }
+  }
+  if (fut) HJ(F_EventDestroy, birenEventDestroy(fut), S_);
+  if (ev) HJ(F_EventDestroy, birenEventDestroy(ev), S_);
+  if (t) HJ(F_StreamDestroy, birenStreamDestroy(t), S_);
+  __atomic_fetch_add(&busy_jobs, 1, __ATOMIC_RELAXED);
+  __atomic_store_n(&slot->ran, 1, __ATOMIC_SEQ_CST);
+}
+
+static void host_busy(void *p) { busy_job(p); }
+static void callback_busy(birenStream_t s, birenError_t status, void *p) {
+  (void)s;
+  (void)status;
+  busy_job(p);
 }
 
 static void bury_stream(worker *w, birenStream_t s) { w->grave_s[w->ngs++ % GRAVE] = s; }
@@ -2207,39 +2407,61 @@ static void op_handles(worker *w) {
   unlock_dev(d);
 }
 
+/* One to four jobs in one stream: host functions that refuse a synchronize (their codes are
+ * checked afterwards) and busy ones, host functions and stream callbacks, that call everything
+ * they may call; then the stream's synchronize. */
 static void op_hostfn(worker *w) {
   int d = w->dev;
   lock_dev(d);
   reap_device(w, d);
   int k = pick_stream(w, d);
   birenStream_t s = k >= 0 && chance(&w->rng, 4) ? w->streams[k].s : NULL;
-  hostjob *j = &w->jobs[rnd(&w->rng, 8)];
-  if (j->ran == 0 && j->gen != 0) { /* still in flight from an earlier launch */
-    unlock_dev(d);
-    return;
-  }
-  birenError_t e = API(w, birenLaunchHostFunc(s, NULL, j));
+  birenError_t e = API(w, birenLaunchHostFunc(s, NULL, &w->jobs[0]));
   JUDGE(w, F_LaunchHostFunc, e, IV, d, "NULL fn");
-  j->ran = 0;
-  j->gen = 1;
-  e = API(w, birenLaunchHostFunc(s, host_job, j));
-  if (JUDGE(w, F_LaunchHostFunc, e, S_, d, NULL)) {
-    j->ran = 1;
-    unlock_dev(d);
-    return;
+  hostjob *launched[4];
+  int n = 0;
+  for (int i = 0, want = 1 + (int)rnd(&w->rng, 4); i < want; i++) {
+    hostjob *j = &w->jobs[rnd(&w->rng, 8)];
+    /* Still in flight from an earlier launch. (With racy resets a job may have been dropped
+     * by a reset, which nothing tells: its slot is reused. Only busy jobs are launched then,
+     * and they read their slot atomically, once.) */
+    if (!opt_racy && j->ran == 0 && j->gen != 0) continue;
+    int kind = !opt_racy && chance(&w->rng, 3) ? HJ_REFUSED : chance(&w->rng, 2) ? HJ_BUSY : HJ_CALLBACK;
+    __atomic_store_n(&j->ran, 0, __ATOMIC_SEQ_CST);
+    j->gen = 1;
+    __atomic_store_n(&j->dev, d, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&j->in, s, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&j->rng, rng_next(&w->rng) | 1, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&j->kind, kind, __ATOMIC_SEQ_CST);
+    enum fn f = j->kind == HJ_CALLBACK ? F_StreamAddCallback : F_LaunchHostFunc;
+    if (j->kind == HJ_CALLBACK)
+      e = API(w, birenStreamAddCallback(s, callback_busy, j, 0));
+    else
+      e = API(w, birenLaunchHostFunc(s, j->kind == HJ_BUSY ? host_busy : host_job, j));
+    if (JUDGE(w, f, e, S_, d, NULL)) {
+      __atomic_store_n(&j->ran, 1, __ATOMIC_SEQ_CST);
+      break;
+    }
+    launched[n++] = j;
   }
   unlock_dev(d);
+  if (n == 0) return;
   e = API(w, birenStreamSynchronize(s));
   if (JUDGE(w, F_StreamSynchronize, e, S_, d, "wait for a host function")) {
-    if (!reset_since_op(w, d)) j->ran = 1;
+    if (!reset_since_op(w, d))
+      for (int i = 0; i < n; i++) launched[i]->ran = 1;
     return;
   }
-  if (reset_since_op(w, d)) return; /* it may have been dropped: leave the slot in flight */
-  if (!__atomic_load_n(&j->ran, __ATOMIC_SEQ_CST)) fail(w, __LINE__, "host function did not run before its stream's synchronize returned");
-  for (int i = 0; i < 3; i++)
-    if (j->codes[i] != BIREN_ERROR_NOT_PERMITTED)
-      fail(w, __LINE__, "inside a host function, %s returned %s, not NOT_PERMITTED",
-           i == 0 ? "birenStreamSynchronize" : i == 1 ? "birenDeviceSynchronize" : "birenMemcpy", birenGetErrorName((birenError_t)j->codes[i]));
+  if (reset_since_op(w, d)) return; /* they may have been dropped: leave the slots in flight */
+  for (int i = 0; i < n; i++) {
+    hostjob *j = launched[i];
+    if (!__atomic_load_n(&j->ran, __ATOMIC_SEQ_CST)) fail(w, __LINE__, "host function did not run before its stream's synchronize returned");
+    if (j->kind != HJ_REFUSED) continue;
+    for (int c = 0; c < 3; c++)
+      if (j->codes[c] != BIREN_ERROR_NOT_PERMITTED)
+        fail(w, __LINE__, "inside a host function, %s returned %s, not NOT_PERMITTED",
+             c == 0 ? "birenStreamSynchronize" : c == 1 ? "birenDeviceSynchronize" : "birenMemcpy", birenGetErrorName((birenError_t)j->codes[c]));
+  }
 }
 
 static void op_sync(worker *w) {
@@ -2462,7 +2684,7 @@ static const op OPS[] = {
     {"alloc", op_alloc, 12}, {"free", op_free, 8},       {"verify", op_verify, 4},  {"memset", op_memset, 8},
     {"copy", op_copy, 22},   {"kernel", op_kernel, 10},  {"hostile-args", op_hostile_args, 2},
     {"stream", op_stream, 6}, {"event", op_event, 8},    {"future", op_future, 5},  {"xdev", op_xdev, 2},
-    {"handles", op_handles, 4}, {"hostfn", op_hostfn, 2}, {"sync", op_sync, 6},     {"misc", op_misc, 6},
+    {"handles", op_handles, 4}, {"hostfn", op_hostfn, 6}, {"sync", op_sync, 6},     {"misc", op_misc, 6},
     {"graph", op_graph, 6},
 };
 static unsigned reset_one_in = 400; /* a reset every ~400 operations of a thread */
@@ -2477,6 +2699,7 @@ static void *worker_main(void *arg) {
                      OPS[i].fn == op_copy || OPS[i].fn == op_kernel || OPS[i].fn == op_graph))
       weights[i] = 0;
     if (opt_racy && OPS[i].fn == op_future) weights[i] = 30;
+    if (opt_racy && OPS[i].fn == op_hostfn) weights[i] = 20; /* jobs calling the runtime, racing with resets */
     total += weights[i];
   }
   set_op(w, "setup");
@@ -2830,6 +3053,7 @@ int main(int argc, char **argv) {
   for (int d = 0; d < ndev; d++) nresets += resets[d];
   printf("fuzz: %.1f s, %llu operations, %llu calls, %llu resets, %llu data checks (%llu bytes), %llu codes explained by a reset\n",
          now_s() - t0, ops, calls, nresets, checks, bytes, tol);
+  printf("fuzz: %llu host functions and stream callbacks called the runtime %llu times\n", busy_jobs, busy_calls);
   if (!opt_quiet) {
     printf("fuzz: operations (count, seconds of all threads):");
     for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; i++) {

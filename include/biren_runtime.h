@@ -2366,7 +2366,10 @@ enum birenError_t birenStreamAttachMemAsync(birenStream_t stream, void *devPtr, 
  * Allocates `size` bytes of device memory on the current device, 256-byte aligned, and writes
  * its address to *devPtr. The memory is not initialized. Size 0 succeeds with *devPtr = NULL.
  * Returns BIREN_ERROR_INVALID_VALUE if devPtr is NULL, BIREN_ERROR_OUT_OF_MEMORY past the
- * device's capacity (BIREN_DEVICE_MEMORY); *devPtr is written only on success. Thread-safe.
+ * device's capacity (BIREN_DEVICE_MEMORY); *devPtr is written only on success. When the device
+ * is full it waits for memory freed behind pending work, except inside a host function, stream
+ * callback or kernel (that work may be queued behind the caller): OUT_OF_MEMORY at once there.
+ * Thread-safe.
  */
 enum birenError_t birenMalloc(void **devPtr, size_t size);
 

@@ -17,7 +17,10 @@ pub(crate) const GUARD: usize = 4 * ALIGN;
 /// Allocates `size` bytes of device memory on the current device, 256-byte aligned, and writes
 /// its address to *devPtr. The memory is not initialized. Size 0 succeeds with *devPtr = NULL.
 /// Returns BIREN_ERROR_INVALID_VALUE if devPtr is NULL, BIREN_ERROR_OUT_OF_MEMORY past the
-/// device's capacity (BIREN_DEVICE_MEMORY); *devPtr is written only on success. Thread-safe.
+/// device's capacity (BIREN_DEVICE_MEMORY); *devPtr is written only on success. When the device
+/// is full it waits for memory freed behind pending work, except inside a host function, stream
+/// callback or kernel (that work may be queued behind the caller): OUT_OF_MEMORY at once there.
+/// Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenMalloc(devPtr: *mut *mut c_void, size: usize) -> birenError_t {
     ffi_call!("birenMalloc"(devPtr, size) {

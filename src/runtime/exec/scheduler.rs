@@ -388,6 +388,24 @@ impl Scheduler {
         }
     }
 
+    /// What a stalled scheduler looks like: `Some((launch order, next block))` of a kernel with
+    /// blocks left while every unit is parked and none spins. (A unit just woken still counts as
+    /// parked until it runs: as for streams, only the same mark a second later is a stall.)
+    pub fn stall_mark(&self) -> Option<(u64, u64)> {
+        let units = self.busy.lock().len();
+        let q = self.queues.lock();
+        if q.idle < units || units == 0 || self.spinner.load(Ordering::Acquire) {
+            return None;
+        }
+        let k = q
+            .ready
+            .0
+            .iter()
+            .chain(q.running.iter())
+            .find(|k| k.has_blocks())?;
+        Some((k.order, k.next.load(Ordering::Acquire)))
+    }
+
     /// Wakes the parked compute units if a kernel has blocks left while every unit is parked
     /// and none spins (a lost wake-up: nobody would ever run them). Returns what it found, for
     /// the report.

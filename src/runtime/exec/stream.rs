@@ -448,9 +448,15 @@ impl StreamCore {
         }
         t.ops.push_back(Op { seq, work, deps });
         self.enqueued.store(seq, Ordering::SeqCst);
-        let order = self.exec.op_enqueued();
-        self.last_op.store(order, Ordering::Relaxed);
-        self.list_if_off();
+        // An op pushed onto a stream a reset has killed (the enqueue checked it just before)
+        // never runs and is never drained: not counted as pending on the device, nor listed as
+        // busy. (Read under the tail lock: `kill` marks the stream dead before it gathers the
+        // tail.)
+        if !self.dead.load(Ordering::Relaxed) {
+            let order = self.exec.op_enqueued();
+            self.last_op.store(order, Ordering::Relaxed);
+            self.list_if_off();
+        }
         (seq, std::mem::take(&mut t.idle))
     }
 
@@ -466,8 +472,29 @@ impl StreamCore {
         // the default stream's implicit dependencies) must never see this seq pending, for no
         // completion will ever wake a waiter on it.
         self.completed.fetch_max(seq, Ordering::SeqCst);
+        #[cfg(test)]
+        test_hooks::between_record_stores();
         self.enqueued.store(seq, Ordering::SeqCst);
         true
+    }
+
+    /// What a stalled stream looks like: `Some((completed, enqueued))` if it runs nothing while
+    /// its head op could start (every dependency reached). A stream may look so for a moment
+    /// with nothing lost: the thread that pushed the op or reached the dependency is about to
+    /// advance it (and, on a loaded machine, may take seconds to get there). Only the same
+    /// mark seen again a second later, with no op completed in between, is a lost wake-up.
+    pub fn stall_mark(&self) -> Option<(u64, u64)> {
+        let q = self.queue.lock();
+        if q.running.is_some() || self.is_dead() || self.exec.is_resetting() {
+            return None;
+        }
+        let t = self.tail.lock();
+        let head = q.ops.front().or(t.ops.front())?;
+        let ready = head.deps.iter().all(|d| match d {
+            Dep::Point(p) => p.reached(),
+            Dep::Future(f) => f.resolved().is_some_and(|p| p.reached()),
+        });
+        ready.then(|| (self.completed(), self.enqueued()))
     }
 
     /// Kicks the stream if it has work but runs none. If that started an op (its head op was
@@ -871,15 +898,17 @@ impl StreamCore {
 
     /// Drops every op (started or not) and counts them all complete (reset of the default stream).
     pub fn drain(&self) {
-        let ops: Vec<Op> = {
+        let (ops, running): (Vec<Op>, bool) = {
             let mut q = self.queue.lock();
             self.gather(&mut q);
-            q.running = None;
+            let running = q.running.take().is_some();
             self.completed.fetch_max(self.enqueued(), Ordering::SeqCst);
-            q.ops.drain(..).collect()
+            (q.ops.drain(..).collect(), running)
         };
-        // Dropped, and the running one's completion will be ignored: none of them is pending.
-        self.exec.ops_dropped(ops.len() as u64);
+        // Dropped, and the running one's completion will be ignored (`complete` finds it no
+        // longer running, or from before a reset): none of them is pending, the running one
+        // included, or the device would never count as idle again.
+        self.exec.ops_dropped(ops.len() as u64 + running as u64);
         // Streams parked on our points: they are all reached now (drained or dead); wake them,
         // or a stream that took a dependency on us just before the reset would wait forever.
         let waiters: Vec<Arc<StreamCore>> = {
@@ -942,6 +971,31 @@ impl StreamPoint {
             of: self.stream.clone(),
             seq: self.seq,
         }
+    }
+}
+
+/// Interleavings forced by tests.
+#[cfg(test)]
+pub(crate) mod test_hooks {
+    use std::cell::RefCell;
+
+    thread_local! {
+        static BETWEEN_RECORD_STORES: RefCell<Option<Box<dyn FnMut()>>> = const { RefCell::new(None) };
+    }
+
+    /// Runs `f` on this thread between the two stores of its next records that complete at once
+    /// (`record_now_locked`): the moment another thread reading the stream's counts sees one
+    /// store and not the other.
+    pub fn pause_between_record_stores(f: impl FnMut() + 'static) {
+        BETWEEN_RECORD_STORES.with(|h| *h.borrow_mut() = Some(Box::new(f)));
+    }
+
+    pub(super) fn between_record_stores() {
+        BETWEEN_RECORD_STORES.with(|h| {
+            if let Some(f) = h.borrow_mut().as_mut() {
+                f();
+            }
+        });
     }
 }
 
