@@ -250,15 +250,21 @@ static inline dim3 birenThreadIdxIn_(const birenKernelLoop *l) {
 /* ---- Warp operations (CUDA's, warp size 32) -------------------------------------------------
  * A warp is 32 consecutive threads of a block (linear index, x fastest). The *Sync operations
  * are a rendezvous of the lanes `mask` names (it must name the caller): it completes when all
- * of them have arrived. A mask naming a lane that never arrives (it returned, or does not exist
- * in a partial last warp) fails the launch with BIREN_ERROR_LAUNCH_FAILURE, as a divergent
- * barrier does. Once a warp's lanes go from one full-mask rendezvous to the next, they run
+ * of them have arrived. CUDA's partial-warp rule: lanes of the mask that do not exist (beyond
+ * the block's last thread: a block of 120 threads has a last warp of 24 lanes) or whose thread
+ * has returned are not waited for, so 0xffffffff works in any warp; a shuffle whose source is
+ * such a lane returns the caller's own value (CUDA leaves it undefined), and ballot, any and all
+ * leave such lanes out. A mask naming a lane that exists, has not returned and never arrives (it
+ * waits at a barrier, say) fails the launch with BIREN_ERROR_LAUNCH_FAILURE, as a divergent
+ * barrier does. (A returned lane is known once nothing else can run: a warp whose lanes
+ * returned early costs a wait for the rest of its block; partial last warps cost nothing.) Once a warp's lanes go from one full-mask rendezvous to the next, they run
  * among themselves (the runtime's warp ring); a rendezvous then costs a lane about what a
  * block barrier costs a thread (6-8 ns against 5-7 ns on the machine BENCHMARKS.md describes).
  *   birenSyncWarp(mask)               __syncwarp
  *   birenBallotSync(mask, pred)       __ballot_sync: lanes of mask whose pred != 0
  *   birenAnySync / birenAllSync(mask, pred)
- *   birenActiveMask()                 __activemask: the lanes of the warp that exist
+ *   birenActiveMask()                 __activemask: the lanes of the warp that exist (the warp
+ *                                     runs converged: a lane that returned is still named)
  *   birenLaneId()                     the lane (linear index % 32)
  *   birenShfl{,Up,Down,Xor}Sync{Int,Uint,Ll,Ull,Float,Double}(mask, var, srcLane|delta|laneMask
  *       [, width])                    __shfl*_sync; width (default 32) a power of two <= 32
