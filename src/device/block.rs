@@ -647,8 +647,13 @@ impl Run {
             (*run).leave_warp_ring();
         }
         let mut next = (*run).pop_ready();
-        if next.is_none() && (*run).waiting_anywhere() && (*run).release_returned_lanes() {
-            next = (*run).pop_ready();
+        let mut waiting = false;
+        if next.is_none() {
+            // Lanes that returned are not waited for: their warps' rendezvous may complete.
+            waiting = (*run).waiting_anywhere();
+            if waiting && (*run).release_returned_lanes() {
+                next = (*run).pop_ready();
+            }
         }
         match next {
             Some(to) => {
@@ -669,7 +674,7 @@ impl Run {
                         o.record(column, ns);
                     }
                 }
-                if (*run).waiting_anywhere() {
+                if waiting {
                     let o = (*run).stuck();
                     Run::end(run, o)
                 } else if !Run::next_block_of_run(run) {
