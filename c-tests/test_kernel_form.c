@@ -735,6 +735,12 @@ static int shuffle_reduction_in_a_partial_warp(void) {
 BIREN_KERNEL(mask_without_caller) {
   if (birenLaneId() == 3) birenSyncWarp(0x1u);
 }
+/* Lanes 16-31 exist, are named and never arrive: they wait at a barrier instead. */
+BIREN_KERNEL(mask_with_lane_waiting_elsewhere) {
+  if (birenLaneId() < 16) birenSyncWarp(0xffffffffu);
+  else birenSyncThreads();
+}
+/* Lanes that returned, or do not exist (a partial last warp), are not waited for (CUDA's). */
 BIREN_KERNEL(mask_with_returned_lane) {
   if (birenLaneId() < 16) birenSyncWarp(0xffffffffu);
 }
@@ -787,8 +793,8 @@ static int warp_misuse_fails_the_launch(void) {
   dim3 blocks[7];
   int i;
   bad[0] = mask_without_caller;
-  bad[1] = mask_with_returned_lane;
-  bad[2] = full_mask_in_partial_warp;
+  bad[1] = mask_with_lane_waiting_elsewhere;
+  bad[2] = mask_with_lane_waiting_elsewhere;
   bad[3] = bad_width;
   bad[4] = unknown_op_in_ring;
   bad[5] = negative_op_in_ring;
@@ -802,8 +808,11 @@ static int warp_misuse_fails_the_launch(void) {
     EXPECT_CODE(birenDeviceSynchronize(), BIREN_ERROR_LAUNCH_FAILURE);
     OK(birenDeviceReset());
   }
-  /* the same rendezvous with a correct mask works */
+  /* the same rendezvous with a correct mask works, and so do lanes that returned or do not
+   * exist (a partial last warp of 8 lanes) */
   OK(birenLaunchKernel(full_mask_in_partial_warp, birenDim3(2, 1, 1), birenDim3(64, 1, 1), NULL, 0, NULL));
+  OK(birenLaunchKernel(full_mask_in_partial_warp, birenDim3(2, 1, 1), birenDim3(40, 1, 1), NULL, 0, NULL));
+  OK(birenLaunchKernel(mask_with_returned_lane, birenDim3(2, 1, 1), birenDim3(64, 1, 1), NULL, 0, NULL));
   OK(birenDeviceSynchronize());
   return 0;
 }

@@ -48,6 +48,25 @@ w(r"""/* ---- The kernel form: BIREN_KERNEL ------------------------------------
  *   entries and copy the argument values at launch (their sizes are known). Without GCC/Clang in
  *   C the kernel runs through its per-thread entry (arguments read by reference, as
  *   unregistered).
+ * - name##_biren_sig_: the kernel's signature as a type, which makes BIREN_LAUNCH typed (below).
+ *
+ * Typed launches. BIREN_LAUNCH(name, grid, block, sharedMem, stream, a1, a2, ...) of a kernel
+ * defined with BIREN_KERNEL earlier in the translation unit converts each argument to its
+ * parameter's type as a call name(a1, a2, ...) would (3.0 to a float parameter arrives as 3.0f,
+ * a size_t to an unsigned one as an unsigned; -Wconversion, -Wfloat-conversion and
+ * -Wint-conversion warn as for a call), copies the converted values at launch, and a wrong
+ * number of arguments is a compile error naming the kernel ("too few arguments to function
+ * 'biren_sig_->name'" in C, "no matching function for call to 'name_biren_sig_::launch_'" in
+ * C++). One macro name serves every kernel because C's `struct tag` may name a type not yet
+ * declared: BIREN_LAUNCH looks up `struct name##_biren_sig_`, which BIREN_KERNEL defined (the
+ * parameters' types), or else is new and incomplete, and BIREN_LAUNCH then makes it the type of
+ * the arguments as they are, so a kernel not written with BIREN_KERNEL (void k(void **args),
+ * registered or not; a birenKernel_t variable) launches as before, each argument by its own
+ * type. In C this needs GCC or Clang (a statement expression and __typeof__, under
+ * __extension__: clean with -std=c99 -Wpedantic); in C++ a template picks the struct's launch_
+ * when it is complete. Other C compilers launch every kernel by the arguments' own types; there,
+ * and for a kernel whose BIREN_KERNEL definition is not in view, the runtime still refuses a
+ * number or size of arguments that differs from the registered one (BIREN_ERROR_INVALID_VALUE).
  *
  * Sync points in the body (birenSyncThreads(), warp operations, birenGridSync(), birenTrap())
  * work: the runtime stops the loop after the thread that waits and goes on with the next thread
@@ -229,9 +248,86 @@ for n in range(0, MAX_PARAMS + 1):
         body.append(f"  BIREN_KERNEL_REGISTER_(name, {n}, name##_biren_sizes_)")
     else:
         body.append(f"  BIREN_KERNEL_REGISTER_(name, 0, (const size_t *)0)")
+    body.append(f"  BIREN_KERNEL_SIG_{n}({head})")
     body.append(f"  static BIREN_INLINE_ void name##_biren_thread_({decls}BIREN_KERNEL_DIMS_DECL_)")
     width = max(len(l) for l in body) + 2
     w("\n".join(l.ljust(width) + "\\" if k < len(body) - 1 else l for k, l in enumerate(body)))
+
+
+# The kernel's signature as a type (typed launches): in C a struct of the parameters and a
+# function pointer named after the kernel; in C++ a struct whose launch_ takes them.
+w("/* name##_biren_sig_ (see \"Typed launches\" above). */")
+w("#if defined(__cplusplus)")
+for n in range(0, MAX_PARAMS + 1):
+    ps = [f"p{i}" for i in range(1, n + 1)]
+    head = ", ".join(["name"] + ps)
+    params = "".join(f", BIREN_KP_TYPE_({p}) biren_a{i}_" for i, p in enumerate(ps))
+    if n:
+        ptrs = ", ".join(f"(void *)&biren_a{i}_" for i in range(n))
+        szs = ", ".join(f"sizeof biren_a{i}_" for i in range(n))
+        inner = (f"void *biren_p_[] = {{{ptrs}}}; const size_t biren_z_[] = {{{szs}}}; "
+                 f"return birenLaunchKernelArgs(biren_k_, biren_g_, biren_b_, biren_p_, biren_z_, {n}, biren_m_, biren_s_);")
+    else:
+        inner = "return birenLaunchKernelArgs(biren_k_, biren_g_, biren_b_, 0, 0, 0, biren_m_, biren_s_);"
+    w(f"#define BIREN_KERNEL_SIG_{n}({head}) struct name##_biren_sig_ {{ static birenError_t launch_(birenKernel_t biren_k_, "
+      f"dim3 biren_g_, dim3 biren_b_, size_t biren_m_, birenStream_t biren_s_{params}) {{ {inner} }} }};")
+w("#else")
+for n in range(0, MAX_PARAMS + 1):
+    ps = [f"p{i}" for i in range(1, n + 1)]
+    head = ", ".join(["name"] + ps)
+    members = "".join(f"BIREN_KP_TYPE_({p}) biren_a{i}_; " for i, p in enumerate(ps))
+    types = ", ".join(f"BIREN_KP_TYPE_({p})" for p in ps) or "void"
+    w(f"#define BIREN_KERNEL_SIG_{n}({head}) struct name##_biren_sig_ {{ {members}birenError_t (*name)({types}); }};")
+w("#endif")
+
+w(r"""
+/* BIREN_LAUNCH (see "Typed launches" above). */
+#if defined(__cplusplus)
+/* struct name##_biren_sig_ complete (BIREN_KERNEL's): its launch_, else the arguments as they are. */
+struct birenLaunchAny_ {
+  template <typename... BirenArgs>
+  static birenError_t launch_(birenKernel_t kernel, dim3 grid, dim3 block, size_t sharedMem, birenStream_t stream,
+                              const BirenArgs &...args) {
+    return birenLaunchArgs_(kernel, grid, block, sharedMem, stream, args...);
+  }
+};
+template <size_t> struct birenLaunchVoid_ { typedef void type; };
+template <class S, class = void> struct birenLaunchSel_ { typedef birenLaunchAny_ type; };
+template <class S> struct birenLaunchSel_<S, typename birenLaunchVoid_<sizeof(S)>::type> { typedef S type; };
+#define BIREN_LAUNCH(kernel, grid, block, sharedMem, stream, ...)                                 \
+  birenLaunchSel_<struct kernel##_biren_sig_>::type::launch_((kernel), (grid), (block), (sharedMem), (stream), __VA_ARGS__)
+#elif defined(__GNUC__) || defined(__clang__)
+/* `struct kernel##_biren_sig_` is BIREN_KERNEL's, or new: then the struct of the arguments' own
+ * types completes it (in a BIREN_KERNEL's case, the struct of the same tag defined here is
+ * another, unused type). The arguments initialize the struct's members (converted to the
+ * parameters' types, as a call converts), and an unevaluated call of its function pointer
+ * checks their number. */
+#define BIREN_LAUNCH(kernel, grid, block, sharedMem, stream, ...)                                 \
+  BIREN_LAUNCH_N_(BIREN_PP_NARGS(__VA_ARGS__), kernel, grid, block, sharedMem, stream, __VA_ARGS__)
+#define BIREN_LAUNCH_N_(n, ...) BIREN_LAUNCH_N2_(n, __VA_ARGS__)
+#define BIREN_LAUNCH_N2_(n, kernel, grid, block, sharedMem, stream, ...)                          \
+  __extension__({                                                                                 \
+    struct kernel##_biren_sig_ *biren_sig_ = 0;                                                   \
+    struct kernel##_biren_sig_ {                                                                  \
+      BIREN_LM_M##n(__VA_ARGS__) birenError_t (*kernel)(BIREN_LM_T##n(__VA_ARGS__));             \
+    };                                                                                            \
+    __typeof__(*biren_sig_) biren_v_ = {BIREN_LM_D##n(__VA_ARGS__)};                              \
+    void *biren_p_[] = {BIREN_LM_P##n};                                                           \
+    const size_t biren_z_[] = {BIREN_LM_S##n};                                                    \
+    (void)sizeof(biren_sig_->kernel(BIREN_LM_V##n));                                              \
+    birenLaunchKernelArgs((kernel), (grid), (block), biren_p_, biren_z_, n, (sharedMem), (stream)); \
+  })""")
+for m in range(1, MAX_PARAMS + 1):
+    args = ", ".join(f"a{i}" for i in range(m))
+    w(f"#define BIREN_LM_M{m}({args}) " + " ".join(f"__typeof__(a{i}) biren_a{i}_;" for i in range(m)))
+    w(f"#define BIREN_LM_T{m}({args}) " + ", ".join(f"__typeof__(a{i})" for i in range(m)))
+    w(f"#define BIREN_LM_D{m}({args}) " + ", ".join(f".biren_a{i}_ = a{i}" for i in range(m)))
+    w(f"#define BIREN_LM_V{m} " + ", ".join(f"biren_v_.biren_a{i}_" for i in range(m)))
+    w(f"#define BIREN_LM_P{m} " + ", ".join(f"(void *)&biren_v_.biren_a{i}_" for i in range(m)))
+    w(f"#define BIREN_LM_S{m} " + ", ".join(f"sizeof biren_v_.biren_a{i}_" for i in range(m)))
+w(r"""#else
+#define BIREN_LAUNCH BIREN_LAUNCH_SIZED_
+#endif""")
 
 w(r"""
 /* ---- Sync points and built-ins that know the BIREN_KERNEL loop ------------------------------
@@ -250,15 +346,21 @@ static inline dim3 birenThreadIdxIn_(const birenKernelLoop *l) {
 /* ---- Warp operations (CUDA's, warp size 32) -------------------------------------------------
  * A warp is 32 consecutive threads of a block (linear index, x fastest). The *Sync operations
  * are a rendezvous of the lanes `mask` names (it must name the caller): it completes when all
- * of them have arrived. A mask naming a lane that never arrives (it returned, or does not exist
- * in a partial last warp) fails the launch with BIREN_ERROR_LAUNCH_FAILURE, as a divergent
- * barrier does. Once a warp's lanes go from one full-mask rendezvous to the next, they run
+ * of them have arrived. CUDA's partial-warp rule: lanes of the mask that do not exist (beyond
+ * the block's last thread: a block of 120 threads has a last warp of 24 lanes) or whose thread
+ * has returned are not waited for, so 0xffffffff works in any warp; a shuffle whose source is
+ * such a lane returns the caller's own value (CUDA leaves it undefined), and ballot, any and all
+ * leave such lanes out. A mask naming a lane that exists, has not returned and never arrives (it
+ * waits at a barrier, say) fails the launch with BIREN_ERROR_LAUNCH_FAILURE, as a divergent
+ * barrier does. (A returned lane is known once nothing else can run: a warp whose lanes
+ * returned early costs a wait for the rest of its block; partial last warps cost nothing.) Once a warp's lanes go from one full-mask rendezvous to the next, they run
  * among themselves (the runtime's warp ring); a rendezvous then costs a lane about what a
  * block barrier costs a thread (6-8 ns against 5-7 ns on the machine BENCHMARKS.md describes).
  *   birenSyncWarp(mask)               __syncwarp
  *   birenBallotSync(mask, pred)       __ballot_sync: lanes of mask whose pred != 0
  *   birenAnySync / birenAllSync(mask, pred)
- *   birenActiveMask()                 __activemask: the lanes of the warp that exist
+ *   birenActiveMask()                 __activemask: the lanes of the warp that exist (the warp
+ *                                     runs converged: a lane that returned is still named)
  *   birenLaneId()                     the lane (linear index % 32)
  *   birenShfl{,Up,Down,Xor}Sync{Int,Uint,Ll,Ull,Float,Double}(mask, var, srcLane|delta|laneMask
  *       [, width])                    __shfl*_sync; width (default 32) a power of two <= 32

@@ -29,9 +29,17 @@ def test_a_c_kernel_with_argtypes(kernels):
     assert run_vector_add(lambda *a, grid, block: add.launch(grid, block, *a))
 
 
-def test_a_c_kernel_without_argtypes_gets_ints_as_64_bit(kernels):
-    # n becomes an int64_t; the kernel reads an int: its low half, the value (little-endian).
-    assert run_vector_add(lambda *a, grid, block: biren.launch(kernels.vector_add, grid, block, *a))
+def test_a_c_kernel_without_argtypes_passes_ints_as_64_bit(kernels):
+    # Registered (argtypes above), its signature is known: n as an int64_t (8 bytes) for its int
+    # parameter is refused before anything runs, as BIREN_LAUNCH with a long long would be.
+    biren.Kernel(kernels.vector_add, argtypes=VECTOR_ADD_ARGS)
+    with pytest.raises(BirenError) as info:
+        run_vector_add(lambda *a, grid, block: biren.launch(kernels.vector_add, grid, block, *a))
+    assert info.value.code == ErrorCode.INVALID_VALUE
+    # A ctypes value of the parameter's size passes.
+    assert run_vector_add(
+        lambda a, b, c, n, grid, block: biren.launch(kernels.vector_add, grid, block, a, b, c, c_int(n))
+    )
 
 
 def test_a_c_kernel_on_a_stream_with_launch_brackets(kernels):

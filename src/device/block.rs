@@ -590,11 +590,25 @@ impl Run {
         (*run).slots.get_unchecked_mut((*run).cur as usize).idx = idx;
         match (*run).next_runnable() {
             Some(to) => Run::switch_to(run, to),
-            None => {
-                let o = (*run).stuck();
-                Run::end(run, o)
-            }
+            None => Run::park_stuck(run),
         }
+    }
+
+    /// `park` when nothing can run: lanes that returned are not waited for
+    /// (`release_returned_lanes`; the current lane may be among those released: then it goes
+    /// on), else the run fails.
+    #[cold]
+    #[inline(never)]
+    unsafe fn park_stuck(run: *mut Run) {
+        if (*run).release_returned_lanes() {
+            match (*run).next_runnable() {
+                Some(to) if to != (*run).cur => Run::switch_to(run, to),
+                _ => {}
+            }
+            return;
+        }
+        let o = (*run).stuck();
+        Run::end(run, o)
     }
 
     /// While a range entry runs, the block it is in is the context's: makes it the run's block
@@ -645,7 +659,16 @@ impl Run {
         if !(*run).warp_ring.is_null() {
             (*run).leave_warp_ring();
         }
-        match (*run).pop_ready() {
+        let mut next = (*run).pop_ready();
+        let mut waiting = false;
+        if next.is_none() {
+            // Lanes that returned are not waited for: their warps' rendezvous may complete.
+            waiting = (*run).waiting_anywhere();
+            if waiting && (*run).release_returned_lanes() {
+                next = (*run).pop_ready();
+            }
+        }
+        match next {
             Some(to) => {
                 let cur = (*run).cur;
                 (*run).slots.get_unchecked_mut(cur as usize).idle = true;
@@ -664,7 +687,7 @@ impl Run {
                         o.record(column, ns);
                     }
                 }
-                if (*run).waiting_anywhere() {
+                if waiting {
                     let o = (*run).stuck();
                     Run::end(run, o)
                 } else if !Run::next_block_of_run(run) {
@@ -2476,72 +2499,24 @@ mod tests {
         let trap = ops.iter().position(|o| matches!(o, Op::Trap(_))).filter(|&tp| {
             !matches!(ret, Some(r) if r < tp && matches!((ops[r], ops[tp]), (Op::Return(a), Op::Trap(b)) if a == b))
         });
-        let sync_after = |from: usize, to: usize| {
-            ops[from..to]
-                .iter()
-                .position(|o| matches!(o, Op::Barrier | Op::Shfl))
-                .map(|p| p + from)
-        };
-        // The first sync point after the return, if the trap does not come first.
+        // The first barrier after the return, if the trap does not come first (a warp
+        // operation does not wait for a lane that returned: CUDA's partial-warp rule).
         let diverges = ret.and_then(|r| {
             if n == 1 || trap.is_some_and(|tp| tp < r) {
                 // (Alone, a thread that returns leaves nobody waiting.)
                 return None;
             }
             let until = trap.unwrap_or(ops.len());
-            sync_after(r + 1, until).map(|s| (r, s))
+            ops[r + 1..until].iter().position(|o| *o == Op::Barrier)
         });
-        if let Some((r, s)) = diverges {
-            let Op::Return(k) = ops[r] else {
-                unreachable!()
-            };
-            return match ops[s] {
-                Op::Barrier => (
-                    BlockOutcome::DivergentBarrier {
-                        waiting: n - 1,
-                        threads: n,
-                    },
-                    vec![],
-                ),
-                _ => {
-                    // Warp k / 32 is stuck; the other warps go on: to a trap of theirs, or to
-                    // a barrier where they wait for it.
-                    let w = k / 32;
-                    let b = ops[s + 1..]
-                        .iter()
-                        .position(|o| *o == Op::Barrier)
-                        .map(|p| p + s + 1);
-                    let b = b.filter(|_| n > 32);
-                    let t =
-                        trap.filter(|&tp| tp > s && !matches!(ops[tp], Op::Trap(j) if j / 32 == w));
-                    match (t, b) {
-                        (Some(tp), b) if b.is_none_or(|b| tp < b) => {
-                            let Op::Trap(j) = ops[tp] else { unreachable!() };
-                            (
-                                BlockOutcome::Trapped {
-                                    thread: Dim3::new(j, 0, 0),
-                                },
-                                vec![],
-                            )
-                        }
-                        (_, Some(_)) => (
-                            BlockOutcome::DivergentBarrier {
-                                waiting: n - 32,
-                                threads: n,
-                            },
-                            vec![],
-                        ),
-                        _ => (
-                            BlockOutcome::DivergentWarp {
-                                warp: w,
-                                waiting: 31,
-                                mask: u32::MAX,
-                            },
-                            vec![],
-                        ),
-                    }
-                }
-            };
+        if diverges.is_some() {
+            return (
+                BlockOutcome::DivergentBarrier {
+                    waiting: n - 1,
+                    threads: n,
+                },
+                vec![],
+            );
         }
         if let Some(tp) = trap {
             let Op::Trap(k) = ops[tp] else { unreachable!() };
@@ -2563,9 +2538,10 @@ mod tests {
                     }
                 }
                 Op::Shfl => {
+                    // From a lane that returned: the caller's own value.
                     let old = acc.clone();
                     for t in 0..n as usize {
-                        acc[t] += old[t ^ 1];
+                        acc[t] += old[if alive[t ^ 1] { t ^ 1 } else { t }];
                     }
                 }
                 Op::Return(k) => alive[k as usize] = false,
@@ -2751,30 +2727,104 @@ mod tests {
         }
     }
 
-    unsafe extern "C" fn half_warp_waits(_: *mut *mut c_void) {
+    /// Lanes `>= *args[1]` return at once; the others scan their values (linear index + 1)
+    /// with full-mask shuffles up (CUDA's shfl_scan) and write the scan and the ballot of all
+    /// lanes to `out[2 * t]`, `out[2 * t + 1]`.
+    unsafe extern "C" fn scan_unless_returned(args: *mut *mut c_void) {
+        let out = *args as *mut u64;
+        let keep = *(*args.add(1) as *const u32);
+        let c = &*kernel_ctx::current();
+        let t = linear(c.thread_idx, c.block_dim);
+        let lane = t % 32;
+        if lane >= keep {
+            return;
+        }
+        let mut v = (t + 1) as u64;
+        let mut d = 1;
+        while d < 32 {
+            let n =
+                unsafe { warp_exchange(std::ptr::null_mut(), u32::MAX, WarpOp::ShflUp, v, d, 32) };
+            if lane >= d as u32 {
+                v += n;
+            }
+            d *= 2;
+        }
+        let b = unsafe { warp_exchange(std::ptr::null_mut(), u32::MAX, WarpOp::Ballot, 1, 0, 32) };
+        *out.add(2 * t as usize) = v;
+        *out.add(2 * t as usize + 1) = b;
+    }
+
+    #[test]
+    fn full_masks_wait_only_for_lanes_that_exist_and_have_not_returned() {
+        let mut r = BlockRunner::new(64 * 1024);
+        for (block, keep) in [
+            (Dim3::new(120, 1, 1), 32),
+            (Dim3::new(33, 1, 1), 32),
+            (Dim3::new(7, 1, 1), 32),
+            (Dim3::new(10, 5, 1), 32),
+            (Dim3::new(64, 1, 1), 20),
+            (Dim3::new(3, 4, 5), 9),
+        ] {
+            let n = block.volume() as u32;
+            let mut out = vec![0u64; 2 * n as usize];
+            let mut keep = keep;
+            let mut a = [
+                out.as_mut_ptr() as *mut c_void,
+                &mut keep as *mut u32 as *mut c_void,
+            ];
+            let g = grid(
+                scan_unless_returned,
+                a.as_mut_ptr(),
+                Dim3::new(1, 1, 1),
+                block,
+                0,
+            );
+            assert_eq!(r.run_block(&g, 0), BlockOutcome::Completed, "{block:?}");
+            for t in 0..n {
+                let (w, lane) = (t / 32, t % 32);
+                let lanes = (n - w * 32).min(32).min(keep);
+                if lane >= keep {
+                    assert_eq!(out[2 * t as usize], 0);
+                    continue;
+                }
+                let scan: u64 = (w * 32..=t).map(|x| x as u64 + 1).sum();
+                assert_eq!(out[2 * t as usize], scan, "{block:?} thread {t}");
+                let ballot = if lanes == 32 {
+                    u32::MAX
+                } else {
+                    (1u32 << lanes) - 1
+                };
+                assert_eq!(
+                    out[2 * t as usize + 1],
+                    ballot as u64,
+                    "{block:?} thread {t}"
+                );
+            }
+        }
+    }
+
+    unsafe extern "C" fn half_warp_waits_half_at_barrier(_: *mut *mut c_void) {
         if (*kernel_ctx::current()).thread_idx.x < 16 {
             unsafe { warp_exchange(std::ptr::null_mut(), u32::MAX, WarpOp::Sync, 0, 0, 32) };
+        } else {
+            unsafe { sync_threads(std::ptr::null_mut()) };
         }
     }
 
     #[test]
-    fn warp_mask_naming_absent_lanes_fails() {
+    fn a_named_lane_that_waits_elsewhere_fails_the_run() {
         let g = grid(
-            half_warp_waits,
+            half_warp_waits_half_at_barrier,
             std::ptr::null_mut(),
             Dim3::new(1, 1, 1),
             Dim3::new(32, 1, 1),
             0,
         );
         let mut r = BlockRunner::new(64 * 1024);
-        assert_eq!(
+        assert!(matches!(
             r.run_block(&g, 0),
-            BlockOutcome::DivergentWarp {
-                warp: 0,
-                waiting: 16,
-                mask: u32::MAX
-            }
-        );
+            BlockOutcome::DivergentBarrier { .. } | BlockOutcome::DivergentWarp { .. }
+        ));
     }
 
     unsafe extern "C" fn grid_count(args: *mut *mut c_void) {

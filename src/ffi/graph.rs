@@ -122,10 +122,17 @@ fn kernel_node(rt: &Runtime, p: &birenKernelNodeParams, call: &str) -> Result<Ke
     let info = rt.kernel_info(k as usize);
     let args = match &info {
         Some(i) if !p.extra.is_null() => unsafe {
-            let ptrs = super::packed_args::unpack(p.extra, &i.arg_sizes, call)?;
+            let call = format!("{call}: kernel '{}'", i.name);
+            let ptrs = super::packed_args::unpack(p.extra, &i.arg_sizes, &call)?;
             KernelArgs::copy(ptrs.as_ptr(), &i.arg_sizes)?
         },
-        Some(i) => unsafe { KernelArgs::copy(p.kernelParams, &i.arg_sizes)? },
+        Some(i) => {
+            if let Some(why) = unsafe { i.missing_argument(p.kernelParams) } {
+                diagnostics::finding(call, &why);
+                return Err(ErrorCode::InvalidValue);
+            }
+            unsafe { KernelArgs::copy(p.kernelParams, &i.arg_sizes)? }
+        }
         None if !p.extra.is_null() => {
             diagnostics::finding(
                 call,
@@ -170,8 +177,10 @@ fn kernel_node(rt: &Runtime, p: &birenKernelNodeParams, call: &str) -> Result<Ke
 /// BIREN_ERROR_INVALID_VALUE for NULL pGraphNode or pNodeParams, a NULL func, both kernelParams
 /// and extra non-NULL, extra for an unregistered kernel, a malformed extra list (an unknown or
 /// repeated key, no BIREN_LAUNCH_PARAM_END after the pairs, a size that does not match the
-/// kernel's argument layout),
-/// NULL pDependencies with numDependencies > 0, a dependency listed twice or from another graph;
+/// kernel's argument layout), a NULL kernelParams (without extra) or a NULL kernelParams[i] for a
+/// kernel whose signature is known (BIREN_KERNEL, birenKernelRegister: kernelParams carries no
+/// length, as in CUDA, so its number of entries cannot be checked; the validator names the
+/// kernel and the argument), NULL pDependencies with numDependencies > 0, a dependency listed twice or from another graph;
 /// BIREN_ERROR_INVALID_CONFIGURATION as birenLaunchKernel; BIREN_ERROR_INVALID_HANDLE for a
 /// destroyed graph or node. Thread-safe (calls on one graph are serialized).
 #[no_mangle]

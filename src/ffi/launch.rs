@@ -48,10 +48,23 @@ fn launch(
     }
     // Arguments may point into device memory that a reset during this call frees.
     let epoch = d.exec.epoch();
+    // A BIREN_KERNEL kernel's own registration (its block entry, its sizes) comes first.
     let info = rt.kernel_info(k as usize);
+    // A kernel whose signature is known: the arguments must fit it, as in a call.
+    let bad = |why: String| {
+        diagnostics::finding(call, &why);
+        Err(ErrorCode::InvalidValue)
+    };
     let args = match (sizes, &info) {
-        (Some(sz), _) => unsafe { KernelArgs::copy(args, sz)? },
-        (None, Some(i)) => unsafe { KernelArgs::copy(args, &i.arg_sizes)? },
+        (Some(sz), Some(i)) => match i.mismatch(sz) {
+            Some(why) => return bad(why),
+            None => unsafe { KernelArgs::copy(args, sz)? },
+        },
+        (Some(sz), None) => unsafe { KernelArgs::copy(args, sz)? },
+        (None, Some(i)) => match unsafe { i.missing_argument(args) } {
+            Some(why) => return bad(why),
+            None => unsafe { KernelArgs::copy(args, &i.arg_sizes)? },
+        },
         (None, None) => {
             // args == NULL: a kernel without arguments, nothing to read by reference.
             if diagnostics::validator_on() && !args.is_null() {
@@ -116,7 +129,11 @@ fn advise_unregistered(k: usize) {
 /// Returns BIREN_ERROR_INVALID_VALUE for a NULL kernel; BIREN_ERROR_INVALID_CONFIGURATION for a
 /// zero dimension, a block over (1024,1024,64) or 1024 threads, a grid over
 /// (2^31-1,65535,65535), or sharedMem over sharedMemPerBlock or over the kernel's
-/// birenFuncAttributeMaxDynamicSharedMemorySize; BIREN_ERROR_INVALID_HANDLE for a
+/// birenFuncAttributeMaxDynamicSharedMemorySize; BIREN_ERROR_INVALID_VALUE, for a kernel whose
+/// signature is known (BIREN_KERNEL, birenKernelRegister), when `args` is NULL and the kernel
+/// has parameters, or one of its first numArgs pointers is NULL (the array carries no length, as
+/// in CUDA: its number of entries cannot be checked; birenLaunchKernelArgs and BIREN_LAUNCH
+/// check the number and sizes); BIREN_ERROR_INVALID_HANDLE for a
 /// destroyed stream, or for a launch that overlaps a birenDeviceReset of its device (its
 /// arguments may point to memory the reset freed). Nothing is enqueued on error. Thread-safe.
 ///
@@ -142,8 +159,11 @@ pub extern "C" fn birenLaunchKernel(
 /// Like birenLaunchKernel, but copies the `numArgs` argument values (`argSizes[i]` bytes behind
 /// `args[i]`) at launch, so the caller may reuse them at once. This is what BIREN_LAUNCH calls.
 /// BIREN_ERROR_INVALID_VALUE if numArgs > 0 and args or argSizes is NULL, if an args[i] is NULL,
-/// if numArgs exceeds 256, or if an argSizes[i] is 0 or over 4096 (the limits of
-/// birenKernelRegister).
+/// if numArgs exceeds 256, if an argSizes[i] is 0 or over 4096 (the limits of
+/// birenKernelRegister), or, for a kernel whose signature is known (BIREN_KERNEL,
+/// birenKernelRegister), if numArgs differs from its number of parameters or an argSizes[i]
+/// from the size of parameter i: nothing is enqueued, and the validator names the kernel, the
+/// argument's position, its size and the parameter's.
 #[no_mangle]
 pub extern "C" fn birenLaunchKernelArgs(
     kernel: birenKernel_t,

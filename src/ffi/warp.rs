@@ -1,8 +1,11 @@
 //! Warp-level operations inside kernels (CUDA's __syncwarp, __shfl*_sync, __ballot_sync,
 //! __any_sync, __all_sync, __activemask, %laneid). A warp is 32 consecutive threads of a block
 //! (linear index, x fastest); a rendezvous of the lanes a mask names completes when all of them
-//! have arrived. A mask naming a lane that never arrives (it returned, or does not exist in a
-//! partial warp) or not naming the caller fails the launch with BIREN_ERROR_LAUNCH_FAILURE.
+//! have arrived, except (CUDA's partial-warp rule) lanes that do not exist (beyond the block's
+//! last thread) or have returned, which are not waited for: a shuffle from such a lane gives the
+//! caller's own value (CUDA leaves it undefined), and votes leave them out. A mask naming a lane
+//! that exists, has not returned and never arrives (it waits elsewhere), or not naming the
+//! caller, fails the launch with BIREN_ERROR_LAUNCH_FAILURE.
 //! The header's typed shuffles (int, unsigned, long long, unsigned long long, float, double)
 //! call birenWarpExchange with the value's bits.
 
@@ -16,8 +19,9 @@ use std::ffi::{c_int, c_uint, c_ulonglong};
 /// 2 shfl up (param = delta), 3 shfl down (delta), 4 shfl xor (lane mask), 5 ballot, 6 any,
 /// 7 all (value = predicate). Each lane named by `mask` gives `value` (a shuffle's 64 bits;
 /// a predicate: nonzero is true) and gets its result: the source lane's value (its own when the
-/// source is outside its `width` segment or not in `mask`), the ballot of the predicates, or
-/// whether any / all are true. `width` is a power of two from 1 to 32 (CUDA's). `loop` is the
+/// source is outside its `width` segment, not in `mask`, beyond the block's last thread or
+/// returned), the ballot of the predicates, or whether any / all are true. Lanes of `mask` that
+/// do not exist or have returned are not waited for (CUDA's partial-warp rule). `width` is a power of two from 1 to 32 (CUDA's). `loop` is the
 /// calling BIREN_KERNEL thread's loop (what the header passes), NULL in per-thread kernels.
 /// An unknown op, a bad width or mask fails the launch (BIREN_ERROR_LAUNCH_FAILURE). Outside a
 /// kernel: the caller is a warp of one lane (a shuffle returns `value`).
@@ -125,7 +129,9 @@ pub extern "C" fn birenAllSync(mask: c_uint, predicate: c_int) -> c_int {
 }
 
 /// The lanes of the caller's warp that exist in its block (a partial last warp has fewer): the
-/// simulated warp runs converged between sync points. Outside a kernel: 1. CUDA: __activemask.
+/// simulated warp runs converged between sync points, so a lane that returned early is still
+/// named (pass the mask to a warp operation: it does not wait for such lanes). Outside a
+/// kernel: 1. CUDA: __activemask.
 #[no_mangle]
 pub extern "C" fn birenActiveMask() -> c_uint {
     ffi_value!("birenActiveMask", 1, {

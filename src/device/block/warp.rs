@@ -274,6 +274,79 @@ impl Run {
     }
 }
 
+impl Run {
+    /// CUDA's partial-warp rule for lanes that returned, when nothing can run: a rendezvous
+    /// whose missing lanes (named by the mask, existing, not arrived) wait nowhere, so have
+    /// returned, completes among the lanes that arrived (a shuffle from a returned lane gives the
+    /// caller's own value), and they become ready. A rendezvous a missing lane of which waits
+    /// elsewhere (a barrier, a grid sync, the same warp under another mask) stays: it never
+    /// completes, and the run fails (`stuck`). Returns whether a fiber became ready.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn release_returned_lanes(&mut self) -> bool {
+        let mut released = false;
+        let block = self.grid.block;
+        let nw = self.threads.div_ceil(WARP_SIZE) as usize;
+        for b in 0..self.blocks.len() {
+            if self.blocks[b]
+                .warps
+                .iter()
+                .flatten()
+                .all(|w| w.arrived == 0)
+            {
+                continue;
+            }
+            // The lanes of each warp that wait at a barrier or a grid sync.
+            let mut elsewhere = vec![0u32; nw];
+            let grid_waiters = self
+                .grid_waiting
+                .iter()
+                .filter(|&&s| self.slots[s as usize].block as usize == b);
+            for &s in self.blocks[b].barrier.iter().chain(grid_waiters) {
+                let t = linear(self.slots[s as usize].idx, block);
+                if let Some(e) = elsewhere.get_mut((t / WARP_SIZE) as usize) {
+                    *e |= 1 << (t % WARP_SIZE);
+                }
+            }
+            let threads = self.threads;
+            for (wi, w) in self.blocks[b].warps.iter_mut().enumerate() {
+                let Some(w) = w else { continue };
+                let present = lanes_present(threads, wi as u32);
+                let busy = elsewhere.get(wi).copied().unwrap_or(0) | w.arrived;
+                let mut pending = w.arrived;
+                while pending != 0 {
+                    // The lanes that arrived with the same mask as the first pending one.
+                    let m = w.req[pending.trailing_zeros() as usize].mask;
+                    let mut group = 0u32;
+                    let mut a = pending;
+                    while a != 0 {
+                        let l = a.trailing_zeros();
+                        a &= a - 1;
+                        if w.req[l as usize].mask == m {
+                            group |= 1 << l;
+                        }
+                    }
+                    pending &= !group;
+                    let missing = m & present & !group;
+                    if missing & busy != 0 {
+                        continue;
+                    }
+                    w.complete(group);
+                    w.arrived &= !group;
+                    let mut g = group;
+                    while g != 0 {
+                        let l = g.trailing_zeros() as usize;
+                        g &= g - 1;
+                        self.ready.push(w.parked[l]);
+                    }
+                    released = true;
+                }
+            }
+        }
+        released
+    }
+}
+
 /// A warp rendezvous of the lanes in `mask` (which must name the caller): each lane gives
 /// `val`; returns the lane's result of `op` (see `Warp::complete`). `param` is the source lane,
 /// delta or lane mask; `width` a power of two up to 32. Outside a kernel: the caller alone.
@@ -709,11 +782,9 @@ unsafe fn warp_exchange_slow(
         if mask & (1 << lane) == 0 {
             misuse("a warp operation's mask does not name the calling lane");
         }
-        if mask & !present != 0 {
-            misuse(
-                "a warp operation's mask names lanes that do not exist in the block (partial warp)",
-            );
-        }
+        // CUDA's partial-warp rule: the lanes beyond the block's last thread are not waited for
+        // (nor those that returned: `Run::release_returned_lanes`).
+        let need = mask & present;
         if !valid_width(width) {
             misuse("a warp shuffle's width is not a power of two from 1 to 32");
         }
@@ -721,19 +792,19 @@ unsafe fn warp_exchange_slow(
         let warps = &mut (&mut (*run).blocks)[b].warps;
         // The list lives as long as the runner: a block of an earlier launch may have had fewer
         // warps.
-        let need = (*run).threads.div_ceil(WARP_SIZE) as usize;
-        if warps.len() < need {
-            warps.resize_with(need, || None);
+        let nw = (*run).threads.div_ceil(WARP_SIZE) as usize;
+        if warps.len() < nw {
+            warps.resize_with(nw, || None);
         }
         let w: *mut Warp = &mut **warps[wi].get_or_insert_with(Warp::new);
         let l = lane as usize;
         (*w).vals[l] = val;
         (*w).req[l] = LaneReq::new(op, param, width, mask);
         (*w).arrived |= 1 << lane;
-        if (*w).arrived & mask == mask {
-            (*w).complete(mask);
-            (*w).arrived &= !mask;
-            let mut others = mask & !(1 << lane);
+        if (*w).arrived & need == need {
+            (*w).complete(need);
+            (*w).arrived &= !need;
+            let mut others = need & !(1 << lane);
             while others != 0 {
                 let o = others.trailing_zeros() as usize;
                 others &= others - 1;

@@ -64,6 +64,71 @@ pub struct KernelInfo {
     pub region_fn: Option<BlocksFn>,
 }
 
+impl KernelInfo {
+    /// Why arguments of `sizes` do not fit the kernel's parameters (their number, or the first
+    /// size that differs), or `None` when they do.
+    pub fn mismatch(&self, sizes: &[usize]) -> Option<String> {
+        let want = &self.arg_sizes;
+        if sizes.len() != want.len() {
+            return Some(format!(
+                "kernel '{}' takes {} argument{} ({}), {} given",
+                self.name,
+                want.len(),
+                if want.len() == 1 { "" } else { "s" },
+                sizes_list(want),
+                sizes.len()
+            ));
+        }
+        let i = sizes.iter().zip(want).position(|(a, p)| a != p)?;
+        Some(format!(
+            "kernel '{}': argument {} of {} (args[{i}]) is {} bytes, its parameter {} bytes ({})",
+            self.name,
+            i + 1,
+            want.len(),
+            sizes[i],
+            want[i],
+            sizes_list(want)
+        ))
+    }
+
+    /// Why the pointer array `args` (CUDA's, of unknown length) cannot hold the kernel's
+    /// arguments: it is NULL, or one of its first `arg_sizes.len()` pointers is; `None` otherwise.
+    ///
+    /// # Safety
+    /// `args` is NULL or points to at least as many pointers as the kernel has parameters (what
+    /// a launch of it must pass).
+    pub unsafe fn missing_argument(&self, args: *const *mut c_void) -> Option<String> {
+        let n = self.arg_sizes.len();
+        if n == 0 {
+            return None;
+        }
+        if args.is_null() {
+            return Some(format!(
+                "kernel '{}' takes {n} argument{} ({}) and the argument array is NULL",
+                self.name,
+                if n == 1 { "" } else { "s" },
+                sizes_list(&self.arg_sizes)
+            ));
+        }
+        let i = (0..n).find(|&i| unsafe { (*args.add(i)).is_null() })?;
+        Some(format!(
+            "kernel '{}': args[{i}] (argument {} of {n}, a parameter of {} bytes) is NULL",
+            self.name,
+            i + 1,
+            self.arg_sizes[i]
+        ))
+    }
+}
+
+/// "8, 8, 4 bytes": a kernel's parameter sizes for a message.
+fn sizes_list(sizes: &[usize]) -> String {
+    if sizes.is_empty() {
+        return "none".into();
+    }
+    let l: Vec<String> = sizes.iter().map(|s| s.to_string()).collect();
+    format!("{} bytes", l.join(", "))
+}
+
 /// Hashes a function address: one multiplication (the default SipHash costs more than the rest
 /// of a launch's lookup).
 #[derive(Default)]
@@ -371,6 +436,39 @@ mod tests {
         let _ = (a, b);
         let nulls = [std::ptr::null_mut::<c_void>()];
         assert!(unsafe { KernelArgs::copy(nulls.as_ptr(), &[4]) }.is_err());
+    }
+
+    #[test]
+    fn a_signature_names_the_first_mismatch() {
+        let k = KernelInfo {
+            name: "vadd".into(),
+            arg_sizes: vec![8, 8, 4],
+            block_fn: None,
+            blocks_fn: None,
+        };
+        assert_eq!(k.mismatch(&[8, 8, 4]), None);
+        assert_eq!(
+            k.mismatch(&[8, 8]).unwrap(),
+            "kernel 'vadd' takes 3 arguments (8, 8, 4 bytes), 2 given"
+        );
+        assert_eq!(
+            k.mismatch(&[8, 8, 8]).unwrap(),
+            "kernel 'vadd': argument 3 of 3 (args[2]) is 8 bytes, its parameter 4 bytes (8, 8, 4 bytes)"
+        );
+        let (a, b) = (1u64, 2u64);
+        let full = [
+            &a as *const u64 as *mut c_void,
+            &b as *const u64 as *mut c_void,
+            std::ptr::null_mut(),
+        ];
+        let m = unsafe { k.missing_argument(full.as_ptr()) }.unwrap();
+        assert!(
+            m.contains("args[2] (argument 3 of 3, a parameter of 4 bytes) is NULL"),
+            "{m}"
+        );
+        assert!(unsafe { k.missing_argument(std::ptr::null()) }
+            .unwrap()
+            .contains("array is NULL"));
     }
 
     #[test]
