@@ -50,6 +50,31 @@
 #include <stdlib.h>
 
 /**
+ * birenMallocArray and birenMalloc3DArray flags (CUDA's values).
+ */
+#define birenArrayDefault 0
+
+/**
+ * The array has layers: birenMalloc3DArray's depth counts them.
+ */
+#define birenArrayLayered 1
+
+/**
+ * Surface objects may be created on the array (birenCreateSurfaceObject).
+ */
+#define birenArraySurfaceLoadStore 2
+
+/**
+ * A cube map (not supported: BIREN_ERROR_INVALID_VALUE).
+ */
+#define birenArrayCubemap 4
+
+/**
+ * Texture gather (accepted; no gather fetches are offered).
+ */
+#define birenArrayTextureGather 8
+
+/**
  * Lowest stream priority (least urgent): 0.
  */
 #define BIREN_STREAM_PRIORITY_LEAST 0
@@ -400,6 +425,10 @@ typedef enum birenError_t {
   BIREN_ERROR_STREAM_CAPTURE_WRONG_THREAD = 908,
   BIREN_ERROR_GRAPH_EXEC_UPDATE_FAILURE = 910,
   BIREN_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 30,
+  /**
+   * The channel format descriptor is invalid (CUDA's cudaErrorInvalidChannelDescriptor).
+   */
+  BIREN_ERROR_INVALID_CHANNEL_DESCRIPTOR = 31,
   BIREN_ERROR_UNKNOWN = 999,
 } birenError_t;
 
@@ -515,6 +544,28 @@ typedef enum birenMemcpyKind {
    */
   birenMemcpyDefault = 4,
 } birenMemcpyKind;
+
+/**
+ * The kind of a texel's channels (CUDA's cudaChannelFormatKind).
+ */
+typedef enum birenChannelFormatKind {
+  /**
+   * Signed integers.
+   */
+  birenChannelFormatKindSigned = 0,
+  /**
+   * Unsigned integers.
+   */
+  birenChannelFormatKindUnsigned = 1,
+  /**
+   * Floats (16 or 32 bits).
+   */
+  birenChannelFormatKindFloat = 2,
+  /**
+   * No channel (not a texel format).
+   */
+  birenChannelFormatKindNone = 3,
+} birenChannelFormatKind;
 
 /**
  * Device attributes for birenDeviceGetAttribute, with CUDA's values (cudaDevAttr*). Values not
@@ -715,7 +766,7 @@ typedef enum birenDeviceP2PAttr {
 } birenDeviceP2PAttr;
 
 /**
- * Opaque array object. The runtime has no arrays: every array field must be NULL.
+ * Opaque array object (birenMallocArray).
  */
 typedef struct birenArray_st birenArray_st;
 
@@ -748,6 +799,58 @@ typedef struct birenMemPool_st birenMemPool_st;
  * Opaque stream object; only ever handled through birenStream_t.
  */
 typedef struct birenStream_st birenStream_st;
+
+/**
+ * A texel format (CUDA's cudaChannelFormatDesc): bits of channels x, y, z, w (0: absent) and
+ * their kind. Valid formats have 1, 2 or 4 channels of one size: 8, 16 or 32 bits for integers,
+ * 16 or 32 for floats.
+ */
+typedef struct birenChannelFormatDesc {
+  /**
+   * Bits of channel x.
+   */
+  int x;
+  /**
+   * Bits of channel y.
+   */
+  int y;
+  /**
+   * Bits of channel z.
+   */
+  int z;
+  /**
+   * Bits of channel w.
+   */
+  int w;
+  /**
+   * The channels' kind (a birenChannelFormatKind value).
+   */
+  birenChannelFormatKind f;
+} birenChannelFormatDesc;
+
+/**
+ * An accelerator array (CUDA's cudaArray_t): a handle from birenMallocArray or
+ * birenMalloc3DArray, looked up in a registry (a freed or forged one is refused).
+ */
+typedef struct birenArray_st *birenArray_t;
+
+/**
+ * The size of a copy: `width` in bytes, `height` in rows, `depth` in slices.
+ */
+typedef struct birenExtent {
+  /**
+   * Width in bytes (linear memory).
+   */
+  size_t width;
+  /**
+   * Height in rows.
+   */
+  size_t height;
+  /**
+   * Depth in slices.
+   */
+  size_t depth;
+} birenExtent;
 
 /**
  * A stream handle. NULL is the current device's default stream.
@@ -1051,11 +1154,6 @@ typedef struct birenKernelNodeParams {
 } birenKernelNodeParams;
 
 /**
- * An array handle (not supported: always NULL).
- */
-typedef struct birenArray_st *birenArray_t;
-
-/**
  * A position in a pitched allocation: `x` in bytes, `y` in rows, `z` in slices.
  */
 typedef struct birenPos {
@@ -1097,31 +1195,13 @@ typedef struct birenPitchedPtr {
 } birenPitchedPtr;
 
 /**
- * The size of a copy: `width` in bytes, `height` in rows, `depth` in slices.
- */
-typedef struct birenExtent {
-  /**
-   * Width in bytes (linear memory).
-   */
-  size_t width;
-  /**
-   * Height in rows.
-   */
-  size_t height;
-  /**
-   * Depth in slices.
-   */
-  size_t depth;
-} birenExtent;
-
-/**
  * A 3-D copy, as CUDA's cudaMemcpy3DParms: `extent` from `srcPtr` at `srcPos` to `dstPtr` at
- * `dstPos`, in direction `kind` (a birenMemcpyKind value). `srcArray` and `dstArray` must be
- * NULL (no arrays).
+ * `dstPos`, in direction `kind` (a birenMemcpyKind value). A side may be an array
+ * (`srcArray`/`dstArray`) instead of a pitched pointer: see birenMemcpy3D.
  */
 typedef struct birenMemcpy3DParms {
   /**
-   * Source array (not supported: must be NULL).
+   * Source array, or NULL for srcPtr.
    */
   birenArray_t srcArray;
   /**
@@ -1133,7 +1213,7 @@ typedef struct birenMemcpy3DParms {
    */
   struct birenPitchedPtr srcPtr;
   /**
-   * Destination array (not supported: must be NULL).
+   * Destination array, or NULL for dstPtr.
    */
   birenArray_t dstArray;
   /**
@@ -1468,6 +1548,123 @@ extern "C" {
  * birenInit and never changes afterwards.
  */
 extern ptrdiff_t birenKernelCtxOffset;
+
+/**
+ * Returns the texel format {x, y, z, w, f} (bits per channel and kind), as CUDA's
+ * cudaCreateChannelDesc; nothing is checked here (birenMallocArray checks it). In C++ the
+ * header adds CUDA's template birenCreateChannelDesc<T>() for the scalar and vector types.
+ * Thread-safe; may be called before birenInit.
+ */
+struct birenChannelFormatDesc birenCreateChannelDesc(int x, int y, int z, int w, birenChannelFormatKind f);
+
+/**
+ * Allocates an array of `width` x `height` texels of format *desc (height 0: a 1-D array) and
+ * writes its handle to *array. `flags`: birenArrayDefault, or birenArraySurfaceLoadStore (so
+ * surface objects may write it), birenArrayTextureGather. Texels are laid out row-major, rows
+ * packed. Free it with birenFreeArray.
+ * Returns BIREN_ERROR_INVALID_VALUE for NULL array or desc, a zero width, an extent over the
+ * limits (1-D 131072; 2-D 131072 x 65536) or unknown flags; BIREN_ERROR_INVALID_CHANNEL_DESCRIPTOR
+ * for a format that is not one (1, 2 or 4 channels of one size: 8/16/32-bit integers, 16/32-bit
+ * floats); BIREN_ERROR_OUT_OF_MEMORY past the device's capacity. Nothing is written on error.
+ * Thread-safe. In C++ height and flags default to 0, as CUDA's.
+ */
+enum birenError_t birenMallocArray(birenArray_t *array, const struct birenChannelFormatDesc *desc, size_t width, size_t height, unsigned int flags);
+
+/**
+ * Allocates an array of extent.width x extent.height x extent.depth texels of format *desc
+ * (in texels, not bytes) and writes its handle to *array: height and depth 0 a 1-D array,
+ * depth 0 a 2-D array, all three a 3-D array; with birenArrayLayered, depth layers of a 1-D
+ * (height 0) or 2-D array. Flags as birenMallocArray, plus birenArrayLayered.
+ * Returns BIREN_ERROR_INVALID_VALUE for NULL array or desc, a zero width, a depth without a
+ * height (unlayered), a layered array without layers, an extent over the limits (3-D 16384 each;
+ * layered 32768 x 32768 x 2048 layers), birenArrayCubemap or unknown flags;
+ * BIREN_ERROR_INVALID_CHANNEL_DESCRIPTOR; BIREN_ERROR_OUT_OF_MEMORY. Nothing is written on error.
+ * Thread-safe. In C++ flags defaults to 0.
+ */
+enum birenError_t birenMalloc3DArray(birenArray_t *array, const struct birenChannelFormatDesc *desc, struct birenExtent extent, unsigned int flags);
+
+/**
+ * Frees an array. NULL succeeds. Work already enqueued that uses it still completes: the
+ * memory is released when it has. Texture and surface objects made on it stay objects (destroy
+ * them too) but no longer read it: a kernel that fetches through one fails with
+ * BIREN_ERROR_ILLEGAL_ADDRESS, and the validator names the freed array.
+ * Returns BIREN_ERROR_INVALID_HANDLE for an array already freed or never one. Thread-safe.
+ */
+enum birenError_t birenFreeArray(birenArray_t array);
+
+/**
+ * Describes an array: its texel format to *desc, its extent in texels to *extent (as given at
+ * allocation: height 0 for 1-D, depth 0 for 2-D, layers in depth), its flags to *flags. Each
+ * out-parameter may be NULL (not written). Returns BIREN_ERROR_INVALID_HANDLE for an array
+ * freed or never one (nothing written). Thread-safe.
+ */
+enum birenError_t birenArrayGetInfo(struct birenChannelFormatDesc *desc, struct birenExtent *extent, unsigned int *flags, birenArray_t array);
+
+/**
+ * Copies `height` rows of `width` bytes from src (rows `spitch` bytes apart) into the array
+ * dst at byte wOffset of row hOffset (CUDA's cudaMemcpy2DToArray) and returns when done;
+ * ordered like work on the default stream. Zero width or height succeeds at once.
+ * Checked before a byte moves: BIREN_ERROR_INVALID_HANDLE for a dst that is no live array;
+ * BIREN_ERROR_INVALID_MEMCPY_DIRECTION unless kind is birenMemcpyHostToDevice,
+ * birenMemcpyDeviceToDevice or birenMemcpyDefault; BIREN_ERROR_INVALID_VALUE if the box runs
+ * outside the array (wOffset + width over its row of width x texel bytes, hOffset + height over
+ * its rows) or src is NULL; BIREN_ERROR_INVALID_PITCH_VALUE for width over spitch; src rows as
+ * birenMemcpy2D's (BIREN_ERROR_INVALID_DEVICE_POINTER, BIREN_ERROR_OUT_OF_BOUNDS).
+ * BIREN_ERROR_NOT_PERMITTED inside a kernel or host function. Thread-safe.
+ */
+enum birenError_t birenMemcpy2DToArray(birenArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch, size_t width, size_t height, birenMemcpyKind kind);
+
+/**
+ * Enqueues birenMemcpy2DToArray's copy on `stream` (NULL: the default stream); checked at
+ * enqueue as birenMemcpy2DToArray, nothing enqueued on error; captured into a capturing
+ * stream's graph as a memcpy node. BIREN_ERROR_INVALID_HANDLE for a destroyed stream.
+ */
+enum birenError_t birenMemcpy2DToArrayAsync(birenArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch, size_t width, size_t height, birenMemcpyKind kind, birenStream_t stream);
+
+/**
+ * Copies `height` rows of `width` bytes from the array src at byte wOffset of row hOffset to
+ * dst (rows `dpitch` bytes apart) (CUDA's cudaMemcpy2DFromArray); checked as
+ * birenMemcpy2DToArray, the kind birenMemcpyDeviceToHost, birenMemcpyDeviceToDevice or
+ * birenMemcpyDefault. Returns when done. Thread-safe.
+ */
+enum birenError_t birenMemcpy2DFromArray(void *dst, size_t dpitch, birenArray_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, birenMemcpyKind kind);
+
+/**
+ * Enqueues birenMemcpy2DFromArray's copy on `stream`; checked at enqueue as it.
+ */
+enum birenError_t birenMemcpy2DFromArrayAsync(void *dst, size_t dpitch, birenArray_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, birenMemcpyKind kind, birenStream_t stream);
+
+/**
+ * Copies a box of `width` bytes x `height` rows from array src at (wOffsetSrc bytes,
+ * hOffsetSrc) to array dst at (wOffsetDst, hOffsetDst) (CUDA's cudaMemcpy2DArrayToArray);
+ * kind birenMemcpyDeviceToDevice or birenMemcpyDefault; each box checked against its array
+ * (BIREN_ERROR_INVALID_VALUE). Returns when done. Thread-safe.
+ */
+enum birenError_t birenMemcpy2DArrayToArray(birenArray_t dst, size_t wOffsetDst, size_t hOffsetDst, birenArray_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t width, size_t height, birenMemcpyKind kind);
+
+/**
+ * Copies `count` bytes from src into the array dst from byte wOffset of row hOffset on, the
+ * run continuing over the following rows (CUDA's deprecated cudaMemcpyToArray). Checked as
+ * birenMemcpy2DToArray: BIREN_ERROR_INVALID_VALUE when wOffset is not inside a row or the run
+ * passes the array's last byte. Returns when done. Thread-safe.
+ */
+enum birenError_t birenMemcpyToArray(birenArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count, birenMemcpyKind kind);
+
+/**
+ * Enqueues birenMemcpyToArray's copy on `stream`; checked at enqueue as it.
+ */
+enum birenError_t birenMemcpyToArrayAsync(birenArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count, birenMemcpyKind kind, birenStream_t stream);
+
+/**
+ * Copies `count` bytes out of the array src, from byte wOffset of row hOffset on, to dst
+ * (CUDA's deprecated cudaMemcpyFromArray); checked as birenMemcpyToArray. Returns when done.
+ */
+enum birenError_t birenMemcpyFromArray(void *dst, birenArray_t src, size_t wOffset, size_t hOffset, size_t count, birenMemcpyKind kind);
+
+/**
+ * Enqueues birenMemcpyFromArray's copy on `stream`; checked at enqueue as it.
+ */
+enum birenError_t birenMemcpyFromArrayAsync(void *dst, birenArray_t src, size_t wOffset, size_t hOffset, size_t count, birenMemcpyKind kind, birenStream_t stream);
 
 /**
  * Starts capturing `stream`: until birenStreamEndCapture, work enqueued in it (kernels, copies,
@@ -2497,9 +2694,15 @@ enum birenError_t birenMemset3DAsync(struct birenPitchedPtr pitchedDevPtr, int v
  * pitched pointer's slices are pitch * ysize bytes apart) in direction p->kind, and returns
  * when done; ordered like work on the default stream. A zero extent succeeds at once.
  *
- * Checked before anything is written: BIREN_ERROR_INVALID_VALUE for a NULL p, a non-NULL
- * srcArray or dstArray (no CUDA arrays here), NULL pointers, or (depth > 1) rows that would run
- * into the next slice (pos.y + height > ysize); BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an
+ * A side may be an array (srcArray/dstArray, the pointer then NULL): the extent is then in
+ * texels of the array (width x texel bytes moved per row), the array's position in texels, a
+ * pointer side's position in bytes (as CUDA).
+ *
+ * Checked before anything is written: BIREN_ERROR_INVALID_VALUE for a NULL p, NULL pointers,
+ * a side with both an array and a pointer, a box outside an array, arrays of different texel
+ * sizes, or (depth > 1) rows that would run into the next slice (pos.y + height > ysize);
+ * BIREN_ERROR_INVALID_HANDLE for a freed array; BIREN_ERROR_INVALID_MEMCPY_DIRECTION for a kind
+ * that makes an array host memory; BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an
  * unknown kind; BIREN_ERROR_INVALID_PITCH_VALUE when pos.x + width is over a pitch; then every
  * row as birenMemcpy2D (BIREN_ERROR_INVALID_DEVICE_POINTER, BIREN_ERROR_OUT_OF_BOUNDS).
  * Nothing is written on error. Thread-safe.

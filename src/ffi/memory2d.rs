@@ -122,7 +122,7 @@ fn run_inline(w: &Work) {
     }
 }
 
-fn strided_on(
+pub(crate) fn strided_on(
     stream: birenStream_t,
     sync: bool,
     call: &str,
@@ -389,15 +389,12 @@ fn memcpy3d(
         diagnostics::finding(call, "p is NULL");
         return Err(ErrorCode::InvalidValue);
     };
-    if !p.srcArray.is_null() || !p.dstArray.is_null() {
-        diagnostics::finding(
-            call,
-            "srcArray/dstArray: there are no CUDA arrays here; they must be NULL",
-        );
-        return Err(ErrorCode::InvalidValue);
-    }
-    let e = p.extent;
-    let side = |ptr: &birenPitchedPtr, pos: &birenPos, arg: &str| -> Result<Side> {
+    let e0 = p.extent;
+    let side = |ptr: &birenPitchedPtr,
+                pos: &birenPos,
+                arg: &str,
+                e: &birenExtent|
+     -> Result<Side> {
         let bad = |why: String| {
             diagnostics::finding(call, &format!("{arg}: {why}"));
             Err(ErrorCode::InvalidValue)
@@ -441,11 +438,20 @@ fn memcpy3d(
             );
             return Err(ErrorCode::InvalidMemcpyDirection);
         }
-        if e.width == 0 || e.height == 0 || e.depth == 0 {
+        if e0.width == 0 || e0.height == 0 || e0.depth == 0 {
             return Ok(None);
         }
-        let d = side(&p.dstPtr, &p.dstPos, "dstPtr")?;
-        let s = side(&p.srcPtr, &p.srcPos, "srcPtr")?;
+        // Arrays (their extent and positions in texels): see birenMemcpy3D's doc.
+        let (dst_array, src_array, width) = super::array::memcpy3d_array_sides(rt, p, call)?;
+        let e = birenExtent { width, ..e0 };
+        let d = match dst_array {
+            Some(d) => d,
+            None => side(&p.dstPtr, &p.dstPos, "dstPtr", &e)?,
+        };
+        let s = match src_array {
+            Some(s) => s,
+            None => side(&p.srcPtr, &p.srcPos, "srcPtr", &e)?,
+        };
         rt.plan_strided(
             d,
             Some(s),
@@ -464,9 +470,15 @@ fn memcpy3d(
 /// pitched pointer's slices are pitch * ysize bytes apart) in direction p->kind, and returns
 /// when done; ordered like work on the default stream. A zero extent succeeds at once.
 ///
-/// Checked before anything is written: BIREN_ERROR_INVALID_VALUE for a NULL p, a non-NULL
-/// srcArray or dstArray (no CUDA arrays here), NULL pointers, or (depth > 1) rows that would run
-/// into the next slice (pos.y + height > ysize); BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an
+/// A side may be an array (srcArray/dstArray, the pointer then NULL): the extent is then in
+/// texels of the array (width x texel bytes moved per row), the array's position in texels, a
+/// pointer side's position in bytes (as CUDA).
+///
+/// Checked before anything is written: BIREN_ERROR_INVALID_VALUE for a NULL p, NULL pointers,
+/// a side with both an array and a pointer, a box outside an array, arrays of different texel
+/// sizes, or (depth > 1) rows that would run into the next slice (pos.y + height > ysize);
+/// BIREN_ERROR_INVALID_HANDLE for a freed array; BIREN_ERROR_INVALID_MEMCPY_DIRECTION for a kind
+/// that makes an array host memory; BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an
 /// unknown kind; BIREN_ERROR_INVALID_PITCH_VALUE when pos.x + width is over a pitch; then every
 /// row as birenMemcpy2D (BIREN_ERROR_INVALID_DEVICE_POINTER, BIREN_ERROR_OUT_OF_BOUNDS).
 /// Nothing is written on error. Thread-safe.
