@@ -28,6 +28,7 @@ pub mod packed_args;
 pub mod peer;
 pub mod stream;
 pub mod symbols;
+pub mod texture;
 pub mod types;
 pub mod warp;
 

@@ -41,6 +41,7 @@ pub(crate) const ADDR_BORDER: u8 = 3;
 /// (`birenTexSlot_`). Written by the host only while `key` is 0.
 #[repr(C)]
 pub struct TexSlot {
+    /// The object's value while it is live and readable; 0 otherwise.
     pub key: AtomicU64,
     pub base: usize,
     pub pitch: usize,
@@ -63,6 +64,11 @@ pub struct TexSlot {
     pub layered: u8,
     pub pad: [u8; 5],
 }
+
+const _: () = assert!(
+    std::mem::size_of::<TexSlot>() == 88,
+    "the header's birenTexSlot_"
+);
 
 impl TexSlot {
     const EMPTY: TexSlot = TexSlot {
@@ -228,6 +234,10 @@ pub struct Textures {
 
 impl Default for Textures {
     fn default() -> Self {
+        for t in [&birenTexTable_, &birenSurfTable_] {
+            // SAFETY: slot 0 is no object's; its key only ever holds this value.
+            unsafe { (*t.slot(0)).key.store(u64::MAX, Ordering::Release) };
+        }
         Textures {
             textures: Registry::new(HandleKind::TextureObject),
             surfaces: Registry::new(HandleKind::SurfaceObject),
@@ -235,9 +245,12 @@ impl Default for Textures {
     }
 }
 
-/// The table slot of an object value (the registry's index bits).
-fn slot_index(handle: u64) -> usize {
-    ((handle & 0xff_ffff) as usize).wrapping_sub(1)
+/// The table slot of an object value: its low bits, the registry's index + 1 (an inline fetch
+/// masks the value and compares the slot's key, one load and one compare). Slot 0 is never an
+/// object's: its key is all ones, so that neither 0 nor a free slot's key 0 ever matches.
+fn slot_index(handle: u64) -> Option<usize> {
+    let low = (handle & 0xff_ffff) as usize;
+    (1..TABLE_SIZE).contains(&low).then_some(low)
 }
 
 impl Textures {
@@ -267,11 +280,10 @@ impl Textures {
         let sampling = *s;
         let (reg, table) = self.parts(surface);
         let handle = reg.insert(Arc::new(obj)).ok_or(ErrorCode::OutOfMemory)?;
-        let index = slot_index(handle);
-        if index >= TABLE_SIZE {
+        let Some(index) = slot_index(handle) else {
             reg.remove(handle);
             return Err(ErrorCode::OutOfMemory);
-        }
+        };
         // Wrap and mirror apply to normalized coordinates only; otherwise they clamp (CUDA).
         let addr = sampling.addr.map(|m| {
             if !sampling.normalized_coords && (m == ADDR_WRAP || m == ADDR_MIRROR) {
@@ -319,10 +331,7 @@ impl Textures {
     /// Destroys an object: its descriptor answers no fetch from now on.
     pub fn destroy(&self, handle: u64, surface: bool) -> Result<()> {
         let (reg, table) = self.parts(surface);
-        let index = slot_index(handle);
-        if index >= TABLE_SIZE {
-            return Err(ErrorCode::InvalidHandle);
-        }
+        let index = slot_index(handle).ok_or(ErrorCode::InvalidHandle)?;
         // Unpublish first, under the registry's check that the handle is live.
         let key = &unsafe { &*table.slot(index) }.key;
         reg.get(handle).ok_or(ErrorCode::InvalidHandle)?;
@@ -339,8 +348,8 @@ impl Textures {
             for index in reg.indices_where(
                 |o| matches!(o.resource, Resource::Array { handle, .. } if handle == array),
             ) {
-                // SAFETY: index < TABLE_SIZE (checked at create).
-                unsafe { (*table.slot(index)).key.store(0, Ordering::Release) };
+                // SAFETY: a live object's slot is inside the table (checked at create).
+                unsafe { (*table.slot(index + 1)).key.store(0, Ordering::Release) };
             }
         }
     }
@@ -350,8 +359,10 @@ impl Textures {
         for surface in [false, true] {
             let (reg, table) = self.parts(surface);
             for (h, _) in reg.remove_where(|o| o.device == device) {
-                // SAFETY: index < TABLE_SIZE (checked at create).
-                unsafe { (*table.slot(slot_index(h))).key.store(0, Ordering::Release) };
+                if let Some(i) = slot_index(h) {
+                    // SAFETY: i < TABLE_SIZE.
+                    unsafe { (*table.slot(i)).key.store(0, Ordering::Release) };
+                }
             }
         }
     }
@@ -424,7 +435,7 @@ mod tests {
             ..Default::default()
         };
         let h = t.create(obj(s), false).unwrap();
-        let slot = unsafe { &*birenTexTable_.slot(slot_index(h)) };
+        let slot = unsafe { &*birenTexTable_.slot(slot_index(h).unwrap()) };
         assert_eq!(slot.key.load(Ordering::Relaxed), h);
         assert_eq!(
             (slot.width, slot.height, slot.depth, slot.dims),
