@@ -4973,7 +4973,8 @@ typedef struct birenTexSlot_ {
   float fwidth, fheight, fdepth;
   float border[4];
   unsigned char format, channels, texel, normalized, linear, readNormalized, addr[3], dims, layered;
-  unsigned char pad_[5];
+  unsigned char clampF32; /* float texels, element reads, clamped, unnormalized coordinates */
+  unsigned char pad_[4];
 } birenTexSlot_;
 #define BIREN_TEX_TABLE_MASK_ 16383u
 #ifdef __cplusplus
@@ -5080,6 +5081,47 @@ static inline const char *birenTexAt_(const birenTexSlot_ *s, const char *base, 
   if ((ix | iy | iz) < 0) return 0;
   return base + (size_t)iz * s->slice + (size_t)iy * s->pitch + (size_t)ix * s->texel;
 }
+/* The common cases (float texels, clamped, unnormalized; one channel) in a few instructions,
+ * always inlined into the kernel; 0 when the generic sampler must do it. */
+static BIREN_INLINE_ int birenTexFast_(const birenTexSlot_ *s, const char *base, int dims, float x, float y, float z, int nch, float *out) {
+  if (nch != 1 || !s->clampF32) return 0;
+  if (!s->linear) {
+    /* The common cases in a few instructions: clamp in float (NaN -> 0), truncate, load. */
+    float cx = x > 0.0f ? x : 0.0f, cy = y > 0.0f ? y : 0.0f, cz = z > 0.0f ? z : 0.0f;
+    const char *p;
+    cx = cx < s->fwidth - 1.0f ? cx : s->fwidth - 1.0f;
+    cy = cy < s->fheight - 1.0f ? cy : s->fheight - 1.0f;
+    cz = cz < s->fdepth - 1.0f ? cz : s->fdepth - 1.0f;
+    p = base + (size_t)(int)cx * 4u;
+    if (dims > 1) p += (size_t)(int)cy * s->pitch;
+    if (dims > 2) p += (size_t)(int)cz * s->slice;
+    out[0] = *(const float *)p;
+    return 1;
+  }
+  if (dims == 2) {
+    /* Bilinear, clamped: the same rule as below, the texels' indices clamped to the edge. */
+    float xb = x - 0.5f, yb = y - 0.5f, a, b;
+    int i, j, i0, i1, j0, j1;
+    const float *r0, *r1;
+    xb = xb > -1.0f ? xb : -1.0f;
+    yb = yb > -1.0f ? yb : -1.0f;
+    xb = xb < s->fwidth ? xb : s->fwidth;
+    yb = yb < s->fheight ? yb : s->fheight;
+    i = (int)(xb + 1.0f) - 1;
+    j = (int)(yb + 1.0f) - 1;
+    a = (float)(int)((xb - (float)i) * 256.0f + 0.5f) * (1.0f / 256.0f);
+    b = (float)(int)((yb - (float)j) * 256.0f + 0.5f) * (1.0f / 256.0f);
+    i0 = i < 0 ? 0 : i > s->width - 1 ? s->width - 1 : i;
+    i1 = i + 1 > s->width - 1 ? s->width - 1 : i + 1;
+    j0 = j < 0 ? 0 : j > s->height - 1 ? s->height - 1 : j;
+    j1 = j + 1 > s->height - 1 ? s->height - 1 : j + 1;
+    r0 = (const float *)(base + (size_t)j0 * s->pitch);
+    r1 = (const float *)(base + (size_t)j1 * s->pitch);
+    out[0] = (1.0f - a) * (1.0f - b) * r0[i0] + a * (1.0f - b) * r0[i1] + (1.0f - a) * b * r1[i0] + a * b * r1[i1];
+    return 1;
+  }
+  return 0;
+}
 /* Samples `dims` dimensions (layer: the layer's base) into out[0..nch), as floats. */
 static inline void birenTexSampleF_(const birenTexSlot_ *s, const char *base, int dims, float x, float y, float z, int nch, float *out) {
   int c;
@@ -5133,7 +5175,7 @@ void birenSurfInvalid_(birenKernelLoop *loop, unsigned long long s, int x, int y
 }
 #endif
 /* The descriptor of texture object t, or NULL (after the slow path). */
-static inline const birenTexSlot_ *birenTexSlotOf_(unsigned long long t) {
+static BIREN_INLINE_ const birenTexSlot_ *birenTexSlotOf_(unsigned long long t) {
   const birenTexSlot_ *s = &birenTexTable_[t & BIREN_TEX_TABLE_MASK_];
   if (BIREN_UNLIKELY_(s->key != t)) {
     birenTexInvalid_(t);
@@ -5160,11 +5202,14 @@ static inline const char *birenTexLayer_(const birenTexSlot_ *s, int layer) {
   if (layer >= s->depth) layer = s->depth - 1;
   return s->base + (size_t)layer * s->slice;
 }
-static inline void birenTexF_(unsigned long long t, int dims, float x, float y, float z, int layer, int nch, float *out) {
+static BIREN_INLINE_ void birenTexF_(unsigned long long t, int dims, float x, float y, float z, int layer, int nch, float *out) {
   const birenTexSlot_ *s = birenTexSlotOf_(t);
+  const char *base;
   int c;
   if (!s) { for (c = 0; c < nch; c++) out[c] = 0.0f; return; }
-  birenTexSampleF_(s, layer < 0 ? s->base : birenTexLayer_(s, layer), dims, x, y, z, nch, out);
+  base = layer < 0 ? s->base : birenTexLayer_(s, layer);
+  if (birenTexFast_(s, base, dims, x, y, z, nch, out)) return;
+  birenTexSampleF_(s, base, dims, x, y, z, nch, out);
 }
 static inline void birenTexI_(unsigned long long t, int dims, float x, float y, float z, int layer, int nch, long long *out) {
   const birenTexSlot_ *s = birenTexSlotOf_(t);
@@ -5194,15 +5239,15 @@ static inline char *birenSurfAt_(birenKernelLoop *l, unsigned long long sv, int 
   return (char *)s->base + (size_t)z * s->slice + (size_t)y * s->pitch + (size_t)x;
 }
 /** CUDA's tex1Dfetch<float>: texel i (0 out of range). */
-static inline float birenTex1DfetchFloat(unsigned long long t, int i) { float v[1]; birenTexFetchF_(t, i, 1, v); return (float)v[0]; }
+static BIREN_INLINE_ float birenTex1DfetchFloat(unsigned long long t, int i) { float v[1]; birenTexFetchF_(t, i, 1, v); return (float)v[0]; }
 /** CUDA's tex1D<float>. */
-static inline float birenTex1DFloat(unsigned long long t, float x) { float v[1]; birenTexF_(t, 1, x, 0.0f, 0.0f, -1, 1, v); return (float)v[0]; }
+static BIREN_INLINE_ float birenTex1DFloat(unsigned long long t, float x) { float v[1]; birenTexF_(t, 1, x, 0.0f, 0.0f, -1, 1, v); return (float)v[0]; }
 /** CUDA's tex2D<float>. */
-static inline float birenTex2DFloat(unsigned long long t, float x, float y) { float v[1]; birenTexF_(t, 2, x, y, 0.0f, -1, 1, v); return (float)v[0]; }
+static BIREN_INLINE_ float birenTex2DFloat(unsigned long long t, float x, float y) { float v[1]; birenTexF_(t, 2, x, y, 0.0f, -1, 1, v); return (float)v[0]; }
 /** CUDA's tex3D<float>. */
-static inline float birenTex3DFloat(unsigned long long t, float x, float y, float z) { float v[1]; birenTexF_(t, 3, x, y, z, -1, 1, v); return (float)v[0]; }
+static BIREN_INLINE_ float birenTex3DFloat(unsigned long long t, float x, float y, float z) { float v[1]; birenTexF_(t, 3, x, y, z, -1, 1, v); return (float)v[0]; }
 /** CUDA's tex2DLayered<float>. */
-static inline float birenTex2DLayeredFloat(unsigned long long t, float x, float y, int layer) { float v[1]; birenTexF_(t, 2, x, y, 0.0f, layer, 1, v); return (float)v[0]; }
+static BIREN_INLINE_ float birenTex2DLayeredFloat(unsigned long long t, float x, float y, int layer) { float v[1]; birenTexF_(t, 2, x, y, 0.0f, layer, 1, v); return (float)v[0]; }
 static inline void birenSurf1DwriteFloatIn_(birenKernelLoop *l, float v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline float birenSurf1DreadFloatIn_(birenKernelLoop *l, unsigned long long s, int x, int mode) { float v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
 #define birenSurf1DwriteFloat(...) BIREN_PP_CAT(birenSurf1DwriteFloat_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
@@ -5228,15 +5273,15 @@ static inline float birenSurf3DreadFloatIn_(birenKernelLoop *l, unsigned long lo
 #define birenSurf3DreadFloat_4(s, x, y, z) birenSurf3DreadFloatIn_(biren_loop_, (s), x, y, z, 2)
 #define birenSurf3DreadFloat_5(s, x, y, z, mode) birenSurf3DreadFloatIn_(biren_loop_, (s), x, y, z, (mode))
 /** CUDA's tex1Dfetch<float2>: texel i (0 out of range). */
-static inline float2 birenTex1DfetchFloat2(unsigned long long t, int i) { float v[2]; birenTexFetchF_(t, i, 2, v); return make_float2((float)v[0], (float)v[1]); }
+static BIREN_INLINE_ float2 birenTex1DfetchFloat2(unsigned long long t, int i) { float v[2]; birenTexFetchF_(t, i, 2, v); return make_float2((float)v[0], (float)v[1]); }
 /** CUDA's tex1D<float2>. */
-static inline float2 birenTex1DFloat2(unsigned long long t, float x) { float v[2]; birenTexF_(t, 1, x, 0.0f, 0.0f, -1, 2, v); return make_float2((float)v[0], (float)v[1]); }
+static BIREN_INLINE_ float2 birenTex1DFloat2(unsigned long long t, float x) { float v[2]; birenTexF_(t, 1, x, 0.0f, 0.0f, -1, 2, v); return make_float2((float)v[0], (float)v[1]); }
 /** CUDA's tex2D<float2>. */
-static inline float2 birenTex2DFloat2(unsigned long long t, float x, float y) { float v[2]; birenTexF_(t, 2, x, y, 0.0f, -1, 2, v); return make_float2((float)v[0], (float)v[1]); }
+static BIREN_INLINE_ float2 birenTex2DFloat2(unsigned long long t, float x, float y) { float v[2]; birenTexF_(t, 2, x, y, 0.0f, -1, 2, v); return make_float2((float)v[0], (float)v[1]); }
 /** CUDA's tex3D<float2>. */
-static inline float2 birenTex3DFloat2(unsigned long long t, float x, float y, float z) { float v[2]; birenTexF_(t, 3, x, y, z, -1, 2, v); return make_float2((float)v[0], (float)v[1]); }
+static BIREN_INLINE_ float2 birenTex3DFloat2(unsigned long long t, float x, float y, float z) { float v[2]; birenTexF_(t, 3, x, y, z, -1, 2, v); return make_float2((float)v[0], (float)v[1]); }
 /** CUDA's tex2DLayered<float2>. */
-static inline float2 birenTex2DLayeredFloat2(unsigned long long t, float x, float y, int layer) { float v[2]; birenTexF_(t, 2, x, y, 0.0f, layer, 2, v); return make_float2((float)v[0], (float)v[1]); }
+static BIREN_INLINE_ float2 birenTex2DLayeredFloat2(unsigned long long t, float x, float y, int layer) { float v[2]; birenTexF_(t, 2, x, y, 0.0f, layer, 2, v); return make_float2((float)v[0], (float)v[1]); }
 static inline void birenSurf1DwriteFloat2In_(birenKernelLoop *l, float2 v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline float2 birenSurf1DreadFloat2In_(birenKernelLoop *l, unsigned long long s, int x, int mode) { float2 v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
 #define birenSurf1DwriteFloat2(...) BIREN_PP_CAT(birenSurf1DwriteFloat2_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
@@ -5262,15 +5307,15 @@ static inline float2 birenSurf3DreadFloat2In_(birenKernelLoop *l, unsigned long 
 #define birenSurf3DreadFloat2_4(s, x, y, z) birenSurf3DreadFloat2In_(biren_loop_, (s), x, y, z, 2)
 #define birenSurf3DreadFloat2_5(s, x, y, z, mode) birenSurf3DreadFloat2In_(biren_loop_, (s), x, y, z, (mode))
 /** CUDA's tex1Dfetch<float4>: texel i (0 out of range). */
-static inline float4 birenTex1DfetchFloat4(unsigned long long t, int i) { float v[4]; birenTexFetchF_(t, i, 4, v); return make_float4((float)v[0], (float)v[1], (float)v[2], (float)v[3]); }
+static BIREN_INLINE_ float4 birenTex1DfetchFloat4(unsigned long long t, int i) { float v[4]; birenTexFetchF_(t, i, 4, v); return make_float4((float)v[0], (float)v[1], (float)v[2], (float)v[3]); }
 /** CUDA's tex1D<float4>. */
-static inline float4 birenTex1DFloat4(unsigned long long t, float x) { float v[4]; birenTexF_(t, 1, x, 0.0f, 0.0f, -1, 4, v); return make_float4((float)v[0], (float)v[1], (float)v[2], (float)v[3]); }
+static BIREN_INLINE_ float4 birenTex1DFloat4(unsigned long long t, float x) { float v[4]; birenTexF_(t, 1, x, 0.0f, 0.0f, -1, 4, v); return make_float4((float)v[0], (float)v[1], (float)v[2], (float)v[3]); }
 /** CUDA's tex2D<float4>. */
-static inline float4 birenTex2DFloat4(unsigned long long t, float x, float y) { float v[4]; birenTexF_(t, 2, x, y, 0.0f, -1, 4, v); return make_float4((float)v[0], (float)v[1], (float)v[2], (float)v[3]); }
+static BIREN_INLINE_ float4 birenTex2DFloat4(unsigned long long t, float x, float y) { float v[4]; birenTexF_(t, 2, x, y, 0.0f, -1, 4, v); return make_float4((float)v[0], (float)v[1], (float)v[2], (float)v[3]); }
 /** CUDA's tex3D<float4>. */
-static inline float4 birenTex3DFloat4(unsigned long long t, float x, float y, float z) { float v[4]; birenTexF_(t, 3, x, y, z, -1, 4, v); return make_float4((float)v[0], (float)v[1], (float)v[2], (float)v[3]); }
+static BIREN_INLINE_ float4 birenTex3DFloat4(unsigned long long t, float x, float y, float z) { float v[4]; birenTexF_(t, 3, x, y, z, -1, 4, v); return make_float4((float)v[0], (float)v[1], (float)v[2], (float)v[3]); }
 /** CUDA's tex2DLayered<float4>. */
-static inline float4 birenTex2DLayeredFloat4(unsigned long long t, float x, float y, int layer) { float v[4]; birenTexF_(t, 2, x, y, 0.0f, layer, 4, v); return make_float4((float)v[0], (float)v[1], (float)v[2], (float)v[3]); }
+static BIREN_INLINE_ float4 birenTex2DLayeredFloat4(unsigned long long t, float x, float y, int layer) { float v[4]; birenTexF_(t, 2, x, y, 0.0f, layer, 4, v); return make_float4((float)v[0], (float)v[1], (float)v[2], (float)v[3]); }
 static inline void birenSurf1DwriteFloat4In_(birenKernelLoop *l, float4 v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline float4 birenSurf1DreadFloat4In_(birenKernelLoop *l, unsigned long long s, int x, int mode) { float4 v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
 #define birenSurf1DwriteFloat4(...) BIREN_PP_CAT(birenSurf1DwriteFloat4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
@@ -5296,15 +5341,15 @@ static inline float4 birenSurf3DreadFloat4In_(birenKernelLoop *l, unsigned long 
 #define birenSurf3DreadFloat4_4(s, x, y, z) birenSurf3DreadFloat4In_(biren_loop_, (s), x, y, z, 2)
 #define birenSurf3DreadFloat4_5(s, x, y, z, mode) birenSurf3DreadFloat4In_(biren_loop_, (s), x, y, z, (mode))
 /** CUDA's tex1Dfetch<int>: texel i (0 out of range). */
-static inline int birenTex1DfetchInt(unsigned long long t, int i) { long long v[1]; birenTexFetchI_(t, i, 1, v); return (int)v[0]; }
+static BIREN_INLINE_ int birenTex1DfetchInt(unsigned long long t, int i) { long long v[1]; birenTexFetchI_(t, i, 1, v); return (int)v[0]; }
 /** CUDA's tex1D<int>. */
-static inline int birenTex1DInt(unsigned long long t, float x) { long long v[1]; birenTexI_(t, 1, x, 0.0f, 0.0f, -1, 1, v); return (int)v[0]; }
+static BIREN_INLINE_ int birenTex1DInt(unsigned long long t, float x) { long long v[1]; birenTexI_(t, 1, x, 0.0f, 0.0f, -1, 1, v); return (int)v[0]; }
 /** CUDA's tex2D<int>. */
-static inline int birenTex2DInt(unsigned long long t, float x, float y) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, -1, 1, v); return (int)v[0]; }
+static BIREN_INLINE_ int birenTex2DInt(unsigned long long t, float x, float y) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, -1, 1, v); return (int)v[0]; }
 /** CUDA's tex3D<int>. */
-static inline int birenTex3DInt(unsigned long long t, float x, float y, float z) { long long v[1]; birenTexI_(t, 3, x, y, z, -1, 1, v); return (int)v[0]; }
+static BIREN_INLINE_ int birenTex3DInt(unsigned long long t, float x, float y, float z) { long long v[1]; birenTexI_(t, 3, x, y, z, -1, 1, v); return (int)v[0]; }
 /** CUDA's tex2DLayered<int>. */
-static inline int birenTex2DLayeredInt(unsigned long long t, float x, float y, int layer) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, layer, 1, v); return (int)v[0]; }
+static BIREN_INLINE_ int birenTex2DLayeredInt(unsigned long long t, float x, float y, int layer) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, layer, 1, v); return (int)v[0]; }
 static inline void birenSurf1DwriteIntIn_(birenKernelLoop *l, int v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline int birenSurf1DreadIntIn_(birenKernelLoop *l, unsigned long long s, int x, int mode) { int v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
 #define birenSurf1DwriteInt(...) BIREN_PP_CAT(birenSurf1DwriteInt_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
@@ -5330,15 +5375,15 @@ static inline int birenSurf3DreadIntIn_(birenKernelLoop *l, unsigned long long s
 #define birenSurf3DreadInt_4(s, x, y, z) birenSurf3DreadIntIn_(biren_loop_, (s), x, y, z, 2)
 #define birenSurf3DreadInt_5(s, x, y, z, mode) birenSurf3DreadIntIn_(biren_loop_, (s), x, y, z, (mode))
 /** CUDA's tex1Dfetch<int2>: texel i (0 out of range). */
-static inline int2 birenTex1DfetchInt2(unsigned long long t, int i) { long long v[2]; birenTexFetchI_(t, i, 2, v); return make_int2((int)v[0], (int)v[1]); }
+static BIREN_INLINE_ int2 birenTex1DfetchInt2(unsigned long long t, int i) { long long v[2]; birenTexFetchI_(t, i, 2, v); return make_int2((int)v[0], (int)v[1]); }
 /** CUDA's tex1D<int2>. */
-static inline int2 birenTex1DInt2(unsigned long long t, float x) { long long v[2]; birenTexI_(t, 1, x, 0.0f, 0.0f, -1, 2, v); return make_int2((int)v[0], (int)v[1]); }
+static BIREN_INLINE_ int2 birenTex1DInt2(unsigned long long t, float x) { long long v[2]; birenTexI_(t, 1, x, 0.0f, 0.0f, -1, 2, v); return make_int2((int)v[0], (int)v[1]); }
 /** CUDA's tex2D<int2>. */
-static inline int2 birenTex2DInt2(unsigned long long t, float x, float y) { long long v[2]; birenTexI_(t, 2, x, y, 0.0f, -1, 2, v); return make_int2((int)v[0], (int)v[1]); }
+static BIREN_INLINE_ int2 birenTex2DInt2(unsigned long long t, float x, float y) { long long v[2]; birenTexI_(t, 2, x, y, 0.0f, -1, 2, v); return make_int2((int)v[0], (int)v[1]); }
 /** CUDA's tex3D<int2>. */
-static inline int2 birenTex3DInt2(unsigned long long t, float x, float y, float z) { long long v[2]; birenTexI_(t, 3, x, y, z, -1, 2, v); return make_int2((int)v[0], (int)v[1]); }
+static BIREN_INLINE_ int2 birenTex3DInt2(unsigned long long t, float x, float y, float z) { long long v[2]; birenTexI_(t, 3, x, y, z, -1, 2, v); return make_int2((int)v[0], (int)v[1]); }
 /** CUDA's tex2DLayered<int2>. */
-static inline int2 birenTex2DLayeredInt2(unsigned long long t, float x, float y, int layer) { long long v[2]; birenTexI_(t, 2, x, y, 0.0f, layer, 2, v); return make_int2((int)v[0], (int)v[1]); }
+static BIREN_INLINE_ int2 birenTex2DLayeredInt2(unsigned long long t, float x, float y, int layer) { long long v[2]; birenTexI_(t, 2, x, y, 0.0f, layer, 2, v); return make_int2((int)v[0], (int)v[1]); }
 static inline void birenSurf1DwriteInt2In_(birenKernelLoop *l, int2 v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline int2 birenSurf1DreadInt2In_(birenKernelLoop *l, unsigned long long s, int x, int mode) { int2 v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
 #define birenSurf1DwriteInt2(...) BIREN_PP_CAT(birenSurf1DwriteInt2_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
@@ -5364,15 +5409,15 @@ static inline int2 birenSurf3DreadInt2In_(birenKernelLoop *l, unsigned long long
 #define birenSurf3DreadInt2_4(s, x, y, z) birenSurf3DreadInt2In_(biren_loop_, (s), x, y, z, 2)
 #define birenSurf3DreadInt2_5(s, x, y, z, mode) birenSurf3DreadInt2In_(biren_loop_, (s), x, y, z, (mode))
 /** CUDA's tex1Dfetch<int4>: texel i (0 out of range). */
-static inline int4 birenTex1DfetchInt4(unsigned long long t, int i) { long long v[4]; birenTexFetchI_(t, i, 4, v); return make_int4((int)v[0], (int)v[1], (int)v[2], (int)v[3]); }
+static BIREN_INLINE_ int4 birenTex1DfetchInt4(unsigned long long t, int i) { long long v[4]; birenTexFetchI_(t, i, 4, v); return make_int4((int)v[0], (int)v[1], (int)v[2], (int)v[3]); }
 /** CUDA's tex1D<int4>. */
-static inline int4 birenTex1DInt4(unsigned long long t, float x) { long long v[4]; birenTexI_(t, 1, x, 0.0f, 0.0f, -1, 4, v); return make_int4((int)v[0], (int)v[1], (int)v[2], (int)v[3]); }
+static BIREN_INLINE_ int4 birenTex1DInt4(unsigned long long t, float x) { long long v[4]; birenTexI_(t, 1, x, 0.0f, 0.0f, -1, 4, v); return make_int4((int)v[0], (int)v[1], (int)v[2], (int)v[3]); }
 /** CUDA's tex2D<int4>. */
-static inline int4 birenTex2DInt4(unsigned long long t, float x, float y) { long long v[4]; birenTexI_(t, 2, x, y, 0.0f, -1, 4, v); return make_int4((int)v[0], (int)v[1], (int)v[2], (int)v[3]); }
+static BIREN_INLINE_ int4 birenTex2DInt4(unsigned long long t, float x, float y) { long long v[4]; birenTexI_(t, 2, x, y, 0.0f, -1, 4, v); return make_int4((int)v[0], (int)v[1], (int)v[2], (int)v[3]); }
 /** CUDA's tex3D<int4>. */
-static inline int4 birenTex3DInt4(unsigned long long t, float x, float y, float z) { long long v[4]; birenTexI_(t, 3, x, y, z, -1, 4, v); return make_int4((int)v[0], (int)v[1], (int)v[2], (int)v[3]); }
+static BIREN_INLINE_ int4 birenTex3DInt4(unsigned long long t, float x, float y, float z) { long long v[4]; birenTexI_(t, 3, x, y, z, -1, 4, v); return make_int4((int)v[0], (int)v[1], (int)v[2], (int)v[3]); }
 /** CUDA's tex2DLayered<int4>. */
-static inline int4 birenTex2DLayeredInt4(unsigned long long t, float x, float y, int layer) { long long v[4]; birenTexI_(t, 2, x, y, 0.0f, layer, 4, v); return make_int4((int)v[0], (int)v[1], (int)v[2], (int)v[3]); }
+static BIREN_INLINE_ int4 birenTex2DLayeredInt4(unsigned long long t, float x, float y, int layer) { long long v[4]; birenTexI_(t, 2, x, y, 0.0f, layer, 4, v); return make_int4((int)v[0], (int)v[1], (int)v[2], (int)v[3]); }
 static inline void birenSurf1DwriteInt4In_(birenKernelLoop *l, int4 v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline int4 birenSurf1DreadInt4In_(birenKernelLoop *l, unsigned long long s, int x, int mode) { int4 v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
 #define birenSurf1DwriteInt4(...) BIREN_PP_CAT(birenSurf1DwriteInt4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
@@ -5398,15 +5443,15 @@ static inline int4 birenSurf3DreadInt4In_(birenKernelLoop *l, unsigned long long
 #define birenSurf3DreadInt4_4(s, x, y, z) birenSurf3DreadInt4In_(biren_loop_, (s), x, y, z, 2)
 #define birenSurf3DreadInt4_5(s, x, y, z, mode) birenSurf3DreadInt4In_(biren_loop_, (s), x, y, z, (mode))
 /** CUDA's tex1Dfetch<unsigned int>: texel i (0 out of range). */
-static inline unsigned int birenTex1DfetchUint(unsigned long long t, int i) { long long v[1]; birenTexFetchI_(t, i, 1, v); return (unsigned int)v[0]; }
+static BIREN_INLINE_ unsigned int birenTex1DfetchUint(unsigned long long t, int i) { long long v[1]; birenTexFetchI_(t, i, 1, v); return (unsigned int)v[0]; }
 /** CUDA's tex1D<unsigned int>. */
-static inline unsigned int birenTex1DUint(unsigned long long t, float x) { long long v[1]; birenTexI_(t, 1, x, 0.0f, 0.0f, -1, 1, v); return (unsigned int)v[0]; }
+static BIREN_INLINE_ unsigned int birenTex1DUint(unsigned long long t, float x) { long long v[1]; birenTexI_(t, 1, x, 0.0f, 0.0f, -1, 1, v); return (unsigned int)v[0]; }
 /** CUDA's tex2D<unsigned int>. */
-static inline unsigned int birenTex2DUint(unsigned long long t, float x, float y) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, -1, 1, v); return (unsigned int)v[0]; }
+static BIREN_INLINE_ unsigned int birenTex2DUint(unsigned long long t, float x, float y) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, -1, 1, v); return (unsigned int)v[0]; }
 /** CUDA's tex3D<unsigned int>. */
-static inline unsigned int birenTex3DUint(unsigned long long t, float x, float y, float z) { long long v[1]; birenTexI_(t, 3, x, y, z, -1, 1, v); return (unsigned int)v[0]; }
+static BIREN_INLINE_ unsigned int birenTex3DUint(unsigned long long t, float x, float y, float z) { long long v[1]; birenTexI_(t, 3, x, y, z, -1, 1, v); return (unsigned int)v[0]; }
 /** CUDA's tex2DLayered<unsigned int>. */
-static inline unsigned int birenTex2DLayeredUint(unsigned long long t, float x, float y, int layer) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, layer, 1, v); return (unsigned int)v[0]; }
+static BIREN_INLINE_ unsigned int birenTex2DLayeredUint(unsigned long long t, float x, float y, int layer) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, layer, 1, v); return (unsigned int)v[0]; }
 static inline void birenSurf1DwriteUintIn_(birenKernelLoop *l, unsigned int v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline unsigned int birenSurf1DreadUintIn_(birenKernelLoop *l, unsigned long long s, int x, int mode) { unsigned int v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
 #define birenSurf1DwriteUint(...) BIREN_PP_CAT(birenSurf1DwriteUint_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
@@ -5432,15 +5477,15 @@ static inline unsigned int birenSurf3DreadUintIn_(birenKernelLoop *l, unsigned l
 #define birenSurf3DreadUint_4(s, x, y, z) birenSurf3DreadUintIn_(biren_loop_, (s), x, y, z, 2)
 #define birenSurf3DreadUint_5(s, x, y, z, mode) birenSurf3DreadUintIn_(biren_loop_, (s), x, y, z, (mode))
 /** CUDA's tex1Dfetch<uint4>: texel i (0 out of range). */
-static inline uint4 birenTex1DfetchUint4(unsigned long long t, int i) { long long v[4]; birenTexFetchI_(t, i, 4, v); return make_uint4((unsigned int)v[0], (unsigned int)v[1], (unsigned int)v[2], (unsigned int)v[3]); }
+static BIREN_INLINE_ uint4 birenTex1DfetchUint4(unsigned long long t, int i) { long long v[4]; birenTexFetchI_(t, i, 4, v); return make_uint4((unsigned int)v[0], (unsigned int)v[1], (unsigned int)v[2], (unsigned int)v[3]); }
 /** CUDA's tex1D<uint4>. */
-static inline uint4 birenTex1DUint4(unsigned long long t, float x) { long long v[4]; birenTexI_(t, 1, x, 0.0f, 0.0f, -1, 4, v); return make_uint4((unsigned int)v[0], (unsigned int)v[1], (unsigned int)v[2], (unsigned int)v[3]); }
+static BIREN_INLINE_ uint4 birenTex1DUint4(unsigned long long t, float x) { long long v[4]; birenTexI_(t, 1, x, 0.0f, 0.0f, -1, 4, v); return make_uint4((unsigned int)v[0], (unsigned int)v[1], (unsigned int)v[2], (unsigned int)v[3]); }
 /** CUDA's tex2D<uint4>. */
-static inline uint4 birenTex2DUint4(unsigned long long t, float x, float y) { long long v[4]; birenTexI_(t, 2, x, y, 0.0f, -1, 4, v); return make_uint4((unsigned int)v[0], (unsigned int)v[1], (unsigned int)v[2], (unsigned int)v[3]); }
+static BIREN_INLINE_ uint4 birenTex2DUint4(unsigned long long t, float x, float y) { long long v[4]; birenTexI_(t, 2, x, y, 0.0f, -1, 4, v); return make_uint4((unsigned int)v[0], (unsigned int)v[1], (unsigned int)v[2], (unsigned int)v[3]); }
 /** CUDA's tex3D<uint4>. */
-static inline uint4 birenTex3DUint4(unsigned long long t, float x, float y, float z) { long long v[4]; birenTexI_(t, 3, x, y, z, -1, 4, v); return make_uint4((unsigned int)v[0], (unsigned int)v[1], (unsigned int)v[2], (unsigned int)v[3]); }
+static BIREN_INLINE_ uint4 birenTex3DUint4(unsigned long long t, float x, float y, float z) { long long v[4]; birenTexI_(t, 3, x, y, z, -1, 4, v); return make_uint4((unsigned int)v[0], (unsigned int)v[1], (unsigned int)v[2], (unsigned int)v[3]); }
 /** CUDA's tex2DLayered<uint4>. */
-static inline uint4 birenTex2DLayeredUint4(unsigned long long t, float x, float y, int layer) { long long v[4]; birenTexI_(t, 2, x, y, 0.0f, layer, 4, v); return make_uint4((unsigned int)v[0], (unsigned int)v[1], (unsigned int)v[2], (unsigned int)v[3]); }
+static BIREN_INLINE_ uint4 birenTex2DLayeredUint4(unsigned long long t, float x, float y, int layer) { long long v[4]; birenTexI_(t, 2, x, y, 0.0f, layer, 4, v); return make_uint4((unsigned int)v[0], (unsigned int)v[1], (unsigned int)v[2], (unsigned int)v[3]); }
 static inline void birenSurf1DwriteUint4In_(birenKernelLoop *l, uint4 v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline uint4 birenSurf1DreadUint4In_(birenKernelLoop *l, unsigned long long s, int x, int mode) { uint4 v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
 #define birenSurf1DwriteUint4(...) BIREN_PP_CAT(birenSurf1DwriteUint4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
@@ -5466,15 +5511,15 @@ static inline uint4 birenSurf3DreadUint4In_(birenKernelLoop *l, unsigned long lo
 #define birenSurf3DreadUint4_4(s, x, y, z) birenSurf3DreadUint4In_(biren_loop_, (s), x, y, z, 2)
 #define birenSurf3DreadUint4_5(s, x, y, z, mode) birenSurf3DreadUint4In_(biren_loop_, (s), x, y, z, (mode))
 /** CUDA's tex1Dfetch<unsigned char>: texel i (0 out of range). */
-static inline unsigned char birenTex1DfetchUchar(unsigned long long t, int i) { long long v[1]; birenTexFetchI_(t, i, 1, v); return (unsigned char)v[0]; }
+static BIREN_INLINE_ unsigned char birenTex1DfetchUchar(unsigned long long t, int i) { long long v[1]; birenTexFetchI_(t, i, 1, v); return (unsigned char)v[0]; }
 /** CUDA's tex1D<unsigned char>. */
-static inline unsigned char birenTex1DUchar(unsigned long long t, float x) { long long v[1]; birenTexI_(t, 1, x, 0.0f, 0.0f, -1, 1, v); return (unsigned char)v[0]; }
+static BIREN_INLINE_ unsigned char birenTex1DUchar(unsigned long long t, float x) { long long v[1]; birenTexI_(t, 1, x, 0.0f, 0.0f, -1, 1, v); return (unsigned char)v[0]; }
 /** CUDA's tex2D<unsigned char>. */
-static inline unsigned char birenTex2DUchar(unsigned long long t, float x, float y) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, -1, 1, v); return (unsigned char)v[0]; }
+static BIREN_INLINE_ unsigned char birenTex2DUchar(unsigned long long t, float x, float y) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, -1, 1, v); return (unsigned char)v[0]; }
 /** CUDA's tex3D<unsigned char>. */
-static inline unsigned char birenTex3DUchar(unsigned long long t, float x, float y, float z) { long long v[1]; birenTexI_(t, 3, x, y, z, -1, 1, v); return (unsigned char)v[0]; }
+static BIREN_INLINE_ unsigned char birenTex3DUchar(unsigned long long t, float x, float y, float z) { long long v[1]; birenTexI_(t, 3, x, y, z, -1, 1, v); return (unsigned char)v[0]; }
 /** CUDA's tex2DLayered<unsigned char>. */
-static inline unsigned char birenTex2DLayeredUchar(unsigned long long t, float x, float y, int layer) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, layer, 1, v); return (unsigned char)v[0]; }
+static BIREN_INLINE_ unsigned char birenTex2DLayeredUchar(unsigned long long t, float x, float y, int layer) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, layer, 1, v); return (unsigned char)v[0]; }
 static inline void birenSurf1DwriteUcharIn_(birenKernelLoop *l, unsigned char v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline unsigned char birenSurf1DreadUcharIn_(birenKernelLoop *l, unsigned long long s, int x, int mode) { unsigned char v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
 #define birenSurf1DwriteUchar(...) BIREN_PP_CAT(birenSurf1DwriteUchar_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
@@ -5500,15 +5545,15 @@ static inline unsigned char birenSurf3DreadUcharIn_(birenKernelLoop *l, unsigned
 #define birenSurf3DreadUchar_4(s, x, y, z) birenSurf3DreadUcharIn_(biren_loop_, (s), x, y, z, 2)
 #define birenSurf3DreadUchar_5(s, x, y, z, mode) birenSurf3DreadUcharIn_(biren_loop_, (s), x, y, z, (mode))
 /** CUDA's tex1Dfetch<uchar4>: texel i (0 out of range). */
-static inline uchar4 birenTex1DfetchUchar4(unsigned long long t, int i) { long long v[4]; birenTexFetchI_(t, i, 4, v); return make_uchar4((unsigned char)v[0], (unsigned char)v[1], (unsigned char)v[2], (unsigned char)v[3]); }
+static BIREN_INLINE_ uchar4 birenTex1DfetchUchar4(unsigned long long t, int i) { long long v[4]; birenTexFetchI_(t, i, 4, v); return make_uchar4((unsigned char)v[0], (unsigned char)v[1], (unsigned char)v[2], (unsigned char)v[3]); }
 /** CUDA's tex1D<uchar4>. */
-static inline uchar4 birenTex1DUchar4(unsigned long long t, float x) { long long v[4]; birenTexI_(t, 1, x, 0.0f, 0.0f, -1, 4, v); return make_uchar4((unsigned char)v[0], (unsigned char)v[1], (unsigned char)v[2], (unsigned char)v[3]); }
+static BIREN_INLINE_ uchar4 birenTex1DUchar4(unsigned long long t, float x) { long long v[4]; birenTexI_(t, 1, x, 0.0f, 0.0f, -1, 4, v); return make_uchar4((unsigned char)v[0], (unsigned char)v[1], (unsigned char)v[2], (unsigned char)v[3]); }
 /** CUDA's tex2D<uchar4>. */
-static inline uchar4 birenTex2DUchar4(unsigned long long t, float x, float y) { long long v[4]; birenTexI_(t, 2, x, y, 0.0f, -1, 4, v); return make_uchar4((unsigned char)v[0], (unsigned char)v[1], (unsigned char)v[2], (unsigned char)v[3]); }
+static BIREN_INLINE_ uchar4 birenTex2DUchar4(unsigned long long t, float x, float y) { long long v[4]; birenTexI_(t, 2, x, y, 0.0f, -1, 4, v); return make_uchar4((unsigned char)v[0], (unsigned char)v[1], (unsigned char)v[2], (unsigned char)v[3]); }
 /** CUDA's tex3D<uchar4>. */
-static inline uchar4 birenTex3DUchar4(unsigned long long t, float x, float y, float z) { long long v[4]; birenTexI_(t, 3, x, y, z, -1, 4, v); return make_uchar4((unsigned char)v[0], (unsigned char)v[1], (unsigned char)v[2], (unsigned char)v[3]); }
+static BIREN_INLINE_ uchar4 birenTex3DUchar4(unsigned long long t, float x, float y, float z) { long long v[4]; birenTexI_(t, 3, x, y, z, -1, 4, v); return make_uchar4((unsigned char)v[0], (unsigned char)v[1], (unsigned char)v[2], (unsigned char)v[3]); }
 /** CUDA's tex2DLayered<uchar4>. */
-static inline uchar4 birenTex2DLayeredUchar4(unsigned long long t, float x, float y, int layer) { long long v[4]; birenTexI_(t, 2, x, y, 0.0f, layer, 4, v); return make_uchar4((unsigned char)v[0], (unsigned char)v[1], (unsigned char)v[2], (unsigned char)v[3]); }
+static BIREN_INLINE_ uchar4 birenTex2DLayeredUchar4(unsigned long long t, float x, float y, int layer) { long long v[4]; birenTexI_(t, 2, x, y, 0.0f, layer, 4, v); return make_uchar4((unsigned char)v[0], (unsigned char)v[1], (unsigned char)v[2], (unsigned char)v[3]); }
 static inline void birenSurf1DwriteUchar4In_(birenKernelLoop *l, uchar4 v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline uchar4 birenSurf1DreadUchar4In_(birenKernelLoop *l, unsigned long long s, int x, int mode) { uchar4 v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
 #define birenSurf1DwriteUchar4(...) BIREN_PP_CAT(birenSurf1DwriteUchar4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
@@ -5534,15 +5579,15 @@ static inline uchar4 birenSurf3DreadUchar4In_(birenKernelLoop *l, unsigned long 
 #define birenSurf3DreadUchar4_4(s, x, y, z) birenSurf3DreadUchar4In_(biren_loop_, (s), x, y, z, 2)
 #define birenSurf3DreadUchar4_5(s, x, y, z, mode) birenSurf3DreadUchar4In_(biren_loop_, (s), x, y, z, (mode))
 /** CUDA's tex1Dfetch<char>: texel i (0 out of range). */
-static inline char birenTex1DfetchChar(unsigned long long t, int i) { long long v[1]; birenTexFetchI_(t, i, 1, v); return (char)v[0]; }
+static BIREN_INLINE_ char birenTex1DfetchChar(unsigned long long t, int i) { long long v[1]; birenTexFetchI_(t, i, 1, v); return (char)v[0]; }
 /** CUDA's tex1D<char>. */
-static inline char birenTex1DChar(unsigned long long t, float x) { long long v[1]; birenTexI_(t, 1, x, 0.0f, 0.0f, -1, 1, v); return (char)v[0]; }
+static BIREN_INLINE_ char birenTex1DChar(unsigned long long t, float x) { long long v[1]; birenTexI_(t, 1, x, 0.0f, 0.0f, -1, 1, v); return (char)v[0]; }
 /** CUDA's tex2D<char>. */
-static inline char birenTex2DChar(unsigned long long t, float x, float y) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, -1, 1, v); return (char)v[0]; }
+static BIREN_INLINE_ char birenTex2DChar(unsigned long long t, float x, float y) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, -1, 1, v); return (char)v[0]; }
 /** CUDA's tex3D<char>. */
-static inline char birenTex3DChar(unsigned long long t, float x, float y, float z) { long long v[1]; birenTexI_(t, 3, x, y, z, -1, 1, v); return (char)v[0]; }
+static BIREN_INLINE_ char birenTex3DChar(unsigned long long t, float x, float y, float z) { long long v[1]; birenTexI_(t, 3, x, y, z, -1, 1, v); return (char)v[0]; }
 /** CUDA's tex2DLayered<char>. */
-static inline char birenTex2DLayeredChar(unsigned long long t, float x, float y, int layer) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, layer, 1, v); return (char)v[0]; }
+static BIREN_INLINE_ char birenTex2DLayeredChar(unsigned long long t, float x, float y, int layer) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, layer, 1, v); return (char)v[0]; }
 static inline void birenSurf1DwriteCharIn_(birenKernelLoop *l, char v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline char birenSurf1DreadCharIn_(birenKernelLoop *l, unsigned long long s, int x, int mode) { char v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
 #define birenSurf1DwriteChar(...) BIREN_PP_CAT(birenSurf1DwriteChar_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
@@ -5568,15 +5613,15 @@ static inline char birenSurf3DreadCharIn_(birenKernelLoop *l, unsigned long long
 #define birenSurf3DreadChar_4(s, x, y, z) birenSurf3DreadCharIn_(biren_loop_, (s), x, y, z, 2)
 #define birenSurf3DreadChar_5(s, x, y, z, mode) birenSurf3DreadCharIn_(biren_loop_, (s), x, y, z, (mode))
 /** CUDA's tex1Dfetch<short>: texel i (0 out of range). */
-static inline short birenTex1DfetchShort(unsigned long long t, int i) { long long v[1]; birenTexFetchI_(t, i, 1, v); return (short)v[0]; }
+static BIREN_INLINE_ short birenTex1DfetchShort(unsigned long long t, int i) { long long v[1]; birenTexFetchI_(t, i, 1, v); return (short)v[0]; }
 /** CUDA's tex1D<short>. */
-static inline short birenTex1DShort(unsigned long long t, float x) { long long v[1]; birenTexI_(t, 1, x, 0.0f, 0.0f, -1, 1, v); return (short)v[0]; }
+static BIREN_INLINE_ short birenTex1DShort(unsigned long long t, float x) { long long v[1]; birenTexI_(t, 1, x, 0.0f, 0.0f, -1, 1, v); return (short)v[0]; }
 /** CUDA's tex2D<short>. */
-static inline short birenTex2DShort(unsigned long long t, float x, float y) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, -1, 1, v); return (short)v[0]; }
+static BIREN_INLINE_ short birenTex2DShort(unsigned long long t, float x, float y) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, -1, 1, v); return (short)v[0]; }
 /** CUDA's tex3D<short>. */
-static inline short birenTex3DShort(unsigned long long t, float x, float y, float z) { long long v[1]; birenTexI_(t, 3, x, y, z, -1, 1, v); return (short)v[0]; }
+static BIREN_INLINE_ short birenTex3DShort(unsigned long long t, float x, float y, float z) { long long v[1]; birenTexI_(t, 3, x, y, z, -1, 1, v); return (short)v[0]; }
 /** CUDA's tex2DLayered<short>. */
-static inline short birenTex2DLayeredShort(unsigned long long t, float x, float y, int layer) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, layer, 1, v); return (short)v[0]; }
+static BIREN_INLINE_ short birenTex2DLayeredShort(unsigned long long t, float x, float y, int layer) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, layer, 1, v); return (short)v[0]; }
 static inline void birenSurf1DwriteShortIn_(birenKernelLoop *l, short v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline short birenSurf1DreadShortIn_(birenKernelLoop *l, unsigned long long s, int x, int mode) { short v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
 #define birenSurf1DwriteShort(...) BIREN_PP_CAT(birenSurf1DwriteShort_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
@@ -5602,15 +5647,15 @@ static inline short birenSurf3DreadShortIn_(birenKernelLoop *l, unsigned long lo
 #define birenSurf3DreadShort_4(s, x, y, z) birenSurf3DreadShortIn_(biren_loop_, (s), x, y, z, 2)
 #define birenSurf3DreadShort_5(s, x, y, z, mode) birenSurf3DreadShortIn_(biren_loop_, (s), x, y, z, (mode))
 /** CUDA's tex1Dfetch<unsigned short>: texel i (0 out of range). */
-static inline unsigned short birenTex1DfetchUshort(unsigned long long t, int i) { long long v[1]; birenTexFetchI_(t, i, 1, v); return (unsigned short)v[0]; }
+static BIREN_INLINE_ unsigned short birenTex1DfetchUshort(unsigned long long t, int i) { long long v[1]; birenTexFetchI_(t, i, 1, v); return (unsigned short)v[0]; }
 /** CUDA's tex1D<unsigned short>. */
-static inline unsigned short birenTex1DUshort(unsigned long long t, float x) { long long v[1]; birenTexI_(t, 1, x, 0.0f, 0.0f, -1, 1, v); return (unsigned short)v[0]; }
+static BIREN_INLINE_ unsigned short birenTex1DUshort(unsigned long long t, float x) { long long v[1]; birenTexI_(t, 1, x, 0.0f, 0.0f, -1, 1, v); return (unsigned short)v[0]; }
 /** CUDA's tex2D<unsigned short>. */
-static inline unsigned short birenTex2DUshort(unsigned long long t, float x, float y) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, -1, 1, v); return (unsigned short)v[0]; }
+static BIREN_INLINE_ unsigned short birenTex2DUshort(unsigned long long t, float x, float y) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, -1, 1, v); return (unsigned short)v[0]; }
 /** CUDA's tex3D<unsigned short>. */
-static inline unsigned short birenTex3DUshort(unsigned long long t, float x, float y, float z) { long long v[1]; birenTexI_(t, 3, x, y, z, -1, 1, v); return (unsigned short)v[0]; }
+static BIREN_INLINE_ unsigned short birenTex3DUshort(unsigned long long t, float x, float y, float z) { long long v[1]; birenTexI_(t, 3, x, y, z, -1, 1, v); return (unsigned short)v[0]; }
 /** CUDA's tex2DLayered<unsigned short>. */
-static inline unsigned short birenTex2DLayeredUshort(unsigned long long t, float x, float y, int layer) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, layer, 1, v); return (unsigned short)v[0]; }
+static BIREN_INLINE_ unsigned short birenTex2DLayeredUshort(unsigned long long t, float x, float y, int layer) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, layer, 1, v); return (unsigned short)v[0]; }
 static inline void birenSurf1DwriteUshortIn_(birenKernelLoop *l, unsigned short v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline unsigned short birenSurf1DreadUshortIn_(birenKernelLoop *l, unsigned long long s, int x, int mode) { unsigned short v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
 #define birenSurf1DwriteUshort(...) BIREN_PP_CAT(birenSurf1DwriteUshort_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)

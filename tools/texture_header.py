@@ -56,7 +56,8 @@ typedef struct birenTexSlot_ {
   float fwidth, fheight, fdepth;
   float border[4];
   unsigned char format, channels, texel, normalized, linear, readNormalized, addr[3], dims, layered;
-  unsigned char pad_[5];
+  unsigned char clampF32; /* float texels, element reads, clamped, unnormalized coordinates */
+  unsigned char pad_[4];
 } birenTexSlot_;
 #define BIREN_TEX_TABLE_MASK_ 16383u
 #ifdef __cplusplus
@@ -163,6 +164,47 @@ static inline const char *birenTexAt_(const birenTexSlot_ *s, const char *base, 
   if ((ix | iy | iz) < 0) return 0;
   return base + (size_t)iz * s->slice + (size_t)iy * s->pitch + (size_t)ix * s->texel;
 }
+/* The common cases (float texels, clamped, unnormalized; one channel) in a few instructions,
+ * always inlined into the kernel; 0 when the generic sampler must do it. */
+static BIREN_INLINE_ int birenTexFast_(const birenTexSlot_ *s, const char *base, int dims, float x, float y, float z, int nch, float *out) {
+  if (nch != 1 || !s->clampF32) return 0;
+  if (!s->linear) {
+    /* The common cases in a few instructions: clamp in float (NaN -> 0), truncate, load. */
+    float cx = x > 0.0f ? x : 0.0f, cy = y > 0.0f ? y : 0.0f, cz = z > 0.0f ? z : 0.0f;
+    const char *p;
+    cx = cx < s->fwidth - 1.0f ? cx : s->fwidth - 1.0f;
+    cy = cy < s->fheight - 1.0f ? cy : s->fheight - 1.0f;
+    cz = cz < s->fdepth - 1.0f ? cz : s->fdepth - 1.0f;
+    p = base + (size_t)(int)cx * 4u;
+    if (dims > 1) p += (size_t)(int)cy * s->pitch;
+    if (dims > 2) p += (size_t)(int)cz * s->slice;
+    out[0] = *(const float *)p;
+    return 1;
+  }
+  if (dims == 2) {
+    /* Bilinear, clamped: the same rule as below, the texels' indices clamped to the edge. */
+    float xb = x - 0.5f, yb = y - 0.5f, a, b;
+    int i, j, i0, i1, j0, j1;
+    const float *r0, *r1;
+    xb = xb > -1.0f ? xb : -1.0f;
+    yb = yb > -1.0f ? yb : -1.0f;
+    xb = xb < s->fwidth ? xb : s->fwidth;
+    yb = yb < s->fheight ? yb : s->fheight;
+    i = (int)(xb + 1.0f) - 1;
+    j = (int)(yb + 1.0f) - 1;
+    a = (float)(int)((xb - (float)i) * 256.0f + 0.5f) * (1.0f / 256.0f);
+    b = (float)(int)((yb - (float)j) * 256.0f + 0.5f) * (1.0f / 256.0f);
+    i0 = i < 0 ? 0 : i > s->width - 1 ? s->width - 1 : i;
+    i1 = i + 1 > s->width - 1 ? s->width - 1 : i + 1;
+    j0 = j < 0 ? 0 : j > s->height - 1 ? s->height - 1 : j;
+    j1 = j + 1 > s->height - 1 ? s->height - 1 : j + 1;
+    r0 = (const float *)(base + (size_t)j0 * s->pitch);
+    r1 = (const float *)(base + (size_t)j1 * s->pitch);
+    out[0] = (1.0f - a) * (1.0f - b) * r0[i0] + a * (1.0f - b) * r0[i1] + (1.0f - a) * b * r1[i0] + a * b * r1[i1];
+    return 1;
+  }
+  return 0;
+}
 /* Samples `dims` dimensions (layer: the layer's base) into out[0..nch), as floats. */
 static inline void birenTexSampleF_(const birenTexSlot_ *s, const char *base, int dims, float x, float y, float z, int nch, float *out) {
   int c;
@@ -217,7 +259,7 @@ void birenSurfInvalid_(birenKernelLoop *loop, unsigned long long s, int x, int y
 }
 #endif
 /* The descriptor of texture object t, or NULL (after the slow path). */
-static inline const birenTexSlot_ *birenTexSlotOf_(unsigned long long t) {
+static BIREN_INLINE_ const birenTexSlot_ *birenTexSlotOf_(unsigned long long t) {
   const birenTexSlot_ *s = &birenTexTable_[t & BIREN_TEX_TABLE_MASK_];
   if (BIREN_UNLIKELY_(s->key != t)) {
     birenTexInvalid_(t);
@@ -244,11 +286,14 @@ static inline const char *birenTexLayer_(const birenTexSlot_ *s, int layer) {
   if (layer >= s->depth) layer = s->depth - 1;
   return s->base + (size_t)layer * s->slice;
 }
-static inline void birenTexF_(unsigned long long t, int dims, float x, float y, float z, int layer, int nch, float *out) {
+static BIREN_INLINE_ void birenTexF_(unsigned long long t, int dims, float x, float y, float z, int layer, int nch, float *out) {
   const birenTexSlot_ *s = birenTexSlotOf_(t);
+  const char *base;
   int c;
   if (!s) { for (c = 0; c < nch; c++) out[c] = 0.0f; return; }
-  birenTexSampleF_(s, layer < 0 ? s->base : birenTexLayer_(s, layer), dims, x, y, z, nch, out);
+  base = layer < 0 ? s->base : birenTexLayer_(s, layer);
+  if (birenTexFast_(s, base, dims, x, y, z, nch, out)) return;
+  birenTexSampleF_(s, base, dims, x, y, z, nch, out);
 }
 static inline void birenTexI_(unsigned long long t, int dims, float x, float y, float z, int layer, int nch, long long *out) {
   const birenTexSlot_ *s = birenTexSlotOf_(t);
@@ -310,11 +355,11 @@ for suf, ty, n, isf in TYPES:
     vt = "float" if isf else "long long"
     kind = "F" if isf else "I"
     w(f"/** CUDA's tex1Dfetch<{ty}>: texel i (0 out of range). */")
-    w(f"static inline {ty} birenTex1Dfetch{suf}(unsigned long long t, int i) {{ {vt} v[{n}]; birenTexFetch{kind}_(t, i, {n}, v); {ret(ty, n, isf)} }}")
+    w(f"static BIREN_INLINE_ {ty} birenTex1Dfetch{suf}(unsigned long long t, int i) {{ {vt} v[{n}]; birenTexFetch{kind}_(t, i, {n}, v); {ret(ty, n, isf)} }}")
     cpp.append(f"template <> inline {ty} tex1Dfetch<{ty}>(birenTextureObject_t t, int i) {{ return birenTex1Dfetch{suf}(t, i); }}")
     for name, params, args, cname, cparams, cargs in FETCHES:
         w(f"/** CUDA's {cname}<{ty}>. */")
-        w(f"static inline {ty} biren{name}{suf}(unsigned long long t, {params}) {{ {vt} v[{n}]; biren{'TexF_' if isf else 'TexI_'}(t, {args}, {n}, v); {ret(ty, n, isf)} }}")
+        w(f"static BIREN_INLINE_ {ty} biren{name}{suf}(unsigned long long t, {params}) {{ {vt} v[{n}]; biren{'TexF_' if isf else 'TexI_'}(t, {args}, {n}, v); {ret(ty, n, isf)} }}")
         cpp.append(f"template <> inline {ty} {cname}<{ty}>(birenTextureObject_t t, {cparams}) {{ return biren{name}{suf}(t, {cargs}); }}")
     # surfaces
     for d, coords, cdecl in [(1, "x", "int x"), (2, "x, y", "int x, int y"), (3, "x, y, z", "int x, int y, int z")]:

@@ -62,7 +62,10 @@ pub struct TexSlot {
     pub addr: [u8; 3],
     pub dims: u8,
     pub layered: u8,
-    pub pad: [u8; 5],
+    /// Float texels read as they are, every dimension clamped, unnormalized coordinates: the
+    /// header's shortest paths.
+    pub clamp_f32: u8,
+    pub pad: [u8; 4],
 }
 
 const _: () = assert!(
@@ -92,7 +95,8 @@ impl TexSlot {
         addr: [0; 3],
         dims: 0,
         layered: 0,
-        pad: [0; 5],
+        clamp_f32: 0,
+        pad: [0; 4],
     };
 }
 
@@ -316,6 +320,8 @@ impl Textures {
             (*p).addr = addr;
             (*p).dims = dims;
             (*p).layered = layered as u8;
+            (*p).clamp_f32 =
+                (!sampling.normalized_coords && addr == [ADDR_CLAMP; 3] && format == FMT_F32) as u8;
             (*p).key.store(handle, Ordering::Release);
         }
         Ok(handle)
