@@ -74,30 +74,32 @@ const _: () = assert!(
 );
 
 impl TexSlot {
-    const EMPTY: TexSlot = TexSlot {
-        key: AtomicU64::new(0),
-        base: 0,
-        pitch: 0,
-        slice: 0,
-        width: 0,
-        height: 0,
-        depth: 0,
-        fwidth: 0.0,
-        fheight: 0.0,
-        fdepth: 0.0,
-        border: [0.0; 4],
-        format: 0,
-        channels: 0,
-        texel: 0,
-        normalized: 0,
-        linear: 0,
-        read_normalized: 0,
-        addr: [0; 3],
-        dims: 0,
-        layered: 0,
-        clamp_f32: 0,
-        pad: [0; 4],
-    };
+    const fn empty() -> TexSlot {
+        TexSlot {
+            key: AtomicU64::new(0),
+            base: 0,
+            pitch: 0,
+            slice: 0,
+            width: 0,
+            height: 0,
+            depth: 0,
+            fwidth: 0.0,
+            fheight: 0.0,
+            fdepth: 0.0,
+            border: [0.0; 4],
+            format: 0,
+            channels: 0,
+            texel: 0,
+            normalized: 0,
+            linear: 0,
+            read_normalized: 0,
+            addr: [0; 3],
+            dims: 0,
+            layered: 0,
+            clamp_f32: 0,
+            pad: [0; 4],
+        }
+    }
 }
 
 /// A table of descriptors, exported to kernels.
@@ -117,10 +119,11 @@ impl Table {
 
 /// The texture objects' descriptors (read by the header's inline fetches).
 #[no_mangle]
-pub static birenTexTable_: Table = Table(UnsafeCell::new([const { TexSlot::EMPTY }; TABLE_SIZE]));
+pub static birenTexTable_: Table = Table(UnsafeCell::new([const { TexSlot::empty() }; TABLE_SIZE]));
 /// The surface objects' descriptors.
 #[no_mangle]
-pub static birenSurfTable_: Table = Table(UnsafeCell::new([const { TexSlot::EMPTY }; TABLE_SIZE]));
+pub static birenSurfTable_: Table =
+    Table(UnsafeCell::new([const { TexSlot::empty() }; TABLE_SIZE]));
 
 /// What an object reads: an array, or linear or pitched device memory.
 #[derive(Clone, Debug)]
@@ -274,10 +277,9 @@ impl Textures {
         let (format, channels, texel) = format_code(&f)?;
         let s = &obj.sampling;
         let small_int = matches!(format, FMT_U8 | FMT_S8 | FMT_U16 | FMT_S16);
-        if (s.read_normalized && !small_int)
-            || (s.linear
-                && !(format == FMT_F32 || format == FMT_F16 || (small_int && s.read_normalized)))
-        {
+        let floats = format == FMT_F32 || format == FMT_F16;
+        // Normalized reads are of 8/16-bit integers; filtering needs float results.
+        if (s.read_normalized && !small_int) || (s.linear && !floats && !s.read_normalized) {
             return Err(ErrorCode::InvalidValue);
         }
         let (base, pitch, slice, w, h, d, dims, layered) = obj.resource.geometry();
