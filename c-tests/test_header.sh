@@ -88,9 +88,9 @@ declared() {
   grep -F "include/biren_runtime.h:" "$TMP/aux" | grep -v '\*/ static ' |
     sed -E 's|^/\*[^*]*\*/ *||; s/\(.*$//; s/ *$//; s/.*[ *]//'
 }
-# Exported variables the header declares (`extern T name;`): -aux-info lists only functions.
+# Exported variables the header declares (`extern T name;`, arrays too): -aux-info lists only functions.
 declared_variables() {
-  grep -E '^extern [^(]*;$' include/biren_runtime.h | sed -E 's/;$//; s/.*[ *]//'
+  grep -E '^extern [^(]*;$' include/biren_runtime.h | sed -E 's/\[[^]]*\]//; s/;$//; s/.*[ *]//'
 }
 { declared; declared -DBIREN_NO_INLINE_BUILTINS; declared_variables; } | sort -u >"$TMP/declared"
 # Every defined dynamic symbol of the library (version suffixes dropped, version nodes aside).

@@ -50,6 +50,31 @@
 #include <stdlib.h>
 
 /**
+ * birenMallocArray and birenMalloc3DArray flags (CUDA's values).
+ */
+#define birenArrayDefault 0
+
+/**
+ * The array has layers: birenMalloc3DArray's depth counts them.
+ */
+#define birenArrayLayered 1
+
+/**
+ * Surface objects may be created on the array (birenCreateSurfaceObject).
+ */
+#define birenArraySurfaceLoadStore 2
+
+/**
+ * A cube map (not supported: BIREN_ERROR_INVALID_VALUE).
+ */
+#define birenArrayCubemap 4
+
+/**
+ * Texture gather (accepted; no gather fetches are offered).
+ */
+#define birenArrayTextureGather 8
+
+/**
  * Lowest stream priority (least urgent): 0.
  */
 #define BIREN_STREAM_PRIORITY_LEAST 0
@@ -400,6 +425,10 @@ typedef enum birenError_t {
   BIREN_ERROR_STREAM_CAPTURE_WRONG_THREAD = 908,
   BIREN_ERROR_GRAPH_EXEC_UPDATE_FAILURE = 910,
   BIREN_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 30,
+  /**
+   * The channel format descriptor is invalid (CUDA's cudaErrorInvalidChannelDescriptor).
+   */
+  BIREN_ERROR_INVALID_CHANNEL_DESCRIPTOR = 31,
   BIREN_ERROR_UNKNOWN = 999,
 } birenError_t;
 
@@ -515,6 +544,118 @@ typedef enum birenMemcpyKind {
    */
   birenMemcpyDefault = 4,
 } birenMemcpyKind;
+
+/**
+ * The kind of a texel's channels (CUDA's cudaChannelFormatKind).
+ */
+typedef enum birenChannelFormatKind {
+  /**
+   * Signed integers.
+   */
+  birenChannelFormatKindSigned = 0,
+  /**
+   * Unsigned integers.
+   */
+  birenChannelFormatKindUnsigned = 1,
+  /**
+   * Floats (16 or 32 bits).
+   */
+  birenChannelFormatKindFloat = 2,
+  /**
+   * No channel (not a texel format).
+   */
+  birenChannelFormatKindNone = 3,
+} birenChannelFormatKind;
+
+/**
+ * What a texture or surface object reads (CUDA's cudaResourceType).
+ */
+typedef enum birenResourceType {
+  /**
+   * An array (res.array).
+   */
+  birenResourceTypeArray = 0,
+  /**
+   * A mipmapped array (not supported).
+   */
+  birenResourceTypeMipmappedArray = 1,
+  /**
+   * Linear device memory (res.linear), for birenTex1Dfetch*.
+   */
+  birenResourceTypeLinear = 2,
+  /**
+   * Pitched 2-D device memory (res.pitch2D).
+   */
+  birenResourceTypePitch2D = 3,
+} birenResourceType;
+
+/**
+ * Address modes (CUDA's cudaTextureAddressMode).
+ */
+typedef enum birenTextureAddressMode {
+  /**
+   * Coordinates wrap around (normalized coordinates only).
+   */
+  birenAddressModeWrap = 0,
+  /**
+   * Coordinates clamp to the edge.
+   */
+  birenAddressModeClamp = 1,
+  /**
+   * Coordinates mirror at each edge (normalized coordinates only).
+   */
+  birenAddressModeMirror = 2,
+  /**
+   * Outside, the border colour.
+   */
+  birenAddressModeBorder = 3,
+} birenTextureAddressMode;
+
+/**
+ * Filtering (CUDA's cudaTextureFilterMode).
+ */
+typedef enum birenTextureFilterMode {
+  /**
+   * The nearest texel.
+   */
+  birenFilterModePoint = 0,
+  /**
+   * Linear interpolation of the nearest 2, 4 or 8 texels (float results only).
+   */
+  birenFilterModeLinear = 1,
+} birenTextureFilterMode;
+
+/**
+ * Read modes (CUDA's cudaTextureReadMode).
+ */
+typedef enum birenTextureReadMode {
+  /**
+   * The texel's own type.
+   */
+  birenReadModeElementType = 0,
+  /**
+   * 8- and 16-bit integers as floats in [0, 1] ([-1, 1] signed).
+   */
+  birenReadModeNormalizedFloat = 1,
+} birenTextureReadMode;
+
+/**
+ * Surface accesses out of range (CUDA's cudaSurfaceBoundaryMode).
+ */
+typedef enum birenSurfaceBoundaryMode {
+  /**
+   * Reads give 0, writes are dropped.
+   */
+  birenBoundaryModeZero = 0,
+  /**
+   * The coordinates are clamped to the surface.
+   */
+  birenBoundaryModeClamp = 1,
+  /**
+   * The launch fails with BIREN_ERROR_ILLEGAL_ADDRESS (the default).
+   */
+  birenBoundaryModeTrap = 2,
+} birenSurfaceBoundaryMode;
 
 /**
  * Device attributes for birenDeviceGetAttribute, with CUDA's values (cudaDevAttr*). Values not
@@ -717,7 +858,7 @@ typedef enum birenDeviceP2PAttr {
 } birenDeviceP2PAttr;
 
 /**
- * Opaque array object. The runtime has no arrays: every array field must be NULL.
+ * Opaque array object (birenMallocArray).
  */
 typedef struct birenArray_st birenArray_st;
 
@@ -750,6 +891,58 @@ typedef struct birenMemPool_st birenMemPool_st;
  * Opaque stream object; only ever handled through birenStream_t.
  */
 typedef struct birenStream_st birenStream_st;
+
+/**
+ * A texel format (CUDA's cudaChannelFormatDesc): bits of channels x, y, z, w (0: absent) and
+ * their kind. Valid formats have 1, 2 or 4 channels of one size: 8, 16 or 32 bits for integers,
+ * 16 or 32 for floats.
+ */
+typedef struct birenChannelFormatDesc {
+  /**
+   * Bits of channel x.
+   */
+  int x;
+  /**
+   * Bits of channel y.
+   */
+  int y;
+  /**
+   * Bits of channel z.
+   */
+  int z;
+  /**
+   * Bits of channel w.
+   */
+  int w;
+  /**
+   * The channels' kind (a birenChannelFormatKind value).
+   */
+  birenChannelFormatKind f;
+} birenChannelFormatDesc;
+
+/**
+ * An accelerator array (CUDA's cudaArray_t): a handle from birenMallocArray or
+ * birenMalloc3DArray, looked up in a registry (a freed or forged one is refused).
+ */
+typedef struct birenArray_st *birenArray_t;
+
+/**
+ * The size of a copy: `width` in bytes, `height` in rows, `depth` in slices.
+ */
+typedef struct birenExtent {
+  /**
+   * Width in bytes (linear memory).
+   */
+  size_t width;
+  /**
+   * Height in rows.
+   */
+  size_t height;
+  /**
+   * Depth in slices.
+   */
+  size_t depth;
+} birenExtent;
 
 /**
  * A stream handle. NULL is the current device's default stream.
@@ -1053,11 +1246,6 @@ typedef struct birenKernelNodeParams {
 } birenKernelNodeParams;
 
 /**
- * An array handle (not supported: always NULL).
- */
-typedef struct birenArray_st *birenArray_t;
-
-/**
  * A position in a pitched allocation: `x` in bytes, `y` in rows, `z` in slices.
  */
 typedef struct birenPos {
@@ -1099,31 +1287,13 @@ typedef struct birenPitchedPtr {
 } birenPitchedPtr;
 
 /**
- * The size of a copy: `width` in bytes, `height` in rows, `depth` in slices.
- */
-typedef struct birenExtent {
-  /**
-   * Width in bytes (linear memory).
-   */
-  size_t width;
-  /**
-   * Height in rows.
-   */
-  size_t height;
-  /**
-   * Depth in slices.
-   */
-  size_t depth;
-} birenExtent;
-
-/**
  * A 3-D copy, as CUDA's cudaMemcpy3DParms: `extent` from `srcPtr` at `srcPos` to `dstPtr` at
- * `dstPos`, in direction `kind` (a birenMemcpyKind value). `srcArray` and `dstArray` must be
- * NULL (no arrays).
+ * `dstPos`, in direction `kind` (a birenMemcpyKind value). A side may be an array
+ * (`srcArray`/`dstArray`) instead of a pitched pointer: see birenMemcpy3D.
  */
 typedef struct birenMemcpy3DParms {
   /**
-   * Source array (not supported: must be NULL).
+   * Source array, or NULL for srcPtr.
    */
   birenArray_t srcArray;
   /**
@@ -1135,7 +1305,7 @@ typedef struct birenMemcpy3DParms {
    */
   struct birenPitchedPtr srcPtr;
   /**
-   * Destination array (not supported: must be NULL).
+   * Destination array, or NULL for dstPtr.
    */
   birenArray_t dstArray;
   /**
@@ -1463,6 +1633,214 @@ typedef size_t (*birenBlockSizeToDynamicSMemSize_t)(int blockSize);
  */
 typedef void (*birenSharedSectionBounds_t)(void **begin, void **end);
 
+/**
+ * A texture object (CUDA's cudaTextureObject_t): a value from birenCreateTextureObject; 0 is
+ * never one.
+ */
+typedef unsigned long long birenTextureObject_t;
+
+/**
+ * res.array of a birenResourceDesc.
+ */
+typedef struct birenResourceDescArray {
+  /**
+   * The array.
+   */
+  birenArray_t array;
+} birenResourceDescArray;
+
+/**
+ * res.mipmap of a birenResourceDesc (not supported).
+ */
+typedef struct birenResourceDescMipmap {
+  /**
+   * The mipmapped array.
+   */
+  void *mipmap;
+} birenResourceDescMipmap;
+
+/**
+ * res.linear of a birenResourceDesc.
+ */
+typedef struct birenResourceDescLinear {
+  /**
+   * Device memory.
+   */
+  void *devPtr;
+  /**
+   * Its texel format.
+   */
+  struct birenChannelFormatDesc desc;
+  /**
+   * Its size in bytes.
+   */
+  size_t sizeInBytes;
+} birenResourceDescLinear;
+
+/**
+ * res.pitch2D of a birenResourceDesc.
+ */
+typedef struct birenResourceDescPitch2D {
+  /**
+   * Device memory.
+   */
+  void *devPtr;
+  /**
+   * Its texel format.
+   */
+  struct birenChannelFormatDesc desc;
+  /**
+   * Width in texels.
+   */
+  size_t width;
+  /**
+   * Height in rows.
+   */
+  size_t height;
+  /**
+   * Bytes from one row to the next.
+   */
+  size_t pitchInBytes;
+} birenResourceDescPitch2D;
+
+/**
+ * The resource of a birenResourceDesc, by resType.
+ */
+typedef union birenResourceDescRes {
+  /**
+   * birenResourceTypeArray.
+   */
+  struct birenResourceDescArray array;
+  /**
+   * birenResourceTypeMipmappedArray.
+   */
+  struct birenResourceDescMipmap mipmap;
+  /**
+   * birenResourceTypeLinear.
+   */
+  struct birenResourceDescLinear linear;
+  /**
+   * birenResourceTypePitch2D.
+   */
+  struct birenResourceDescPitch2D pitch2D;
+} birenResourceDescRes;
+
+/**
+ * What a texture or surface object reads (CUDA's cudaResourceDesc).
+ */
+typedef struct birenResourceDesc {
+  /**
+   * Which member of res is meant (a birenResourceType value).
+   */
+  birenResourceType resType;
+  /**
+   * The resource.
+   */
+  union birenResourceDescRes res;
+} birenResourceDesc;
+
+/**
+ * How a texture is sampled (CUDA's cudaTextureDesc). Set every field (memset the struct to 0
+ * first, as with CUDA); the mipmap, anisotropy and cube-map fields must stay 0.
+ */
+typedef struct birenTextureDesc {
+  /**
+   * Address mode of x, y and z.
+   */
+  birenTextureAddressMode addressMode[3];
+  /**
+   * Point or linear filtering.
+   */
+  birenTextureFilterMode filterMode;
+  /**
+   * Element type or normalized float.
+   */
+  birenTextureReadMode readMode;
+  /**
+   * sRGB conversion (not supported: must be 0).
+   */
+  int sRGB;
+  /**
+   * The border colour (address mode border).
+   */
+  float borderColor[4];
+  /**
+   * Nonzero: coordinates in [0, 1) rather than [0, size).
+   */
+  int normalizedCoords;
+  /**
+   * Anisotropic filtering (ignored).
+   */
+  unsigned int maxAnisotropy;
+  /**
+   * Mipmap filtering (ignored).
+   */
+  birenTextureFilterMode mipmapFilterMode;
+  /**
+   * Mipmap level bias (ignored).
+   */
+  float mipmapLevelBias;
+  /**
+   * Mipmap level clamp (ignored).
+   */
+  float minMipmapLevelClamp;
+  /**
+   * Mipmap level clamp (ignored).
+   */
+  float maxMipmapLevelClamp;
+  /**
+   * Trilinear optimization (ignored).
+   */
+  int disableTrilinearOptimization;
+  /**
+   * Seamless cube maps (ignored).
+   */
+  int seamlessCubemap;
+} birenTextureDesc;
+
+/**
+ * A view of a resource (CUDA's cudaResourceViewDesc; not supported: pass NULL).
+ */
+typedef struct birenResourceViewDesc {
+  /**
+   * Format of the view.
+   */
+  int format;
+  /**
+   * Width of the view.
+   */
+  size_t width;
+  /**
+   * Height of the view.
+   */
+  size_t height;
+  /**
+   * Depth of the view.
+   */
+  size_t depth;
+  /**
+   * First mipmap level.
+   */
+  unsigned int firstMipmapLevel;
+  /**
+   * Last mipmap level.
+   */
+  unsigned int lastMipmapLevel;
+  /**
+   * First layer.
+   */
+  unsigned int firstLayer;
+  /**
+   * Last layer.
+   */
+  unsigned int lastLayer;
+} birenResourceViewDesc;
+
+/**
+ * A surface object (CUDA's cudaSurfaceObject_t).
+ */
+typedef unsigned long long birenSurfaceObject_t;
+
 
 
 #ifdef __cplusplus
@@ -1476,6 +1854,123 @@ extern "C" {
  * birenInit and never changes afterwards.
  */
 extern ptrdiff_t birenKernelCtxOffset;
+
+/**
+ * Returns the texel format {x, y, z, w, f} (bits per channel and kind), as CUDA's
+ * cudaCreateChannelDesc; nothing is checked here (birenMallocArray checks it). In C++ the
+ * header adds CUDA's template birenCreateChannelDesc<T>() for the scalar and vector types.
+ * Thread-safe; may be called before birenInit.
+ */
+struct birenChannelFormatDesc birenCreateChannelDesc(int x, int y, int z, int w, birenChannelFormatKind f);
+
+/**
+ * Allocates an array of `width` x `height` texels of format *desc (height 0: a 1-D array) and
+ * writes its handle to *array. `flags`: birenArrayDefault, or birenArraySurfaceLoadStore (so
+ * surface objects may write it), birenArrayTextureGather. Texels are laid out row-major, rows
+ * packed. Free it with birenFreeArray.
+ * Returns BIREN_ERROR_INVALID_VALUE for NULL array or desc, a zero width, an extent over the
+ * limits (1-D 131072; 2-D 131072 x 65536) or unknown flags; BIREN_ERROR_INVALID_CHANNEL_DESCRIPTOR
+ * for a format that is not one (1, 2 or 4 channels of one size: 8/16/32-bit integers, 16/32-bit
+ * floats); BIREN_ERROR_OUT_OF_MEMORY past the device's capacity. Nothing is written on error.
+ * Thread-safe. In C++ height and flags default to 0, as CUDA's.
+ */
+enum birenError_t birenMallocArray(birenArray_t *array, const struct birenChannelFormatDesc *desc, size_t width, size_t height, unsigned int flags);
+
+/**
+ * Allocates an array of extent.width x extent.height x extent.depth texels of format *desc
+ * (in texels, not bytes) and writes its handle to *array: height and depth 0 a 1-D array,
+ * depth 0 a 2-D array, all three a 3-D array; with birenArrayLayered, depth layers of a 1-D
+ * (height 0) or 2-D array. Flags as birenMallocArray, plus birenArrayLayered.
+ * Returns BIREN_ERROR_INVALID_VALUE for NULL array or desc, a zero width, a depth without a
+ * height (unlayered), a layered array without layers, an extent over the limits (3-D 16384 each;
+ * layered 32768 x 32768 x 2048 layers), birenArrayCubemap or unknown flags;
+ * BIREN_ERROR_INVALID_CHANNEL_DESCRIPTOR; BIREN_ERROR_OUT_OF_MEMORY. Nothing is written on error.
+ * Thread-safe. In C++ flags defaults to 0.
+ */
+enum birenError_t birenMalloc3DArray(birenArray_t *array, const struct birenChannelFormatDesc *desc, struct birenExtent extent, unsigned int flags);
+
+/**
+ * Frees an array. NULL succeeds. Work already enqueued that uses it still completes: the
+ * memory is released when it has. Texture and surface objects made on it stay objects (destroy
+ * them too) but no longer read it: a kernel that fetches through one fails with
+ * BIREN_ERROR_ILLEGAL_ADDRESS, and the validator names the freed array.
+ * Returns BIREN_ERROR_INVALID_HANDLE for an array already freed or never one. Thread-safe.
+ */
+enum birenError_t birenFreeArray(birenArray_t array);
+
+/**
+ * Describes an array: its texel format to *desc, its extent in texels to *extent (as given at
+ * allocation: height 0 for 1-D, depth 0 for 2-D, layers in depth), its flags to *flags. Each
+ * out-parameter may be NULL (not written). Returns BIREN_ERROR_INVALID_HANDLE for an array
+ * freed or never one (nothing written). Thread-safe.
+ */
+enum birenError_t birenArrayGetInfo(struct birenChannelFormatDesc *desc, struct birenExtent *extent, unsigned int *flags, birenArray_t array);
+
+/**
+ * Copies `height` rows of `width` bytes from src (rows `spitch` bytes apart) into the array
+ * dst at byte wOffset of row hOffset (CUDA's cudaMemcpy2DToArray) and returns when done;
+ * ordered like work on the default stream. Zero width or height succeeds at once.
+ * Checked before a byte moves: BIREN_ERROR_INVALID_HANDLE for a dst that is no live array;
+ * BIREN_ERROR_INVALID_MEMCPY_DIRECTION unless kind is birenMemcpyHostToDevice,
+ * birenMemcpyDeviceToDevice or birenMemcpyDefault; BIREN_ERROR_INVALID_VALUE if the box runs
+ * outside the array (wOffset + width over its row of width x texel bytes, hOffset + height over
+ * its rows) or src is NULL; BIREN_ERROR_INVALID_PITCH_VALUE for width over spitch; src rows as
+ * birenMemcpy2D's (BIREN_ERROR_INVALID_DEVICE_POINTER, BIREN_ERROR_OUT_OF_BOUNDS).
+ * BIREN_ERROR_NOT_PERMITTED inside a kernel or host function. Thread-safe.
+ */
+enum birenError_t birenMemcpy2DToArray(birenArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch, size_t width, size_t height, birenMemcpyKind kind);
+
+/**
+ * Enqueues birenMemcpy2DToArray's copy on `stream` (NULL: the default stream); checked at
+ * enqueue as birenMemcpy2DToArray, nothing enqueued on error; captured into a capturing
+ * stream's graph as a memcpy node. BIREN_ERROR_INVALID_HANDLE for a destroyed stream.
+ */
+enum birenError_t birenMemcpy2DToArrayAsync(birenArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch, size_t width, size_t height, birenMemcpyKind kind, birenStream_t stream);
+
+/**
+ * Copies `height` rows of `width` bytes from the array src at byte wOffset of row hOffset to
+ * dst (rows `dpitch` bytes apart) (CUDA's cudaMemcpy2DFromArray); checked as
+ * birenMemcpy2DToArray, the kind birenMemcpyDeviceToHost, birenMemcpyDeviceToDevice or
+ * birenMemcpyDefault. Returns when done. Thread-safe.
+ */
+enum birenError_t birenMemcpy2DFromArray(void *dst, size_t dpitch, birenArray_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, birenMemcpyKind kind);
+
+/**
+ * Enqueues birenMemcpy2DFromArray's copy on `stream`; checked at enqueue as it.
+ */
+enum birenError_t birenMemcpy2DFromArrayAsync(void *dst, size_t dpitch, birenArray_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, birenMemcpyKind kind, birenStream_t stream);
+
+/**
+ * Copies a box of `width` bytes x `height` rows from array src at (wOffsetSrc bytes,
+ * hOffsetSrc) to array dst at (wOffsetDst, hOffsetDst) (CUDA's cudaMemcpy2DArrayToArray);
+ * kind birenMemcpyDeviceToDevice or birenMemcpyDefault; each box checked against its array
+ * (BIREN_ERROR_INVALID_VALUE). Returns when done. Thread-safe.
+ */
+enum birenError_t birenMemcpy2DArrayToArray(birenArray_t dst, size_t wOffsetDst, size_t hOffsetDst, birenArray_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t width, size_t height, birenMemcpyKind kind);
+
+/**
+ * Copies `count` bytes from src into the array dst from byte wOffset of row hOffset on, the
+ * run continuing over the following rows (CUDA's deprecated cudaMemcpyToArray). Checked as
+ * birenMemcpy2DToArray: BIREN_ERROR_INVALID_VALUE when wOffset is not inside a row or the run
+ * passes the array's last byte. Returns when done. Thread-safe.
+ */
+enum birenError_t birenMemcpyToArray(birenArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count, birenMemcpyKind kind);
+
+/**
+ * Enqueues birenMemcpyToArray's copy on `stream`; checked at enqueue as it.
+ */
+enum birenError_t birenMemcpyToArrayAsync(birenArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count, birenMemcpyKind kind, birenStream_t stream);
+
+/**
+ * Copies `count` bytes out of the array src, from byte wOffset of row hOffset on, to dst
+ * (CUDA's deprecated cudaMemcpyFromArray); checked as birenMemcpyToArray. Returns when done.
+ */
+enum birenError_t birenMemcpyFromArray(void *dst, birenArray_t src, size_t wOffset, size_t hOffset, size_t count, birenMemcpyKind kind);
+
+/**
+ * Enqueues birenMemcpyFromArray's copy on `stream`; checked at enqueue as it.
+ */
+enum birenError_t birenMemcpyFromArrayAsync(void *dst, birenArray_t src, size_t wOffset, size_t hOffset, size_t count, birenMemcpyKind kind, birenStream_t stream);
 
 /**
  * Starts capturing `stream`: until birenStreamEndCapture, work enqueued in it (kernels, copies,
@@ -2556,9 +3051,15 @@ enum birenError_t birenMemset3DAsync(struct birenPitchedPtr pitchedDevPtr, int v
  * pitched pointer's slices are pitch * ysize bytes apart) in direction p->kind, and returns
  * when done; ordered like work on the default stream. A zero extent succeeds at once.
  *
- * Checked before anything is written: BIREN_ERROR_INVALID_VALUE for a NULL p, a non-NULL
- * srcArray or dstArray (no CUDA arrays here), NULL pointers, or (depth > 1) rows that would run
- * into the next slice (pos.y + height > ysize); BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an
+ * A side may be an array (srcArray/dstArray, the pointer then NULL): the extent is then in
+ * texels of the array (width x texel bytes moved per row), the array's position in texels, a
+ * pointer side's position in bytes (as CUDA).
+ *
+ * Checked before anything is written: BIREN_ERROR_INVALID_VALUE for a NULL p, NULL pointers,
+ * a side with both an array and a pointer, a box outside an array, arrays of different texel
+ * sizes, or (depth > 1) rows that would run into the next slice (pos.y + height > ysize);
+ * BIREN_ERROR_INVALID_HANDLE for a freed array; BIREN_ERROR_INVALID_MEMCPY_DIRECTION for a kind
+ * that makes an array host memory; BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an
  * unknown kind; BIREN_ERROR_INVALID_PITCH_VALUE when pos.x + width is over a pitch; then every
  * row as birenMemcpy2D (BIREN_ERROR_INVALID_DEVICE_POINTER, BIREN_ERROR_OUT_OF_BOUNDS).
  * Nothing is written on error. Thread-safe.
@@ -3019,6 +3520,66 @@ enum birenError_t birenMemcpyToSymbolAsync(const void *symbol, const void *src, 
  * error. BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream. Thread-safe.
  */
 enum birenError_t birenMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset, birenMemcpyKind kind, birenStream_t stream);
+
+/**
+ * Creates a texture object reading *pResDesc (an array, linear or pitched device memory)
+ * sampled as *pTexDesc, and writes it to *pTexObject. pResViewDesc must be NULL.
+ * Returns BIREN_ERROR_INVALID_VALUE for NULL pTexObject, pResDesc or pTexDesc, an unknown
+ * resource type or mode, device memory outside a live allocation or a pitch2D row wider than
+ * its pitch, linear filtering of element-type integer texels or a normalized-float read of
+ * 32-bit or float texels (as CUDA, filtering and normalized reads give floats of 8/16-bit
+ * integers and floats); BIREN_ERROR_INVALID_HANDLE for an array freed or never one;
+ * BIREN_ERROR_INVALID_CHANNEL_DESCRIPTOR for a format that is not one;
+ * BIREN_ERROR_NOT_SUPPORTED for mipmapped arrays, a resource view or sRGB;
+ * BIREN_ERROR_OUT_OF_MEMORY past 16383 live texture objects. Nothing is written on error.
+ * The object keeps reading the resource as it is: freeing the array (or memory) while the
+ * object is used is the caller's bug (fetches through it then fail the launch). Thread-safe.
+ */
+enum birenError_t birenCreateTextureObject(birenTextureObject_t *pTexObject, const struct birenResourceDesc *pResDesc, const struct birenTextureDesc *pTexDesc, const struct birenResourceViewDesc *pResViewDesc);
+
+/**
+ * Destroys a texture object: fetches through it fail from now on. 0 succeeds (no object).
+ * Returns BIREN_ERROR_INVALID_HANDLE for an object already destroyed or never one. Kernels
+ * still running that fetch through it fail. Thread-safe.
+ */
+enum birenError_t birenDestroyTextureObject(birenTextureObject_t texObject);
+
+/**
+ * Writes the resource description texObject was created with to *pResDesc.
+ * BIREN_ERROR_INVALID_VALUE for NULL pResDesc; BIREN_ERROR_INVALID_HANDLE for an object
+ * destroyed or never one. Thread-safe.
+ */
+enum birenError_t birenGetTextureObjectResourceDesc(struct birenResourceDesc *pResDesc, birenTextureObject_t texObject);
+
+/**
+ * Writes the texture description texObject was created with to *pTexDesc (as given).
+ * BIREN_ERROR_INVALID_VALUE for NULL pTexDesc; BIREN_ERROR_INVALID_HANDLE for an object
+ * destroyed or never one. Thread-safe.
+ */
+enum birenError_t birenGetTextureObjectTextureDesc(struct birenTextureDesc *pTexDesc, birenTextureObject_t texObject);
+
+/**
+ * Creates a surface object on the array of *pResDesc (resType birenResourceTypeArray, an
+ * array allocated with birenArraySurfaceLoadStore) and writes it to *pSurfObject.
+ * Returns BIREN_ERROR_INVALID_VALUE for NULL arguments, another resource type or an array
+ * without birenArraySurfaceLoadStore; BIREN_ERROR_INVALID_HANDLE for an array freed or never
+ * one; BIREN_ERROR_OUT_OF_MEMORY past 16383 live surface objects. Nothing is written on error.
+ * Thread-safe.
+ */
+enum birenError_t birenCreateSurfaceObject(birenSurfaceObject_t *pSurfObject, const struct birenResourceDesc *pResDesc);
+
+/**
+ * Destroys a surface object. 0 succeeds. BIREN_ERROR_INVALID_HANDLE for an object already
+ * destroyed or never one. Thread-safe.
+ */
+enum birenError_t birenDestroySurfaceObject(birenSurfaceObject_t surfObject);
+
+/**
+ * Writes the resource description surfObject was created with to *pResDesc.
+ * BIREN_ERROR_INVALID_VALUE for NULL pResDesc; BIREN_ERROR_INVALID_HANDLE for an object
+ * destroyed or never one. Thread-safe.
+ */
+enum birenError_t birenGetSurfaceObjectResourceDesc(struct birenResourceDesc *pResDesc, birenSurfaceObject_t surfObject);
 
 /**
  * The rendezvous every warp operation is made of. `op`: 0 sync, 1 shfl (param = source lane),
@@ -4709,5 +5270,871 @@ static inline unsigned long long birenAtomicCAS(unsigned long long *address, uns
 /** birenKernelNodeParams.extra: the next entry points to a size_t holding the buffer's size in
  * bytes (CUDA's CU_LAUNCH_PARAM_BUFFER_SIZE). */
 #define BIREN_LAUNCH_PARAM_BUFFER_SIZE ((void *)0x02)
+
+/* ---- BEGIN textures (tools/texture_header.py) ---- */
+/* ---- Textures and surfaces in kernels (CUDA's texture and surface functions) ---------------
+ * Fetches, in C (CUDA's parameters, the result type as suffix):
+ *   birenTex1DfetchT(t, int i)       tex1Dfetch: texel i, no filtering; out of range: 0
+ *   birenTex1DT(t, float x)          tex1D
+ *   birenTex2DT(t, float x, float y) tex2D
+ *   birenTex3DT(t, float x, float y, float z)              tex3D
+ *   birenTex2DLayeredT(t, float x, float y, int layer)    tex2DLayered (layer clamped)
+ * with T one of Float Float2 Float4 (filtered, and normalized reads of 8/16-bit formats: these
+ * return float types) and Int Int2 Int4 Uint Uint4 Uchar Uchar4 Char Short Ushort (element type,
+ * point sampling). In C++ CUDA's templates tex1Dfetch<T>, tex1D<T>, tex2D<T>, tex3D<T>,
+ * tex2DLayered<T> for the matching types.
+ *
+ * The rules are CUDA's ("Texture Fetching" in its programming guide). Coordinates address
+ * texels at their centres: texel i spans [i, i + 1) (normalized: [i/N, (i+1)/N)). Point
+ * sampling reads texel floor(x). Linear filtering reads texels i = floor(x - 0.5) and i + 1 with
+ * weights 1 - a and a, a = frac(x - 0.5) rounded to 9-bit fixed point with 8 fractional bits
+ * (a multiple of 1/256), in each dimension (2 texels in 1-D, 4 in 2-D, 8 in 3-D). Address
+ * modes per dimension: clamp (to the edge texel), border (texels outside read the border
+ * colour), wrap and mirror (normalized coordinates only; otherwise they clamp). Normalized-float
+ * reads divide unsigned 8/16-bit values by 255/65535 and signed ones by 127/32767 (at least -1).
+ *
+ * The fetch is inline: it reads the object's descriptor in the table the library exports
+ * (birenTexTable_), checks that the descriptor is the object's, and reads the texels. A
+ * destroyed texture object, a value that is not one, or an object whose array was freed fails
+ * the launch with BIREN_ERROR_ILLEGAL_ADDRESS (the validator names which).
+ *
+ * Surfaces: birenSurf1DwriteT(v, s, xBytes[, mode]), birenSurf2DwriteT(v, s, xBytes, y[, mode]),
+ * birenSurf3DwriteT(v, s, xBytes, y, z[, mode]) and birenSurf{1,2,3}DreadT(s, xBytes, ...[, mode])
+ * for the suffixes above (x in bytes, as CUDA). An access past the array's edge: mode
+ * birenBoundaryModeTrap (the default) fails the launch with BIREN_ERROR_ILLEGAL_ADDRESS,
+ * birenBoundaryModeClamp clamps the coordinates, birenBoundaryModeZero reads 0 and drops
+ * writes. In C++ CUDA's surf1Dwrite(v, s, x[, mode]), surf2Dwrite, surf3Dwrite and
+ * surf1Dread<T>(s, x[, mode]), surf2Dread<T>, surf3Dread<T> (and the surfNDread(&v, ...) form).
+ */
+#include <string.h>
+/** A texture or surface object's descriptor (read by the inline fetches; the library writes it). */
+typedef struct birenTexSlot_ {
+  unsigned long long key;
+  const char *base;
+  size_t pitch, slice;
+  int width, height, depth;
+  float fwidth, fheight, fdepth;
+  float border[4];
+  unsigned char format, channels, texel, normalized, linear, readNormalized, addr[3], dims, layered;
+  unsigned char clampF32; /* float texels, element reads, clamped, unnormalized coordinates */
+  unsigned char pad_[4];
+} birenTexSlot_;
+#define BIREN_TEX_TABLE_MASK_ 16383u
+#ifdef __cplusplus
+extern "C" {
+#endif
+/** The texture objects' descriptors (indexed by the object's low bits). */
+extern birenTexSlot_ birenTexTable_[BIREN_TEX_TABLE_MASK_ + 1];
+/** The surface objects' descriptors. */
+extern birenTexSlot_ birenSurfTable_[BIREN_TEX_TABLE_MASK_ + 1];
+#ifdef __cplusplus
+}
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#define BIREN_UNLIKELY_(c) __builtin_expect(!!(c), 0)
+#else
+#define BIREN_UNLIKELY_(c) (c)
+#endif
+static inline float birenTexBits_(unsigned u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+/* A half float's value (IEEE binary16), without libm. */
+static inline float birenTexHalf_(unsigned short h) {
+  unsigned e = (h >> 10) & 31u, m = h & 1023u, sign = (unsigned)(h & 0x8000u) << 16;
+  if (e == 0) return (sign ? -1.0f : 1.0f) * (float)m * (1.0f / 16777216.0f);
+  if (e == 31) return birenTexBits_(sign | 0x7f800000u | (m << 13));
+  return birenTexBits_(sign | ((e + 112u) << 23) | (m << 13));
+}
+/* floorf without libm (exact: floats of 2^23 and more are integers). */
+static inline float birenTexFloor_(float x) {
+  float t;
+  if (!(x < 8388608.0f && x > -8388608.0f)) return x;
+  t = (float)(int)x;
+  return t > x ? t - 1.0f : t;
+}
+/* Channel c of the texel at p as a float (normalized-float reads divided). */
+static inline float birenTexChanF_(const birenTexSlot_ *s, const char *p, int c) {
+  switch (s->format) {
+  case 0: return ((const float *)p)[c];
+  case 1: { float v = (float)((const unsigned char *)p)[c]; return s->readNormalized ? v / 255.0f : v; }
+  case 2: { float v = (float)((const signed char *)p)[c]; return s->readNormalized ? (v / 127.0f < -1.0f ? -1.0f : v / 127.0f) : v; }
+  case 3: { float v = (float)((const unsigned short *)p)[c]; return s->readNormalized ? v / 65535.0f : v; }
+  case 4: { float v = (float)((const short *)p)[c]; return s->readNormalized ? (v / 32767.0f < -1.0f ? -1.0f : v / 32767.0f) : v; }
+  case 5: return (float)((const unsigned *)p)[c];
+  case 6: return (float)((const int *)p)[c];
+  default: return birenTexHalf_(((const unsigned short *)p)[c]);
+  }
+}
+/* Channel c of the texel at p as its integer value. */
+static inline long long birenTexChanI_(const birenTexSlot_ *s, const char *p, int c) {
+  switch (s->format) {
+  case 1: return ((const unsigned char *)p)[c];
+  case 2: return ((const signed char *)p)[c];
+  case 3: return ((const unsigned short *)p)[c];
+  case 4: return ((const short *)p)[c];
+  case 5: return ((const unsigned *)p)[c];
+  case 6: return ((const int *)p)[c];
+  default: return (long long)birenTexChanF_(s, p, c);
+  }
+}
+/* Point sampling in one dimension: the texel index, or -1 (border). */
+static inline int birenTexPoint_(float x, float fn, int norm, int mode) {
+  if (norm) {
+    if (mode == 0) x -= birenTexFloor_(x);
+    else if (mode == 2) { x -= 2.0f * birenTexFloor_(x * 0.5f); if (x > 1.0f) x = 2.0f - x; }
+    x *= fn;
+  }
+  if (mode == 3) return (x >= 0.0f && x < fn) ? (int)x : -1;
+  if (!(x >= 0.0f)) x = 0.0f;
+  if (x > fn - 1.0f) x = fn - 1.0f;
+  return (int)x;
+}
+/* A texel index after the address mode (linear filtering's neighbours). */
+static inline int birenTexWrapIdx_(int i, int n, int mode) {
+  switch (mode) {
+  case 0: return i < 0 ? i + n : i >= n ? i - n : i;
+  case 2: if (i < 0) i += 2 * n; if (i >= 2 * n) i -= 2 * n; return i < n ? i : 2 * n - 1 - i;
+  case 3: return (i < 0 || i >= n) ? -1 : i;
+  default: return i < 0 ? 0 : i >= n ? n - 1 : i;
+  }
+}
+/* Linear filtering in one dimension: the two texels and the second one's 9-bit weight. */
+static inline float birenTexLinear_(float x, int n, float fn, int norm, int mode, int *j0, int *j1) {
+  float f, a;
+  int i;
+  if (norm) {
+    if (mode == 0) x -= birenTexFloor_(x);
+    else if (mode == 2) x -= 2.0f * birenTexFloor_(x * 0.5f);
+    x *= fn;
+  }
+  x -= 0.5f;
+  if (!(x > -2.0f)) x = -2.0f;
+  if (x > 2.0f * fn + 1.0f) x = 2.0f * fn + 1.0f;
+  f = birenTexFloor_(x);
+  a = (float)(int)((x - f) * 256.0f + 0.5f) * (1.0f / 256.0f);
+  i = (int)f;
+  *j0 = birenTexWrapIdx_(i, n, mode);
+  *j1 = birenTexWrapIdx_(i + 1, n, mode);
+  return a;
+}
+/* The texel (ix, iy, iz) or NULL (border). */
+static inline const char *birenTexAt_(const birenTexSlot_ *s, const char *base, int ix, int iy, int iz) {
+  if ((ix | iy | iz) < 0) return 0;
+  return base + (size_t)iz * s->slice + (size_t)iy * s->pitch + (size_t)ix * s->texel;
+}
+/* The common cases (float texels, clamped, unnormalized; one channel) in a few instructions,
+ * always inlined into the kernel; 0 when the generic sampler must do it. */
+static BIREN_INLINE_ int birenTexFast_(const birenTexSlot_ *s, const char *base, int dims, float x, float y, float z, int nch, float *out) {
+  if (nch != 1 || !s->clampF32) return 0;
+  if (!s->linear) {
+    /* The common cases in a few instructions: clamp in float (NaN -> 0), truncate, load. */
+    float cx = x > 0.0f ? x : 0.0f, cy = y > 0.0f ? y : 0.0f, cz = z > 0.0f ? z : 0.0f;
+    const char *p;
+    cx = cx < s->fwidth - 1.0f ? cx : s->fwidth - 1.0f;
+    cy = cy < s->fheight - 1.0f ? cy : s->fheight - 1.0f;
+    cz = cz < s->fdepth - 1.0f ? cz : s->fdepth - 1.0f;
+    p = base + (size_t)(int)cx * 4u;
+    if (dims > 1) p += (size_t)(int)cy * s->pitch;
+    if (dims > 2) p += (size_t)(int)cz * s->slice;
+    out[0] = *(const float *)p;
+    return 1;
+  }
+  if (dims == 2) {
+    /* Bilinear, clamped: the same rule as below, the texels' indices clamped to the edge. */
+    float xb = x - 0.5f, yb = y - 0.5f, a, b;
+    int i, j, i0, i1, j0, j1;
+    const float *r0, *r1;
+    xb = xb > -1.0f ? xb : -1.0f;
+    yb = yb > -1.0f ? yb : -1.0f;
+    xb = xb < s->fwidth ? xb : s->fwidth;
+    yb = yb < s->fheight ? yb : s->fheight;
+    i = (int)(xb + 1.0f) - 1;
+    j = (int)(yb + 1.0f) - 1;
+    a = (float)(int)((xb - (float)i) * 256.0f + 0.5f) * (1.0f / 256.0f);
+    b = (float)(int)((yb - (float)j) * 256.0f + 0.5f) * (1.0f / 256.0f);
+    i0 = i < 0 ? 0 : i > s->width - 1 ? s->width - 1 : i;
+    i1 = i + 1 > s->width - 1 ? s->width - 1 : i + 1;
+    j0 = j < 0 ? 0 : j > s->height - 1 ? s->height - 1 : j;
+    j1 = j + 1 > s->height - 1 ? s->height - 1 : j + 1;
+    r0 = (const float *)(base + (size_t)j0 * s->pitch);
+    r1 = (const float *)(base + (size_t)j1 * s->pitch);
+    out[0] = (1.0f - a) * (1.0f - b) * r0[i0] + a * (1.0f - b) * r0[i1] + (1.0f - a) * b * r1[i0] + a * b * r1[i1];
+    return 1;
+  }
+  return 0;
+}
+/* Samples `dims` dimensions (layer: the layer's base) into out[0..nch), as floats. */
+static inline void birenTexSampleF_(const birenTexSlot_ *s, const char *base, int dims, float x, float y, float z, int nch, float *out) {
+  int c;
+  if (!s->linear) {
+    int ix = birenTexPoint_(x, s->fwidth, s->normalized, s->addr[0]);
+    int iy = dims > 1 ? birenTexPoint_(y, s->fheight, s->normalized, s->addr[1]) : 0;
+    int iz = dims > 2 ? birenTexPoint_(z, s->fdepth, s->normalized, s->addr[2]) : 0;
+    const char *p = birenTexAt_(s, base, ix, iy, iz);
+    for (c = 0; c < nch; c++) out[c] = !p ? s->border[c] : c < s->channels ? birenTexChanF_(s, p, c) : 0.0f;
+    return;
+  } else {
+    int x0, x1, y0 = 0, y1 = 0, z0 = 0, z1 = 0, k;
+    float a = birenTexLinear_(x, s->width, s->fwidth, s->normalized, s->addr[0], &x0, &x1);
+    float b = dims > 1 ? birenTexLinear_(y, s->height, s->fheight, s->normalized, s->addr[1], &y0, &y1) : 0.0f;
+    float g = dims > 2 ? birenTexLinear_(z, s->depth, s->fdepth, s->normalized, s->addr[2], &z0, &z1) : 0.0f;
+    for (c = 0; c < nch; c++) out[c] = 0.0f;
+    for (k = 0; k < (1 << dims); k++) {
+      int ix = (k & 1) ? x1 : x0, iy = (k & 2) ? y1 : y0, iz = (k & 4) ? z1 : z0;
+      float wgt = ((k & 1) ? a : 1.0f - a) * (dims > 1 ? ((k & 2) ? b : 1.0f - b) : 1.0f) *
+                  (dims > 2 ? ((k & 4) ? g : 1.0f - g) : 1.0f);
+      const char *p = birenTexAt_(s, base, ix, iy, iz);
+      for (c = 0; c < nch; c++) out[c] += wgt * (!p ? s->border[c] : c < s->channels ? birenTexChanF_(s, p, c) : 0.0f);
+    }
+  }
+}
+/* Samples as integers (element-type reads: point sampling). */
+static inline void birenTexSampleI_(const birenTexSlot_ *s, const char *base, int dims, float x, float y, float z, int nch, long long *out) {
+  int c;
+  int ix = birenTexPoint_(x, s->fwidth, s->normalized, s->addr[0]);
+  int iy = dims > 1 ? birenTexPoint_(y, s->fheight, s->normalized, s->addr[1]) : 0;
+  int iz = dims > 2 ? birenTexPoint_(z, s->fdepth, s->normalized, s->addr[2]) : 0;
+  const char *p = birenTexAt_(s, base, ix, iy, iz);
+  for (c = 0; c < nch; c++) out[c] = !p ? (long long)s->border[c] : c < s->channels ? birenTexChanI_(s, p, c) : 0;
+}
+#ifdef __cplusplus
+extern "C" {
+#endif
+/**
+ * The slow path of a fetch through `t`, a texture object with no live descriptor (destroyed, never
+ * one, or its array freed): reports it (validator) and fails the calling kernel's launch with
+ * BIREN_ERROR_ILLEGAL_ADDRESS; outside a kernel it only reports. Called by the header's fetches.
+ */
+void birenTexInvalid_(unsigned long long t);
+/**
+ * The slow path of a surface access: `s` has no live descriptor (outOfRange 0), or (x bytes, y,
+ * z) is outside the surface in trap mode (outOfRange 1). Reports it and fails the launch with
+ * BIREN_ERROR_ILLEGAL_ADDRESS. `loop`: the caller's biren_loop_, or NULL.
+ */
+void birenSurfInvalid_(birenKernelLoop *loop, unsigned long long s, int x, int y, int z, int outOfRange);
+#ifdef __cplusplus
+}
+#endif
+/* The descriptor of texture object t, or NULL (after the slow path). */
+static BIREN_INLINE_ const birenTexSlot_ *birenTexSlotOf_(unsigned long long t) {
+  const birenTexSlot_ *s = &birenTexTable_[t & BIREN_TEX_TABLE_MASK_];
+  if (BIREN_UNLIKELY_(s->key != t)) {
+    birenTexInvalid_(t);
+    return 0;
+  }
+  return s;
+}
+/* tex1Dfetch: texel i of a 1-D texture, all channels as floats (0 out of range). */
+static inline void birenTexFetchF_(unsigned long long t, int i, int nch, float *out) {
+  const birenTexSlot_ *s = birenTexSlotOf_(t);
+  int c;
+  if (!s || (unsigned)i >= (unsigned)s->width) { for (c = 0; c < nch; c++) out[c] = 0.0f; return; }
+  for (c = 0; c < nch; c++) out[c] = c < s->channels ? birenTexChanF_(s, s->base + (size_t)i * s->texel, c) : 0.0f;
+}
+static inline void birenTexFetchI_(unsigned long long t, int i, int nch, long long *out) {
+  const birenTexSlot_ *s = birenTexSlotOf_(t);
+  int c;
+  if (!s || (unsigned)i >= (unsigned)s->width) { for (c = 0; c < nch; c++) out[c] = 0; return; }
+  for (c = 0; c < nch; c++) out[c] = c < s->channels ? birenTexChanI_(s, s->base + (size_t)i * s->texel, c) : 0;
+}
+/* The layer's base of a layered texture (layer clamped to the layers there are). */
+static inline const char *birenTexLayer_(const birenTexSlot_ *s, int layer) {
+  if (layer < 0) layer = 0;
+  if (layer >= s->depth) layer = s->depth - 1;
+  return s->base + (size_t)layer * s->slice;
+}
+static BIREN_INLINE_ void birenTexF_(unsigned long long t, int dims, float x, float y, float z, int layer, int nch, float *out) {
+  const birenTexSlot_ *s = birenTexSlotOf_(t);
+  const char *base;
+  int c;
+  if (!s) { for (c = 0; c < nch; c++) out[c] = 0.0f; return; }
+  base = layer < 0 ? s->base : birenTexLayer_(s, layer);
+  if (birenTexFast_(s, base, dims, x, y, z, nch, out)) return;
+  birenTexSampleF_(s, base, dims, x, y, z, nch, out);
+}
+static inline void birenTexI_(unsigned long long t, int dims, float x, float y, float z, int layer, int nch, long long *out) {
+  const birenTexSlot_ *s = birenTexSlotOf_(t);
+  int c;
+  if (!s) { for (c = 0; c < nch; c++) out[c] = 0; return; }
+  birenTexSampleI_(s, layer < 0 ? s->base : birenTexLayer_(s, layer), dims, x, y, z, nch, out);
+}
+/* A surface access's address, or NULL (zero mode, or after the slow path). */
+static inline char *birenSurfAt_(birenKernelLoop *l, unsigned long long sv, int x, int y, int z, int size, int mode) {
+  const birenTexSlot_ *s = &birenSurfTable_[sv & BIREN_TEX_TABLE_MASK_];
+  if (BIREN_UNLIKELY_(s->key != sv)) {
+    birenSurfInvalid_(l, sv, x, y, z, 0);
+    return 0;
+  }
+  if (BIREN_UNLIKELY_(x < 0 || (size_t)x + (size_t)size > s->pitch || (unsigned)y >= (unsigned)s->height ||
+                      (unsigned)z >= (unsigned)s->depth)) {
+    if (mode == 0) return 0;
+    if (mode != 1) {
+      birenSurfInvalid_(l, sv, x, y, z, 1);
+      return 0;
+    }
+    if (x < 0) x = 0;
+    if ((size_t)x + (size_t)size > s->pitch) x = (int)(s->pitch - (size_t)size);
+    y = y < 0 ? 0 : y >= s->height ? s->height - 1 : y;
+    z = z < 0 ? 0 : z >= s->depth ? s->depth - 1 : z;
+  }
+  return (char *)s->base + (size_t)z * s->slice + (size_t)y * s->pitch + (size_t)x;
+}
+/** CUDA's tex1Dfetch<float>: texel i (0 out of range). */
+static BIREN_INLINE_ float birenTex1DfetchFloat(unsigned long long t, int i) { float v[1]; birenTexFetchF_(t, i, 1, v); return (float)v[0]; }
+/** CUDA's tex1D<float>. */
+static BIREN_INLINE_ float birenTex1DFloat(unsigned long long t, float x) { float v[1]; birenTexF_(t, 1, x, 0.0f, 0.0f, -1, 1, v); return (float)v[0]; }
+/** CUDA's tex2D<float>. */
+static BIREN_INLINE_ float birenTex2DFloat(unsigned long long t, float x, float y) { float v[1]; birenTexF_(t, 2, x, y, 0.0f, -1, 1, v); return (float)v[0]; }
+/** CUDA's tex3D<float>. */
+static BIREN_INLINE_ float birenTex3DFloat(unsigned long long t, float x, float y, float z) { float v[1]; birenTexF_(t, 3, x, y, z, -1, 1, v); return (float)v[0]; }
+/** CUDA's tex2DLayered<float>. */
+static BIREN_INLINE_ float birenTex2DLayeredFloat(unsigned long long t, float x, float y, int layer) { float v[1]; birenTexF_(t, 2, x, y, 0.0f, layer, 1, v); return (float)v[0]; }
+static inline void birenSurf1DwriteFloatIn_(birenKernelLoop *l, float v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline float birenSurf1DreadFloatIn_(birenKernelLoop *l, unsigned long long s, int x, int mode) { float v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf1DwriteFloat(...) BIREN_PP_CAT(birenSurf1DwriteFloat_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf1DwriteFloat_3(v, s, x) birenSurf1DwriteFloatIn_(biren_loop_, (v), (s), x, 2)
+#define birenSurf1DwriteFloat_4(v, s, x, mode) birenSurf1DwriteFloatIn_(biren_loop_, (v), (s), x, (mode))
+#define birenSurf1DreadFloat(...) BIREN_PP_CAT(birenSurf1DreadFloat_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf1DreadFloat_2(s, x) birenSurf1DreadFloatIn_(biren_loop_, (s), x, 2)
+#define birenSurf1DreadFloat_3(s, x, mode) birenSurf1DreadFloatIn_(biren_loop_, (s), x, (mode))
+static inline void birenSurf2DwriteFloatIn_(birenKernelLoop *l, float v, unsigned long long s, int x, int y, int mode) { char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline float birenSurf2DreadFloatIn_(birenKernelLoop *l, unsigned long long s, int x, int y, int mode) { float v; char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf2DwriteFloat(...) BIREN_PP_CAT(birenSurf2DwriteFloat_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf2DwriteFloat_4(v, s, x, y) birenSurf2DwriteFloatIn_(biren_loop_, (v), (s), x, y, 2)
+#define birenSurf2DwriteFloat_5(v, s, x, y, mode) birenSurf2DwriteFloatIn_(biren_loop_, (v), (s), x, y, (mode))
+#define birenSurf2DreadFloat(...) BIREN_PP_CAT(birenSurf2DreadFloat_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf2DreadFloat_3(s, x, y) birenSurf2DreadFloatIn_(biren_loop_, (s), x, y, 2)
+#define birenSurf2DreadFloat_4(s, x, y, mode) birenSurf2DreadFloatIn_(biren_loop_, (s), x, y, (mode))
+static inline void birenSurf3DwriteFloatIn_(birenKernelLoop *l, float v, unsigned long long s, int x, int y, int z, int mode) { char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline float birenSurf3DreadFloatIn_(birenKernelLoop *l, unsigned long long s, int x, int y, int z, int mode) { float v; char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf3DwriteFloat(...) BIREN_PP_CAT(birenSurf3DwriteFloat_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf3DwriteFloat_5(v, s, x, y, z) birenSurf3DwriteFloatIn_(biren_loop_, (v), (s), x, y, z, 2)
+#define birenSurf3DwriteFloat_6(v, s, x, y, z, mode) birenSurf3DwriteFloatIn_(biren_loop_, (v), (s), x, y, z, (mode))
+#define birenSurf3DreadFloat(...) BIREN_PP_CAT(birenSurf3DreadFloat_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf3DreadFloat_4(s, x, y, z) birenSurf3DreadFloatIn_(biren_loop_, (s), x, y, z, 2)
+#define birenSurf3DreadFloat_5(s, x, y, z, mode) birenSurf3DreadFloatIn_(biren_loop_, (s), x, y, z, (mode))
+/** CUDA's tex1Dfetch<float2>: texel i (0 out of range). */
+static BIREN_INLINE_ float2 birenTex1DfetchFloat2(unsigned long long t, int i) { float v[2]; birenTexFetchF_(t, i, 2, v); return make_float2((float)v[0], (float)v[1]); }
+/** CUDA's tex1D<float2>. */
+static BIREN_INLINE_ float2 birenTex1DFloat2(unsigned long long t, float x) { float v[2]; birenTexF_(t, 1, x, 0.0f, 0.0f, -1, 2, v); return make_float2((float)v[0], (float)v[1]); }
+/** CUDA's tex2D<float2>. */
+static BIREN_INLINE_ float2 birenTex2DFloat2(unsigned long long t, float x, float y) { float v[2]; birenTexF_(t, 2, x, y, 0.0f, -1, 2, v); return make_float2((float)v[0], (float)v[1]); }
+/** CUDA's tex3D<float2>. */
+static BIREN_INLINE_ float2 birenTex3DFloat2(unsigned long long t, float x, float y, float z) { float v[2]; birenTexF_(t, 3, x, y, z, -1, 2, v); return make_float2((float)v[0], (float)v[1]); }
+/** CUDA's tex2DLayered<float2>. */
+static BIREN_INLINE_ float2 birenTex2DLayeredFloat2(unsigned long long t, float x, float y, int layer) { float v[2]; birenTexF_(t, 2, x, y, 0.0f, layer, 2, v); return make_float2((float)v[0], (float)v[1]); }
+static inline void birenSurf1DwriteFloat2In_(birenKernelLoop *l, float2 v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline float2 birenSurf1DreadFloat2In_(birenKernelLoop *l, unsigned long long s, int x, int mode) { float2 v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf1DwriteFloat2(...) BIREN_PP_CAT(birenSurf1DwriteFloat2_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf1DwriteFloat2_3(v, s, x) birenSurf1DwriteFloat2In_(biren_loop_, (v), (s), x, 2)
+#define birenSurf1DwriteFloat2_4(v, s, x, mode) birenSurf1DwriteFloat2In_(biren_loop_, (v), (s), x, (mode))
+#define birenSurf1DreadFloat2(...) BIREN_PP_CAT(birenSurf1DreadFloat2_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf1DreadFloat2_2(s, x) birenSurf1DreadFloat2In_(biren_loop_, (s), x, 2)
+#define birenSurf1DreadFloat2_3(s, x, mode) birenSurf1DreadFloat2In_(biren_loop_, (s), x, (mode))
+static inline void birenSurf2DwriteFloat2In_(birenKernelLoop *l, float2 v, unsigned long long s, int x, int y, int mode) { char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline float2 birenSurf2DreadFloat2In_(birenKernelLoop *l, unsigned long long s, int x, int y, int mode) { float2 v; char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf2DwriteFloat2(...) BIREN_PP_CAT(birenSurf2DwriteFloat2_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf2DwriteFloat2_4(v, s, x, y) birenSurf2DwriteFloat2In_(biren_loop_, (v), (s), x, y, 2)
+#define birenSurf2DwriteFloat2_5(v, s, x, y, mode) birenSurf2DwriteFloat2In_(biren_loop_, (v), (s), x, y, (mode))
+#define birenSurf2DreadFloat2(...) BIREN_PP_CAT(birenSurf2DreadFloat2_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf2DreadFloat2_3(s, x, y) birenSurf2DreadFloat2In_(biren_loop_, (s), x, y, 2)
+#define birenSurf2DreadFloat2_4(s, x, y, mode) birenSurf2DreadFloat2In_(biren_loop_, (s), x, y, (mode))
+static inline void birenSurf3DwriteFloat2In_(birenKernelLoop *l, float2 v, unsigned long long s, int x, int y, int z, int mode) { char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline float2 birenSurf3DreadFloat2In_(birenKernelLoop *l, unsigned long long s, int x, int y, int z, int mode) { float2 v; char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf3DwriteFloat2(...) BIREN_PP_CAT(birenSurf3DwriteFloat2_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf3DwriteFloat2_5(v, s, x, y, z) birenSurf3DwriteFloat2In_(biren_loop_, (v), (s), x, y, z, 2)
+#define birenSurf3DwriteFloat2_6(v, s, x, y, z, mode) birenSurf3DwriteFloat2In_(biren_loop_, (v), (s), x, y, z, (mode))
+#define birenSurf3DreadFloat2(...) BIREN_PP_CAT(birenSurf3DreadFloat2_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf3DreadFloat2_4(s, x, y, z) birenSurf3DreadFloat2In_(biren_loop_, (s), x, y, z, 2)
+#define birenSurf3DreadFloat2_5(s, x, y, z, mode) birenSurf3DreadFloat2In_(biren_loop_, (s), x, y, z, (mode))
+/** CUDA's tex1Dfetch<float4>: texel i (0 out of range). */
+static BIREN_INLINE_ float4 birenTex1DfetchFloat4(unsigned long long t, int i) { float v[4]; birenTexFetchF_(t, i, 4, v); return make_float4((float)v[0], (float)v[1], (float)v[2], (float)v[3]); }
+/** CUDA's tex1D<float4>. */
+static BIREN_INLINE_ float4 birenTex1DFloat4(unsigned long long t, float x) { float v[4]; birenTexF_(t, 1, x, 0.0f, 0.0f, -1, 4, v); return make_float4((float)v[0], (float)v[1], (float)v[2], (float)v[3]); }
+/** CUDA's tex2D<float4>. */
+static BIREN_INLINE_ float4 birenTex2DFloat4(unsigned long long t, float x, float y) { float v[4]; birenTexF_(t, 2, x, y, 0.0f, -1, 4, v); return make_float4((float)v[0], (float)v[1], (float)v[2], (float)v[3]); }
+/** CUDA's tex3D<float4>. */
+static BIREN_INLINE_ float4 birenTex3DFloat4(unsigned long long t, float x, float y, float z) { float v[4]; birenTexF_(t, 3, x, y, z, -1, 4, v); return make_float4((float)v[0], (float)v[1], (float)v[2], (float)v[3]); }
+/** CUDA's tex2DLayered<float4>. */
+static BIREN_INLINE_ float4 birenTex2DLayeredFloat4(unsigned long long t, float x, float y, int layer) { float v[4]; birenTexF_(t, 2, x, y, 0.0f, layer, 4, v); return make_float4((float)v[0], (float)v[1], (float)v[2], (float)v[3]); }
+static inline void birenSurf1DwriteFloat4In_(birenKernelLoop *l, float4 v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline float4 birenSurf1DreadFloat4In_(birenKernelLoop *l, unsigned long long s, int x, int mode) { float4 v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf1DwriteFloat4(...) BIREN_PP_CAT(birenSurf1DwriteFloat4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf1DwriteFloat4_3(v, s, x) birenSurf1DwriteFloat4In_(biren_loop_, (v), (s), x, 2)
+#define birenSurf1DwriteFloat4_4(v, s, x, mode) birenSurf1DwriteFloat4In_(biren_loop_, (v), (s), x, (mode))
+#define birenSurf1DreadFloat4(...) BIREN_PP_CAT(birenSurf1DreadFloat4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf1DreadFloat4_2(s, x) birenSurf1DreadFloat4In_(biren_loop_, (s), x, 2)
+#define birenSurf1DreadFloat4_3(s, x, mode) birenSurf1DreadFloat4In_(biren_loop_, (s), x, (mode))
+static inline void birenSurf2DwriteFloat4In_(birenKernelLoop *l, float4 v, unsigned long long s, int x, int y, int mode) { char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline float4 birenSurf2DreadFloat4In_(birenKernelLoop *l, unsigned long long s, int x, int y, int mode) { float4 v; char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf2DwriteFloat4(...) BIREN_PP_CAT(birenSurf2DwriteFloat4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf2DwriteFloat4_4(v, s, x, y) birenSurf2DwriteFloat4In_(biren_loop_, (v), (s), x, y, 2)
+#define birenSurf2DwriteFloat4_5(v, s, x, y, mode) birenSurf2DwriteFloat4In_(biren_loop_, (v), (s), x, y, (mode))
+#define birenSurf2DreadFloat4(...) BIREN_PP_CAT(birenSurf2DreadFloat4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf2DreadFloat4_3(s, x, y) birenSurf2DreadFloat4In_(biren_loop_, (s), x, y, 2)
+#define birenSurf2DreadFloat4_4(s, x, y, mode) birenSurf2DreadFloat4In_(biren_loop_, (s), x, y, (mode))
+static inline void birenSurf3DwriteFloat4In_(birenKernelLoop *l, float4 v, unsigned long long s, int x, int y, int z, int mode) { char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline float4 birenSurf3DreadFloat4In_(birenKernelLoop *l, unsigned long long s, int x, int y, int z, int mode) { float4 v; char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf3DwriteFloat4(...) BIREN_PP_CAT(birenSurf3DwriteFloat4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf3DwriteFloat4_5(v, s, x, y, z) birenSurf3DwriteFloat4In_(biren_loop_, (v), (s), x, y, z, 2)
+#define birenSurf3DwriteFloat4_6(v, s, x, y, z, mode) birenSurf3DwriteFloat4In_(biren_loop_, (v), (s), x, y, z, (mode))
+#define birenSurf3DreadFloat4(...) BIREN_PP_CAT(birenSurf3DreadFloat4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf3DreadFloat4_4(s, x, y, z) birenSurf3DreadFloat4In_(biren_loop_, (s), x, y, z, 2)
+#define birenSurf3DreadFloat4_5(s, x, y, z, mode) birenSurf3DreadFloat4In_(biren_loop_, (s), x, y, z, (mode))
+/** CUDA's tex1Dfetch<int>: texel i (0 out of range). */
+static BIREN_INLINE_ int birenTex1DfetchInt(unsigned long long t, int i) { long long v[1]; birenTexFetchI_(t, i, 1, v); return (int)v[0]; }
+/** CUDA's tex1D<int>. */
+static BIREN_INLINE_ int birenTex1DInt(unsigned long long t, float x) { long long v[1]; birenTexI_(t, 1, x, 0.0f, 0.0f, -1, 1, v); return (int)v[0]; }
+/** CUDA's tex2D<int>. */
+static BIREN_INLINE_ int birenTex2DInt(unsigned long long t, float x, float y) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, -1, 1, v); return (int)v[0]; }
+/** CUDA's tex3D<int>. */
+static BIREN_INLINE_ int birenTex3DInt(unsigned long long t, float x, float y, float z) { long long v[1]; birenTexI_(t, 3, x, y, z, -1, 1, v); return (int)v[0]; }
+/** CUDA's tex2DLayered<int>. */
+static BIREN_INLINE_ int birenTex2DLayeredInt(unsigned long long t, float x, float y, int layer) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, layer, 1, v); return (int)v[0]; }
+static inline void birenSurf1DwriteIntIn_(birenKernelLoop *l, int v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline int birenSurf1DreadIntIn_(birenKernelLoop *l, unsigned long long s, int x, int mode) { int v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf1DwriteInt(...) BIREN_PP_CAT(birenSurf1DwriteInt_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf1DwriteInt_3(v, s, x) birenSurf1DwriteIntIn_(biren_loop_, (v), (s), x, 2)
+#define birenSurf1DwriteInt_4(v, s, x, mode) birenSurf1DwriteIntIn_(biren_loop_, (v), (s), x, (mode))
+#define birenSurf1DreadInt(...) BIREN_PP_CAT(birenSurf1DreadInt_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf1DreadInt_2(s, x) birenSurf1DreadIntIn_(biren_loop_, (s), x, 2)
+#define birenSurf1DreadInt_3(s, x, mode) birenSurf1DreadIntIn_(biren_loop_, (s), x, (mode))
+static inline void birenSurf2DwriteIntIn_(birenKernelLoop *l, int v, unsigned long long s, int x, int y, int mode) { char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline int birenSurf2DreadIntIn_(birenKernelLoop *l, unsigned long long s, int x, int y, int mode) { int v; char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf2DwriteInt(...) BIREN_PP_CAT(birenSurf2DwriteInt_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf2DwriteInt_4(v, s, x, y) birenSurf2DwriteIntIn_(biren_loop_, (v), (s), x, y, 2)
+#define birenSurf2DwriteInt_5(v, s, x, y, mode) birenSurf2DwriteIntIn_(biren_loop_, (v), (s), x, y, (mode))
+#define birenSurf2DreadInt(...) BIREN_PP_CAT(birenSurf2DreadInt_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf2DreadInt_3(s, x, y) birenSurf2DreadIntIn_(biren_loop_, (s), x, y, 2)
+#define birenSurf2DreadInt_4(s, x, y, mode) birenSurf2DreadIntIn_(biren_loop_, (s), x, y, (mode))
+static inline void birenSurf3DwriteIntIn_(birenKernelLoop *l, int v, unsigned long long s, int x, int y, int z, int mode) { char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline int birenSurf3DreadIntIn_(birenKernelLoop *l, unsigned long long s, int x, int y, int z, int mode) { int v; char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf3DwriteInt(...) BIREN_PP_CAT(birenSurf3DwriteInt_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf3DwriteInt_5(v, s, x, y, z) birenSurf3DwriteIntIn_(biren_loop_, (v), (s), x, y, z, 2)
+#define birenSurf3DwriteInt_6(v, s, x, y, z, mode) birenSurf3DwriteIntIn_(biren_loop_, (v), (s), x, y, z, (mode))
+#define birenSurf3DreadInt(...) BIREN_PP_CAT(birenSurf3DreadInt_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf3DreadInt_4(s, x, y, z) birenSurf3DreadIntIn_(biren_loop_, (s), x, y, z, 2)
+#define birenSurf3DreadInt_5(s, x, y, z, mode) birenSurf3DreadIntIn_(biren_loop_, (s), x, y, z, (mode))
+/** CUDA's tex1Dfetch<int2>: texel i (0 out of range). */
+static BIREN_INLINE_ int2 birenTex1DfetchInt2(unsigned long long t, int i) { long long v[2]; birenTexFetchI_(t, i, 2, v); return make_int2((int)v[0], (int)v[1]); }
+/** CUDA's tex1D<int2>. */
+static BIREN_INLINE_ int2 birenTex1DInt2(unsigned long long t, float x) { long long v[2]; birenTexI_(t, 1, x, 0.0f, 0.0f, -1, 2, v); return make_int2((int)v[0], (int)v[1]); }
+/** CUDA's tex2D<int2>. */
+static BIREN_INLINE_ int2 birenTex2DInt2(unsigned long long t, float x, float y) { long long v[2]; birenTexI_(t, 2, x, y, 0.0f, -1, 2, v); return make_int2((int)v[0], (int)v[1]); }
+/** CUDA's tex3D<int2>. */
+static BIREN_INLINE_ int2 birenTex3DInt2(unsigned long long t, float x, float y, float z) { long long v[2]; birenTexI_(t, 3, x, y, z, -1, 2, v); return make_int2((int)v[0], (int)v[1]); }
+/** CUDA's tex2DLayered<int2>. */
+static BIREN_INLINE_ int2 birenTex2DLayeredInt2(unsigned long long t, float x, float y, int layer) { long long v[2]; birenTexI_(t, 2, x, y, 0.0f, layer, 2, v); return make_int2((int)v[0], (int)v[1]); }
+static inline void birenSurf1DwriteInt2In_(birenKernelLoop *l, int2 v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline int2 birenSurf1DreadInt2In_(birenKernelLoop *l, unsigned long long s, int x, int mode) { int2 v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf1DwriteInt2(...) BIREN_PP_CAT(birenSurf1DwriteInt2_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf1DwriteInt2_3(v, s, x) birenSurf1DwriteInt2In_(biren_loop_, (v), (s), x, 2)
+#define birenSurf1DwriteInt2_4(v, s, x, mode) birenSurf1DwriteInt2In_(biren_loop_, (v), (s), x, (mode))
+#define birenSurf1DreadInt2(...) BIREN_PP_CAT(birenSurf1DreadInt2_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf1DreadInt2_2(s, x) birenSurf1DreadInt2In_(biren_loop_, (s), x, 2)
+#define birenSurf1DreadInt2_3(s, x, mode) birenSurf1DreadInt2In_(biren_loop_, (s), x, (mode))
+static inline void birenSurf2DwriteInt2In_(birenKernelLoop *l, int2 v, unsigned long long s, int x, int y, int mode) { char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline int2 birenSurf2DreadInt2In_(birenKernelLoop *l, unsigned long long s, int x, int y, int mode) { int2 v; char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf2DwriteInt2(...) BIREN_PP_CAT(birenSurf2DwriteInt2_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf2DwriteInt2_4(v, s, x, y) birenSurf2DwriteInt2In_(biren_loop_, (v), (s), x, y, 2)
+#define birenSurf2DwriteInt2_5(v, s, x, y, mode) birenSurf2DwriteInt2In_(biren_loop_, (v), (s), x, y, (mode))
+#define birenSurf2DreadInt2(...) BIREN_PP_CAT(birenSurf2DreadInt2_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf2DreadInt2_3(s, x, y) birenSurf2DreadInt2In_(biren_loop_, (s), x, y, 2)
+#define birenSurf2DreadInt2_4(s, x, y, mode) birenSurf2DreadInt2In_(biren_loop_, (s), x, y, (mode))
+static inline void birenSurf3DwriteInt2In_(birenKernelLoop *l, int2 v, unsigned long long s, int x, int y, int z, int mode) { char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline int2 birenSurf3DreadInt2In_(birenKernelLoop *l, unsigned long long s, int x, int y, int z, int mode) { int2 v; char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf3DwriteInt2(...) BIREN_PP_CAT(birenSurf3DwriteInt2_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf3DwriteInt2_5(v, s, x, y, z) birenSurf3DwriteInt2In_(biren_loop_, (v), (s), x, y, z, 2)
+#define birenSurf3DwriteInt2_6(v, s, x, y, z, mode) birenSurf3DwriteInt2In_(biren_loop_, (v), (s), x, y, z, (mode))
+#define birenSurf3DreadInt2(...) BIREN_PP_CAT(birenSurf3DreadInt2_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf3DreadInt2_4(s, x, y, z) birenSurf3DreadInt2In_(biren_loop_, (s), x, y, z, 2)
+#define birenSurf3DreadInt2_5(s, x, y, z, mode) birenSurf3DreadInt2In_(biren_loop_, (s), x, y, z, (mode))
+/** CUDA's tex1Dfetch<int4>: texel i (0 out of range). */
+static BIREN_INLINE_ int4 birenTex1DfetchInt4(unsigned long long t, int i) { long long v[4]; birenTexFetchI_(t, i, 4, v); return make_int4((int)v[0], (int)v[1], (int)v[2], (int)v[3]); }
+/** CUDA's tex1D<int4>. */
+static BIREN_INLINE_ int4 birenTex1DInt4(unsigned long long t, float x) { long long v[4]; birenTexI_(t, 1, x, 0.0f, 0.0f, -1, 4, v); return make_int4((int)v[0], (int)v[1], (int)v[2], (int)v[3]); }
+/** CUDA's tex2D<int4>. */
+static BIREN_INLINE_ int4 birenTex2DInt4(unsigned long long t, float x, float y) { long long v[4]; birenTexI_(t, 2, x, y, 0.0f, -1, 4, v); return make_int4((int)v[0], (int)v[1], (int)v[2], (int)v[3]); }
+/** CUDA's tex3D<int4>. */
+static BIREN_INLINE_ int4 birenTex3DInt4(unsigned long long t, float x, float y, float z) { long long v[4]; birenTexI_(t, 3, x, y, z, -1, 4, v); return make_int4((int)v[0], (int)v[1], (int)v[2], (int)v[3]); }
+/** CUDA's tex2DLayered<int4>. */
+static BIREN_INLINE_ int4 birenTex2DLayeredInt4(unsigned long long t, float x, float y, int layer) { long long v[4]; birenTexI_(t, 2, x, y, 0.0f, layer, 4, v); return make_int4((int)v[0], (int)v[1], (int)v[2], (int)v[3]); }
+static inline void birenSurf1DwriteInt4In_(birenKernelLoop *l, int4 v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline int4 birenSurf1DreadInt4In_(birenKernelLoop *l, unsigned long long s, int x, int mode) { int4 v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf1DwriteInt4(...) BIREN_PP_CAT(birenSurf1DwriteInt4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf1DwriteInt4_3(v, s, x) birenSurf1DwriteInt4In_(biren_loop_, (v), (s), x, 2)
+#define birenSurf1DwriteInt4_4(v, s, x, mode) birenSurf1DwriteInt4In_(biren_loop_, (v), (s), x, (mode))
+#define birenSurf1DreadInt4(...) BIREN_PP_CAT(birenSurf1DreadInt4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf1DreadInt4_2(s, x) birenSurf1DreadInt4In_(biren_loop_, (s), x, 2)
+#define birenSurf1DreadInt4_3(s, x, mode) birenSurf1DreadInt4In_(biren_loop_, (s), x, (mode))
+static inline void birenSurf2DwriteInt4In_(birenKernelLoop *l, int4 v, unsigned long long s, int x, int y, int mode) { char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline int4 birenSurf2DreadInt4In_(birenKernelLoop *l, unsigned long long s, int x, int y, int mode) { int4 v; char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf2DwriteInt4(...) BIREN_PP_CAT(birenSurf2DwriteInt4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf2DwriteInt4_4(v, s, x, y) birenSurf2DwriteInt4In_(biren_loop_, (v), (s), x, y, 2)
+#define birenSurf2DwriteInt4_5(v, s, x, y, mode) birenSurf2DwriteInt4In_(biren_loop_, (v), (s), x, y, (mode))
+#define birenSurf2DreadInt4(...) BIREN_PP_CAT(birenSurf2DreadInt4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf2DreadInt4_3(s, x, y) birenSurf2DreadInt4In_(biren_loop_, (s), x, y, 2)
+#define birenSurf2DreadInt4_4(s, x, y, mode) birenSurf2DreadInt4In_(biren_loop_, (s), x, y, (mode))
+static inline void birenSurf3DwriteInt4In_(birenKernelLoop *l, int4 v, unsigned long long s, int x, int y, int z, int mode) { char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline int4 birenSurf3DreadInt4In_(birenKernelLoop *l, unsigned long long s, int x, int y, int z, int mode) { int4 v; char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf3DwriteInt4(...) BIREN_PP_CAT(birenSurf3DwriteInt4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf3DwriteInt4_5(v, s, x, y, z) birenSurf3DwriteInt4In_(biren_loop_, (v), (s), x, y, z, 2)
+#define birenSurf3DwriteInt4_6(v, s, x, y, z, mode) birenSurf3DwriteInt4In_(biren_loop_, (v), (s), x, y, z, (mode))
+#define birenSurf3DreadInt4(...) BIREN_PP_CAT(birenSurf3DreadInt4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf3DreadInt4_4(s, x, y, z) birenSurf3DreadInt4In_(biren_loop_, (s), x, y, z, 2)
+#define birenSurf3DreadInt4_5(s, x, y, z, mode) birenSurf3DreadInt4In_(biren_loop_, (s), x, y, z, (mode))
+/** CUDA's tex1Dfetch<unsigned int>: texel i (0 out of range). */
+static BIREN_INLINE_ unsigned int birenTex1DfetchUint(unsigned long long t, int i) { long long v[1]; birenTexFetchI_(t, i, 1, v); return (unsigned int)v[0]; }
+/** CUDA's tex1D<unsigned int>. */
+static BIREN_INLINE_ unsigned int birenTex1DUint(unsigned long long t, float x) { long long v[1]; birenTexI_(t, 1, x, 0.0f, 0.0f, -1, 1, v); return (unsigned int)v[0]; }
+/** CUDA's tex2D<unsigned int>. */
+static BIREN_INLINE_ unsigned int birenTex2DUint(unsigned long long t, float x, float y) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, -1, 1, v); return (unsigned int)v[0]; }
+/** CUDA's tex3D<unsigned int>. */
+static BIREN_INLINE_ unsigned int birenTex3DUint(unsigned long long t, float x, float y, float z) { long long v[1]; birenTexI_(t, 3, x, y, z, -1, 1, v); return (unsigned int)v[0]; }
+/** CUDA's tex2DLayered<unsigned int>. */
+static BIREN_INLINE_ unsigned int birenTex2DLayeredUint(unsigned long long t, float x, float y, int layer) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, layer, 1, v); return (unsigned int)v[0]; }
+static inline void birenSurf1DwriteUintIn_(birenKernelLoop *l, unsigned int v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline unsigned int birenSurf1DreadUintIn_(birenKernelLoop *l, unsigned long long s, int x, int mode) { unsigned int v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf1DwriteUint(...) BIREN_PP_CAT(birenSurf1DwriteUint_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf1DwriteUint_3(v, s, x) birenSurf1DwriteUintIn_(biren_loop_, (v), (s), x, 2)
+#define birenSurf1DwriteUint_4(v, s, x, mode) birenSurf1DwriteUintIn_(biren_loop_, (v), (s), x, (mode))
+#define birenSurf1DreadUint(...) BIREN_PP_CAT(birenSurf1DreadUint_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf1DreadUint_2(s, x) birenSurf1DreadUintIn_(biren_loop_, (s), x, 2)
+#define birenSurf1DreadUint_3(s, x, mode) birenSurf1DreadUintIn_(biren_loop_, (s), x, (mode))
+static inline void birenSurf2DwriteUintIn_(birenKernelLoop *l, unsigned int v, unsigned long long s, int x, int y, int mode) { char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline unsigned int birenSurf2DreadUintIn_(birenKernelLoop *l, unsigned long long s, int x, int y, int mode) { unsigned int v; char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf2DwriteUint(...) BIREN_PP_CAT(birenSurf2DwriteUint_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf2DwriteUint_4(v, s, x, y) birenSurf2DwriteUintIn_(biren_loop_, (v), (s), x, y, 2)
+#define birenSurf2DwriteUint_5(v, s, x, y, mode) birenSurf2DwriteUintIn_(biren_loop_, (v), (s), x, y, (mode))
+#define birenSurf2DreadUint(...) BIREN_PP_CAT(birenSurf2DreadUint_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf2DreadUint_3(s, x, y) birenSurf2DreadUintIn_(biren_loop_, (s), x, y, 2)
+#define birenSurf2DreadUint_4(s, x, y, mode) birenSurf2DreadUintIn_(biren_loop_, (s), x, y, (mode))
+static inline void birenSurf3DwriteUintIn_(birenKernelLoop *l, unsigned int v, unsigned long long s, int x, int y, int z, int mode) { char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline unsigned int birenSurf3DreadUintIn_(birenKernelLoop *l, unsigned long long s, int x, int y, int z, int mode) { unsigned int v; char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf3DwriteUint(...) BIREN_PP_CAT(birenSurf3DwriteUint_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf3DwriteUint_5(v, s, x, y, z) birenSurf3DwriteUintIn_(biren_loop_, (v), (s), x, y, z, 2)
+#define birenSurf3DwriteUint_6(v, s, x, y, z, mode) birenSurf3DwriteUintIn_(biren_loop_, (v), (s), x, y, z, (mode))
+#define birenSurf3DreadUint(...) BIREN_PP_CAT(birenSurf3DreadUint_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf3DreadUint_4(s, x, y, z) birenSurf3DreadUintIn_(biren_loop_, (s), x, y, z, 2)
+#define birenSurf3DreadUint_5(s, x, y, z, mode) birenSurf3DreadUintIn_(biren_loop_, (s), x, y, z, (mode))
+/** CUDA's tex1Dfetch<uint4>: texel i (0 out of range). */
+static BIREN_INLINE_ uint4 birenTex1DfetchUint4(unsigned long long t, int i) { long long v[4]; birenTexFetchI_(t, i, 4, v); return make_uint4((unsigned int)v[0], (unsigned int)v[1], (unsigned int)v[2], (unsigned int)v[3]); }
+/** CUDA's tex1D<uint4>. */
+static BIREN_INLINE_ uint4 birenTex1DUint4(unsigned long long t, float x) { long long v[4]; birenTexI_(t, 1, x, 0.0f, 0.0f, -1, 4, v); return make_uint4((unsigned int)v[0], (unsigned int)v[1], (unsigned int)v[2], (unsigned int)v[3]); }
+/** CUDA's tex2D<uint4>. */
+static BIREN_INLINE_ uint4 birenTex2DUint4(unsigned long long t, float x, float y) { long long v[4]; birenTexI_(t, 2, x, y, 0.0f, -1, 4, v); return make_uint4((unsigned int)v[0], (unsigned int)v[1], (unsigned int)v[2], (unsigned int)v[3]); }
+/** CUDA's tex3D<uint4>. */
+static BIREN_INLINE_ uint4 birenTex3DUint4(unsigned long long t, float x, float y, float z) { long long v[4]; birenTexI_(t, 3, x, y, z, -1, 4, v); return make_uint4((unsigned int)v[0], (unsigned int)v[1], (unsigned int)v[2], (unsigned int)v[3]); }
+/** CUDA's tex2DLayered<uint4>. */
+static BIREN_INLINE_ uint4 birenTex2DLayeredUint4(unsigned long long t, float x, float y, int layer) { long long v[4]; birenTexI_(t, 2, x, y, 0.0f, layer, 4, v); return make_uint4((unsigned int)v[0], (unsigned int)v[1], (unsigned int)v[2], (unsigned int)v[3]); }
+static inline void birenSurf1DwriteUint4In_(birenKernelLoop *l, uint4 v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline uint4 birenSurf1DreadUint4In_(birenKernelLoop *l, unsigned long long s, int x, int mode) { uint4 v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf1DwriteUint4(...) BIREN_PP_CAT(birenSurf1DwriteUint4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf1DwriteUint4_3(v, s, x) birenSurf1DwriteUint4In_(biren_loop_, (v), (s), x, 2)
+#define birenSurf1DwriteUint4_4(v, s, x, mode) birenSurf1DwriteUint4In_(biren_loop_, (v), (s), x, (mode))
+#define birenSurf1DreadUint4(...) BIREN_PP_CAT(birenSurf1DreadUint4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf1DreadUint4_2(s, x) birenSurf1DreadUint4In_(biren_loop_, (s), x, 2)
+#define birenSurf1DreadUint4_3(s, x, mode) birenSurf1DreadUint4In_(biren_loop_, (s), x, (mode))
+static inline void birenSurf2DwriteUint4In_(birenKernelLoop *l, uint4 v, unsigned long long s, int x, int y, int mode) { char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline uint4 birenSurf2DreadUint4In_(birenKernelLoop *l, unsigned long long s, int x, int y, int mode) { uint4 v; char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf2DwriteUint4(...) BIREN_PP_CAT(birenSurf2DwriteUint4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf2DwriteUint4_4(v, s, x, y) birenSurf2DwriteUint4In_(biren_loop_, (v), (s), x, y, 2)
+#define birenSurf2DwriteUint4_5(v, s, x, y, mode) birenSurf2DwriteUint4In_(biren_loop_, (v), (s), x, y, (mode))
+#define birenSurf2DreadUint4(...) BIREN_PP_CAT(birenSurf2DreadUint4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf2DreadUint4_3(s, x, y) birenSurf2DreadUint4In_(biren_loop_, (s), x, y, 2)
+#define birenSurf2DreadUint4_4(s, x, y, mode) birenSurf2DreadUint4In_(biren_loop_, (s), x, y, (mode))
+static inline void birenSurf3DwriteUint4In_(birenKernelLoop *l, uint4 v, unsigned long long s, int x, int y, int z, int mode) { char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline uint4 birenSurf3DreadUint4In_(birenKernelLoop *l, unsigned long long s, int x, int y, int z, int mode) { uint4 v; char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf3DwriteUint4(...) BIREN_PP_CAT(birenSurf3DwriteUint4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf3DwriteUint4_5(v, s, x, y, z) birenSurf3DwriteUint4In_(biren_loop_, (v), (s), x, y, z, 2)
+#define birenSurf3DwriteUint4_6(v, s, x, y, z, mode) birenSurf3DwriteUint4In_(biren_loop_, (v), (s), x, y, z, (mode))
+#define birenSurf3DreadUint4(...) BIREN_PP_CAT(birenSurf3DreadUint4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf3DreadUint4_4(s, x, y, z) birenSurf3DreadUint4In_(biren_loop_, (s), x, y, z, 2)
+#define birenSurf3DreadUint4_5(s, x, y, z, mode) birenSurf3DreadUint4In_(biren_loop_, (s), x, y, z, (mode))
+/** CUDA's tex1Dfetch<unsigned char>: texel i (0 out of range). */
+static BIREN_INLINE_ unsigned char birenTex1DfetchUchar(unsigned long long t, int i) { long long v[1]; birenTexFetchI_(t, i, 1, v); return (unsigned char)v[0]; }
+/** CUDA's tex1D<unsigned char>. */
+static BIREN_INLINE_ unsigned char birenTex1DUchar(unsigned long long t, float x) { long long v[1]; birenTexI_(t, 1, x, 0.0f, 0.0f, -1, 1, v); return (unsigned char)v[0]; }
+/** CUDA's tex2D<unsigned char>. */
+static BIREN_INLINE_ unsigned char birenTex2DUchar(unsigned long long t, float x, float y) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, -1, 1, v); return (unsigned char)v[0]; }
+/** CUDA's tex3D<unsigned char>. */
+static BIREN_INLINE_ unsigned char birenTex3DUchar(unsigned long long t, float x, float y, float z) { long long v[1]; birenTexI_(t, 3, x, y, z, -1, 1, v); return (unsigned char)v[0]; }
+/** CUDA's tex2DLayered<unsigned char>. */
+static BIREN_INLINE_ unsigned char birenTex2DLayeredUchar(unsigned long long t, float x, float y, int layer) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, layer, 1, v); return (unsigned char)v[0]; }
+static inline void birenSurf1DwriteUcharIn_(birenKernelLoop *l, unsigned char v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline unsigned char birenSurf1DreadUcharIn_(birenKernelLoop *l, unsigned long long s, int x, int mode) { unsigned char v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf1DwriteUchar(...) BIREN_PP_CAT(birenSurf1DwriteUchar_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf1DwriteUchar_3(v, s, x) birenSurf1DwriteUcharIn_(biren_loop_, (v), (s), x, 2)
+#define birenSurf1DwriteUchar_4(v, s, x, mode) birenSurf1DwriteUcharIn_(biren_loop_, (v), (s), x, (mode))
+#define birenSurf1DreadUchar(...) BIREN_PP_CAT(birenSurf1DreadUchar_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf1DreadUchar_2(s, x) birenSurf1DreadUcharIn_(biren_loop_, (s), x, 2)
+#define birenSurf1DreadUchar_3(s, x, mode) birenSurf1DreadUcharIn_(biren_loop_, (s), x, (mode))
+static inline void birenSurf2DwriteUcharIn_(birenKernelLoop *l, unsigned char v, unsigned long long s, int x, int y, int mode) { char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline unsigned char birenSurf2DreadUcharIn_(birenKernelLoop *l, unsigned long long s, int x, int y, int mode) { unsigned char v; char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf2DwriteUchar(...) BIREN_PP_CAT(birenSurf2DwriteUchar_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf2DwriteUchar_4(v, s, x, y) birenSurf2DwriteUcharIn_(biren_loop_, (v), (s), x, y, 2)
+#define birenSurf2DwriteUchar_5(v, s, x, y, mode) birenSurf2DwriteUcharIn_(biren_loop_, (v), (s), x, y, (mode))
+#define birenSurf2DreadUchar(...) BIREN_PP_CAT(birenSurf2DreadUchar_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf2DreadUchar_3(s, x, y) birenSurf2DreadUcharIn_(biren_loop_, (s), x, y, 2)
+#define birenSurf2DreadUchar_4(s, x, y, mode) birenSurf2DreadUcharIn_(biren_loop_, (s), x, y, (mode))
+static inline void birenSurf3DwriteUcharIn_(birenKernelLoop *l, unsigned char v, unsigned long long s, int x, int y, int z, int mode) { char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline unsigned char birenSurf3DreadUcharIn_(birenKernelLoop *l, unsigned long long s, int x, int y, int z, int mode) { unsigned char v; char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf3DwriteUchar(...) BIREN_PP_CAT(birenSurf3DwriteUchar_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf3DwriteUchar_5(v, s, x, y, z) birenSurf3DwriteUcharIn_(biren_loop_, (v), (s), x, y, z, 2)
+#define birenSurf3DwriteUchar_6(v, s, x, y, z, mode) birenSurf3DwriteUcharIn_(biren_loop_, (v), (s), x, y, z, (mode))
+#define birenSurf3DreadUchar(...) BIREN_PP_CAT(birenSurf3DreadUchar_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf3DreadUchar_4(s, x, y, z) birenSurf3DreadUcharIn_(biren_loop_, (s), x, y, z, 2)
+#define birenSurf3DreadUchar_5(s, x, y, z, mode) birenSurf3DreadUcharIn_(biren_loop_, (s), x, y, z, (mode))
+/** CUDA's tex1Dfetch<uchar4>: texel i (0 out of range). */
+static BIREN_INLINE_ uchar4 birenTex1DfetchUchar4(unsigned long long t, int i) { long long v[4]; birenTexFetchI_(t, i, 4, v); return make_uchar4((unsigned char)v[0], (unsigned char)v[1], (unsigned char)v[2], (unsigned char)v[3]); }
+/** CUDA's tex1D<uchar4>. */
+static BIREN_INLINE_ uchar4 birenTex1DUchar4(unsigned long long t, float x) { long long v[4]; birenTexI_(t, 1, x, 0.0f, 0.0f, -1, 4, v); return make_uchar4((unsigned char)v[0], (unsigned char)v[1], (unsigned char)v[2], (unsigned char)v[3]); }
+/** CUDA's tex2D<uchar4>. */
+static BIREN_INLINE_ uchar4 birenTex2DUchar4(unsigned long long t, float x, float y) { long long v[4]; birenTexI_(t, 2, x, y, 0.0f, -1, 4, v); return make_uchar4((unsigned char)v[0], (unsigned char)v[1], (unsigned char)v[2], (unsigned char)v[3]); }
+/** CUDA's tex3D<uchar4>. */
+static BIREN_INLINE_ uchar4 birenTex3DUchar4(unsigned long long t, float x, float y, float z) { long long v[4]; birenTexI_(t, 3, x, y, z, -1, 4, v); return make_uchar4((unsigned char)v[0], (unsigned char)v[1], (unsigned char)v[2], (unsigned char)v[3]); }
+/** CUDA's tex2DLayered<uchar4>. */
+static BIREN_INLINE_ uchar4 birenTex2DLayeredUchar4(unsigned long long t, float x, float y, int layer) { long long v[4]; birenTexI_(t, 2, x, y, 0.0f, layer, 4, v); return make_uchar4((unsigned char)v[0], (unsigned char)v[1], (unsigned char)v[2], (unsigned char)v[3]); }
+static inline void birenSurf1DwriteUchar4In_(birenKernelLoop *l, uchar4 v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline uchar4 birenSurf1DreadUchar4In_(birenKernelLoop *l, unsigned long long s, int x, int mode) { uchar4 v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf1DwriteUchar4(...) BIREN_PP_CAT(birenSurf1DwriteUchar4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf1DwriteUchar4_3(v, s, x) birenSurf1DwriteUchar4In_(biren_loop_, (v), (s), x, 2)
+#define birenSurf1DwriteUchar4_4(v, s, x, mode) birenSurf1DwriteUchar4In_(biren_loop_, (v), (s), x, (mode))
+#define birenSurf1DreadUchar4(...) BIREN_PP_CAT(birenSurf1DreadUchar4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf1DreadUchar4_2(s, x) birenSurf1DreadUchar4In_(biren_loop_, (s), x, 2)
+#define birenSurf1DreadUchar4_3(s, x, mode) birenSurf1DreadUchar4In_(biren_loop_, (s), x, (mode))
+static inline void birenSurf2DwriteUchar4In_(birenKernelLoop *l, uchar4 v, unsigned long long s, int x, int y, int mode) { char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline uchar4 birenSurf2DreadUchar4In_(birenKernelLoop *l, unsigned long long s, int x, int y, int mode) { uchar4 v; char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf2DwriteUchar4(...) BIREN_PP_CAT(birenSurf2DwriteUchar4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf2DwriteUchar4_4(v, s, x, y) birenSurf2DwriteUchar4In_(biren_loop_, (v), (s), x, y, 2)
+#define birenSurf2DwriteUchar4_5(v, s, x, y, mode) birenSurf2DwriteUchar4In_(biren_loop_, (v), (s), x, y, (mode))
+#define birenSurf2DreadUchar4(...) BIREN_PP_CAT(birenSurf2DreadUchar4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf2DreadUchar4_3(s, x, y) birenSurf2DreadUchar4In_(biren_loop_, (s), x, y, 2)
+#define birenSurf2DreadUchar4_4(s, x, y, mode) birenSurf2DreadUchar4In_(biren_loop_, (s), x, y, (mode))
+static inline void birenSurf3DwriteUchar4In_(birenKernelLoop *l, uchar4 v, unsigned long long s, int x, int y, int z, int mode) { char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline uchar4 birenSurf3DreadUchar4In_(birenKernelLoop *l, unsigned long long s, int x, int y, int z, int mode) { uchar4 v; char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf3DwriteUchar4(...) BIREN_PP_CAT(birenSurf3DwriteUchar4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf3DwriteUchar4_5(v, s, x, y, z) birenSurf3DwriteUchar4In_(biren_loop_, (v), (s), x, y, z, 2)
+#define birenSurf3DwriteUchar4_6(v, s, x, y, z, mode) birenSurf3DwriteUchar4In_(biren_loop_, (v), (s), x, y, z, (mode))
+#define birenSurf3DreadUchar4(...) BIREN_PP_CAT(birenSurf3DreadUchar4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf3DreadUchar4_4(s, x, y, z) birenSurf3DreadUchar4In_(biren_loop_, (s), x, y, z, 2)
+#define birenSurf3DreadUchar4_5(s, x, y, z, mode) birenSurf3DreadUchar4In_(biren_loop_, (s), x, y, z, (mode))
+/** CUDA's tex1Dfetch<char>: texel i (0 out of range). */
+static BIREN_INLINE_ char birenTex1DfetchChar(unsigned long long t, int i) { long long v[1]; birenTexFetchI_(t, i, 1, v); return (char)v[0]; }
+/** CUDA's tex1D<char>. */
+static BIREN_INLINE_ char birenTex1DChar(unsigned long long t, float x) { long long v[1]; birenTexI_(t, 1, x, 0.0f, 0.0f, -1, 1, v); return (char)v[0]; }
+/** CUDA's tex2D<char>. */
+static BIREN_INLINE_ char birenTex2DChar(unsigned long long t, float x, float y) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, -1, 1, v); return (char)v[0]; }
+/** CUDA's tex3D<char>. */
+static BIREN_INLINE_ char birenTex3DChar(unsigned long long t, float x, float y, float z) { long long v[1]; birenTexI_(t, 3, x, y, z, -1, 1, v); return (char)v[0]; }
+/** CUDA's tex2DLayered<char>. */
+static BIREN_INLINE_ char birenTex2DLayeredChar(unsigned long long t, float x, float y, int layer) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, layer, 1, v); return (char)v[0]; }
+static inline void birenSurf1DwriteCharIn_(birenKernelLoop *l, char v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline char birenSurf1DreadCharIn_(birenKernelLoop *l, unsigned long long s, int x, int mode) { char v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf1DwriteChar(...) BIREN_PP_CAT(birenSurf1DwriteChar_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf1DwriteChar_3(v, s, x) birenSurf1DwriteCharIn_(biren_loop_, (v), (s), x, 2)
+#define birenSurf1DwriteChar_4(v, s, x, mode) birenSurf1DwriteCharIn_(biren_loop_, (v), (s), x, (mode))
+#define birenSurf1DreadChar(...) BIREN_PP_CAT(birenSurf1DreadChar_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf1DreadChar_2(s, x) birenSurf1DreadCharIn_(biren_loop_, (s), x, 2)
+#define birenSurf1DreadChar_3(s, x, mode) birenSurf1DreadCharIn_(biren_loop_, (s), x, (mode))
+static inline void birenSurf2DwriteCharIn_(birenKernelLoop *l, char v, unsigned long long s, int x, int y, int mode) { char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline char birenSurf2DreadCharIn_(birenKernelLoop *l, unsigned long long s, int x, int y, int mode) { char v; char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf2DwriteChar(...) BIREN_PP_CAT(birenSurf2DwriteChar_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf2DwriteChar_4(v, s, x, y) birenSurf2DwriteCharIn_(biren_loop_, (v), (s), x, y, 2)
+#define birenSurf2DwriteChar_5(v, s, x, y, mode) birenSurf2DwriteCharIn_(biren_loop_, (v), (s), x, y, (mode))
+#define birenSurf2DreadChar(...) BIREN_PP_CAT(birenSurf2DreadChar_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf2DreadChar_3(s, x, y) birenSurf2DreadCharIn_(biren_loop_, (s), x, y, 2)
+#define birenSurf2DreadChar_4(s, x, y, mode) birenSurf2DreadCharIn_(biren_loop_, (s), x, y, (mode))
+static inline void birenSurf3DwriteCharIn_(birenKernelLoop *l, char v, unsigned long long s, int x, int y, int z, int mode) { char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline char birenSurf3DreadCharIn_(birenKernelLoop *l, unsigned long long s, int x, int y, int z, int mode) { char v; char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf3DwriteChar(...) BIREN_PP_CAT(birenSurf3DwriteChar_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf3DwriteChar_5(v, s, x, y, z) birenSurf3DwriteCharIn_(biren_loop_, (v), (s), x, y, z, 2)
+#define birenSurf3DwriteChar_6(v, s, x, y, z, mode) birenSurf3DwriteCharIn_(biren_loop_, (v), (s), x, y, z, (mode))
+#define birenSurf3DreadChar(...) BIREN_PP_CAT(birenSurf3DreadChar_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf3DreadChar_4(s, x, y, z) birenSurf3DreadCharIn_(biren_loop_, (s), x, y, z, 2)
+#define birenSurf3DreadChar_5(s, x, y, z, mode) birenSurf3DreadCharIn_(biren_loop_, (s), x, y, z, (mode))
+/** CUDA's tex1Dfetch<short>: texel i (0 out of range). */
+static BIREN_INLINE_ short birenTex1DfetchShort(unsigned long long t, int i) { long long v[1]; birenTexFetchI_(t, i, 1, v); return (short)v[0]; }
+/** CUDA's tex1D<short>. */
+static BIREN_INLINE_ short birenTex1DShort(unsigned long long t, float x) { long long v[1]; birenTexI_(t, 1, x, 0.0f, 0.0f, -1, 1, v); return (short)v[0]; }
+/** CUDA's tex2D<short>. */
+static BIREN_INLINE_ short birenTex2DShort(unsigned long long t, float x, float y) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, -1, 1, v); return (short)v[0]; }
+/** CUDA's tex3D<short>. */
+static BIREN_INLINE_ short birenTex3DShort(unsigned long long t, float x, float y, float z) { long long v[1]; birenTexI_(t, 3, x, y, z, -1, 1, v); return (short)v[0]; }
+/** CUDA's tex2DLayered<short>. */
+static BIREN_INLINE_ short birenTex2DLayeredShort(unsigned long long t, float x, float y, int layer) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, layer, 1, v); return (short)v[0]; }
+static inline void birenSurf1DwriteShortIn_(birenKernelLoop *l, short v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline short birenSurf1DreadShortIn_(birenKernelLoop *l, unsigned long long s, int x, int mode) { short v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf1DwriteShort(...) BIREN_PP_CAT(birenSurf1DwriteShort_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf1DwriteShort_3(v, s, x) birenSurf1DwriteShortIn_(biren_loop_, (v), (s), x, 2)
+#define birenSurf1DwriteShort_4(v, s, x, mode) birenSurf1DwriteShortIn_(biren_loop_, (v), (s), x, (mode))
+#define birenSurf1DreadShort(...) BIREN_PP_CAT(birenSurf1DreadShort_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf1DreadShort_2(s, x) birenSurf1DreadShortIn_(biren_loop_, (s), x, 2)
+#define birenSurf1DreadShort_3(s, x, mode) birenSurf1DreadShortIn_(biren_loop_, (s), x, (mode))
+static inline void birenSurf2DwriteShortIn_(birenKernelLoop *l, short v, unsigned long long s, int x, int y, int mode) { char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline short birenSurf2DreadShortIn_(birenKernelLoop *l, unsigned long long s, int x, int y, int mode) { short v; char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf2DwriteShort(...) BIREN_PP_CAT(birenSurf2DwriteShort_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf2DwriteShort_4(v, s, x, y) birenSurf2DwriteShortIn_(biren_loop_, (v), (s), x, y, 2)
+#define birenSurf2DwriteShort_5(v, s, x, y, mode) birenSurf2DwriteShortIn_(biren_loop_, (v), (s), x, y, (mode))
+#define birenSurf2DreadShort(...) BIREN_PP_CAT(birenSurf2DreadShort_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf2DreadShort_3(s, x, y) birenSurf2DreadShortIn_(biren_loop_, (s), x, y, 2)
+#define birenSurf2DreadShort_4(s, x, y, mode) birenSurf2DreadShortIn_(biren_loop_, (s), x, y, (mode))
+static inline void birenSurf3DwriteShortIn_(birenKernelLoop *l, short v, unsigned long long s, int x, int y, int z, int mode) { char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline short birenSurf3DreadShortIn_(birenKernelLoop *l, unsigned long long s, int x, int y, int z, int mode) { short v; char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf3DwriteShort(...) BIREN_PP_CAT(birenSurf3DwriteShort_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf3DwriteShort_5(v, s, x, y, z) birenSurf3DwriteShortIn_(biren_loop_, (v), (s), x, y, z, 2)
+#define birenSurf3DwriteShort_6(v, s, x, y, z, mode) birenSurf3DwriteShortIn_(biren_loop_, (v), (s), x, y, z, (mode))
+#define birenSurf3DreadShort(...) BIREN_PP_CAT(birenSurf3DreadShort_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf3DreadShort_4(s, x, y, z) birenSurf3DreadShortIn_(biren_loop_, (s), x, y, z, 2)
+#define birenSurf3DreadShort_5(s, x, y, z, mode) birenSurf3DreadShortIn_(biren_loop_, (s), x, y, z, (mode))
+/** CUDA's tex1Dfetch<unsigned short>: texel i (0 out of range). */
+static BIREN_INLINE_ unsigned short birenTex1DfetchUshort(unsigned long long t, int i) { long long v[1]; birenTexFetchI_(t, i, 1, v); return (unsigned short)v[0]; }
+/** CUDA's tex1D<unsigned short>. */
+static BIREN_INLINE_ unsigned short birenTex1DUshort(unsigned long long t, float x) { long long v[1]; birenTexI_(t, 1, x, 0.0f, 0.0f, -1, 1, v); return (unsigned short)v[0]; }
+/** CUDA's tex2D<unsigned short>. */
+static BIREN_INLINE_ unsigned short birenTex2DUshort(unsigned long long t, float x, float y) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, -1, 1, v); return (unsigned short)v[0]; }
+/** CUDA's tex3D<unsigned short>. */
+static BIREN_INLINE_ unsigned short birenTex3DUshort(unsigned long long t, float x, float y, float z) { long long v[1]; birenTexI_(t, 3, x, y, z, -1, 1, v); return (unsigned short)v[0]; }
+/** CUDA's tex2DLayered<unsigned short>. */
+static BIREN_INLINE_ unsigned short birenTex2DLayeredUshort(unsigned long long t, float x, float y, int layer) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, layer, 1, v); return (unsigned short)v[0]; }
+static inline void birenSurf1DwriteUshortIn_(birenKernelLoop *l, unsigned short v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline unsigned short birenSurf1DreadUshortIn_(birenKernelLoop *l, unsigned long long s, int x, int mode) { unsigned short v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf1DwriteUshort(...) BIREN_PP_CAT(birenSurf1DwriteUshort_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf1DwriteUshort_3(v, s, x) birenSurf1DwriteUshortIn_(biren_loop_, (v), (s), x, 2)
+#define birenSurf1DwriteUshort_4(v, s, x, mode) birenSurf1DwriteUshortIn_(biren_loop_, (v), (s), x, (mode))
+#define birenSurf1DreadUshort(...) BIREN_PP_CAT(birenSurf1DreadUshort_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf1DreadUshort_2(s, x) birenSurf1DreadUshortIn_(biren_loop_, (s), x, 2)
+#define birenSurf1DreadUshort_3(s, x, mode) birenSurf1DreadUshortIn_(biren_loop_, (s), x, (mode))
+static inline void birenSurf2DwriteUshortIn_(birenKernelLoop *l, unsigned short v, unsigned long long s, int x, int y, int mode) { char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline unsigned short birenSurf2DreadUshortIn_(birenKernelLoop *l, unsigned long long s, int x, int y, int mode) { unsigned short v; char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf2DwriteUshort(...) BIREN_PP_CAT(birenSurf2DwriteUshort_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf2DwriteUshort_4(v, s, x, y) birenSurf2DwriteUshortIn_(biren_loop_, (v), (s), x, y, 2)
+#define birenSurf2DwriteUshort_5(v, s, x, y, mode) birenSurf2DwriteUshortIn_(biren_loop_, (v), (s), x, y, (mode))
+#define birenSurf2DreadUshort(...) BIREN_PP_CAT(birenSurf2DreadUshort_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf2DreadUshort_3(s, x, y) birenSurf2DreadUshortIn_(biren_loop_, (s), x, y, 2)
+#define birenSurf2DreadUshort_4(s, x, y, mode) birenSurf2DreadUshortIn_(biren_loop_, (s), x, y, (mode))
+static inline void birenSurf3DwriteUshortIn_(birenKernelLoop *l, unsigned short v, unsigned long long s, int x, int y, int z, int mode) { char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+static inline unsigned short birenSurf3DreadUshortIn_(birenKernelLoop *l, unsigned long long s, int x, int y, int z, int mode) { unsigned short v; char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+#define birenSurf3DwriteUshort(...) BIREN_PP_CAT(birenSurf3DwriteUshort_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf3DwriteUshort_5(v, s, x, y, z) birenSurf3DwriteUshortIn_(biren_loop_, (v), (s), x, y, z, 2)
+#define birenSurf3DwriteUshort_6(v, s, x, y, z, mode) birenSurf3DwriteUshortIn_(biren_loop_, (v), (s), x, y, z, (mode))
+#define birenSurf3DreadUshort(...) BIREN_PP_CAT(birenSurf3DreadUshort_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define birenSurf3DreadUshort_4(s, x, y, z) birenSurf3DreadUshortIn_(biren_loop_, (s), x, y, z, 2)
+#define birenSurf3DreadUshort_5(s, x, y, z, mode) birenSurf3DreadUshortIn_(biren_loop_, (s), x, y, z, (mode))
+#ifdef __cplusplus
+/* CUDA's texture templates: the types above (char and signed char alike). */
+template <class T> T tex1Dfetch(birenTextureObject_t t, int);
+template <class T> T tex1D(birenTextureObject_t t, float);
+template <class T> T tex2D(birenTextureObject_t t, float, float);
+template <class T> T tex3D(birenTextureObject_t t, float, float, float);
+template <class T> T tex2DLayered(birenTextureObject_t t, float, float, int);
+template <> inline float tex1Dfetch<float>(birenTextureObject_t t, int i) { return birenTex1DfetchFloat(t, i); }
+template <> inline float tex1D<float>(birenTextureObject_t t, float x) { return birenTex1DFloat(t, x); }
+template <> inline float tex2D<float>(birenTextureObject_t t, float x, float y) { return birenTex2DFloat(t, x, y); }
+template <> inline float tex3D<float>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DFloat(t, x, y, z); }
+template <> inline float tex2DLayered<float>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredFloat(t, x, y, layer); }
+template <> inline float2 tex1Dfetch<float2>(birenTextureObject_t t, int i) { return birenTex1DfetchFloat2(t, i); }
+template <> inline float2 tex1D<float2>(birenTextureObject_t t, float x) { return birenTex1DFloat2(t, x); }
+template <> inline float2 tex2D<float2>(birenTextureObject_t t, float x, float y) { return birenTex2DFloat2(t, x, y); }
+template <> inline float2 tex3D<float2>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DFloat2(t, x, y, z); }
+template <> inline float2 tex2DLayered<float2>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredFloat2(t, x, y, layer); }
+template <> inline float4 tex1Dfetch<float4>(birenTextureObject_t t, int i) { return birenTex1DfetchFloat4(t, i); }
+template <> inline float4 tex1D<float4>(birenTextureObject_t t, float x) { return birenTex1DFloat4(t, x); }
+template <> inline float4 tex2D<float4>(birenTextureObject_t t, float x, float y) { return birenTex2DFloat4(t, x, y); }
+template <> inline float4 tex3D<float4>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DFloat4(t, x, y, z); }
+template <> inline float4 tex2DLayered<float4>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredFloat4(t, x, y, layer); }
+template <> inline int tex1Dfetch<int>(birenTextureObject_t t, int i) { return birenTex1DfetchInt(t, i); }
+template <> inline int tex1D<int>(birenTextureObject_t t, float x) { return birenTex1DInt(t, x); }
+template <> inline int tex2D<int>(birenTextureObject_t t, float x, float y) { return birenTex2DInt(t, x, y); }
+template <> inline int tex3D<int>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DInt(t, x, y, z); }
+template <> inline int tex2DLayered<int>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredInt(t, x, y, layer); }
+template <> inline int2 tex1Dfetch<int2>(birenTextureObject_t t, int i) { return birenTex1DfetchInt2(t, i); }
+template <> inline int2 tex1D<int2>(birenTextureObject_t t, float x) { return birenTex1DInt2(t, x); }
+template <> inline int2 tex2D<int2>(birenTextureObject_t t, float x, float y) { return birenTex2DInt2(t, x, y); }
+template <> inline int2 tex3D<int2>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DInt2(t, x, y, z); }
+template <> inline int2 tex2DLayered<int2>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredInt2(t, x, y, layer); }
+template <> inline int4 tex1Dfetch<int4>(birenTextureObject_t t, int i) { return birenTex1DfetchInt4(t, i); }
+template <> inline int4 tex1D<int4>(birenTextureObject_t t, float x) { return birenTex1DInt4(t, x); }
+template <> inline int4 tex2D<int4>(birenTextureObject_t t, float x, float y) { return birenTex2DInt4(t, x, y); }
+template <> inline int4 tex3D<int4>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DInt4(t, x, y, z); }
+template <> inline int4 tex2DLayered<int4>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredInt4(t, x, y, layer); }
+template <> inline unsigned int tex1Dfetch<unsigned int>(birenTextureObject_t t, int i) { return birenTex1DfetchUint(t, i); }
+template <> inline unsigned int tex1D<unsigned int>(birenTextureObject_t t, float x) { return birenTex1DUint(t, x); }
+template <> inline unsigned int tex2D<unsigned int>(birenTextureObject_t t, float x, float y) { return birenTex2DUint(t, x, y); }
+template <> inline unsigned int tex3D<unsigned int>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DUint(t, x, y, z); }
+template <> inline unsigned int tex2DLayered<unsigned int>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredUint(t, x, y, layer); }
+template <> inline uint4 tex1Dfetch<uint4>(birenTextureObject_t t, int i) { return birenTex1DfetchUint4(t, i); }
+template <> inline uint4 tex1D<uint4>(birenTextureObject_t t, float x) { return birenTex1DUint4(t, x); }
+template <> inline uint4 tex2D<uint4>(birenTextureObject_t t, float x, float y) { return birenTex2DUint4(t, x, y); }
+template <> inline uint4 tex3D<uint4>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DUint4(t, x, y, z); }
+template <> inline uint4 tex2DLayered<uint4>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredUint4(t, x, y, layer); }
+template <> inline unsigned char tex1Dfetch<unsigned char>(birenTextureObject_t t, int i) { return birenTex1DfetchUchar(t, i); }
+template <> inline unsigned char tex1D<unsigned char>(birenTextureObject_t t, float x) { return birenTex1DUchar(t, x); }
+template <> inline unsigned char tex2D<unsigned char>(birenTextureObject_t t, float x, float y) { return birenTex2DUchar(t, x, y); }
+template <> inline unsigned char tex3D<unsigned char>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DUchar(t, x, y, z); }
+template <> inline unsigned char tex2DLayered<unsigned char>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredUchar(t, x, y, layer); }
+template <> inline uchar4 tex1Dfetch<uchar4>(birenTextureObject_t t, int i) { return birenTex1DfetchUchar4(t, i); }
+template <> inline uchar4 tex1D<uchar4>(birenTextureObject_t t, float x) { return birenTex1DUchar4(t, x); }
+template <> inline uchar4 tex2D<uchar4>(birenTextureObject_t t, float x, float y) { return birenTex2DUchar4(t, x, y); }
+template <> inline uchar4 tex3D<uchar4>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DUchar4(t, x, y, z); }
+template <> inline uchar4 tex2DLayered<uchar4>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredUchar4(t, x, y, layer); }
+template <> inline char tex1Dfetch<char>(birenTextureObject_t t, int i) { return birenTex1DfetchChar(t, i); }
+template <> inline char tex1D<char>(birenTextureObject_t t, float x) { return birenTex1DChar(t, x); }
+template <> inline char tex2D<char>(birenTextureObject_t t, float x, float y) { return birenTex2DChar(t, x, y); }
+template <> inline char tex3D<char>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DChar(t, x, y, z); }
+template <> inline char tex2DLayered<char>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredChar(t, x, y, layer); }
+template <> inline short tex1Dfetch<short>(birenTextureObject_t t, int i) { return birenTex1DfetchShort(t, i); }
+template <> inline short tex1D<short>(birenTextureObject_t t, float x) { return birenTex1DShort(t, x); }
+template <> inline short tex2D<short>(birenTextureObject_t t, float x, float y) { return birenTex2DShort(t, x, y); }
+template <> inline short tex3D<short>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DShort(t, x, y, z); }
+template <> inline short tex2DLayered<short>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredShort(t, x, y, layer); }
+template <> inline unsigned short tex1Dfetch<unsigned short>(birenTextureObject_t t, int i) { return birenTex1DfetchUshort(t, i); }
+template <> inline unsigned short tex1D<unsigned short>(birenTextureObject_t t, float x) { return birenTex1DUshort(t, x); }
+template <> inline unsigned short tex2D<unsigned short>(birenTextureObject_t t, float x, float y) { return birenTex2DUshort(t, x, y); }
+template <> inline unsigned short tex3D<unsigned short>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DUshort(t, x, y, z); }
+template <> inline unsigned short tex2DLayered<unsigned short>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredUshort(t, x, y, layer); }
+template <> inline signed char tex1Dfetch<signed char>(birenTextureObject_t t, int i) { return (signed char)birenTex1DfetchChar(t, i); }
+template <> inline signed char tex2D<signed char>(birenTextureObject_t t, float x, float y) { return (signed char)birenTex2DChar(t, x, y); }
+/* CUDA's surface functions: any type of the texel's size. */
+template <class T> inline void surf1Dwrite(T v, birenSurfaceObject_t s, int x, int mode = 2) { char *p = birenSurfAt_(0, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+template <class T> inline void surf2Dwrite(T v, birenSurfaceObject_t s, int x, int y, int mode = 2) { char *p = birenSurfAt_(0, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+template <class T> inline void surf3Dwrite(T v, birenSurfaceObject_t s, int x, int y, int z, int mode = 2) { char *p = birenSurfAt_(0, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
+template <class T> inline T surf1Dread(birenSurfaceObject_t s, int x, int mode = 2) { T v; char *p = birenSurfAt_(0, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+template <class T> inline T surf2Dread(birenSurfaceObject_t s, int x, int y, int mode = 2) { T v; char *p = birenSurfAt_(0, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+template <class T> inline T surf3Dread(birenSurfaceObject_t s, int x, int y, int z, int mode = 2) { T v; char *p = birenSurfAt_(0, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+template <class T> inline void surf1Dread(T *v, birenSurfaceObject_t s, int x, int mode = 2) { *v = surf1Dread<T>(s, x, mode); }
+template <class T> inline void surf2Dread(T *v, birenSurfaceObject_t s, int x, int y, int mode = 2) { *v = surf2Dread<T>(s, x, y, mode); }
+template <class T> inline void surf3Dread(T *v, birenSurfaceObject_t s, int x, int y, int z, int mode = 2) { *v = surf3Dread<T>(s, x, y, z, mode); }
+/* CUDA's birenCreateChannelDesc<T>() and the default arguments of the array calls. */
+template <class T> inline birenChannelFormatDesc birenCreateChannelDesc(void);
+template <> inline birenChannelFormatDesc birenCreateChannelDesc<float>(void) { return birenCreateChannelDesc(32, 0, 0, 0, birenChannelFormatKindFloat); }
+template <> inline birenChannelFormatDesc birenCreateChannelDesc<float2>(void) { return birenCreateChannelDesc(32, 32, 0, 0, birenChannelFormatKindFloat); }
+template <> inline birenChannelFormatDesc birenCreateChannelDesc<float4>(void) { return birenCreateChannelDesc(32, 32, 32, 32, birenChannelFormatKindFloat); }
+template <> inline birenChannelFormatDesc birenCreateChannelDesc<int>(void) { return birenCreateChannelDesc(32, 0, 0, 0, birenChannelFormatKindSigned); }
+template <> inline birenChannelFormatDesc birenCreateChannelDesc<int2>(void) { return birenCreateChannelDesc(32, 32, 0, 0, birenChannelFormatKindSigned); }
+template <> inline birenChannelFormatDesc birenCreateChannelDesc<int4>(void) { return birenCreateChannelDesc(32, 32, 32, 32, birenChannelFormatKindSigned); }
+template <> inline birenChannelFormatDesc birenCreateChannelDesc<unsigned int>(void) { return birenCreateChannelDesc(32, 0, 0, 0, birenChannelFormatKindUnsigned); }
+template <> inline birenChannelFormatDesc birenCreateChannelDesc<uint2>(void) { return birenCreateChannelDesc(32, 32, 0, 0, birenChannelFormatKindUnsigned); }
+template <> inline birenChannelFormatDesc birenCreateChannelDesc<uint4>(void) { return birenCreateChannelDesc(32, 32, 32, 32, birenChannelFormatKindUnsigned); }
+template <> inline birenChannelFormatDesc birenCreateChannelDesc<char>(void) { return birenCreateChannelDesc(8, 0, 0, 0, birenChannelFormatKindSigned); }
+template <> inline birenChannelFormatDesc birenCreateChannelDesc<signed char>(void) { return birenCreateChannelDesc(8, 0, 0, 0, birenChannelFormatKindSigned); }
+template <> inline birenChannelFormatDesc birenCreateChannelDesc<char2>(void) { return birenCreateChannelDesc(8, 8, 0, 0, birenChannelFormatKindSigned); }
+template <> inline birenChannelFormatDesc birenCreateChannelDesc<char4>(void) { return birenCreateChannelDesc(8, 8, 8, 8, birenChannelFormatKindSigned); }
+template <> inline birenChannelFormatDesc birenCreateChannelDesc<unsigned char>(void) { return birenCreateChannelDesc(8, 0, 0, 0, birenChannelFormatKindUnsigned); }
+template <> inline birenChannelFormatDesc birenCreateChannelDesc<uchar2>(void) { return birenCreateChannelDesc(8, 8, 0, 0, birenChannelFormatKindUnsigned); }
+template <> inline birenChannelFormatDesc birenCreateChannelDesc<uchar4>(void) { return birenCreateChannelDesc(8, 8, 8, 8, birenChannelFormatKindUnsigned); }
+template <> inline birenChannelFormatDesc birenCreateChannelDesc<short>(void) { return birenCreateChannelDesc(16, 0, 0, 0, birenChannelFormatKindSigned); }
+template <> inline birenChannelFormatDesc birenCreateChannelDesc<short2>(void) { return birenCreateChannelDesc(16, 16, 0, 0, birenChannelFormatKindSigned); }
+template <> inline birenChannelFormatDesc birenCreateChannelDesc<short4>(void) { return birenCreateChannelDesc(16, 16, 16, 16, birenChannelFormatKindSigned); }
+template <> inline birenChannelFormatDesc birenCreateChannelDesc<unsigned short>(void) { return birenCreateChannelDesc(16, 0, 0, 0, birenChannelFormatKindUnsigned); }
+template <> inline birenChannelFormatDesc birenCreateChannelDesc<ushort2>(void) { return birenCreateChannelDesc(16, 16, 0, 0, birenChannelFormatKindUnsigned); }
+template <> inline birenChannelFormatDesc birenCreateChannelDesc<ushort4>(void) { return birenCreateChannelDesc(16, 16, 16, 16, birenChannelFormatKindUnsigned); }
+static inline birenError_t birenMallocArray(birenArray_t *array, const birenChannelFormatDesc *desc, size_t width) { return birenMallocArray(array, desc, width, 0, 0); }
+static inline birenError_t birenMallocArray(birenArray_t *array, const birenChannelFormatDesc *desc, size_t width, size_t height) { return birenMallocArray(array, desc, width, height, 0); }
+static inline birenError_t birenMalloc3DArray(birenArray_t *array, const birenChannelFormatDesc *desc, birenExtent extent) { return birenMalloc3DArray(array, desc, extent, 0); }
+#endif
+/* ---- END textures ---- */
 
 #endif /* BIREN_RUNTIME_INLINE_H */

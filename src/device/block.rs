@@ -149,6 +149,12 @@ pub enum BlockOutcome {
     TimedOut {
         thread: Dim3,
     },
+    /// A thread made an access the runtime refused without a signal (a texture or surface
+    /// object that is not live, a surface access out of range in trap mode): `what` says which.
+    IllegalAccess {
+        thread: Dim3,
+        what: &'static str,
+    },
 }
 
 /// A fiber of the compute unit. Slots (and their stacks, `Run::stacks`) last as long as the
@@ -1584,6 +1590,42 @@ pub unsafe fn trap(lp: *mut KernelLoop) {
         let Some((run, idx)) = me(lp) else { return };
         (*(*run).ctx).thread_idx = idx;
         Run::end(run, BlockOutcome::Trapped { thread: idx });
+    }
+}
+
+/// Aborts the calling kernel thread's block for an illegal access (`what`); the launch fails
+/// with an illegal address. Outside a kernel: does nothing. Unlike `trap` it may be called from
+/// a BIREN_KERNEL body without its loop (`lp` null): the block then names its first thread.
+/// # Safety
+/// `lp` is null or the calling thread's loop.
+pub unsafe fn illegal_access(lp: *mut KernelLoop, what: &'static str) {
+    unsafe {
+        let u = kernel_ctx::unit();
+        let run = (*u).run as *mut Run;
+        if run.is_null() {
+            return;
+        }
+        if (*run).ring {
+            (*run).leave_ring();
+        }
+        if !(*run).warp_ring.is_null() {
+            (*run).leave_warp_ring();
+        }
+        if (*run).in_range {
+            (*run).sync_range();
+        }
+        let idx = if !lp.is_null() {
+            (*lp).tid
+        } else {
+            let s = (*run).slots.get_unchecked((*run).cur as usize);
+            if (*run).block_form && s.end - s.first > 1 {
+                (*run).grid.block.unlinear(s.first as u64)
+            } else {
+                (*u).ctx.thread_idx
+            }
+        };
+        (*(*run).ctx).thread_idx = idx;
+        Run::end(run, BlockOutcome::IllegalAccess { thread: idx, what });
     }
 }
 

@@ -4,11 +4,12 @@
 use super::types::birenMemcpyKind_int;
 use std::ffi::c_void;
 
-/// Opaque array object. The runtime has no arrays: every array field must be NULL.
+/// Opaque array object (birenMallocArray).
 pub struct birenArray_st {
     _private: [u8; 0],
 }
-/// An array handle (not supported: always NULL).
+/// An accelerator array (CUDA's cudaArray_t): a handle from birenMallocArray or
+/// birenMalloc3DArray, looked up in a registry (a freed or forged one is refused).
 pub type birenArray_t = *mut birenArray_st;
 
 /// A position in a pitched allocation: `x` in bytes, `y` in rows, `z` in slices.
@@ -51,18 +52,18 @@ pub struct birenExtent {
 }
 
 /// A 3-D copy, as CUDA's cudaMemcpy3DParms: `extent` from `srcPtr` at `srcPos` to `dstPtr` at
-/// `dstPos`, in direction `kind` (a birenMemcpyKind value). `srcArray` and `dstArray` must be
-/// NULL (no arrays).
+/// `dstPos`, in direction `kind` (a birenMemcpyKind value). A side may be an array
+/// (`srcArray`/`dstArray`) instead of a pitched pointer: see birenMemcpy3D.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct birenMemcpy3DParms {
-    /// Source array (not supported: must be NULL).
+    /// Source array, or NULL for srcPtr.
     pub srcArray: birenArray_t,
     /// Offset into the source.
     pub srcPos: birenPos,
     /// The source pitched pointer.
     pub srcPtr: birenPitchedPtr,
-    /// Destination array (not supported: must be NULL).
+    /// Destination array, or NULL for dstPtr.
     pub dstArray: birenArray_t,
     /// Offset into the destination.
     pub dstPos: birenPos,

@@ -123,7 +123,7 @@ fn run_inline(w: &Work) {
     }
 }
 
-fn strided_on(
+pub(crate) fn strided_on(
     stream: birenStream_t,
     sync: bool,
     call: &str,
@@ -390,13 +390,6 @@ fn memcpy3d(
         diagnostics::finding(call, "p is NULL");
         return Err(ErrorCode::InvalidValue);
     };
-    if !p.srcArray.is_null() || !p.dstArray.is_null() {
-        diagnostics::finding(
-            call,
-            "srcArray/dstArray: there are no CUDA arrays here; they must be NULL",
-        );
-        return Err(ErrorCode::InvalidValue);
-    }
     let at = |ptr: &birenPitchedPtr, pos: &birenPos| PitchedAt {
         ptr: ptr.ptr as usize,
         pitch: ptr.pitch,
@@ -407,13 +400,18 @@ fn memcpy3d(
     };
     let (dst, src) = (at(&p.dstPtr, &p.dstPos), at(&p.srcPtr, &p.srcPos));
     let e = p.extent;
-    let extent = Extent3 {
-        width: e.width,
-        height: e.height,
-        depth: e.depth,
-    };
     strided_on(stream, sync, call, |rt| {
-        rt.plan_copy3d(dst, src, extent, p.kind as i64, call)
+        if e.width == 0 || e.height == 0 || e.depth == 0 {
+            return rt.plan_copy3d(dst, src, Extent3 { width: e.width, height: e.height, depth: e.depth }, p.kind as i64, call);
+        }
+        // Arrays (their extent and positions in texels): see birenMemcpy3D's doc.
+        let (dst_array, src_array, width) = super::array::memcpy3d_array_sides(rt, p, call)?;
+        let extent = Extent3 {
+            width,
+            height: e.height,
+            depth: e.depth,
+        };
+        rt.plan_copy3d_arrays(dst, src, dst_array, src_array, extent, p.kind as i64, call)
     })
 }
 
@@ -422,9 +420,15 @@ fn memcpy3d(
 /// pitched pointer's slices are pitch * ysize bytes apart) in direction p->kind, and returns
 /// when done; ordered like work on the default stream. A zero extent succeeds at once.
 ///
-/// Checked before anything is written: BIREN_ERROR_INVALID_VALUE for a NULL p, a non-NULL
-/// srcArray or dstArray (no CUDA arrays here), NULL pointers, or (depth > 1) rows that would run
-/// into the next slice (pos.y + height > ysize); BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an
+/// A side may be an array (srcArray/dstArray, the pointer then NULL): the extent is then in
+/// texels of the array (width x texel bytes moved per row), the array's position in texels, a
+/// pointer side's position in bytes (as CUDA).
+///
+/// Checked before anything is written: BIREN_ERROR_INVALID_VALUE for a NULL p, NULL pointers,
+/// a side with both an array and a pointer, a box outside an array, arrays of different texel
+/// sizes, or (depth > 1) rows that would run into the next slice (pos.y + height > ysize);
+/// BIREN_ERROR_INVALID_HANDLE for a freed array; BIREN_ERROR_INVALID_MEMCPY_DIRECTION for a kind
+/// that makes an array host memory; BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an
 /// unknown kind; BIREN_ERROR_INVALID_PITCH_VALUE when pos.x + width is over a pitch; then every
 /// row as birenMemcpy2D (BIREN_ERROR_INVALID_DEVICE_POINTER, BIREN_ERROR_OUT_OF_BOUNDS).
 /// Nothing is written on error. Thread-safe.

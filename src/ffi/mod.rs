@@ -5,6 +5,7 @@
 // pointer is checked for NULL before use. Signatures follow the C API, however many arguments.
 #![allow(clippy::not_unsafe_ptr_arg_deref, clippy::too_many_arguments)]
 
+pub mod array;
 pub mod atomic;
 pub mod boundary;
 pub mod capture;
@@ -27,6 +28,7 @@ pub mod packed_args;
 pub mod peer;
 pub mod stream;
 pub mod symbols;
+pub mod texture;
 pub mod types;
 pub mod warp;
 

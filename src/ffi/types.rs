@@ -71,6 +71,8 @@ pub enum birenError_t {
     BIREN_ERROR_STREAM_CAPTURE_WRONG_THREAD = 908,
     BIREN_ERROR_GRAPH_EXEC_UPDATE_FAILURE = 910,
     BIREN_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 30,
+    /// The channel format descriptor is invalid (CUDA's cudaErrorInvalidChannelDescriptor).
+    BIREN_ERROR_INVALID_CHANNEL_DESCRIPTOR = 31,
     BIREN_ERROR_UNKNOWN = 999,
 }
 
@@ -117,6 +119,7 @@ impl birenError_t {
             908 => BIREN_ERROR_STREAM_CAPTURE_WRONG_THREAD,
             910 => BIREN_ERROR_GRAPH_EXEC_UPDATE_FAILURE,
             30 => BIREN_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
+            31 => BIREN_ERROR_INVALID_CHANNEL_DESCRIPTOR,
             _ => BIREN_ERROR_UNKNOWN,
         }
     }

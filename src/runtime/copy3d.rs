@@ -60,6 +60,44 @@ impl Runtime {
         let s = copy3d_side(&src, extent, call, "srcPtr")?;
         self.plan_strided(d, Some(s), 0, width, height, depth, kind, call)
     }
+
+    /// As `plan_copy3d`, where either side may be an accelerator array's, already placed and
+    /// checked against the array's extent (`array_dst`, `array_src`; the extent's width then in
+    /// bytes).
+    #[allow(clippy::too_many_arguments)]
+    pub fn plan_copy3d_arrays(
+        &self,
+        dst: PitchedAt,
+        src: PitchedAt,
+        array_dst: Option<Side>,
+        array_src: Option<Side>,
+        extent: Extent3,
+        kind: i64,
+        call: &str,
+    ) -> Result<Option<Strided>> {
+        if array_dst.is_none() && array_src.is_none() {
+            return self.plan_copy3d(dst, src, extent, kind, call);
+        }
+        if !(0..=4).contains(&kind) {
+            diagnostics::finding(
+                call,
+                &format!("kind={kind} is not a birenMemcpyKind value (0..4)"),
+            );
+            return Err(ErrorCode::InvalidMemcpyDirection);
+        }
+        if extent.width == 0 || extent.height == 0 || extent.depth == 0 {
+            return Ok(None);
+        }
+        let d = match array_dst {
+            Some(d) => d,
+            None => copy3d_side(&dst, extent, call, "dstPtr")?,
+        };
+        let s = match array_src {
+            Some(s) => s,
+            None => copy3d_side(&src, extent, call, "srcPtr")?,
+        };
+        self.plan_strided(d, Some(s), 0, extent.width, extent.height, extent.depth, kind, call)
+    }
 }
 
 /// Where a side's box starts, its pitch and slice, checked as `plan_copy3d` says.

@@ -40,6 +40,7 @@ pub enum ErrorCode {
     StreamCaptureWrongThread = 908,
     GraphExecUpdateFailure = 910,
     CooperativeLaunchTooLarge = 30,
+    InvalidChannelDescriptor = 31,
     Unknown = 999,
 }
 
@@ -231,6 +232,11 @@ pub(crate) const ERROR_TABLE: &[(i32, &str, &str)] = &[
         "the cooperative launch's grid does not fit on the device at once",
     ),
     (
+        31,
+        "BIREN_ERROR_INVALID_CHANNEL_DESCRIPTOR",
+        "the channel format descriptor is invalid (channels 1, 2 or 4 of 8, 16 or 32 bits, the same size)",
+    ),
+    (
         999,
         "BIREN_ERROR_UNKNOWN",
         "an unknown internal error occurred",
@@ -239,7 +245,7 @@ pub(crate) const ERROR_TABLE: &[(i32, &str, &str)] = &[
 
 impl ErrorCode {
     /// Every error code, in table order.
-    pub const ALL: [ErrorCode; 38] = [
+    pub const ALL: [ErrorCode; 39] = [
         ErrorCode::InvalidValue,
         ErrorCode::OutOfMemory,
         ErrorCode::NotInitialized,
@@ -277,6 +283,7 @@ impl ErrorCode {
         ErrorCode::StreamCaptureWrongThread,
         ErrorCode::GraphExecUpdateFailure,
         ErrorCode::CooperativeLaunchTooLarge,
+        ErrorCode::InvalidChannelDescriptor,
         ErrorCode::Unknown,
     ];
 

@@ -14,6 +14,7 @@ pub mod memory;
 pub mod registry;
 pub mod settings;
 pub mod symbols;
+pub mod texture;
 
 use config::Config;
 use error::{ErrorCode, Result};
@@ -52,6 +53,10 @@ pub struct Runtime {
     pub managed: memory::managed::ManagedSet,
     /// Peer access enabled: (device, peer) pairs (birenDeviceEnablePeerAccess).
     pub peers: parking_lot::Mutex<std::collections::HashSet<(usize, usize)>>,
+    /// Accelerator arrays (birenMallocArray).
+    pub arrays: memory::array::Arrays,
+    /// Texture and surface objects.
+    pub textures: texture::Textures,
     pub clock: Instant,
     ids: AtomicU64,
 }
@@ -169,6 +174,8 @@ pub fn init() -> Result<&'static Runtime> {
         pools: memory::pool::Pools::new(device_count),
         managed: Default::default(),
         peers: Default::default(),
+        arrays: Default::default(),
+        textures: Default::default(),
         clock,
         ids: AtomicU64::new(0),
     };
@@ -334,6 +341,8 @@ impl Runtime {
         self.pools.on_reset(i);
         self.managed.on_reset(i);
         self.peers.lock().retain(|&(d, _)| d != i);
+        self.textures.on_reset(i);
+        self.arrays.on_reset(i);
         // After the reset dropped the queued work: streams of other devices that wait for these
         // events' first records stop waiting.
         for (_, e) in &events {

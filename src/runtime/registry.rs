@@ -27,6 +27,9 @@ pub enum HandleKind {
     GraphNode = 4,
     GraphExec = 5,
     MemPool = 6,
+    Array = 7,
+    TextureObject = 8,
+    SurfaceObject = 9,
 }
 
 struct Slot<T> {
@@ -173,6 +176,20 @@ impl<T> Registry<T> {
                 let s = slot.lock();
                 if let Some(v) = s.value.as_ref().filter(|v| pred(v)) {
                     out.push(v.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// The slot indices of every live entry for which `pred` is true.
+    pub fn indices_where(&self, pred: impl Fn(&T) -> bool) -> Vec<usize> {
+        let mut out = Vec::new();
+        for (si, seg) in self.segments.iter().enumerate() {
+            let Some(seg) = seg.get() else { break };
+            for (i, slot) in seg.iter().enumerate() {
+                if slot.lock().value.as_ref().is_some_and(|v| pred(v)) {
+                    out.push(si * SEGMENT_SIZE + i);
                 }
             }
         }

@@ -84,6 +84,8 @@ pub enum ErrorCode {
     GraphExecUpdateFailure,
     /// `BIREN_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE` (30).
     CooperativeLaunchTooLarge,
+    /// `BIREN_ERROR_INVALID_CHANNEL_DESCRIPTOR` (31).
+    InvalidChannelDescriptor,
     /// `BIREN_ERROR_UNKNOWN` (999).
     Unknown,
     /// A value the header does not list.
@@ -91,7 +93,7 @@ pub enum ErrorCode {
 }
 
 /// `(code, value, name)` for every value the header lists.
-const TABLE: [(ErrorCode, i32, &str); 39] = [
+const TABLE: [(ErrorCode, i32, &str); 40] = [
     (ErrorCode::Success, 0, "BIREN_SUCCESS"),
     (ErrorCode::InvalidValue, 1, "BIREN_ERROR_INVALID_VALUE"),
     (ErrorCode::OutOfMemory, 2, "BIREN_ERROR_OUT_OF_MEMORY"),
@@ -213,6 +215,11 @@ const TABLE: [(ErrorCode, i32, &str); 39] = [
         ErrorCode::CooperativeLaunchTooLarge,
         30,
         "BIREN_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE",
+    ),
+    (
+        ErrorCode::InvalidChannelDescriptor,
+        31,
+        "BIREN_ERROR_INVALID_CHANNEL_DESCRIPTOR",
     ),
     (ErrorCode::Unknown, 999, "BIREN_ERROR_UNKNOWN"),
 ];

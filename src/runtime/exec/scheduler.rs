@@ -505,11 +505,19 @@ impl BlockSource for Scheduler {
                     ErrorCode::IllegalAddress
                 }
                 BlockOutcome::TimedOut { .. } => ErrorCode::LaunchTimeout,
+                BlockOutcome::IllegalAccess { .. } => ErrorCode::IllegalAddress,
                 _ => ErrorCode::LaunchFailure,
             };
             let msg = match outcome {
                 BlockOutcome::Trapped { thread } => format!(
                     "kernel '{}' trapped (birenTrap) in thread ({},{},{})",
+                    k.launch.name(),
+                    thread.x,
+                    thread.y,
+                    thread.z
+                ),
+                BlockOutcome::IllegalAccess { thread, what } => format!(
+                    "kernel '{}': {what} in thread ({},{},{}); the launch fails with BIREN_ERROR_ILLEGAL_ADDRESS",
                     k.launch.name(),
                     thread.x,
                     thread.y,

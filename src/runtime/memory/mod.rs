@@ -2,6 +2,7 @@
 //! Lookups of the allocation a pointer lies in are O(log n) in an ordered map.
 
 pub mod arena;
+pub mod array;
 pub mod host;
 pub mod managed;
 pub mod pool;
