@@ -6,7 +6,8 @@
  * kernels in OpenCL C on PoCL), so that both run the same work and check it the same way.
  *
  * Every input is made of small integers (or multiples of 1/8), so every float sum below is exact
- * in any order: the checks compare results bit for bit.
+ * in any order: the checks compare results bit for bit. Needs C11 and POSIX (define _GNU_SOURCE
+ * before the first include, as both programs do).
  */
 #ifndef BENCH_BARRIER_REF_H
 #define BENCH_BARRIER_REF_H
@@ -230,13 +231,16 @@ typedef struct {
   void (*cref2)(void *); /* a second reference: *c_ms is the better of the two medians */
   void *st;
   int cref_once; /* time the references once (in the warm-up round) */
+  int max_reps;  /* at most this many timed launches (0: no limit) */
 } br_run;
 
 /* One warm-up round and `reps` timed rounds; returns the kernel's median in ms and sets *c_ms
  * to the references' (the better one's) median. */
 static double br_run_median(const br_run *r, void (*sync)(void), int reps, double *c_ms) {
   double vk[BR_MAXREPS], vc[BR_MAXREPS], vc2[BR_MAXREPS];
-  int i, nc = r->cref_once ? 1 : reps;
+  int i, nc;
+  if (r->max_reps > 0 && reps > r->max_reps) reps = r->max_reps;
+  nc = r->cref_once ? 1 : reps;
   for (i = -1; i < reps; i++) {
     double t0, t1, t2, t3;
     if (r->prepare) r->prepare(r->st);

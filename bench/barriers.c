@@ -15,10 +15,11 @@
  *                                   bitonic reduce_warp
  *   BENCH_QUICK=1 / BENCH_REPS=N    smaller sizes / repetitions per figure (default 5, quick 3)
  *
- * Each figure is the median of N launches (launch to stream synchronize) after a warm-up launch,
- * its C reference (bench/barrier_ref.h) the median of N runs interleaved with them; the vector
- * add's reference is the best of 1 thread and all compute units, every other one 1 thread. Every
- * result is compared with its reference bit for bit; exit status 1 when one differs.
+ * Each figure is the median of N launches (launch to stream synchronize; the multiply at most 3)
+ * after a warm-up launch, its C reference (bench/barrier_ref.h) the median of N runs interleaved
+ * with them (the multiply's: one run); the vector add's reference is the better of 1 thread and
+ * all compute units, every other one 1 thread. Every result is compared with its reference bit
+ * for bit; exit status 1 when one differs.
  */
 #define _GNU_SOURCE
 #include "biren_runtime.h"
@@ -198,7 +199,7 @@ static void bench_vadd(int n) {
   size_t bytes = (size_t)n * sizeof(float);
   float *got = (float *)br_alloc(bytes);
   double ms, c;
-  br_run r = {NULL, vadd_launch, vadd_c1, vadd_cn, &s, 0};
+  br_run r = {NULL, vadd_launch, vadd_c1, vadd_cn, &s, 0, 0};
   s.n = n, s.a = (float *)br_alloc(bytes), s.b = (float *)br_alloc(bytes), s.c = (float *)br_alloc(bytes);
   br_fill_small(s.a, n, 1000), br_fill_small(s.b, n, 777);
   s.da = (float *)dalloc(bytes), s.db = (float *)dalloc(bytes), s.dc = (float *)dalloc(bytes);
@@ -230,7 +231,7 @@ static void bench_reduce(int n, int warp) {
   size_t bytes = (size_t)n * sizeof(float), pbytes;
   float *got;
   double ms, c;
-  br_run r = {NULL, reduce_launch, reduce_c, NULL, &s, 0};
+  br_run r = {NULL, reduce_launch, reduce_c, NULL, &s, 0, 0};
   s.n = n, s.nb = (n + BR_BLOCK - 1) / BR_BLOCK, s.warp = warp;
   pbytes = (size_t)s.nb * sizeof(float);
   s.in = (float *)br_alloc(bytes), s.part = (float *)br_alloc(pbytes), got = (float *)br_alloc(pbytes);
@@ -265,7 +266,7 @@ static void bench_matmul(int n) {
   size_t bytes = (size_t)n * (size_t)n * sizeof(float);
   float *got = (float *)br_alloc(bytes);
   double ms, c;
-  br_run r = {NULL, matmul_launch, matmul_c, NULL, &s, 1}; /* the reference takes 1-2 s: timed once */
+  br_run r = {NULL, matmul_launch, matmul_c, NULL, &s, 1, 3}; /* ~1 s each: 3 launches, the reference once */
   s.n = n, s.a = (float *)br_alloc(bytes), s.b = (float *)br_alloc(bytes), s.c = (float *)br_alloc(bytes);
   br_fill_matmul(s.a, s.b, n);
   s.da = (float *)dalloc(bytes), s.db = (float *)dalloc(bytes), s.dc = (float *)dalloc(bytes);
@@ -296,7 +297,7 @@ static void bench_scan(int n) {
   size_t bytes = (size_t)n * sizeof(float);
   float *got = (float *)br_alloc(bytes);
   double ms, c;
-  br_run r = {NULL, scan_launch, scan_c, NULL, &s, 0};
+  br_run r = {NULL, scan_launch, scan_c, NULL, &s, 0, 0};
   s.n = n, s.in = (float *)br_alloc(bytes), s.out = (float *)br_alloc(bytes);
   br_fill_small(s.in, n, 5);
   s.din = (float *)dalloc(bytes), s.dout = (float *)dalloc(bytes);
@@ -332,7 +333,7 @@ static void bench_hist(int n) {
   hist_st s;
   unsigned got[256];
   double ms, c;
-  br_run r = {hist_prepare, hist_launch, hist_c, NULL, &s, 0};
+  br_run r = {hist_prepare, hist_launch, hist_c, NULL, &s, 0, 0};
   s.n = n, s.data = (unsigned char *)br_alloc((size_t)n), s.hist = (unsigned *)br_alloc(256 * sizeof(unsigned));
   br_fill_bytes(s.data, n);
   s.ddata = (unsigned char *)dalloc((size_t)n), s.dhist = (unsigned *)dalloc(256 * sizeof(unsigned));
@@ -364,7 +365,7 @@ static void bench_transpose(int n) {
   size_t bytes = (size_t)n * (size_t)n * sizeof(float);
   float *got = (float *)br_alloc(bytes);
   double ms, c;
-  br_run r = {NULL, transpose_launch, transpose_c, NULL, &s, 0};
+  br_run r = {NULL, transpose_launch, transpose_c, NULL, &s, 0, 0};
   s.n = n, s.in = (float *)br_alloc(bytes), s.out = (float *)br_alloc(bytes);
   br_fill_small(s.in, n * n, 100003);
   s.din = (float *)dalloc(bytes), s.dout = (float *)dalloc(bytes);
@@ -395,7 +396,7 @@ static void bench_bitonic(int n) {
   size_t bytes = (size_t)n * sizeof(unsigned);
   unsigned *got = (unsigned *)br_alloc(bytes);
   double ms, c;
-  br_run r = {NULL, bitonic_launch, bitonic_c, NULL, &s, 0};
+  br_run r = {NULL, bitonic_launch, bitonic_c, NULL, &s, 0, 0};
   s.n = n, s.in = (unsigned *)br_alloc(bytes), s.out = (unsigned *)br_alloc(bytes);
   br_fill_keys(s.in, n);
   s.din = (unsigned *)dalloc(bytes), s.dout = (unsigned *)dalloc(bytes);

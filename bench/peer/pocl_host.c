@@ -105,7 +105,7 @@ static void bench_vadd(int n) {
   size_t bytes = (size_t)n * sizeof(float);
   float *out = (float *)br_alloc(bytes), *got = (float *)br_alloc(bytes);
   double ms, c;
-  br_run r = {NULL, st_launch, vadd_c1, vadd_cn, &s, 0};
+  br_run r = {NULL, st_launch, vadd_c1, vadd_cn, &s, 0, 0};
   s.n = n, s.in1 = br_alloc(bytes), s.in2 = br_alloc(bytes), s.want = br_alloc(bytes);
   br_fill_small((float *)s.in1, n, 1000), br_fill_small((float *)s.in2, n, 777);
   s.m1 = buf(s.in1, bytes), s.m2 = buf(s.in2, bytes), s.mo = buf(out, bytes);
@@ -130,7 +130,7 @@ static void bench_reduce(int n) {
   size_t bytes = (size_t)n * sizeof(float), pbytes = (size_t)nb * sizeof(float);
   float *out = (float *)br_alloc(pbytes), *got = (float *)br_alloc(pbytes);
   double ms, c;
-  br_run r = {NULL, st_launch, reduce_c, NULL, &s, 0};
+  br_run r = {NULL, st_launch, reduce_c, NULL, &s, 0, 0};
   s.n = n, s.in1 = br_alloc(bytes), s.want = br_alloc(pbytes);
   br_fill_small((float *)s.in1, n, 7);
   s.m1 = buf(s.in1, bytes), s.mo = buf(out, pbytes);
@@ -154,7 +154,7 @@ static void bench_matmul(int n) {
   size_t bytes = (size_t)n * (size_t)n * sizeof(float);
   float *out = (float *)br_alloc(bytes), *got = (float *)br_alloc(bytes);
   double ms, c;
-  br_run r = {NULL, st_launch, matmul_c, NULL, &s, 1};
+  br_run r = {NULL, st_launch, matmul_c, NULL, &s, 1, 3}; /* ~1 s each: 3 launches, the reference once */
   s.n = n, s.in1 = br_alloc(bytes), s.in2 = br_alloc(bytes), s.want = br_alloc(bytes);
   br_fill_matmul((float *)s.in1, (float *)s.in2, n);
   s.m1 = buf(s.in1, bytes), s.m2 = buf(s.in2, bytes), s.mo = buf(out, bytes);
@@ -179,7 +179,7 @@ static void bench_scan(int n) {
   size_t bytes = (size_t)n * sizeof(float);
   float *out = (float *)br_alloc(bytes), *got = (float *)br_alloc(bytes);
   double ms, c;
-  br_run r = {NULL, st_launch, scan_c, NULL, &s, 0};
+  br_run r = {NULL, st_launch, scan_c, NULL, &s, 0, 0};
   s.n = n, s.in1 = br_alloc(bytes), s.want = br_alloc(bytes);
   br_fill_small((float *)s.in1, n, 5);
   s.m1 = buf(s.in1, bytes), s.mo = buf(out, bytes);
@@ -208,7 +208,7 @@ static void bench_hist(int n) {
   unsigned *out = (unsigned *)br_alloc(256 * sizeof(unsigned)), got[256];
   unsigned per_block = BR_BLOCK * BR_HIST_PER;
   double ms, c;
-  br_run r = {hist_prepare, st_launch, hist_c, NULL, &s, 0};
+  br_run r = {hist_prepare, st_launch, hist_c, NULL, &s, 0, 0};
   s.n = n, s.in1 = br_alloc((size_t)n), s.want = br_alloc(256 * sizeof(unsigned));
   br_fill_bytes((unsigned char *)s.in1, n);
   s.m1 = buf(s.in1, (size_t)n), s.mo = buf(out, 256 * sizeof(unsigned));
@@ -232,7 +232,7 @@ static void bench_transpose(int n) {
   size_t bytes = (size_t)n * (size_t)n * sizeof(float), g = (size_t)(n + BR_TT - 1) / BR_TT;
   float *out = (float *)br_alloc(bytes), *got = (float *)br_alloc(bytes);
   double ms, c;
-  br_run r = {NULL, st_launch, transpose_c, NULL, &s, 0};
+  br_run r = {NULL, st_launch, transpose_c, NULL, &s, 0, 0};
   s.n = n, s.in1 = br_alloc(bytes), s.want = br_alloc(bytes);
   br_fill_small((float *)s.in1, n * n, 100003);
   s.m1 = buf(s.in1, bytes), s.mo = buf(out, bytes);
@@ -256,7 +256,7 @@ static void bench_bitonic(int n) {
   size_t bytes = (size_t)n * sizeof(unsigned);
   unsigned *out = (unsigned *)br_alloc(bytes), *got = (unsigned *)br_alloc(bytes);
   double ms, c;
-  br_run r = {NULL, st_launch, bitonic_c, NULL, &s, 0};
+  br_run r = {NULL, st_launch, bitonic_c, NULL, &s, 0, 0};
   s.n = n, s.in1 = br_alloc(bytes), s.want = br_alloc(bytes);
   br_fill_keys((unsigned *)s.in1, n);
   s.m1 = buf(s.in1, bytes), s.mo = buf(out, bytes);
