@@ -12,7 +12,7 @@
 # kernels by up to ~15%: BENCHMARKS.md, round ten); the table shows the median of the rounds.
 # PoCL runs with POCL_DEVICES=pthread POCL_MAX_PTHREAD_COUNT=2 POCL_KERNEL_CACHE=0 (override
 # them in the environment) and POCL_WORK_GROUP_METHOD=loopvec, then loops.
-# Exit status 1 when a program reports a wrong result (the table is printed first).
+# Exit status 1 when a program reports a wrong result or fails (the table is printed first).
 set -eu
 cd "$(dirname "$0")/.."
 POCL=0
@@ -30,6 +30,10 @@ export POCL_KERNEL_CACHE=${POCL_KERNEL_CACHE:-0}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 failed=0
+said() { # what, exit status
+  if [ "$2" = 1 ]; then echo "$1 reported a wrong result" >&2; else echo "$1 failed (exit status $2)" >&2; fi
+  failed=1
+}
 
 echo
 echo "Barrier kernels side by side (bench/barriers.sh): $ROUNDS round(s), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -40,15 +44,15 @@ for r in $(seq "$ROUNDS"); do
   cp "$LIB" "$d/libbiren_runtime.so"
   ln -s libbiren_runtime.so "$d/libbiren_runtime.so.1"
   cp "$FIBER" "$d/fiber"
-  LD_LIBRARY_PATH="$d" "$d/fiber" --figures >>"$TMP/fiber" || { echo "round $r: the fiber form reported a wrong result" >&2; failed=1; }
+  LD_LIBRARY_PATH="$d" "$d/fiber" --figures >>"$TMP/fiber" || said "round $r: the fiber form" $?
   if [ -n "$REGION" ]; then
     cp "$REGION" "$d/region"
-    LD_LIBRARY_PATH="$d" "$d/region" --figures >>"$TMP/region" || { echo "round $r: the region form reported a wrong result" >&2; failed=1; }
+    LD_LIBRARY_PATH="$d" "$d/region" --figures >>"$TMP/region" || said "round $r: the region form" $?
   fi
   if [ "$POCL" = 1 ]; then
     for m in loopvec loops; do
       POCL_WORK_GROUP_METHOD=$m "$POCL_HOST" --figures --cl=bench/peer/pocl_kernels.cl >>"$TMP/pocl_$m" ||
-        { echo "round $r: PoCL ($m) reported a wrong result" >&2; failed=1; }
+        said "round $r: PoCL ($m)" $?
     done
   fi
 done
