@@ -5,7 +5,7 @@
 #   make demo       build everything and run the examples (the seed's scenarios)
 #   make test       cargo tests + C tests + examples + language bindings + install; sets up
 #                   its Python tools in build/venv (and, as root, missing system tools) itself
-#   make bench      benchmarks (see BENCHMARKS.md)
+#   make bench      benchmarks (see BENCHMARKS.md); bench-pocl, bench-peer: beside PoCL, HIP-CPU
 #   make fuzz       the random API driver, long (FUZZ_SECONDS, FUZZ_SEEDS; see below)
 #   make docs       API reference of the header (Doxygen) in build/docs/html; fails on any warning
 #   make install    PREFIX=/usr/local [DESTDIR=...]: libraries, header, pkg-config file, CMake
@@ -26,7 +26,7 @@ C_TESTS  := $(patsubst c-tests/%.c,$(BUILD)/c-tests/%,$(wildcard c-tests/*.c))
 EXAMPLES := $(patsubst examples-c/%.c,$(BUILD)/examples/%,$(sort $(wildcard examples-c/*.c)))
 SAMPLES  := $(patsubst samples/%.c,$(BUILD)/samples/%,$(sort $(wildcard samples/*.c)))
 
-.PHONY: all lib prof cc header check-header system-tools venv test test-rust test-c test-examples test-samples test-prof test-python test-wheel demo bench bench-peer stress valgrind fuzz install uninstall clean docs
+.PHONY: all lib prof cc header check-header system-tools venv test test-rust test-c test-examples test-samples test-prof test-python test-wheel demo bench bench-peer bench-pocl bench-hip pocl stress valgrind fuzz install uninstall clean docs
 
 all: lib prof cc
 
@@ -168,13 +168,49 @@ docs: lib
 demo: lib $(EXAMPLES)
 	@set -e; for e in $(EXAMPLES); do echo; echo "================ $$e"; timeout 120 $$e; done
 
-BENCH := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
+BENCH := $(patsubst bench/%.c,$(BUILD)/bench/%,$(filter-out bench/barriers.c,$(wildcard bench/*.c)))
 $(BUILD)/bench/%: bench/%.c include/biren_runtime.h lib
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O3 -march=native -g -Iinclude -pthread -o $@ $< $(LDLIBS)
 
-bench: lib $(BENCH)
+# The barrier kernels (bench/barriers.c), one source built twice with the same flags: by KCC
+# against the header (the fiber form) and by BIREN_CC (the region form) when that compiler is
+# there (a path or a command name). bench/barriers.sh puts the two side by side.
+KCC            ?= $(CC)
+BIREN_CC       ?= $(LIBDIR)/biren-cc
+BIREN_CC_FLAGS ?= --kernel-report
+KFLAGS         ?= -O2 -march=native
+BARRIERS_DEPS  := bench/barriers.c bench/barrier_ref.h include/biren_runtime.h
+$(BUILD)/bench/barriers: $(BARRIERS_DEPS) lib
+	@mkdir -p $(dir $@)
+	$(KCC) -std=gnu11 $(KFLAGS) -g -Iinclude -pthread -o $@ $< $(LDLIBS)
+$(BUILD)/bench/barriers-region: $(BARRIERS_DEPS) lib
+	@mkdir -p $(dir $@)
+	$(BIREN_CC) $(BIREN_CC_FLAGS) -std=gnu11 $(KFLAGS) -g -pthread -o $@ $< -lm
+
+# Builds the region form when BIREN_CC is there and runs bench/barriers.sh ($(1): its options).
+define run_barriers
+	@if command -v "$(BIREN_CC)" > /dev/null; then \
+	  $(MAKE) --no-print-directory $(BUILD)/bench/barriers-region && region=$(BUILD)/bench/barriers-region; \
+	else region=; fi; \
+	REGION="$$region" bash bench/barriers.sh $(1)
+endef
+
+bench: lib $(BENCH) $(BUILD)/bench/barriers
 	@set -e; for b in $(BENCH); do $$b; done
+	$(call run_barriers,)
+
+# The barrier kernels beside PoCL's (bench/peer/pocl_host.c, bench/peer/pocl_kernels.cl; both
+# work-group methods). Installs PoCL with apt-get when missing and run as root (tools/pocl.sh).
+pocl:
+	@CC="$(CC)" bash tools/pocl.sh
+
+$(BUILD)/bench/pocl_host: bench/peer/pocl_host.c bench/barrier_ref.h | pocl
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(KFLAGS) -g -DPOCL_KERNELS_CL='"$(CURDIR)/bench/peer/pocl_kernels.cl"' -pthread -o $@ $< -lOpenCL
+
+bench-pocl: lib pocl $(BUILD)/bench/barriers $(BUILD)/bench/pocl_host
+	$(call run_barriers,--pocl)
 
 # The kernel figures beside HIP-CPU's (see BENCHMARKS.md: HIP_CPU_DIR is a checkout of
 # https://github.com/ROCm/HIP-CPU; it needs TBB, e.g. apt-get install libtbb-dev).
@@ -184,8 +220,14 @@ build/bench/peer_hip: bench/peer/hip_kernels.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -O3 -march=native -fopenmp-simd -I$(HIP_CPU_DIR)/include -o $@ $< -ltbb -pthread
 
-bench-peer: lib build/bench/kernels build/bench/peer_hip
+bench-hip: lib build/bench/kernels build/bench/peer_hip
 	HIP_CPU_DIR=$(HIP_CPU_DIR) bash bench/peer.sh
+
+# Both peers: HIP-CPU when HIP_CPU_DIR is given, then PoCL.
+bench-peer:
+	@if [ -n "$(HIP_CPU_DIR)" ]; then $(MAKE) --no-print-directory bench-hip; \
+	else echo "bench-peer: HIP-CPU skipped (make bench-peer HIP_CPU_DIR=/path/to/HIP-CPU runs it too)"; fi
+	@$(MAKE) --no-print-directory bench-pocl
 
 # ---- install ---------------------------------------------------------------------------------
 # make install [PREFIX=/usr/local] [DESTDIR=/staging] [libdir=...] [includedir=...]
