@@ -209,6 +209,10 @@ impl Writer<'_> {
              \x20 const unsigned biren_base_ = blockIdx.x * blockDim.x;\n\
              \x20 (void)blockIdx; (void)biren_base_;\n",
         );
+        for (name, ty) in &self.plan.counters {
+            let _ = writeln!(self.out, "  __typeof__({ty}) {name}; (void){name};");
+        }
+        self.out.push_str("");
         if self.plan.returns {
             self.out.push_str(
                 "  unsigned biren_ndead_ = 0;\n  __builtin_memset(biren_dead_, 0, biren_nt_);\n",

@@ -119,6 +119,8 @@ pub struct Plan {
     /// from the thread's and block's indices and the parameters, never changed (`t =
     /// threadIdx.x`). In declaration order.
     pub remat: Vec<Remat>,
+    /// C89 loop counters declared once for the block (see `Var::counter`): name and type.
+    pub counters: Vec<(String, String)>,
     /// Per region or checked condition (by start offset), the recomputed variables it needs
     /// declared (in order; those it declares itself left out).
     pub remat_uses: HashMap<usize, Vec<usize>>,
@@ -273,6 +275,11 @@ struct Var {
     block_level: bool,
     /// Uses, by the offset of the identifier.
     uses: Vec<usize>,
+    /// The start of the declaration statement that declares it (its declarators share it).
+    stmt: Option<usize>,
+    /// A C89 loop counter (`int k; ... for (k = 0; ...)`) only loop headers of the block
+    /// change: declared once for the block instead (its initializer, if any, there too).
+    counter: bool,
 }
 
 struct Analysis<'a> {
@@ -323,6 +330,8 @@ impl<'a> Analysis<'a> {
                     in_region: false,
                     block_level: false,
                     uses: Vec::new(),
+                    stmt: None,
+                    counter: false,
                 });
                 a.by_hash.entry(c.hash()).or_default().push(i);
             }
@@ -435,9 +444,9 @@ impl<'a> Analysis<'a> {
                     return self.fail("barrier inside a switch", &d)
                 }
                 CXCursor_CallExpr => {
-                    let Some(f) = d.referenced() else {
-                        return self.fail("a call through a pointer in a kernel with barriers", &d);
-                    };
+                    // A call through a pointer (C11's generic atomics, a function pointer): a
+                    // barrier behind it fails the launch at run time (sync_point_in_region).
+                    let Some(f) = d.referenced() else { continue };
                     let n = f.spelling();
                     if is_barrier_fn(&n)
                         || n == "birenTrapLoop"
@@ -489,6 +498,7 @@ impl<'a> Analysis<'a> {
 
     fn plan(&mut self, body: &Cursor, open: usize, close: usize) -> Result<Plan, Fallback> {
         self.screen(body)?;
+        self.find_counters(body);
         let pieces = self.split(body, open + 1, close)?;
         self.collect_uses(body)?;
         self.check_params_and_counters(body)?;
@@ -514,6 +524,15 @@ impl<'a> Analysis<'a> {
             uses,
             cond_uses,
             remat: remat.iter().map(|(_, r, _)| r.clone()).collect(),
+            counters: self
+                .vars
+                .iter()
+                .filter(|v| v.counter)
+                .map(|v| {
+                    let t = v.cursor.ty().spelling();
+                    (v.name.clone(), t)
+                })
+                .collect(),
             remat_uses,
             guards,
             hoisted: std::mem::take(&mut self.hoisted),
@@ -628,6 +647,7 @@ impl<'a> Analysis<'a> {
             for d in decls.iter().filter(|d| d.kind() == CXCursor_VarDecl) {
                 if let Some(v) = self.var_of(d) {
                     self.vars[v].in_region = true;
+                    self.vars[v].stmt = Some(start);
                 }
             }
         }
@@ -849,14 +869,23 @@ impl<'a> Analysis<'a> {
             return false;
         }
         let ch = s.children();
-        let Some(init) = ch.first().filter(|c| c.kind() == CXCursor_DeclStmt) else {
+        let Some(init) = ch.first() else {
             return false;
         };
-        let counters: Vec<Cursor> = init
-            .children()
-            .into_iter()
-            .filter(|d| d.kind() == CXCursor_VarDecl)
-            .collect();
+        // The counters: declared by the init, or C89 counters it assigns.
+        let counters: Vec<Cursor> = if init.kind() == CXCursor_DeclStmt {
+            init.children()
+                .into_iter()
+                .filter(|d| d.kind() == CXCursor_VarDecl)
+                .collect()
+        } else {
+            std::iter::once(*init)
+                .chain(init.descendants())
+                .filter(|d| d.kind() == CXCursor_DeclRefExpr)
+                .filter_map(|d| d.referenced())
+                .filter(|r| self.var_of(r).is_some_and(|v| self.vars[v].block_level))
+                .collect()
+        };
         if counters.is_empty() {
             return false;
         }
@@ -928,6 +957,12 @@ impl<'a> Analysis<'a> {
     /// An expression with one value for the block: literals and operators over parameters,
     /// the block's indices, block-level counters and enumerators (no call, no memory read).
     fn uniform_expr(&self, e: &Cursor) -> bool {
+        self.uniform_expr_as(e, false)
+    }
+
+    /// As `uniform_expr`; `writes`: assignments and ++/-- allowed (of block-level variables: a
+    /// loop header's increment).
+    fn uniform_expr_as(&self, e: &Cursor, writes: bool) -> bool {
         let src = self.src;
         let thread = self.params[self.nparams];
         let lp = self.params[self.nparams + 4];
@@ -964,12 +999,12 @@ impl<'a> Analysis<'a> {
                         return false;
                     };
                     if matches!(src.get(o), Some(b'*' | b'&'))
-                        || src[o..].starts_with(b"++")
-                        || src[o..].starts_with(b"--")
+                        || (!writes && (src[o..].starts_with(b"++") || src[o..].starts_with(b"--")))
                     {
                         return false;
                     }
                 }
+                CXCursor_CompoundAssignOperator if writes => {}
                 CXCursor_IntegerLiteral
                 | CXCursor_FloatingLiteral
                 | CXCursor_CharacterLiteral
@@ -1094,6 +1129,170 @@ impl<'a> Analysis<'a> {
             );
         }
         out
+    }
+
+    /// Finds the C89 loop counters (`Var::counter`): scalar locals declared at the body's top
+    /// level, written only in the headers of `for` loops that become loops of the block (they
+    /// hold a barrier, or are interchanged with the thread loop), whose headers and
+    /// initializers are uniform.
+    fn find_counters(&mut self, body: &Cursor) {
+        let src = self.src;
+        let mut names: HashMap<String, usize> = HashMap::new();
+        for v in &self.vars {
+            *names.entry(v.name.clone()).or_default() += 1;
+        }
+        let mut cands: Vec<usize> = Vec::new();
+        for c in body.children() {
+            if c.kind() != CXCursor_DeclStmt {
+                continue;
+            }
+            for d in c.children() {
+                let Some(v) = self.var_of(&d) else { continue };
+                let k = d.ty().kind();
+                let scalar = matches!(
+                    k,
+                    CXType_Int
+                        | CXType_UInt
+                        | CXType_Long
+                        | CXType_ULong
+                        | CXType_LongLong
+                        | CXType_ULongLong
+                        | CXType_Short
+                        | CXType_UShort
+                        | CXType_Char_S
+                        | CXType_Char_U
+                        | CXType_SChar
+                        | CXType_UChar
+                        | CXType_Typedef
+                        | CXType_Elaborated
+                );
+                if scalar
+                    && !d.storage_static_or_extern()
+                    && names[&self.vars[v].name] == 1
+                    && !d.ty().is_const()
+                {
+                    cands.push(v);
+                }
+            }
+        }
+        if cands.is_empty() {
+            return;
+        }
+        // Every for loop with its header's spans.
+        let mut fors: Vec<(Cursor, Span, Span)> = Vec::new();
+        for f in body.descendants() {
+            if f.kind() != CXCursor_ForStmt {
+                continue;
+            }
+            let Pos::Main(start) = f.start() else {
+                continue;
+            };
+            if text::ident_at(src, start) != "for" {
+                continue;
+            }
+            let open = text::skip_blank(src, start + 3);
+            let Some(close) = (src.get(open) == Some(&b'('))
+                .then(|| text::matching(src, open))
+                .flatten()
+            else {
+                continue;
+            };
+            let semis = text::split_top(src, open + 1, close, b';');
+            if semis.len() != 2 {
+                continue;
+            }
+            fors.push((f, (open + 1, semis[0]), (semis[1] + 1, close)));
+        }
+        // Uses: recorded later (collect_uses); read them here.
+        let mut uses: HashMap<usize, Vec<usize>> = HashMap::new();
+        for d in body.descendants() {
+            if d.kind() != CXCursor_DeclRefExpr {
+                continue;
+            }
+            let (Some(r), Pos::Main(o)) = (d.referenced(), d.location()) else {
+                continue;
+            };
+            if let Some(v) = self.var_of(&r) {
+                uses.entry(v).or_default().push(o);
+            }
+        }
+        loop {
+            for &v in &cands {
+                self.vars[v].block_level = true;
+            }
+            let mut drop: Vec<usize> = Vec::new();
+            for &v in &cands {
+                let name_len = self.vars[v].name.len();
+                let offs = uses.get(&v).cloned().unwrap_or_default();
+                let mut ok = true;
+                let mut owners: Vec<usize> = Vec::new();
+                for &u in &offs {
+                    let c = text::use_context(src, u, name_len);
+                    if c.address {
+                        ok = false;
+                    }
+                    if c.writes {
+                        match fors
+                            .iter()
+                            .position(|(_, i, n)| (u >= i.0 && u < i.1) || (u >= n.0 && u < n.1))
+                        {
+                            Some(k) => owners.push(k),
+                            None => ok = false,
+                        }
+                    }
+                }
+                // The declaration's initializer, if any, is uniform.
+                let init = self.vars[v].cursor.children().last().copied();
+                let has_init = {
+                    let Pos::Main(name_at) = self.vars[v].cursor.location() else {
+                        continue;
+                    };
+                    let end = text::scan_top(src, name_at, src.len(), |i| {
+                        src[i] == b';' || src[i] == b','
+                    })
+                    .unwrap_or(name_at);
+                    text::scan_top(src, name_at, end, |i| {
+                        src[i] == b'=' && src.get(i + 1) != Some(&b'=')
+                    })
+                    .is_some()
+                };
+                if has_init
+                    && !init
+                        .is_some_and(|e| (100..200).contains(&e.kind()) && self.uniform_expr(&e))
+                {
+                    ok = false;
+                }
+                // A counter is written by a loop header (one never written is recomputed).
+                if owners.is_empty() {
+                    ok = false;
+                }
+                for k in owners {
+                    let f = fors[k].0;
+                    let header_uniform = f
+                        .children()
+                        .iter()
+                        .take(f.children().len().saturating_sub(1))
+                        .all(|h| h.kind() == CXCursor_DeclStmt || self.uniform_expr_as(h, true));
+                    let block_loop = self.contains_barrier(&f) || self.promotable(&f);
+                    if !header_uniform || !block_loop {
+                        ok = false;
+                    }
+                }
+                if !ok {
+                    drop.push(v);
+                }
+            }
+            if drop.is_empty() {
+                break;
+            }
+            for v in &drop {
+                self.vars[*v].block_level = false;
+            }
+            cands.retain(|v| !drop.contains(v));
+        }
+        for v in cands {
+            self.vars[v].counter = true;
+        }
     }
 
     fn leaves_loop(s: &Cursor) -> bool {
@@ -1445,8 +1644,9 @@ impl<'a> Analysis<'a> {
             }
         }
         // The declarations of expanded variables become assignments.
-        let expanded: HashSet<usize> = out.iter().map(|(v, _)| *v).collect();
-        self.rewrite_declarations(&expanded)?;
+        let mut rewritten: HashSet<usize> = out.iter().map(|(v, _)| *v).collect();
+        rewritten.extend((0..self.vars.len()).filter(|&v| self.vars[v].counter));
+        self.rewrite_declarations(&rewritten)?;
         Ok(out)
     }
 
@@ -1459,7 +1659,7 @@ impl<'a> Analysis<'a> {
             if !var.in_region {
                 continue;
             }
-            if let Pos::Main(s) = var.cursor.start() {
+            if let Some(s) = var.stmt {
                 stmts.entry(s).or_default().push(v);
             }
         }

@@ -164,7 +164,14 @@ pub fn use_context(s: &[u8], i: usize, len: usize) -> UseContext {
     let prev2 = if j >= 2 { &s[j - 2..j] } else { &s[..j] };
     let prev1 = if j >= 1 { s[j - 1] } else { 0 };
     let writes_before = prev2 == b"++" || prev2 == b"--";
-    let address = prev1 == b'&' && prev2 != b"&&";
+    // A unary '&' (not 'a & b', not '&&'): what stands before it is no operand.
+    let address = prev1 == b'&' && prev2 != b"&&" && {
+        let mut k = j - 1;
+        while k > 0 && (s[k - 1] as char).is_ascii_whitespace() {
+            k -= 1;
+        }
+        !(k > 0 && (s[k - 1].is_ascii_alphanumeric() || matches!(s[k - 1], b'_' | b')' | b']')))
+    };
     UseContext {
         writes: writes_after || writes_before,
         address,
