@@ -1846,6 +1846,19 @@ impl<'a> Analysis<'a> {
                     | CXCursor_UnaryExpr
                     | CXCursor_CXXBoolLiteralExpr
                     | CXCursor_CXXStaticCastExpr => {}
+                    // The block's own values: the same for every thread of it (the dynamic
+                    // shared memory's address, the dimensions).
+                    CXCursor_CallExpr
+                        if d.referenced().is_some_and(|f| {
+                            matches!(
+                                f.spelling().as_str(),
+                                "birenSharedMemory"
+                                    | "birenBlockDim"
+                                    | "birenGridDim"
+                                    | "birenBlockIdx"
+                                    | "birenKernelCtxFast"
+                            )
+                        }) => {}
                     CXCursor_UnaryOperator => {
                         let Pos::Main(o) = d.start() else {
                             continue 'vars;
@@ -1890,6 +1903,18 @@ impl<'a> Analysis<'a> {
                             continue 'vars;
                         };
                         if r.kind() == CXCursor_EnumConstantDecl {
+                            continue;
+                        }
+                        if r.kind() == CXCursor_FunctionDecl
+                            && matches!(
+                                r.spelling().as_str(),
+                                "birenSharedMemory"
+                                    | "birenBlockDim"
+                                    | "birenGridDim"
+                                    | "birenBlockIdx"
+                                    | "birenKernelCtxFast"
+                            )
+                        {
                             continue;
                         }
                         if let Some(p) = self.params.iter().position(|q| q.same(&r)) {
