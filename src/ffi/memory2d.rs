@@ -7,7 +7,6 @@ use super::current_device;
 use super::memory::{copy_or_fill, GUARD};
 use super::types::*;
 use crate::runtime::caps::{MAX_PITCH, PITCH_ALIGNMENT};
-use crate::runtime::copy3d::{Extent3, PitchedAt};
 use crate::runtime::diagnostics::{self, caller};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::graph::capture;
@@ -397,21 +396,7 @@ fn memcpy3d(
         );
         return Err(ErrorCode::InvalidValue);
     }
-    let at = |ptr: &birenPitchedPtr, pos: &birenPos| PitchedAt {
-        ptr: ptr.ptr as usize,
-        pitch: ptr.pitch,
-        ysize: ptr.ysize,
-        x: pos.x,
-        y: pos.y,
-        z: pos.z,
-    };
-    let (dst, src) = (at(&p.dstPtr, &p.dstPos), at(&p.srcPtr, &p.srcPos));
-    let e = p.extent;
-    let extent = Extent3 {
-        width: e.width,
-        height: e.height,
-        depth: e.depth,
-    };
+    let (dst, src, extent) = p.parts();
     strided_on(stream, sync, call, |rt| {
         rt.plan_copy3d(dst, src, extent, p.kind as i64, call)
     })
