@@ -6,7 +6,6 @@ use super::device_of;
 use super::graph_types::*;
 use super::memcpy3d_types::birenMemcpy3DParms;
 use super::types::*;
-use crate::runtime::copy3d::{Extent3, PitchedAt};
 use crate::runtime::diagnostics::{self, caller};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::executor::ENGINE_TO_DEVICE;
@@ -229,22 +228,7 @@ fn copy_node(rt: &Runtime, p: &birenMemcpy3DParms, call: &str) -> Result<CopyNod
         );
         return Err(ErrorCode::InvalidValue);
     }
-    let at = |ptr: &crate::ffi::memcpy3d_types::birenPitchedPtr,
-              pos: &crate::ffi::memcpy3d_types::birenPos| PitchedAt {
-        ptr: ptr.ptr as usize,
-        pitch: ptr.pitch,
-        ysize: ptr.ysize,
-        x: pos.x,
-        y: pos.y,
-        z: pos.z,
-    };
-    let (dst, src) = (at(&p.dstPtr, &p.dstPos), at(&p.srcPtr, &p.srcPos));
-    let e = p.extent;
-    let extent = Extent3 {
-        width: e.width,
-        height: e.height,
-        depth: e.depth,
-    };
+    let (dst, src, extent) = p.parts();
     let kind = p.kind as i64;
     let (dst_device, src_device) = rt.device_sides(kind, dst.ptr, src.ptr);
     let Some(t) = rt.plan_copy3d(dst, src, extent, kind, call)? else {

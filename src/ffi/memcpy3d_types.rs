@@ -2,6 +2,7 @@
 //! used by birenGraphAddMemcpyNode. (Issue 13's birenMemcpy3D takes the same struct.)
 
 use super::types::birenMemcpyKind_int;
+use crate::runtime::copy3d::{Extent3, PitchedAt};
 use std::ffi::c_void;
 
 /// Opaque array object (birenMallocArray).
@@ -73,4 +74,28 @@ pub struct birenMemcpy3DParms {
     pub extent: birenExtent,
     /// Direction of the copy (birenMemcpyKind).
     pub kind: birenMemcpyKind_int,
+}
+
+impl birenMemcpy3DParms {
+    /// The copy in the core's terms (`Runtime::plan_copy3d`): (dst, src, extent).
+    pub(crate) fn parts(&self) -> (PitchedAt, PitchedAt, Extent3) {
+        let at = |ptr: &birenPitchedPtr, pos: &birenPos| PitchedAt {
+            ptr: ptr.ptr as usize,
+            pitch: ptr.pitch,
+            ysize: ptr.ysize,
+            x: pos.x,
+            y: pos.y,
+            z: pos.z,
+        };
+        let e = self.extent;
+        (
+            at(&self.dstPtr, &self.dstPos),
+            at(&self.srcPtr, &self.srcPos),
+            Extent3 {
+                width: e.width,
+                height: e.height,
+                depth: e.depth,
+            },
+        )
+    }
 }

@@ -7,7 +7,7 @@ use super::current_device;
 use super::memory::{copy_or_fill, GUARD};
 use super::types::*;
 use crate::runtime::caps::{MAX_PITCH, PITCH_ALIGNMENT};
-use crate::runtime::copy3d::{Extent3, PitchedAt};
+use crate::runtime::copy3d::Extent3;
 use crate::runtime::diagnostics::{self, caller};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::graph::capture;
@@ -390,19 +390,11 @@ fn memcpy3d(
         diagnostics::finding(call, "p is NULL");
         return Err(ErrorCode::InvalidValue);
     };
-    let at = |ptr: &birenPitchedPtr, pos: &birenPos| PitchedAt {
-        ptr: ptr.ptr as usize,
-        pitch: ptr.pitch,
-        ysize: ptr.ysize,
-        x: pos.x,
-        y: pos.y,
-        z: pos.z,
-    };
-    let (dst, src) = (at(&p.dstPtr, &p.dstPos), at(&p.srcPtr, &p.srcPos));
+    let (dst, src, whole) = p.parts();
     let e = p.extent;
     strided_on(stream, sync, call, |rt| {
         if e.width == 0 || e.height == 0 || e.depth == 0 {
-            return rt.plan_copy3d(dst, src, Extent3 { width: e.width, height: e.height, depth: e.depth }, p.kind as i64, call);
+            return rt.plan_copy3d(dst, src, whole, p.kind as i64, call);
         }
         // Arrays (their extent and positions in texels): see birenMemcpy3D's doc.
         let (dst_array, src_array, width) = super::array::memcpy3d_array_sides(rt, p, call)?;

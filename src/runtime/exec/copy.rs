@@ -54,6 +54,21 @@ impl CopyPlan {
 }
 
 impl Runtime {
+    /// Which sides of a copy in direction `kind` from `src` to `dst` are device memory: (dst,
+    /// src); for birenMemcpyDefault, where the pointers lie.
+    pub fn device_sides(&self, kind: i64, dst: usize, src: usize) -> (bool, bool) {
+        match kind {
+            HOST_TO_HOST => (false, false),
+            HOST_TO_DEVICE => (true, false),
+            DEVICE_TO_HOST => (false, true),
+            DEVICE_TO_DEVICE => (true, true),
+            _ => (
+                self.device_region(dst).is_some(),
+                self.device_region(src).is_some(),
+            ),
+        }
+    }
+
     /// A host range of a strided copy or fill: not NULL, no wrap-around, and inside any known
     /// allocation it touches (`OutOfBounds` otherwise), as for every copy.
     pub(crate) fn check_host_span(
@@ -177,16 +192,7 @@ impl Runtime {
             );
             return Err(ErrorCode::InvalidValue);
         }
-        let (dst_device, src_device) = match kind {
-            HOST_TO_HOST => (false, false),
-            HOST_TO_DEVICE => (true, false),
-            DEVICE_TO_HOST => (false, true),
-            DEVICE_TO_DEVICE => (true, true),
-            _ => (
-                self.device_region(dst).is_some(),
-                self.device_region(src).is_some(),
-            ),
-        };
+        let (dst_device, src_device) = self.device_sides(kind, dst, src);
         if dst_device {
             self.check_device_span(dst, len, call, "dst")?;
         } else {

@@ -3,9 +3,7 @@
 //! engine runs.
 
 use crate::runtime::error::{ErrorCode, Result};
-use crate::runtime::exec::copy::{
-    DEFAULT, DEVICE_TO_DEVICE, DEVICE_TO_HOST, HOST_TO_DEVICE, HOST_TO_HOST,
-};
+use crate::runtime::exec::copy::{DEFAULT, HOST_TO_HOST};
 use crate::runtime::exec::executor::{ENGINE_FROM_DEVICE, ENGINE_TO_DEVICE};
 use crate::runtime::Runtime;
 
@@ -96,21 +94,6 @@ impl Strided {
 }
 
 impl Runtime {
-    /// Which sides of a copy in direction `kind` from `src` to `dst` are device memory: (dst,
-    /// src); for birenMemcpyDefault, where the pointers lie.
-    pub fn device_sides(&self, kind: i64, dst: usize, src: usize) -> (bool, bool) {
-        match kind {
-            HOST_TO_HOST => (false, false),
-            HOST_TO_DEVICE => (true, false),
-            DEVICE_TO_HOST => (false, true),
-            DEVICE_TO_DEVICE => (true, true),
-            _ => (
-                self.device_region(dst).is_some(),
-                self.device_region(src).is_some(),
-            ),
-        }
-    }
-
     /// Checks that every row of `side` lies in memory the side may use: one live device
     /// allocation (`device`), or host memory that does not wrap and stays inside the page-locked
     /// or registered buffer it starts in.
