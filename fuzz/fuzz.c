@@ -605,6 +605,9 @@ static void busy_job(hostjob *slot) {
       break;
     case 4: /* host functions and callbacks from a host function */
       HJ(F_LaunchHostFunc, birenLaunchHostFunc(t, hj_leaf, NULL), S_);
+#ifdef FUZZ_ASAN
+      if (skip[K_CB_LEAK]) break; /* a reset may drop the callback: a leak (known bug) */
+#endif
       HJ(F_StreamAddCallback, birenStreamAddCallback(t, hj_leaf_cb, NULL, 0), S_);
       break;
     case 5: { /* device memory: allocated, filled, freed (under the reset lock, if free) */
