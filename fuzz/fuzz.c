@@ -62,6 +62,9 @@
  *   h2h-bounds   bug 6: host-kind copies touching a device allocation or pinned buffer past
  *                its end -> OUT_OF_BOUNDS
  *   destroy-wait bug 8: destroying an event a stream future-waits on releases the wait
+ *   callback-leak issue 31: a stream callback that a reset drops before it runs leaks the
+ *                runtime's record of it (32 bytes): when skipped, an ASan build (LeakSanitizer
+ *                at exit) adds no stream callbacks; other builds cannot see the leak
  *
  * Output: the seed first; one line per failure (the first 50); totals; and last
  *   fuzz: F failed, C calls, seed S
@@ -109,15 +112,16 @@ static int opt_racy;
 static int nthreads_all; /* workers, plus the racy resetter */
 static int ndev = 1;
 
-enum known { K_MADVISE, K_ARGSIZES, K_XDEV, K_XTYPE, K_H2H, K_DESTROY_WAIT, K_COUNT };
-static const char *known_names[K_COUNT] = {"madvise", "argsizes", "xdev-wait", "cross-type", "h2h-bounds", "destroy-wait"};
+enum known { K_MADVISE, K_ARGSIZES, K_XDEV, K_XTYPE, K_H2H, K_DESTROY_WAIT, K_CB_LEAK, K_COUNT };
+static const char *known_names[K_COUNT] = {"madvise", "argsizes", "xdev-wait", "cross-type", "h2h-bounds", "destroy-wait", "callback-leak"};
 static const char *known_bugs[K_COUNT] = {
     "bug 1: freeing a >= 1 MiB block zeroes live data (its neighbour's first page; a reallocation racing with the madvise)",
     "bug 2: birenLaunchKernelArgs trusts argSizes",
     "bug 3: a future wait across devices hangs instead of DEADLOCK",
     "bug 5: stream and event handles share one encoding",
     "bug 6: host-kind copies into device/pinned memory are not bounds-checked",
-    "bug 8: destroying an event with a pending future wait leaves the stream stuck"};
+    "bug 8: destroying an event with a pending future wait leaves the stream stuck",
+    "issue 31: a stream callback dropped by birenDeviceReset leaks its record (LeakSanitizer)"};
 static int skip[K_COUNT];
 static unsigned long long observed[K_COUNT]; /* skipped-bug probes that showed the bug */
 
@@ -601,6 +605,9 @@ static void busy_job(hostjob *slot) {
       break;
     case 4: /* host functions and callbacks from a host function */
       HJ(F_LaunchHostFunc, birenLaunchHostFunc(t, hj_leaf, NULL), S_);
+#ifdef FUZZ_ASAN
+      if (skip[K_CB_LEAK]) break; /* a reset may drop the callback: a leak (known bug) */
+#endif
       HJ(F_StreamAddCallback, birenStreamAddCallback(t, hj_leaf_cb, NULL, 0), S_);
       break;
     case 5: { /* device memory: allocated, filled, freed (under the reset lock, if free) */
@@ -2427,6 +2434,9 @@ static void op_hostfn(worker *w) {
      * and they read their slot atomically, once.) */
     if (!opt_racy && j->ran == 0 && j->gen != 0) continue;
     int kind = !opt_racy && chance(&w->rng, 3) ? HJ_REFUSED : chance(&w->rng, 2) ? HJ_BUSY : HJ_CALLBACK;
+#ifdef FUZZ_ASAN
+    if (kind == HJ_CALLBACK && skip[K_CB_LEAK]) kind = HJ_BUSY; /* a reset may drop it: a leak */
+#endif
     __atomic_store_n(&j->ran, 0, __ATOMIC_SEQ_CST);
     j->gen = 1;
     __atomic_store_n(&j->dev, d, __ATOMIC_SEQ_CST);
