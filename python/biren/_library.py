@@ -132,6 +132,70 @@ class Extent(Structure):
 
     _fields_ = [("width", c_size_t), ("height", c_size_t), ("depth", c_size_t)]
 
+    width: int
+    height: int
+    depth: int
+
+
+class ChannelFormatDesc(Structure):
+    """`birenChannelFormatDesc`: bits of channels x, y, z, w and their kind (returned by value)."""
+
+    _fields_ = [("x", c_int), ("y", c_int), ("z", c_int), ("w", c_int), ("f", c_int)]
+
+    x: int
+    y: int
+    z: int
+    w: int
+    f: int
+
+
+class ResourceDesc(Structure):
+    """`birenResourceDesc`: resType, then the union res (its largest member, res.pitch2D, as
+    raw words: devPtr/array, the format's five ints, width/sizeInBytes, height, pitchInBytes)."""
+
+    _fields_ = [
+        ("resType", c_int),
+        ("ptr", c_void_p),
+        ("desc", ChannelFormatDesc),
+        ("width", c_size_t),
+        ("height", c_size_t),
+        ("pitchInBytes", c_size_t),
+    ]
+
+    resType: int
+    ptr: Optional[int]
+    desc: ChannelFormatDesc
+    width: int
+    height: int
+    pitchInBytes: int
+
+
+class TextureDesc(Structure):
+    """`birenTextureDesc`: address modes, filter and read mode, sRGB, border colour, ..."""
+
+    _fields_ = [
+        ("addressMode", c_int * 3),
+        ("filterMode", c_int),
+        ("readMode", c_int),
+        ("sRGB", c_int),
+        ("borderColor", c_float * 4),
+        ("normalizedCoords", c_int),
+        ("maxAnisotropy", c_uint),
+        ("mipmapFilterMode", c_int),
+        ("mipmapLevelBias", c_float),
+        ("minMipmapLevelClamp", c_float),
+        ("maxMipmapLevelClamp", c_float),
+        ("disableTrilinearOptimization", c_int),
+        ("seamlessCubemap", c_int),
+    ]
+
+    addressMode: Any
+    filterMode: int
+    readMode: int
+    sRGB: int
+    borderColor: Any
+    normalizedCoords: int
+
 
 class IpcMemHandle(Structure):
     """`birenIpcMemHandle_t` (passed by value to birenIpcOpenMemHandle)."""
@@ -245,6 +309,42 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "birenMemset3D": (_err, [PitchedPtr, c_int, Extent]),
     "birenMemset3DAsync": (_err, [PitchedPtr, c_int, Extent, _stream]),
     "birenMemcpy3D": (_err, [c_void_p]),
+    # arrays, textures, surfaces
+    "birenCreateChannelDesc": (ChannelFormatDesc, [c_int, c_int, c_int, c_int, c_int]),
+    "birenMallocArray": (_err, [POINTER(c_void_p), POINTER(ChannelFormatDesc), c_size_t, c_size_t, c_uint]),
+    "birenMalloc3DArray": (_err, [POINTER(c_void_p), POINTER(ChannelFormatDesc), Extent, c_uint]),
+    "birenFreeArray": (_err, [c_void_p]),
+    "birenArrayGetInfo": (_err, [POINTER(ChannelFormatDesc), POINTER(Extent), POINTER(c_uint), c_void_p]),
+    "birenMemcpy2DToArray": (_err, [c_void_p, c_size_t, c_size_t, c_void_p, c_size_t, c_size_t, c_size_t, c_int]),
+    "birenMemcpy2DToArrayAsync": (
+        _err,
+        [c_void_p, c_size_t, c_size_t, c_void_p, c_size_t, c_size_t, c_size_t, c_int, _stream],
+    ),
+    "birenMemcpy2DFromArray": (_err, [c_void_p, c_size_t, c_void_p, c_size_t, c_size_t, c_size_t, c_size_t, c_int]),
+    "birenMemcpy2DFromArrayAsync": (
+        _err,
+        [c_void_p, c_size_t, c_void_p, c_size_t, c_size_t, c_size_t, c_size_t, c_int, _stream],
+    ),
+    "birenMemcpy2DArrayToArray": (
+        _err,
+        [c_void_p, c_size_t, c_size_t, c_void_p, c_size_t, c_size_t, c_size_t, c_size_t, c_int],
+    ),
+    "birenMemcpyToArray": (_err, [c_void_p, c_size_t, c_size_t, c_void_p, c_size_t, c_int]),
+    "birenMemcpyToArrayAsync": (_err, [c_void_p, c_size_t, c_size_t, c_void_p, c_size_t, c_int, _stream]),
+    "birenMemcpyFromArray": (_err, [c_void_p, c_void_p, c_size_t, c_size_t, c_size_t, c_int]),
+    "birenMemcpyFromArrayAsync": (_err, [c_void_p, c_void_p, c_size_t, c_size_t, c_size_t, c_int, _stream]),
+    "birenCreateTextureObject": (
+        _err,
+        [POINTER(c_ulonglong), POINTER(ResourceDesc), POINTER(TextureDesc), c_void_p],
+    ),
+    "birenDestroyTextureObject": (_err, [c_ulonglong]),
+    "birenGetTextureObjectResourceDesc": (_err, [POINTER(ResourceDesc), c_ulonglong]),
+    "birenGetTextureObjectTextureDesc": (_err, [POINTER(TextureDesc), c_ulonglong]),
+    "birenCreateSurfaceObject": (_err, [POINTER(c_ulonglong), POINTER(ResourceDesc)]),
+    "birenDestroySurfaceObject": (_err, [c_ulonglong]),
+    "birenGetSurfaceObjectResourceDesc": (_err, [POINTER(ResourceDesc), c_ulonglong]),
+    "birenTexInvalid_": (None, [c_ulonglong]),
+    "birenSurfInvalid_": (None, [c_void_p, c_ulonglong, c_int, c_int, c_int, c_int]),
     "birenMemcpy3DAsync": (_err, [c_void_p, _stream]),
     "birenRegisterSymbol": (_err, [c_void_p, c_size_t, c_char_p]),
     "birenRegisterSharedSection": (_err, [c_void_p]),

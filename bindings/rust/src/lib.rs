@@ -70,6 +70,7 @@ mod launch;
 mod memory;
 mod stream;
 pub mod sys;
+mod texture;
 
 pub use device::{
     current_device, device_count, device_properties, device_reset, init, init_with_library,
@@ -82,3 +83,4 @@ pub use launch::{register_kernel, Kernel, KernelArg, Launch};
 pub use memory::{DeviceBuffer, DeviceCopy, DevicePtr, PinnedBuffer};
 pub use stream::Stream;
 pub use sys::Dim3;
+pub use texture::{Array, TextureObject};

@@ -124,6 +124,74 @@ pub struct birenDeviceProp {
     pub streamPrioritiesSupported: c_int,
 }
 
+/// `birenChannelFormatDesc`: bits of channels x, y, z, w and their kind (2: float).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct birenChannelFormatDesc {
+    /// Bits of channel x.
+    pub x: c_int,
+    /// Bits of channel y.
+    pub y: c_int,
+    /// Bits of channel z.
+    pub z: c_int,
+    /// Bits of channel w.
+    pub w: c_int,
+    /// `birenChannelFormatKind`: 0 signed, 1 unsigned, 2 float.
+    pub f: c_int,
+}
+
+/// `birenResourceDesc` with its union as its largest member (`res.pitch2D`): `ptr` is
+/// `res.array.array` for resType 0 (an array), `res.linear.devPtr` / `res.pitch2D.devPtr`
+/// otherwise.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct birenResourceDesc {
+    /// `birenResourceType`: 0 array, 2 linear, 3 pitch2D.
+    pub resType: c_int,
+    /// The array, or the device memory.
+    pub ptr: *mut c_void,
+    /// The texel format (linear and pitch2D).
+    pub desc: birenChannelFormatDesc,
+    /// `res.linear.sizeInBytes`, or `res.pitch2D.width`.
+    pub width: usize,
+    /// `res.pitch2D.height`.
+    pub height: usize,
+    /// `res.pitch2D.pitchInBytes`.
+    pub pitchInBytes: usize,
+}
+
+/// `birenTextureDesc`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct birenTextureDesc {
+    /// Address modes of x, y, z: 0 wrap, 1 clamp, 2 mirror, 3 border.
+    pub addressMode: [c_int; 3],
+    /// 0 point, 1 linear.
+    pub filterMode: c_int,
+    /// 0 element type, 1 normalized float.
+    pub readMode: c_int,
+    /// Must be 0.
+    pub sRGB: c_int,
+    /// The border colour.
+    pub borderColor: [f32; 4],
+    /// Nonzero: coordinates in [0, 1).
+    pub normalizedCoords: c_int,
+    /// Ignored.
+    pub maxAnisotropy: c_uint,
+    /// Ignored.
+    pub mipmapFilterMode: c_int,
+    /// Ignored.
+    pub mipmapLevelBias: f32,
+    /// Ignored.
+    pub minMipmapLevelClamp: f32,
+    /// Ignored.
+    pub maxMipmapLevelClamp: f32,
+    /// Ignored.
+    pub disableTrilinearOptimization: c_int,
+    /// Ignored.
+    pub seamlessCubemap: c_int,
+}
+
 macro_rules! exports {
     ($($name:ident: fn($($arg:ty),*) $(-> $ret:ty)?;)*) => {
         /// The loaded library: one field per export of the header, called as
@@ -202,6 +270,19 @@ exports! {
     birenTrap: fn();
     birenMalloc: fn(*mut *mut c_void, usize) -> birenError_t;
     birenFree: fn(*mut c_void) -> birenError_t;
+    birenCreateChannelDesc: fn(c_int, c_int, c_int, c_int, c_int) -> birenChannelFormatDesc;
+    birenMallocArray:
+        fn(*mut *mut c_void, *const birenChannelFormatDesc, usize, usize, c_uint) -> birenError_t;
+    birenFreeArray: fn(*mut c_void) -> birenError_t;
+    birenMemcpy2DToArray:
+        fn(*mut c_void, usize, usize, *const c_void, usize, usize, usize, c_int) -> birenError_t;
+    birenMemcpy2DFromArray:
+        fn(*mut c_void, usize, *mut c_void, usize, usize, usize, usize, c_int) -> birenError_t;
+    birenCreateTextureObject: fn(
+        *mut u64, *const birenResourceDesc, *const birenTextureDesc, *const c_void
+    ) -> birenError_t;
+    birenDestroyTextureObject: fn(u64) -> birenError_t;
+    birenGetTextureObjectResourceDesc: fn(*mut birenResourceDesc, u64) -> birenError_t;
     birenMallocHost: fn(*mut *mut c_void, usize) -> birenError_t;
     birenFreeHost: fn(*mut c_void) -> birenError_t;
     birenMemcpy: fn(*mut c_void, *const c_void, usize, c_int) -> birenError_t;
