@@ -212,6 +212,17 @@ impl Writer<'_> {
         for (name, ty) in &self.plan.counters {
             let _ = writeln!(self.out, "  __typeof__({ty}) {name}; (void){name};");
         }
+        // Recomputed variables that do not depend on the thread: once per block.
+        for k in 0..self.plan.remat.len() {
+            let r = &self.plan.remat[k];
+            if !r.uniform {
+                continue;
+            }
+            let (name, ty, init) = (r.name.clone(), r.ty.clone(), r.init);
+            let _ = write!(self.out, "  __typeof__({ty}) {name} = (");
+            self.inline_text(init.0, init.1);
+            let _ = writeln!(self.out, "); (void){name};");
+        }
         self.out.push_str("");
         if self.plan.returns {
             self.out.push_str(

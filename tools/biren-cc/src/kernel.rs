@@ -81,6 +81,9 @@ pub struct Remat {
     pub init: Span,
     /// Where it is declared (its name).
     pub decl: usize,
+    /// Its value does not depend on the thread (no threadIdx, directly or through another):
+    /// computed once per block, before the regions.
+    pub uniform: bool,
 }
 
 /// See `Plan::guards`.
@@ -1833,6 +1836,7 @@ impl<'a> Analysis<'a> {
                 _ => continue,
             }
             let mut deps = Vec::new();
+            let mut uniform = true;
             for d in std::iter::once(init).chain(init.descendants()) {
                 match d.kind() {
                     CXCursor_IntegerLiteral
@@ -1921,13 +1925,19 @@ impl<'a> Analysis<'a> {
                             if p == self.nparams + 4 {
                                 continue 'vars;
                             }
+                            if p == self.nparams {
+                                uniform = false;
+                            }
                             continue;
                         }
                         match self
                             .var_of(&r)
                             .and_then(|w| out.iter().position(|o| o.0 == w))
                         {
-                            Some(k) => deps.push(k),
+                            Some(k) => {
+                                uniform &= out[k].1.uniform;
+                                deps.push(k)
+                            }
                             None => continue 'vars,
                         }
                     }
@@ -1951,6 +1961,7 @@ impl<'a> Analysis<'a> {
                     ty: t,
                     init: (eq + 1, end),
                     decl: name_at,
+                    uniform,
                 },
                 deps,
             ));
@@ -1990,8 +2001,9 @@ impl<'a> Analysis<'a> {
                 }
             }
             let declared_here = |k: usize| matches!(self.vars[remat[k].0].cursor.location(), Pos::Main(o) if inside(o));
+            // Uniform ones are the block's, declared before the regions.
             let list: Vec<usize> = (0..remat.len())
-                .filter(|&k| need[k] && !declared_here(k))
+                .filter(|&k| need[k] && !declared_here(k) && !remat[k].1.uniform)
                 .collect();
             if !list.is_empty() {
                 out.insert(span.0, list);
