@@ -2819,7 +2819,8 @@ void *birenRegionScratch(size_t bytes);
  * For region-form kernels (biren-cc): the run-time check of a barrier failed in thread
  * `thread` of the calling block. `what` 0: the condition of a loop or `if` that holds the
  * barrier at `file`:`line` differs between the block's threads; 1: threads of the block
- * returned before the barrier at `file`:`line` that the others reach. The launch fails with
+ * returned before the barrier at `file`:`line` that the others reach; 2: the width of the warp
+ * shuffle at `file`:`line` is not a power of two from 1 to 32. The launch fails with
  * BIREN_ERROR_LAUNCH_FAILURE, the message naming `kernel` and the place. Outside a kernel it
  * does nothing.
  */

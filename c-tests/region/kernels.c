@@ -151,6 +151,21 @@ BIREN_KERNEL(late_return, (int *) out) {
   out[blockIdx.x] = sum;
 }
 
+/* Warp shuffles of every kind, full masks, a width; blocks whose last warp is partial. */
+BIREN_KERNEL(shuffles, (int *) out, (int) w) {
+  int v = (int)(threadIdx.x + threadIdx.y * blockDim.x) * 3 + 1;
+  int a, b, c, d;
+  unsigned t = threadIdx.x + threadIdx.y * blockDim.x;
+  a = birenShflDownSyncInt(0xffffffffu, v, 3);
+  b = birenShflUpSyncInt(0xffffffffu, v, 2, w);
+  c = birenShflXorSyncInt(0xffffffffu, v, 5, w);
+  d = birenShflSyncInt(0xffffffffu, v, 7, w);
+  out[4 * t] = a;
+  out[4 * t + 1] = b;
+  out[4 * t + 2] = c;
+  out[4 * t + 3] = d;
+}
+
 /* A condition the compiler takes for uniform, that is not: each thread's ticket. */
 BIREN_KERNEL(divergent_if, (int *) counter, (int *) out) {
   int mine = birenAtomicAddInt(counter, 1) < 5;
@@ -368,6 +383,39 @@ static unsigned fake_region(birenKernelCtx *ctx, void **args, unsigned count) {
   return count;
 }
 
+/* The lane a shuffle reads (CUDA's rules; a lane beyond the block's last thread: the caller's). */
+static unsigned shfl_src(unsigned t, int kind, unsigned p, unsigned w, unsigned nt) {
+  unsigned l = t & 31u, seg = l & ~(w - 1u), lw = l & (w - 1u), s;
+  switch (kind) {
+  case 0: s = seg + (p & (w - 1u)); break;
+  case 1: if (p > lw) return t; s = l - p; break;
+  case 2: if (p >= w || lw + p >= w) return t; s = l + p; break;
+  default: s = l ^ p; if (s >= 32u || (s & ~(w - 1u)) > seg) return t; break;
+  }
+  s += t & ~31u;
+  return s >= nt ? t : s;
+}
+
+static int test_shuffles(void) {
+  static const unsigned shapes[3][3] = {{64, 1, 32}, {120, 1, 16}, {16, 6, 8}};
+  int *o, r[4 * 128];
+  OK(birenMalloc((void **)&o, sizeof r));
+  for (int k = 0; k < 3; k++) {
+    unsigned bx = shapes[k][0], by = shapes[k][1], nt = bx * by;
+    int w = (int)shapes[k][2];
+    OK(BIREN_LAUNCH(shuffles, birenDim3(1, 1, 1), birenDim3(bx, by, 1), 0, 0, o, w));
+    OK(birenMemcpy(r, o, 4 * nt * sizeof(int), birenMemcpyDeviceToHost));
+    for (unsigned t = 0; t < nt; t++) {
+      EXPECT(r[4 * t] == (int)shfl_src(t, 2, 3, 32, nt) * 3 + 1);
+      EXPECT(r[4 * t + 1] == (int)shfl_src(t, 1, 2, (unsigned)w, nt) * 3 + 1);
+      EXPECT(r[4 * t + 2] == (int)shfl_src(t, 3, 5, (unsigned)w, nt) * 3 + 1);
+      EXPECT(r[4 * t + 3] == (int)shfl_src(t, 0, 7, (unsigned)w, nt) * 3 + 1);
+    }
+  }
+  OK(birenFree(o));
+  return 0;
+}
+
 static int test_register_regions_checks_arguments(void) {
   EXPECT_CODE(birenKernelRegisterRegions(NULL, fake_region), BIREN_ERROR_INVALID_VALUE);
   EXPECT_CODE(birenKernelRegisterRegions(reduce, NULL), BIREN_ERROR_INVALID_VALUE);
@@ -380,7 +428,7 @@ static int test_register_regions_checks_arguments(void) {
 int main(void) {
   OK(birenInit());
   static const test_case tests[] = {
-      TEST(test_register_regions_checks_arguments),
+      TEST(test_register_regions_checks_arguments), TEST(test_shuffles),
       TEST(test_reduce),        TEST(test_scan_while),   TEST(test_rotate_do),
       TEST(test_uniform_if),    TEST(test_matmul),       TEST(test_live_values),
       TEST(test_reverse_dyn),   TEST(test_mirror3d),     TEST(test_late_return),

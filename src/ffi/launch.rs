@@ -529,7 +529,8 @@ pub extern "C" fn birenRegionScratch(bytes: usize) -> *mut c_void {
 /// For region-form kernels (biren-cc): the run-time check of a barrier failed in thread
 /// `thread` of the calling block. `what` 0: the condition of a loop or `if` that holds the
 /// barrier at `file`:`line` differs between the block's threads; 1: threads of the block
-/// returned before the barrier at `file`:`line` that the others reach. The launch fails with
+/// returned before the barrier at `file`:`line` that the others reach; 2: the width of the warp
+/// shuffle at `file`:`line` is not a power of two from 1 to 32. The launch fails with
 /// BIREN_ERROR_LAUNCH_FAILURE, the message naming `kernel` and the place. Outside a kernel it
 /// does nothing.
 #[no_mangle]
@@ -566,8 +567,10 @@ fn divergence_message(kernel: &str, file: &str, line: c_uint, what: c_uint) -> &
     }
     let text = if what == 0 {
         format!("the condition around the barrier at {file}:{line} differs between the block's threads (biren-cc's region form of {kernel} took it for uniform, as CUDA requires it to be)")
-    } else {
+    } else if what == 1 {
         format!("some threads of the block returned before the barrier at {file}:{line} that the others reach")
+    } else {
+        format!("the width of the warp shuffle at {file}:{line} is not a power of two from 1 to 32")
     };
     let s: &'static str = Box::leak(text.into_boxed_str());
     m.insert(key, s);

@@ -52,6 +52,28 @@ struct Writer<'a> {
     n: usize,
 }
 
+/// The source lane of a warp shuffle in region form, by CUDA's rules as the fiber form applies
+/// them (runtime `device/block/warp.rs`): the reading thread's own index when the lane is out
+/// of reach, beyond the block's last thread, or of a thread that returned.
+const SHUFFLE_HELPER: &str = "#ifndef BIREN_REGION_SHFL_
+#define BIREN_REGION_SHFL_
+static inline size_t birenRegionShflSrc_(size_t t, unsigned kind, unsigned p, unsigned width, size_t nt,
+                                          const unsigned char *dead) {
+  unsigned l = (unsigned)(t & 31u), seg = l & ~(width - 1u), lw = l & (width - 1u), s;
+  size_t src;
+  switch (kind) {
+  case 0: s = seg + (p & (width - 1u)); break;
+  case 1: if (p > lw) return t; s = l - p; break;
+  case 2: if (p >= width || lw + p >= width) return t; s = l + p; break;
+  default: s = l ^ p; if (s >= 32u || (s & ~(width - 1u)) > seg) return t; break;
+  }
+  src = (t & ~(size_t)31) + s;
+  if (src >= nt || (dead && dead[src])) return t;
+  return src;
+}
+#endif
+";
+
 fn entry(src: &[u8], file: &str, k: &Kernel, plan: &Plan) -> String {
     let mut w = Writer {
         src,
@@ -132,6 +154,9 @@ impl Writer<'_> {
 
     fn function(&mut self) {
         let name = &self.k.name;
+        if !self.plan.shuffles.is_empty() {
+            self.out.push_str(SHUFFLE_HELPER);
+        }
         self.gen_line();
         // GCC's -O2 vectorises only loops whose trip count is a known multiple of the vector
         // length; the thread loops' is the block's width, known at run time: the region entry
@@ -158,7 +183,7 @@ impl Writer<'_> {
         );
         if self.plan.uses_loop {
             self.out.push_str(
-                "  birenKernelLoop biren_l_, *const biren_loop_ = &biren_l_;\n\
+                "  birenKernelLoop biren_l_, *const biren_loop_ = &biren_l_; (void)biren_loop_;\n\
                  \x20 biren_l_.end = biren_nt_; biren_l_.xe = blockDim.x;\n",
             );
         }
@@ -167,6 +192,12 @@ impl Writer<'_> {
                 self.out,
                 "  const size_t biren_o{i}_ = biren_o_; biren_o_ += ((size_t)biren_nt_ * sizeof(__typeof__({})) + 63) & ~(size_t)63; /* {} */",
                 v.ty, v.name
+            );
+        }
+        for (i, ty) in self.plan.shuffles.iter().enumerate() {
+            let _ = writeln!(
+                self.out,
+                "  const size_t biren_os{i}_ = biren_o_; biren_o_ += ((size_t)biren_nt_ * sizeof(__typeof__({ty})) + 63) & ~(size_t)63;"
             );
         }
         if self.plan.returns {
@@ -195,6 +226,23 @@ impl Writer<'_> {
         if self.plan.returns {
             self.out
                 .push_str("  unsigned char *const biren_dead_ = biren_scr_ + biren_od_;\n");
+        }
+        for (i, ty) in self.plan.shuffles.iter().enumerate() {
+            let _ = writeln!(
+                self.out,
+                "  __typeof__({ty}) *__restrict const biren_shv{i}_ = (__typeof__({ty}) *)(void *)(biren_scr_ + biren_os{i}_);"
+            );
+        }
+        if !self.plan.shuffles.is_empty() {
+            let dead = if self.plan.returns {
+                "biren_dead_"
+            } else {
+                "0"
+            };
+            let _ = writeln!(
+                self.out,
+                "  const unsigned char *const biren_deadp_ = {dead}; (void)biren_deadp_;"
+            );
         }
         let mut hoisted = self.plan.hoisted.clone();
         hoisted.sort();
@@ -298,8 +346,8 @@ impl Writer<'_> {
             if !v.is_array {
                 let _ = writeln!(
                     self.out,
-                    "  __typeof__({}) {} = biren_v{i}_[biren_t_];",
-                    v.ty, v.name
+                    "  __typeof__({}) {} = biren_v{i}_[biren_t_]; (void){};",
+                    v.ty, v.name, v.name
                 );
                 continue;
             }
@@ -391,6 +439,53 @@ impl Writer<'_> {
                 }
                 self.thread_loop_close();
                 self.out.push_str("  }\n");
+            }
+            Piece::Shuffle {
+                stmt,
+                val,
+                width,
+                n,
+                ..
+            } => {
+                // The values: every thread's, in its store.
+                let uses = self.plan.uses.get(&val.0).cloned().unwrap_or_default();
+                let vars: Vec<usize> = uses.iter().map(|u| u.0).collect();
+                let written: Vec<usize> = uses.iter().filter(|u| u.1).map(|u| u.0).collect();
+                self.out.push_str("  { /* a shuffle's values */\n");
+                self.thread_loop_open();
+                self.load(&vars);
+                self.remat(val.0);
+                let _ = write!(self.out, "  biren_shv{n}_[biren_t_] = (");
+                self.inline_text(val.0, val.1);
+                self.out.push_str(");\n");
+                self.store(&written);
+                self.thread_loop_close();
+                self.out.push_str("  }\n");
+                // The statement, reading the source lane's value; a width CUDA refuses fails.
+                if let Some(w) = width {
+                    let line = self.line_of(stmt.0);
+                    let name = c_string(&self.k.name);
+                    let file = self.file.to_string();
+                    let uses = self.plan.uses.get(&stmt.0).cloned().unwrap_or_default();
+                    let vars: Vec<usize> = uses.iter().map(|u| u.0).collect();
+                    self.out.push_str("  {\n");
+                    self.thread_loop_open();
+                    self.load(&vars);
+                    self.remat(stmt.0);
+                    self.out
+                        .push_str("  { const unsigned biren_w_ = (unsigned)(");
+                    self.inline_text(w.0, w.1);
+                    let _ = writeln!(
+                        self.out,
+                        ");\n  if (biren_w_ == 0u || biren_w_ > 32u || (biren_w_ & (biren_w_ - 1u))) birenRegionDivergence({name}, {file}, {line}u, 2u, threadIdx); }}"
+                    );
+                    self.thread_loop_close();
+                    self.out.push_str("  }\n");
+                }
+                self.piece(&Piece::Run {
+                    start: stmt.0,
+                    end: stmt.1,
+                });
             }
             Piece::Barrier { offset } => {
                 if self.plan.returns {

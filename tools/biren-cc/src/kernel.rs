@@ -30,6 +30,15 @@ pub enum Piece {
     Run { start: usize, end: usize },
     /// A barrier statement (at `offset`).
     Barrier { offset: usize },
+    /// A statement `text[stmt]` holding one warp shuffle of value `text[val]` and width
+    /// `width` (None: 32): a region that stores each thread's value in shuffle store `n`, then
+    /// the statement with the shuffle replaced by a read of the source lane's (an edit).
+    Shuffle {
+        stmt: Span,
+        val: Span,
+        width: Option<Span>,
+        n: usize,
+    },
     /// `{ ... }` holding a barrier.
     Scope(Vec<Piece>),
     /// `if (cond) then else els` holding a barrier.
@@ -141,6 +150,8 @@ pub struct Plan {
     /// The body uses the loop pointer (birenThreadIdx(), birenTrap()).
     pub uses_loop: bool,
     pub regions: usize,
+    /// Per shuffle store, the value's type.
+    pub shuffles: Vec<String>,
 }
 
 /// A kernel found in the unit.
@@ -160,6 +171,12 @@ const THREAD_SUFFIX: &str = "_biren_thread_";
 
 fn is_barrier_fn(name: &str) -> bool {
     matches!(name, "birenSyncThreadsLoop" | "birenSyncThreads")
+}
+
+/// A warp shuffle (birenShfl*Sync*): region form runs it as two regions, one that stores every
+/// thread's value, one that reads the source lane's (`Piece::Shuffle`).
+fn is_shfl_fn(name: &str) -> bool {
+    name.starts_with("birenShfl")
 }
 
 fn is_warp_fn(name: &str) -> bool {
@@ -288,6 +305,8 @@ struct Var {
 struct Analysis<'a> {
     src: &'a [u8],
     body: Cursor,
+    /// The shuffle stores' types (`Piece::Shuffle::n`).
+    shuffles: Vec<String>,
     /// The statements of each region (by its start).
     run_stmts: HashMap<usize, Vec<Cursor>>,
     /// The parameters: the kernel's, then threadIdx, blockIdx, blockDim, gridDim, biren_loop_.
@@ -311,6 +330,7 @@ impl<'a> Analysis<'a> {
         let mut a = Analysis {
             src,
             body: *body,
+            shuffles: Vec::new(),
             run_stmts: HashMap::new(),
             params: params.to_vec(),
             nparams,
@@ -356,7 +376,20 @@ impl<'a> Analysis<'a> {
             .iter()
             .filter(|d| {
                 d.kind() == CXCursor_CallExpr
-                    && d.referenced().is_some_and(|f| is_barrier_fn(&f.spelling()))
+                    && d.referenced().is_some_and(|f| {
+                        let n = f.spelling();
+                        is_barrier_fn(&n) || is_shfl_fn(&n)
+                    })
+            })
+            .count()
+    }
+
+    fn shuffles_in(&self, c: &Cursor) -> usize {
+        c.descendants()
+            .iter()
+            .filter(|d| {
+                d.kind() == CXCursor_CallExpr
+                    && d.referenced().is_some_and(|f| is_shfl_fn(&f.spelling()))
             })
             .count()
     }
@@ -380,7 +413,10 @@ impl<'a> Analysis<'a> {
 
     fn contains_barrier(&mut self, c: &Cursor) -> bool {
         if c.kind() == CXCursor_CallExpr
-            && c.referenced().is_some_and(|f| is_barrier_fn(&f.spelling()))
+            && c.referenced().is_some_and(|f| {
+                let n = f.spelling();
+                is_barrier_fn(&n) || is_shfl_fn(&n)
+            })
         {
             return true;
         }
@@ -461,7 +497,7 @@ impl<'a> Analysis<'a> {
                     if is_grid_fn(&n) {
                         return self.fail("grid sync (cooperative launch)", &d);
                     }
-                    if is_warp_fn(&n) {
+                    if is_warp_fn(&n) && !is_shfl_fn(&n) {
                         // The name the user wrote (the header's macros add In_ / Loop).
                         let shown = n
                             .strip_suffix("In_")
@@ -543,6 +579,7 @@ impl<'a> Analysis<'a> {
             returns: self.returns,
             uses_loop,
             regions: self.regions.len(),
+            shuffles: std::mem::take(&mut self.shuffles),
         })
     }
 
@@ -714,6 +751,19 @@ impl<'a> Analysis<'a> {
         end: usize,
     ) -> Result<Piece, Fallback> {
         let src = self.src;
+        if s.kind() == CXCursor_DeclStmt && self.shuffles_in(s) > 0 {
+            return self.fail(
+                "a warp shuffle in a declaration (declare the variable, then assign the shuffle)",
+                s,
+            );
+        }
+        if (100..200).contains(&s.kind())
+            && self.barriers_in(s) + usize::from(s.kind() == CXCursor_CallExpr) > 0
+        {
+            if let Some(p) = self.shuffle_statement(s, start, end)? {
+                return Ok(p);
+            }
+        }
         match s.kind() {
             CXCursor_CallExpr if s.referenced().is_some_and(|f| is_barrier_fn(&f.spelling())) => {
                 // The statement is the call and its ';' (nothing else up to the next one).
@@ -1310,6 +1360,97 @@ impl<'a> Analysis<'a> {
         }
     }
 
+    /// An expression statement holding one warp shuffle and no barrier (see `Piece::Shuffle`);
+    /// None when it holds a barrier instead.
+    fn shuffle_statement(
+        &mut self,
+        s: &Cursor,
+        start: usize,
+        end: usize,
+    ) -> Result<Option<Piece>, Fallback> {
+        let src = self.src;
+        let calls: Vec<Cursor> = std::iter::once(*s)
+            .chain(s.descendants())
+            .filter(|d| d.kind() == CXCursor_CallExpr)
+            .filter(|d| {
+                d.referenced().is_some_and(|f| {
+                    let n = f.spelling();
+                    is_barrier_fn(&n) || is_shfl_fn(&n)
+                })
+            })
+            .collect();
+        if calls
+            .iter()
+            .any(|c| c.referenced().is_some_and(|f| is_barrier_fn(&f.spelling())))
+        {
+            return Ok(None);
+        }
+        if calls.len() != 1 {
+            return self.fail("two warp shuffles in one statement", s);
+        }
+        let call = calls[0];
+        let name = call.referenced().map(|f| f.spelling()).unwrap_or_default();
+        let Pos::Main(at) = call.start() else {
+            return self.fail("a warp shuffle written by a macro", s);
+        };
+        let written = text::ident_at(src, at);
+        if !written.starts_with("birenShfl") {
+            return self.fail("a warp shuffle written by a macro", s);
+        }
+        let open = text::skip_blank(src, at + written.len());
+        let Some(close) = (src.get(open) == Some(&b'('))
+            .then(|| text::matching(src, open))
+            .flatten()
+        else {
+            return self.fail("a warp shuffle without its arguments", s);
+        };
+        if close >= end {
+            return self.fail("a warp shuffle written by a macro", s);
+        }
+        let commas = text::split_top(src, open + 1, close, b',');
+        if commas.len() != 2 && commas.len() != 3 {
+            return self.fail("a warp shuffle with an unexpected argument list", s);
+        }
+        let val = (commas[0] + 1, commas[1]);
+        let param = (commas[1] + 1, *commas.get(2).unwrap_or(&close));
+        let width = (commas.len() == 3).then(|| (commas[2] + 1, close));
+        let kind = if name.starts_with("birenShflUp") {
+            1
+        } else if name.starts_with("birenShflDown") {
+            2
+        } else if name.starts_with("birenShflXor") {
+            3
+        } else {
+            0
+        };
+        let ty = call.ty().spelling();
+        let n = self.shuffles.len();
+        self.shuffles.push(ty);
+        // Two regions: the values (A, first, so uses in the value are its), the statement (B).
+        self.regions.push(val);
+        self.regions.push((start, end));
+        self.region_control(s, false)?;
+        // The statement reads the source lane's value instead (see birenRegionShflSrc_).
+        let text = |a: Span| String::from_utf8_lossy(&src[a.0..a.1]).into_owned();
+        let w = width.map_or_else(|| "32".to_string(), text);
+        let read = format!(
+            "biren_shv{n}_[birenRegionShflSrc_(biren_t_, {kind}u, (unsigned)({}), (unsigned)({w}), biren_nt_, biren_deadp_)]",
+            text(param)
+        );
+        let newlines = src[at..close + 1].iter().filter(|&&c| c == b'\n').count();
+        self.edits.push(Edit {
+            start: at,
+            end: close + 1,
+            with: EditKind::Text(read + &"\n".repeat(newlines)),
+        });
+        Ok(Some(Piece::Shuffle {
+            stmt: (start, end),
+            val,
+            width,
+            n,
+        }))
+    }
+
     fn compound_pieces(&mut self, c: &Cursor) -> Result<Vec<Piece>, Fallback> {
         let (Pos::Main(o), Pos::Main(e)) = (c.start(), c.end()) else {
             return self.fail("a block written by a macro", c);
@@ -1405,9 +1546,13 @@ impl<'a> Analysis<'a> {
             }
             let Some(r) = d.referenced() else { continue };
             let Some(v) = self.var_of(&r) else { continue };
-            match d.location() {
-                Pos::Main(o) => self.vars[v].uses.push(o),
-                Pos::Elsewhere => return self.fail("a variable used in a macro's own text", &d),
+            // A macro's argument is where it is written (inside the body), not where the macro
+            // is used: which region it belongs to.
+            let inside = |o: usize| matches!((body.start(), body.end()), (Pos::Main(a), Pos::Main(b)) if o > a && o < b);
+            match (d.spelled_location(), d.location()) {
+                (Pos::Main(o), _) if inside(o) => self.vars[v].uses.push(o),
+                (_, Pos::Main(o)) => self.vars[v].uses.push(o),
+                _ => return self.fail("a variable used in a macro's own text", &d),
             }
         }
         Ok(())
