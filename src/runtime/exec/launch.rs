@@ -445,6 +445,7 @@ mod tests {
             arg_sizes: vec![8, 8, 4],
             block_fn: None,
             blocks_fn: None,
+            region_fn: None,
         };
         assert_eq!(k.mismatch(&[8, 8, 4]), None);
         assert_eq!(
