@@ -430,6 +430,10 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "birenLaunchCooperativeKernel": (_err, [KERNEL_T, Dim3, Dim3, POINTER(c_void_p), c_size_t, _stream]),
     "birenKernelRegisterBlock": (_err, [KERNEL_T, c_char_p, c_uint, POINTER(c_size_t), c_void_p]),
     "birenKernelRegisterBlocks": (_err, [KERNEL_T, c_char_p, c_uint, POINTER(c_size_t), c_void_p, c_void_p]),
+    # region form (biren-cc)
+    "birenKernelRegisterRegions": (_err, [KERNEL_T, c_void_p]),
+    "birenRegionScratch": (c_void_p, [c_size_t]),
+    "birenRegionDivergence": (None, [c_char_p, c_char_p, c_uint, c_uint, Dim3]),
     "birenSyncThreadsLoop": (None, [c_void_p]),
     "birenTrapLoop": (None, [c_void_p]),
     "birenGridSync": (None, []),
