@@ -5295,7 +5295,7 @@ static inline unsigned long long birenAtomicCAS(unsigned long long *address, uns
  * reads divide unsigned 8/16-bit values by 255/65535 and signed ones by 127/32767 (at least -1).
  *
  * The fetch is inline: it reads the object's descriptor in the table the library exports
- * (birenTexTable_), checks that the descriptor is the object's, and reads the texels. A
+ * (birenTexTable), checks that the descriptor is the object's, and reads the texels. A
  * destroyed texture object, a value that is not one, or an object whose array was freed fails
  * the launch with BIREN_ERROR_ILLEGAL_ADDRESS (the validator names which).
  *
@@ -5325,9 +5325,9 @@ typedef struct birenTexSlot_ {
 extern "C" {
 #endif
 /** The texture objects' descriptors (indexed by the object's low bits). */
-extern birenTexSlot_ birenTexTable_[BIREN_TEX_TABLE_MASK_ + 1];
+extern birenTexSlot_ birenTexTable[BIREN_TEX_TABLE_MASK_ + 1];
 /** The surface objects' descriptors. */
-extern birenTexSlot_ birenSurfTable_[BIREN_TEX_TABLE_MASK_ + 1];
+extern birenTexSlot_ birenSurfTable[BIREN_TEX_TABLE_MASK_ + 1];
 #ifdef __cplusplus
 }
 #endif
@@ -5508,21 +5508,21 @@ extern "C" {
  * one, or its array freed): reports it (validator) and fails the calling kernel's launch with
  * BIREN_ERROR_ILLEGAL_ADDRESS; outside a kernel it only reports. Called by the header's fetches.
  */
-void birenTexInvalid_(unsigned long long t);
+void birenTexInvalid(unsigned long long t);
 /**
  * The slow path of a surface access: `s` has no live descriptor (outOfRange 0), or (x bytes, y,
  * z) is outside the surface in trap mode (outOfRange 1). Reports it and fails the launch with
  * BIREN_ERROR_ILLEGAL_ADDRESS. `loop`: the caller's biren_loop_, or NULL.
  */
-void birenSurfInvalid_(birenKernelLoop *loop, unsigned long long s, int x, int y, int z, int outOfRange);
+void birenSurfInvalid(birenKernelLoop *loop, unsigned long long s, int x, int y, int z, int outOfRange);
 #ifdef __cplusplus
 }
 #endif
 /* The descriptor of texture object t, or NULL (after the slow path). */
 static BIREN_INLINE_ const birenTexSlot_ *birenTexSlotOf_(unsigned long long t) {
-  const birenTexSlot_ *s = &birenTexTable_[t & BIREN_TEX_TABLE_MASK_];
+  const birenTexSlot_ *s = &birenTexTable[t & BIREN_TEX_TABLE_MASK_];
   if (BIREN_UNLIKELY_(s->key != t)) {
-    birenTexInvalid_(t);
+    birenTexInvalid(t);
     return 0;
   }
   return s;
@@ -5563,16 +5563,16 @@ static inline void birenTexI_(unsigned long long t, int dims, float x, float y, 
 }
 /* A surface access's address, or NULL (zero mode, or after the slow path). */
 static inline char *birenSurfAt_(birenKernelLoop *l, unsigned long long sv, int x, int y, int z, int size, int mode) {
-  const birenTexSlot_ *s = &birenSurfTable_[sv & BIREN_TEX_TABLE_MASK_];
+  const birenTexSlot_ *s = &birenSurfTable[sv & BIREN_TEX_TABLE_MASK_];
   if (BIREN_UNLIKELY_(s->key != sv)) {
-    birenSurfInvalid_(l, sv, x, y, z, 0);
+    birenSurfInvalid(l, sv, x, y, z, 0);
     return 0;
   }
   if (BIREN_UNLIKELY_(x < 0 || (size_t)x + (size_t)size > s->pitch || (unsigned)y >= (unsigned)s->height ||
                       (unsigned)z >= (unsigned)s->depth)) {
     if (mode == 0) return 0;
     if (mode != 1) {
-      birenSurfInvalid_(l, sv, x, y, z, 1);
+      birenSurfInvalid(l, sv, x, y, z, 1);
       return 0;
     }
     if (x < 0) x = 0;
@@ -5594,25 +5594,31 @@ static BIREN_INLINE_ float birenTex3DFloat(unsigned long long t, float x, float 
 static BIREN_INLINE_ float birenTex2DLayeredFloat(unsigned long long t, float x, float y, int layer) { float v[1]; birenTexF_(t, 2, x, y, 0.0f, layer, 1, v); return (float)v[0]; }
 static inline void birenSurf1DwriteFloatIn_(birenKernelLoop *l, float v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline float birenSurf1DreadFloatIn_(birenKernelLoop *l, unsigned long long s, int x, int mode) { float v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf1Dwrite<float>: (value, surf, xBytes[, boundaryMode]); see the surface section. */
 #define birenSurf1DwriteFloat(...) BIREN_PP_CAT(birenSurf1DwriteFloat_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf1DwriteFloat_3(v, s, x) birenSurf1DwriteFloatIn_(biren_loop_, (v), (s), x, 2)
 #define birenSurf1DwriteFloat_4(v, s, x, mode) birenSurf1DwriteFloatIn_(biren_loop_, (v), (s), x, (mode))
+/** CUDA's surf1Dread<float>: (surf, xBytes[, boundaryMode]); see the surface section. */
 #define birenSurf1DreadFloat(...) BIREN_PP_CAT(birenSurf1DreadFloat_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf1DreadFloat_2(s, x) birenSurf1DreadFloatIn_(biren_loop_, (s), x, 2)
 #define birenSurf1DreadFloat_3(s, x, mode) birenSurf1DreadFloatIn_(biren_loop_, (s), x, (mode))
 static inline void birenSurf2DwriteFloatIn_(birenKernelLoop *l, float v, unsigned long long s, int x, int y, int mode) { char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline float birenSurf2DreadFloatIn_(birenKernelLoop *l, unsigned long long s, int x, int y, int mode) { float v; char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf2Dwrite<float>: (value, surf, xBytes, y[, boundaryMode]); see the surface section. */
 #define birenSurf2DwriteFloat(...) BIREN_PP_CAT(birenSurf2DwriteFloat_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf2DwriteFloat_4(v, s, x, y) birenSurf2DwriteFloatIn_(biren_loop_, (v), (s), x, y, 2)
 #define birenSurf2DwriteFloat_5(v, s, x, y, mode) birenSurf2DwriteFloatIn_(biren_loop_, (v), (s), x, y, (mode))
+/** CUDA's surf2Dread<float>: (surf, xBytes, y[, boundaryMode]); see the surface section. */
 #define birenSurf2DreadFloat(...) BIREN_PP_CAT(birenSurf2DreadFloat_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf2DreadFloat_3(s, x, y) birenSurf2DreadFloatIn_(biren_loop_, (s), x, y, 2)
 #define birenSurf2DreadFloat_4(s, x, y, mode) birenSurf2DreadFloatIn_(biren_loop_, (s), x, y, (mode))
 static inline void birenSurf3DwriteFloatIn_(birenKernelLoop *l, float v, unsigned long long s, int x, int y, int z, int mode) { char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline float birenSurf3DreadFloatIn_(birenKernelLoop *l, unsigned long long s, int x, int y, int z, int mode) { float v; char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf3Dwrite<float>: (value, surf, xBytes, y, z[, boundaryMode]); see the surface section. */
 #define birenSurf3DwriteFloat(...) BIREN_PP_CAT(birenSurf3DwriteFloat_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf3DwriteFloat_5(v, s, x, y, z) birenSurf3DwriteFloatIn_(biren_loop_, (v), (s), x, y, z, 2)
 #define birenSurf3DwriteFloat_6(v, s, x, y, z, mode) birenSurf3DwriteFloatIn_(biren_loop_, (v), (s), x, y, z, (mode))
+/** CUDA's surf3Dread<float>: (surf, xBytes, y, z[, boundaryMode]); see the surface section. */
 #define birenSurf3DreadFloat(...) BIREN_PP_CAT(birenSurf3DreadFloat_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf3DreadFloat_4(s, x, y, z) birenSurf3DreadFloatIn_(biren_loop_, (s), x, y, z, 2)
 #define birenSurf3DreadFloat_5(s, x, y, z, mode) birenSurf3DreadFloatIn_(biren_loop_, (s), x, y, z, (mode))
@@ -5628,25 +5634,31 @@ static BIREN_INLINE_ float2 birenTex3DFloat2(unsigned long long t, float x, floa
 static BIREN_INLINE_ float2 birenTex2DLayeredFloat2(unsigned long long t, float x, float y, int layer) { float v[2]; birenTexF_(t, 2, x, y, 0.0f, layer, 2, v); return make_float2((float)v[0], (float)v[1]); }
 static inline void birenSurf1DwriteFloat2In_(birenKernelLoop *l, float2 v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline float2 birenSurf1DreadFloat2In_(birenKernelLoop *l, unsigned long long s, int x, int mode) { float2 v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf1Dwrite<float2>: (value, surf, xBytes[, boundaryMode]); see the surface section. */
 #define birenSurf1DwriteFloat2(...) BIREN_PP_CAT(birenSurf1DwriteFloat2_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf1DwriteFloat2_3(v, s, x) birenSurf1DwriteFloat2In_(biren_loop_, (v), (s), x, 2)
 #define birenSurf1DwriteFloat2_4(v, s, x, mode) birenSurf1DwriteFloat2In_(biren_loop_, (v), (s), x, (mode))
+/** CUDA's surf1Dread<float2>: (surf, xBytes[, boundaryMode]); see the surface section. */
 #define birenSurf1DreadFloat2(...) BIREN_PP_CAT(birenSurf1DreadFloat2_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf1DreadFloat2_2(s, x) birenSurf1DreadFloat2In_(biren_loop_, (s), x, 2)
 #define birenSurf1DreadFloat2_3(s, x, mode) birenSurf1DreadFloat2In_(biren_loop_, (s), x, (mode))
 static inline void birenSurf2DwriteFloat2In_(birenKernelLoop *l, float2 v, unsigned long long s, int x, int y, int mode) { char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline float2 birenSurf2DreadFloat2In_(birenKernelLoop *l, unsigned long long s, int x, int y, int mode) { float2 v; char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf2Dwrite<float2>: (value, surf, xBytes, y[, boundaryMode]); see the surface section. */
 #define birenSurf2DwriteFloat2(...) BIREN_PP_CAT(birenSurf2DwriteFloat2_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf2DwriteFloat2_4(v, s, x, y) birenSurf2DwriteFloat2In_(biren_loop_, (v), (s), x, y, 2)
 #define birenSurf2DwriteFloat2_5(v, s, x, y, mode) birenSurf2DwriteFloat2In_(biren_loop_, (v), (s), x, y, (mode))
+/** CUDA's surf2Dread<float2>: (surf, xBytes, y[, boundaryMode]); see the surface section. */
 #define birenSurf2DreadFloat2(...) BIREN_PP_CAT(birenSurf2DreadFloat2_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf2DreadFloat2_3(s, x, y) birenSurf2DreadFloat2In_(biren_loop_, (s), x, y, 2)
 #define birenSurf2DreadFloat2_4(s, x, y, mode) birenSurf2DreadFloat2In_(biren_loop_, (s), x, y, (mode))
 static inline void birenSurf3DwriteFloat2In_(birenKernelLoop *l, float2 v, unsigned long long s, int x, int y, int z, int mode) { char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline float2 birenSurf3DreadFloat2In_(birenKernelLoop *l, unsigned long long s, int x, int y, int z, int mode) { float2 v; char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf3Dwrite<float2>: (value, surf, xBytes, y, z[, boundaryMode]); see the surface section. */
 #define birenSurf3DwriteFloat2(...) BIREN_PP_CAT(birenSurf3DwriteFloat2_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf3DwriteFloat2_5(v, s, x, y, z) birenSurf3DwriteFloat2In_(biren_loop_, (v), (s), x, y, z, 2)
 #define birenSurf3DwriteFloat2_6(v, s, x, y, z, mode) birenSurf3DwriteFloat2In_(biren_loop_, (v), (s), x, y, z, (mode))
+/** CUDA's surf3Dread<float2>: (surf, xBytes, y, z[, boundaryMode]); see the surface section. */
 #define birenSurf3DreadFloat2(...) BIREN_PP_CAT(birenSurf3DreadFloat2_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf3DreadFloat2_4(s, x, y, z) birenSurf3DreadFloat2In_(biren_loop_, (s), x, y, z, 2)
 #define birenSurf3DreadFloat2_5(s, x, y, z, mode) birenSurf3DreadFloat2In_(biren_loop_, (s), x, y, z, (mode))
@@ -5662,25 +5674,31 @@ static BIREN_INLINE_ float4 birenTex3DFloat4(unsigned long long t, float x, floa
 static BIREN_INLINE_ float4 birenTex2DLayeredFloat4(unsigned long long t, float x, float y, int layer) { float v[4]; birenTexF_(t, 2, x, y, 0.0f, layer, 4, v); return make_float4((float)v[0], (float)v[1], (float)v[2], (float)v[3]); }
 static inline void birenSurf1DwriteFloat4In_(birenKernelLoop *l, float4 v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline float4 birenSurf1DreadFloat4In_(birenKernelLoop *l, unsigned long long s, int x, int mode) { float4 v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf1Dwrite<float4>: (value, surf, xBytes[, boundaryMode]); see the surface section. */
 #define birenSurf1DwriteFloat4(...) BIREN_PP_CAT(birenSurf1DwriteFloat4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf1DwriteFloat4_3(v, s, x) birenSurf1DwriteFloat4In_(biren_loop_, (v), (s), x, 2)
 #define birenSurf1DwriteFloat4_4(v, s, x, mode) birenSurf1DwriteFloat4In_(biren_loop_, (v), (s), x, (mode))
+/** CUDA's surf1Dread<float4>: (surf, xBytes[, boundaryMode]); see the surface section. */
 #define birenSurf1DreadFloat4(...) BIREN_PP_CAT(birenSurf1DreadFloat4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf1DreadFloat4_2(s, x) birenSurf1DreadFloat4In_(biren_loop_, (s), x, 2)
 #define birenSurf1DreadFloat4_3(s, x, mode) birenSurf1DreadFloat4In_(biren_loop_, (s), x, (mode))
 static inline void birenSurf2DwriteFloat4In_(birenKernelLoop *l, float4 v, unsigned long long s, int x, int y, int mode) { char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline float4 birenSurf2DreadFloat4In_(birenKernelLoop *l, unsigned long long s, int x, int y, int mode) { float4 v; char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf2Dwrite<float4>: (value, surf, xBytes, y[, boundaryMode]); see the surface section. */
 #define birenSurf2DwriteFloat4(...) BIREN_PP_CAT(birenSurf2DwriteFloat4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf2DwriteFloat4_4(v, s, x, y) birenSurf2DwriteFloat4In_(biren_loop_, (v), (s), x, y, 2)
 #define birenSurf2DwriteFloat4_5(v, s, x, y, mode) birenSurf2DwriteFloat4In_(biren_loop_, (v), (s), x, y, (mode))
+/** CUDA's surf2Dread<float4>: (surf, xBytes, y[, boundaryMode]); see the surface section. */
 #define birenSurf2DreadFloat4(...) BIREN_PP_CAT(birenSurf2DreadFloat4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf2DreadFloat4_3(s, x, y) birenSurf2DreadFloat4In_(biren_loop_, (s), x, y, 2)
 #define birenSurf2DreadFloat4_4(s, x, y, mode) birenSurf2DreadFloat4In_(biren_loop_, (s), x, y, (mode))
 static inline void birenSurf3DwriteFloat4In_(birenKernelLoop *l, float4 v, unsigned long long s, int x, int y, int z, int mode) { char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline float4 birenSurf3DreadFloat4In_(birenKernelLoop *l, unsigned long long s, int x, int y, int z, int mode) { float4 v; char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf3Dwrite<float4>: (value, surf, xBytes, y, z[, boundaryMode]); see the surface section. */
 #define birenSurf3DwriteFloat4(...) BIREN_PP_CAT(birenSurf3DwriteFloat4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf3DwriteFloat4_5(v, s, x, y, z) birenSurf3DwriteFloat4In_(biren_loop_, (v), (s), x, y, z, 2)
 #define birenSurf3DwriteFloat4_6(v, s, x, y, z, mode) birenSurf3DwriteFloat4In_(biren_loop_, (v), (s), x, y, z, (mode))
+/** CUDA's surf3Dread<float4>: (surf, xBytes, y, z[, boundaryMode]); see the surface section. */
 #define birenSurf3DreadFloat4(...) BIREN_PP_CAT(birenSurf3DreadFloat4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf3DreadFloat4_4(s, x, y, z) birenSurf3DreadFloat4In_(biren_loop_, (s), x, y, z, 2)
 #define birenSurf3DreadFloat4_5(s, x, y, z, mode) birenSurf3DreadFloat4In_(biren_loop_, (s), x, y, z, (mode))
@@ -5696,25 +5714,31 @@ static BIREN_INLINE_ int birenTex3DInt(unsigned long long t, float x, float y, f
 static BIREN_INLINE_ int birenTex2DLayeredInt(unsigned long long t, float x, float y, int layer) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, layer, 1, v); return (int)v[0]; }
 static inline void birenSurf1DwriteIntIn_(birenKernelLoop *l, int v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline int birenSurf1DreadIntIn_(birenKernelLoop *l, unsigned long long s, int x, int mode) { int v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf1Dwrite<int>: (value, surf, xBytes[, boundaryMode]); see the surface section. */
 #define birenSurf1DwriteInt(...) BIREN_PP_CAT(birenSurf1DwriteInt_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf1DwriteInt_3(v, s, x) birenSurf1DwriteIntIn_(biren_loop_, (v), (s), x, 2)
 #define birenSurf1DwriteInt_4(v, s, x, mode) birenSurf1DwriteIntIn_(biren_loop_, (v), (s), x, (mode))
+/** CUDA's surf1Dread<int>: (surf, xBytes[, boundaryMode]); see the surface section. */
 #define birenSurf1DreadInt(...) BIREN_PP_CAT(birenSurf1DreadInt_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf1DreadInt_2(s, x) birenSurf1DreadIntIn_(biren_loop_, (s), x, 2)
 #define birenSurf1DreadInt_3(s, x, mode) birenSurf1DreadIntIn_(biren_loop_, (s), x, (mode))
 static inline void birenSurf2DwriteIntIn_(birenKernelLoop *l, int v, unsigned long long s, int x, int y, int mode) { char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline int birenSurf2DreadIntIn_(birenKernelLoop *l, unsigned long long s, int x, int y, int mode) { int v; char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf2Dwrite<int>: (value, surf, xBytes, y[, boundaryMode]); see the surface section. */
 #define birenSurf2DwriteInt(...) BIREN_PP_CAT(birenSurf2DwriteInt_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf2DwriteInt_4(v, s, x, y) birenSurf2DwriteIntIn_(biren_loop_, (v), (s), x, y, 2)
 #define birenSurf2DwriteInt_5(v, s, x, y, mode) birenSurf2DwriteIntIn_(biren_loop_, (v), (s), x, y, (mode))
+/** CUDA's surf2Dread<int>: (surf, xBytes, y[, boundaryMode]); see the surface section. */
 #define birenSurf2DreadInt(...) BIREN_PP_CAT(birenSurf2DreadInt_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf2DreadInt_3(s, x, y) birenSurf2DreadIntIn_(biren_loop_, (s), x, y, 2)
 #define birenSurf2DreadInt_4(s, x, y, mode) birenSurf2DreadIntIn_(biren_loop_, (s), x, y, (mode))
 static inline void birenSurf3DwriteIntIn_(birenKernelLoop *l, int v, unsigned long long s, int x, int y, int z, int mode) { char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline int birenSurf3DreadIntIn_(birenKernelLoop *l, unsigned long long s, int x, int y, int z, int mode) { int v; char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf3Dwrite<int>: (value, surf, xBytes, y, z[, boundaryMode]); see the surface section. */
 #define birenSurf3DwriteInt(...) BIREN_PP_CAT(birenSurf3DwriteInt_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf3DwriteInt_5(v, s, x, y, z) birenSurf3DwriteIntIn_(biren_loop_, (v), (s), x, y, z, 2)
 #define birenSurf3DwriteInt_6(v, s, x, y, z, mode) birenSurf3DwriteIntIn_(biren_loop_, (v), (s), x, y, z, (mode))
+/** CUDA's surf3Dread<int>: (surf, xBytes, y, z[, boundaryMode]); see the surface section. */
 #define birenSurf3DreadInt(...) BIREN_PP_CAT(birenSurf3DreadInt_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf3DreadInt_4(s, x, y, z) birenSurf3DreadIntIn_(biren_loop_, (s), x, y, z, 2)
 #define birenSurf3DreadInt_5(s, x, y, z, mode) birenSurf3DreadIntIn_(biren_loop_, (s), x, y, z, (mode))
@@ -5730,25 +5754,31 @@ static BIREN_INLINE_ int2 birenTex3DInt2(unsigned long long t, float x, float y,
 static BIREN_INLINE_ int2 birenTex2DLayeredInt2(unsigned long long t, float x, float y, int layer) { long long v[2]; birenTexI_(t, 2, x, y, 0.0f, layer, 2, v); return make_int2((int)v[0], (int)v[1]); }
 static inline void birenSurf1DwriteInt2In_(birenKernelLoop *l, int2 v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline int2 birenSurf1DreadInt2In_(birenKernelLoop *l, unsigned long long s, int x, int mode) { int2 v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf1Dwrite<int2>: (value, surf, xBytes[, boundaryMode]); see the surface section. */
 #define birenSurf1DwriteInt2(...) BIREN_PP_CAT(birenSurf1DwriteInt2_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf1DwriteInt2_3(v, s, x) birenSurf1DwriteInt2In_(biren_loop_, (v), (s), x, 2)
 #define birenSurf1DwriteInt2_4(v, s, x, mode) birenSurf1DwriteInt2In_(biren_loop_, (v), (s), x, (mode))
+/** CUDA's surf1Dread<int2>: (surf, xBytes[, boundaryMode]); see the surface section. */
 #define birenSurf1DreadInt2(...) BIREN_PP_CAT(birenSurf1DreadInt2_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf1DreadInt2_2(s, x) birenSurf1DreadInt2In_(biren_loop_, (s), x, 2)
 #define birenSurf1DreadInt2_3(s, x, mode) birenSurf1DreadInt2In_(biren_loop_, (s), x, (mode))
 static inline void birenSurf2DwriteInt2In_(birenKernelLoop *l, int2 v, unsigned long long s, int x, int y, int mode) { char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline int2 birenSurf2DreadInt2In_(birenKernelLoop *l, unsigned long long s, int x, int y, int mode) { int2 v; char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf2Dwrite<int2>: (value, surf, xBytes, y[, boundaryMode]); see the surface section. */
 #define birenSurf2DwriteInt2(...) BIREN_PP_CAT(birenSurf2DwriteInt2_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf2DwriteInt2_4(v, s, x, y) birenSurf2DwriteInt2In_(biren_loop_, (v), (s), x, y, 2)
 #define birenSurf2DwriteInt2_5(v, s, x, y, mode) birenSurf2DwriteInt2In_(biren_loop_, (v), (s), x, y, (mode))
+/** CUDA's surf2Dread<int2>: (surf, xBytes, y[, boundaryMode]); see the surface section. */
 #define birenSurf2DreadInt2(...) BIREN_PP_CAT(birenSurf2DreadInt2_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf2DreadInt2_3(s, x, y) birenSurf2DreadInt2In_(biren_loop_, (s), x, y, 2)
 #define birenSurf2DreadInt2_4(s, x, y, mode) birenSurf2DreadInt2In_(biren_loop_, (s), x, y, (mode))
 static inline void birenSurf3DwriteInt2In_(birenKernelLoop *l, int2 v, unsigned long long s, int x, int y, int z, int mode) { char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline int2 birenSurf3DreadInt2In_(birenKernelLoop *l, unsigned long long s, int x, int y, int z, int mode) { int2 v; char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf3Dwrite<int2>: (value, surf, xBytes, y, z[, boundaryMode]); see the surface section. */
 #define birenSurf3DwriteInt2(...) BIREN_PP_CAT(birenSurf3DwriteInt2_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf3DwriteInt2_5(v, s, x, y, z) birenSurf3DwriteInt2In_(biren_loop_, (v), (s), x, y, z, 2)
 #define birenSurf3DwriteInt2_6(v, s, x, y, z, mode) birenSurf3DwriteInt2In_(biren_loop_, (v), (s), x, y, z, (mode))
+/** CUDA's surf3Dread<int2>: (surf, xBytes, y, z[, boundaryMode]); see the surface section. */
 #define birenSurf3DreadInt2(...) BIREN_PP_CAT(birenSurf3DreadInt2_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf3DreadInt2_4(s, x, y, z) birenSurf3DreadInt2In_(biren_loop_, (s), x, y, z, 2)
 #define birenSurf3DreadInt2_5(s, x, y, z, mode) birenSurf3DreadInt2In_(biren_loop_, (s), x, y, z, (mode))
@@ -5764,25 +5794,31 @@ static BIREN_INLINE_ int4 birenTex3DInt4(unsigned long long t, float x, float y,
 static BIREN_INLINE_ int4 birenTex2DLayeredInt4(unsigned long long t, float x, float y, int layer) { long long v[4]; birenTexI_(t, 2, x, y, 0.0f, layer, 4, v); return make_int4((int)v[0], (int)v[1], (int)v[2], (int)v[3]); }
 static inline void birenSurf1DwriteInt4In_(birenKernelLoop *l, int4 v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline int4 birenSurf1DreadInt4In_(birenKernelLoop *l, unsigned long long s, int x, int mode) { int4 v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf1Dwrite<int4>: (value, surf, xBytes[, boundaryMode]); see the surface section. */
 #define birenSurf1DwriteInt4(...) BIREN_PP_CAT(birenSurf1DwriteInt4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf1DwriteInt4_3(v, s, x) birenSurf1DwriteInt4In_(biren_loop_, (v), (s), x, 2)
 #define birenSurf1DwriteInt4_4(v, s, x, mode) birenSurf1DwriteInt4In_(biren_loop_, (v), (s), x, (mode))
+/** CUDA's surf1Dread<int4>: (surf, xBytes[, boundaryMode]); see the surface section. */
 #define birenSurf1DreadInt4(...) BIREN_PP_CAT(birenSurf1DreadInt4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf1DreadInt4_2(s, x) birenSurf1DreadInt4In_(biren_loop_, (s), x, 2)
 #define birenSurf1DreadInt4_3(s, x, mode) birenSurf1DreadInt4In_(biren_loop_, (s), x, (mode))
 static inline void birenSurf2DwriteInt4In_(birenKernelLoop *l, int4 v, unsigned long long s, int x, int y, int mode) { char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline int4 birenSurf2DreadInt4In_(birenKernelLoop *l, unsigned long long s, int x, int y, int mode) { int4 v; char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf2Dwrite<int4>: (value, surf, xBytes, y[, boundaryMode]); see the surface section. */
 #define birenSurf2DwriteInt4(...) BIREN_PP_CAT(birenSurf2DwriteInt4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf2DwriteInt4_4(v, s, x, y) birenSurf2DwriteInt4In_(biren_loop_, (v), (s), x, y, 2)
 #define birenSurf2DwriteInt4_5(v, s, x, y, mode) birenSurf2DwriteInt4In_(biren_loop_, (v), (s), x, y, (mode))
+/** CUDA's surf2Dread<int4>: (surf, xBytes, y[, boundaryMode]); see the surface section. */
 #define birenSurf2DreadInt4(...) BIREN_PP_CAT(birenSurf2DreadInt4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf2DreadInt4_3(s, x, y) birenSurf2DreadInt4In_(biren_loop_, (s), x, y, 2)
 #define birenSurf2DreadInt4_4(s, x, y, mode) birenSurf2DreadInt4In_(biren_loop_, (s), x, y, (mode))
 static inline void birenSurf3DwriteInt4In_(birenKernelLoop *l, int4 v, unsigned long long s, int x, int y, int z, int mode) { char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline int4 birenSurf3DreadInt4In_(birenKernelLoop *l, unsigned long long s, int x, int y, int z, int mode) { int4 v; char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf3Dwrite<int4>: (value, surf, xBytes, y, z[, boundaryMode]); see the surface section. */
 #define birenSurf3DwriteInt4(...) BIREN_PP_CAT(birenSurf3DwriteInt4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf3DwriteInt4_5(v, s, x, y, z) birenSurf3DwriteInt4In_(biren_loop_, (v), (s), x, y, z, 2)
 #define birenSurf3DwriteInt4_6(v, s, x, y, z, mode) birenSurf3DwriteInt4In_(biren_loop_, (v), (s), x, y, z, (mode))
+/** CUDA's surf3Dread<int4>: (surf, xBytes, y, z[, boundaryMode]); see the surface section. */
 #define birenSurf3DreadInt4(...) BIREN_PP_CAT(birenSurf3DreadInt4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf3DreadInt4_4(s, x, y, z) birenSurf3DreadInt4In_(biren_loop_, (s), x, y, z, 2)
 #define birenSurf3DreadInt4_5(s, x, y, z, mode) birenSurf3DreadInt4In_(biren_loop_, (s), x, y, z, (mode))
@@ -5798,25 +5834,31 @@ static BIREN_INLINE_ unsigned int birenTex3DUint(unsigned long long t, float x, 
 static BIREN_INLINE_ unsigned int birenTex2DLayeredUint(unsigned long long t, float x, float y, int layer) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, layer, 1, v); return (unsigned int)v[0]; }
 static inline void birenSurf1DwriteUintIn_(birenKernelLoop *l, unsigned int v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline unsigned int birenSurf1DreadUintIn_(birenKernelLoop *l, unsigned long long s, int x, int mode) { unsigned int v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf1Dwrite<unsigned int>: (value, surf, xBytes[, boundaryMode]); see the surface section. */
 #define birenSurf1DwriteUint(...) BIREN_PP_CAT(birenSurf1DwriteUint_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf1DwriteUint_3(v, s, x) birenSurf1DwriteUintIn_(biren_loop_, (v), (s), x, 2)
 #define birenSurf1DwriteUint_4(v, s, x, mode) birenSurf1DwriteUintIn_(biren_loop_, (v), (s), x, (mode))
+/** CUDA's surf1Dread<unsigned int>: (surf, xBytes[, boundaryMode]); see the surface section. */
 #define birenSurf1DreadUint(...) BIREN_PP_CAT(birenSurf1DreadUint_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf1DreadUint_2(s, x) birenSurf1DreadUintIn_(biren_loop_, (s), x, 2)
 #define birenSurf1DreadUint_3(s, x, mode) birenSurf1DreadUintIn_(biren_loop_, (s), x, (mode))
 static inline void birenSurf2DwriteUintIn_(birenKernelLoop *l, unsigned int v, unsigned long long s, int x, int y, int mode) { char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline unsigned int birenSurf2DreadUintIn_(birenKernelLoop *l, unsigned long long s, int x, int y, int mode) { unsigned int v; char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf2Dwrite<unsigned int>: (value, surf, xBytes, y[, boundaryMode]); see the surface section. */
 #define birenSurf2DwriteUint(...) BIREN_PP_CAT(birenSurf2DwriteUint_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf2DwriteUint_4(v, s, x, y) birenSurf2DwriteUintIn_(biren_loop_, (v), (s), x, y, 2)
 #define birenSurf2DwriteUint_5(v, s, x, y, mode) birenSurf2DwriteUintIn_(biren_loop_, (v), (s), x, y, (mode))
+/** CUDA's surf2Dread<unsigned int>: (surf, xBytes, y[, boundaryMode]); see the surface section. */
 #define birenSurf2DreadUint(...) BIREN_PP_CAT(birenSurf2DreadUint_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf2DreadUint_3(s, x, y) birenSurf2DreadUintIn_(biren_loop_, (s), x, y, 2)
 #define birenSurf2DreadUint_4(s, x, y, mode) birenSurf2DreadUintIn_(biren_loop_, (s), x, y, (mode))
 static inline void birenSurf3DwriteUintIn_(birenKernelLoop *l, unsigned int v, unsigned long long s, int x, int y, int z, int mode) { char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline unsigned int birenSurf3DreadUintIn_(birenKernelLoop *l, unsigned long long s, int x, int y, int z, int mode) { unsigned int v; char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf3Dwrite<unsigned int>: (value, surf, xBytes, y, z[, boundaryMode]); see the surface section. */
 #define birenSurf3DwriteUint(...) BIREN_PP_CAT(birenSurf3DwriteUint_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf3DwriteUint_5(v, s, x, y, z) birenSurf3DwriteUintIn_(biren_loop_, (v), (s), x, y, z, 2)
 #define birenSurf3DwriteUint_6(v, s, x, y, z, mode) birenSurf3DwriteUintIn_(biren_loop_, (v), (s), x, y, z, (mode))
+/** CUDA's surf3Dread<unsigned int>: (surf, xBytes, y, z[, boundaryMode]); see the surface section. */
 #define birenSurf3DreadUint(...) BIREN_PP_CAT(birenSurf3DreadUint_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf3DreadUint_4(s, x, y, z) birenSurf3DreadUintIn_(biren_loop_, (s), x, y, z, 2)
 #define birenSurf3DreadUint_5(s, x, y, z, mode) birenSurf3DreadUintIn_(biren_loop_, (s), x, y, z, (mode))
@@ -5832,25 +5874,31 @@ static BIREN_INLINE_ uint4 birenTex3DUint4(unsigned long long t, float x, float 
 static BIREN_INLINE_ uint4 birenTex2DLayeredUint4(unsigned long long t, float x, float y, int layer) { long long v[4]; birenTexI_(t, 2, x, y, 0.0f, layer, 4, v); return make_uint4((unsigned int)v[0], (unsigned int)v[1], (unsigned int)v[2], (unsigned int)v[3]); }
 static inline void birenSurf1DwriteUint4In_(birenKernelLoop *l, uint4 v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline uint4 birenSurf1DreadUint4In_(birenKernelLoop *l, unsigned long long s, int x, int mode) { uint4 v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf1Dwrite<uint4>: (value, surf, xBytes[, boundaryMode]); see the surface section. */
 #define birenSurf1DwriteUint4(...) BIREN_PP_CAT(birenSurf1DwriteUint4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf1DwriteUint4_3(v, s, x) birenSurf1DwriteUint4In_(biren_loop_, (v), (s), x, 2)
 #define birenSurf1DwriteUint4_4(v, s, x, mode) birenSurf1DwriteUint4In_(biren_loop_, (v), (s), x, (mode))
+/** CUDA's surf1Dread<uint4>: (surf, xBytes[, boundaryMode]); see the surface section. */
 #define birenSurf1DreadUint4(...) BIREN_PP_CAT(birenSurf1DreadUint4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf1DreadUint4_2(s, x) birenSurf1DreadUint4In_(biren_loop_, (s), x, 2)
 #define birenSurf1DreadUint4_3(s, x, mode) birenSurf1DreadUint4In_(biren_loop_, (s), x, (mode))
 static inline void birenSurf2DwriteUint4In_(birenKernelLoop *l, uint4 v, unsigned long long s, int x, int y, int mode) { char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline uint4 birenSurf2DreadUint4In_(birenKernelLoop *l, unsigned long long s, int x, int y, int mode) { uint4 v; char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf2Dwrite<uint4>: (value, surf, xBytes, y[, boundaryMode]); see the surface section. */
 #define birenSurf2DwriteUint4(...) BIREN_PP_CAT(birenSurf2DwriteUint4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf2DwriteUint4_4(v, s, x, y) birenSurf2DwriteUint4In_(biren_loop_, (v), (s), x, y, 2)
 #define birenSurf2DwriteUint4_5(v, s, x, y, mode) birenSurf2DwriteUint4In_(biren_loop_, (v), (s), x, y, (mode))
+/** CUDA's surf2Dread<uint4>: (surf, xBytes, y[, boundaryMode]); see the surface section. */
 #define birenSurf2DreadUint4(...) BIREN_PP_CAT(birenSurf2DreadUint4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf2DreadUint4_3(s, x, y) birenSurf2DreadUint4In_(biren_loop_, (s), x, y, 2)
 #define birenSurf2DreadUint4_4(s, x, y, mode) birenSurf2DreadUint4In_(biren_loop_, (s), x, y, (mode))
 static inline void birenSurf3DwriteUint4In_(birenKernelLoop *l, uint4 v, unsigned long long s, int x, int y, int z, int mode) { char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline uint4 birenSurf3DreadUint4In_(birenKernelLoop *l, unsigned long long s, int x, int y, int z, int mode) { uint4 v; char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf3Dwrite<uint4>: (value, surf, xBytes, y, z[, boundaryMode]); see the surface section. */
 #define birenSurf3DwriteUint4(...) BIREN_PP_CAT(birenSurf3DwriteUint4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf3DwriteUint4_5(v, s, x, y, z) birenSurf3DwriteUint4In_(biren_loop_, (v), (s), x, y, z, 2)
 #define birenSurf3DwriteUint4_6(v, s, x, y, z, mode) birenSurf3DwriteUint4In_(biren_loop_, (v), (s), x, y, z, (mode))
+/** CUDA's surf3Dread<uint4>: (surf, xBytes, y, z[, boundaryMode]); see the surface section. */
 #define birenSurf3DreadUint4(...) BIREN_PP_CAT(birenSurf3DreadUint4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf3DreadUint4_4(s, x, y, z) birenSurf3DreadUint4In_(biren_loop_, (s), x, y, z, 2)
 #define birenSurf3DreadUint4_5(s, x, y, z, mode) birenSurf3DreadUint4In_(biren_loop_, (s), x, y, z, (mode))
@@ -5866,25 +5914,31 @@ static BIREN_INLINE_ unsigned char birenTex3DUchar(unsigned long long t, float x
 static BIREN_INLINE_ unsigned char birenTex2DLayeredUchar(unsigned long long t, float x, float y, int layer) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, layer, 1, v); return (unsigned char)v[0]; }
 static inline void birenSurf1DwriteUcharIn_(birenKernelLoop *l, unsigned char v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline unsigned char birenSurf1DreadUcharIn_(birenKernelLoop *l, unsigned long long s, int x, int mode) { unsigned char v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf1Dwrite<unsigned char>: (value, surf, xBytes[, boundaryMode]); see the surface section. */
 #define birenSurf1DwriteUchar(...) BIREN_PP_CAT(birenSurf1DwriteUchar_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf1DwriteUchar_3(v, s, x) birenSurf1DwriteUcharIn_(biren_loop_, (v), (s), x, 2)
 #define birenSurf1DwriteUchar_4(v, s, x, mode) birenSurf1DwriteUcharIn_(biren_loop_, (v), (s), x, (mode))
+/** CUDA's surf1Dread<unsigned char>: (surf, xBytes[, boundaryMode]); see the surface section. */
 #define birenSurf1DreadUchar(...) BIREN_PP_CAT(birenSurf1DreadUchar_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf1DreadUchar_2(s, x) birenSurf1DreadUcharIn_(biren_loop_, (s), x, 2)
 #define birenSurf1DreadUchar_3(s, x, mode) birenSurf1DreadUcharIn_(biren_loop_, (s), x, (mode))
 static inline void birenSurf2DwriteUcharIn_(birenKernelLoop *l, unsigned char v, unsigned long long s, int x, int y, int mode) { char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline unsigned char birenSurf2DreadUcharIn_(birenKernelLoop *l, unsigned long long s, int x, int y, int mode) { unsigned char v; char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf2Dwrite<unsigned char>: (value, surf, xBytes, y[, boundaryMode]); see the surface section. */
 #define birenSurf2DwriteUchar(...) BIREN_PP_CAT(birenSurf2DwriteUchar_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf2DwriteUchar_4(v, s, x, y) birenSurf2DwriteUcharIn_(biren_loop_, (v), (s), x, y, 2)
 #define birenSurf2DwriteUchar_5(v, s, x, y, mode) birenSurf2DwriteUcharIn_(biren_loop_, (v), (s), x, y, (mode))
+/** CUDA's surf2Dread<unsigned char>: (surf, xBytes, y[, boundaryMode]); see the surface section. */
 #define birenSurf2DreadUchar(...) BIREN_PP_CAT(birenSurf2DreadUchar_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf2DreadUchar_3(s, x, y) birenSurf2DreadUcharIn_(biren_loop_, (s), x, y, 2)
 #define birenSurf2DreadUchar_4(s, x, y, mode) birenSurf2DreadUcharIn_(biren_loop_, (s), x, y, (mode))
 static inline void birenSurf3DwriteUcharIn_(birenKernelLoop *l, unsigned char v, unsigned long long s, int x, int y, int z, int mode) { char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline unsigned char birenSurf3DreadUcharIn_(birenKernelLoop *l, unsigned long long s, int x, int y, int z, int mode) { unsigned char v; char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf3Dwrite<unsigned char>: (value, surf, xBytes, y, z[, boundaryMode]); see the surface section. */
 #define birenSurf3DwriteUchar(...) BIREN_PP_CAT(birenSurf3DwriteUchar_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf3DwriteUchar_5(v, s, x, y, z) birenSurf3DwriteUcharIn_(biren_loop_, (v), (s), x, y, z, 2)
 #define birenSurf3DwriteUchar_6(v, s, x, y, z, mode) birenSurf3DwriteUcharIn_(biren_loop_, (v), (s), x, y, z, (mode))
+/** CUDA's surf3Dread<unsigned char>: (surf, xBytes, y, z[, boundaryMode]); see the surface section. */
 #define birenSurf3DreadUchar(...) BIREN_PP_CAT(birenSurf3DreadUchar_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf3DreadUchar_4(s, x, y, z) birenSurf3DreadUcharIn_(biren_loop_, (s), x, y, z, 2)
 #define birenSurf3DreadUchar_5(s, x, y, z, mode) birenSurf3DreadUcharIn_(biren_loop_, (s), x, y, z, (mode))
@@ -5900,25 +5954,31 @@ static BIREN_INLINE_ uchar4 birenTex3DUchar4(unsigned long long t, float x, floa
 static BIREN_INLINE_ uchar4 birenTex2DLayeredUchar4(unsigned long long t, float x, float y, int layer) { long long v[4]; birenTexI_(t, 2, x, y, 0.0f, layer, 4, v); return make_uchar4((unsigned char)v[0], (unsigned char)v[1], (unsigned char)v[2], (unsigned char)v[3]); }
 static inline void birenSurf1DwriteUchar4In_(birenKernelLoop *l, uchar4 v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline uchar4 birenSurf1DreadUchar4In_(birenKernelLoop *l, unsigned long long s, int x, int mode) { uchar4 v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf1Dwrite<uchar4>: (value, surf, xBytes[, boundaryMode]); see the surface section. */
 #define birenSurf1DwriteUchar4(...) BIREN_PP_CAT(birenSurf1DwriteUchar4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf1DwriteUchar4_3(v, s, x) birenSurf1DwriteUchar4In_(biren_loop_, (v), (s), x, 2)
 #define birenSurf1DwriteUchar4_4(v, s, x, mode) birenSurf1DwriteUchar4In_(biren_loop_, (v), (s), x, (mode))
+/** CUDA's surf1Dread<uchar4>: (surf, xBytes[, boundaryMode]); see the surface section. */
 #define birenSurf1DreadUchar4(...) BIREN_PP_CAT(birenSurf1DreadUchar4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf1DreadUchar4_2(s, x) birenSurf1DreadUchar4In_(biren_loop_, (s), x, 2)
 #define birenSurf1DreadUchar4_3(s, x, mode) birenSurf1DreadUchar4In_(biren_loop_, (s), x, (mode))
 static inline void birenSurf2DwriteUchar4In_(birenKernelLoop *l, uchar4 v, unsigned long long s, int x, int y, int mode) { char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline uchar4 birenSurf2DreadUchar4In_(birenKernelLoop *l, unsigned long long s, int x, int y, int mode) { uchar4 v; char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf2Dwrite<uchar4>: (value, surf, xBytes, y[, boundaryMode]); see the surface section. */
 #define birenSurf2DwriteUchar4(...) BIREN_PP_CAT(birenSurf2DwriteUchar4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf2DwriteUchar4_4(v, s, x, y) birenSurf2DwriteUchar4In_(biren_loop_, (v), (s), x, y, 2)
 #define birenSurf2DwriteUchar4_5(v, s, x, y, mode) birenSurf2DwriteUchar4In_(biren_loop_, (v), (s), x, y, (mode))
+/** CUDA's surf2Dread<uchar4>: (surf, xBytes, y[, boundaryMode]); see the surface section. */
 #define birenSurf2DreadUchar4(...) BIREN_PP_CAT(birenSurf2DreadUchar4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf2DreadUchar4_3(s, x, y) birenSurf2DreadUchar4In_(biren_loop_, (s), x, y, 2)
 #define birenSurf2DreadUchar4_4(s, x, y, mode) birenSurf2DreadUchar4In_(biren_loop_, (s), x, y, (mode))
 static inline void birenSurf3DwriteUchar4In_(birenKernelLoop *l, uchar4 v, unsigned long long s, int x, int y, int z, int mode) { char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline uchar4 birenSurf3DreadUchar4In_(birenKernelLoop *l, unsigned long long s, int x, int y, int z, int mode) { uchar4 v; char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf3Dwrite<uchar4>: (value, surf, xBytes, y, z[, boundaryMode]); see the surface section. */
 #define birenSurf3DwriteUchar4(...) BIREN_PP_CAT(birenSurf3DwriteUchar4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf3DwriteUchar4_5(v, s, x, y, z) birenSurf3DwriteUchar4In_(biren_loop_, (v), (s), x, y, z, 2)
 #define birenSurf3DwriteUchar4_6(v, s, x, y, z, mode) birenSurf3DwriteUchar4In_(biren_loop_, (v), (s), x, y, z, (mode))
+/** CUDA's surf3Dread<uchar4>: (surf, xBytes, y, z[, boundaryMode]); see the surface section. */
 #define birenSurf3DreadUchar4(...) BIREN_PP_CAT(birenSurf3DreadUchar4_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf3DreadUchar4_4(s, x, y, z) birenSurf3DreadUchar4In_(biren_loop_, (s), x, y, z, 2)
 #define birenSurf3DreadUchar4_5(s, x, y, z, mode) birenSurf3DreadUchar4In_(biren_loop_, (s), x, y, z, (mode))
@@ -5934,25 +5994,31 @@ static BIREN_INLINE_ char birenTex3DChar(unsigned long long t, float x, float y,
 static BIREN_INLINE_ char birenTex2DLayeredChar(unsigned long long t, float x, float y, int layer) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, layer, 1, v); return (char)v[0]; }
 static inline void birenSurf1DwriteCharIn_(birenKernelLoop *l, char v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline char birenSurf1DreadCharIn_(birenKernelLoop *l, unsigned long long s, int x, int mode) { char v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf1Dwrite<char>: (value, surf, xBytes[, boundaryMode]); see the surface section. */
 #define birenSurf1DwriteChar(...) BIREN_PP_CAT(birenSurf1DwriteChar_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf1DwriteChar_3(v, s, x) birenSurf1DwriteCharIn_(biren_loop_, (v), (s), x, 2)
 #define birenSurf1DwriteChar_4(v, s, x, mode) birenSurf1DwriteCharIn_(biren_loop_, (v), (s), x, (mode))
+/** CUDA's surf1Dread<char>: (surf, xBytes[, boundaryMode]); see the surface section. */
 #define birenSurf1DreadChar(...) BIREN_PP_CAT(birenSurf1DreadChar_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf1DreadChar_2(s, x) birenSurf1DreadCharIn_(biren_loop_, (s), x, 2)
 #define birenSurf1DreadChar_3(s, x, mode) birenSurf1DreadCharIn_(biren_loop_, (s), x, (mode))
 static inline void birenSurf2DwriteCharIn_(birenKernelLoop *l, char v, unsigned long long s, int x, int y, int mode) { char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline char birenSurf2DreadCharIn_(birenKernelLoop *l, unsigned long long s, int x, int y, int mode) { char v; char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf2Dwrite<char>: (value, surf, xBytes, y[, boundaryMode]); see the surface section. */
 #define birenSurf2DwriteChar(...) BIREN_PP_CAT(birenSurf2DwriteChar_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf2DwriteChar_4(v, s, x, y) birenSurf2DwriteCharIn_(biren_loop_, (v), (s), x, y, 2)
 #define birenSurf2DwriteChar_5(v, s, x, y, mode) birenSurf2DwriteCharIn_(biren_loop_, (v), (s), x, y, (mode))
+/** CUDA's surf2Dread<char>: (surf, xBytes, y[, boundaryMode]); see the surface section. */
 #define birenSurf2DreadChar(...) BIREN_PP_CAT(birenSurf2DreadChar_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf2DreadChar_3(s, x, y) birenSurf2DreadCharIn_(biren_loop_, (s), x, y, 2)
 #define birenSurf2DreadChar_4(s, x, y, mode) birenSurf2DreadCharIn_(biren_loop_, (s), x, y, (mode))
 static inline void birenSurf3DwriteCharIn_(birenKernelLoop *l, char v, unsigned long long s, int x, int y, int z, int mode) { char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline char birenSurf3DreadCharIn_(birenKernelLoop *l, unsigned long long s, int x, int y, int z, int mode) { char v; char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf3Dwrite<char>: (value, surf, xBytes, y, z[, boundaryMode]); see the surface section. */
 #define birenSurf3DwriteChar(...) BIREN_PP_CAT(birenSurf3DwriteChar_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf3DwriteChar_5(v, s, x, y, z) birenSurf3DwriteCharIn_(biren_loop_, (v), (s), x, y, z, 2)
 #define birenSurf3DwriteChar_6(v, s, x, y, z, mode) birenSurf3DwriteCharIn_(biren_loop_, (v), (s), x, y, z, (mode))
+/** CUDA's surf3Dread<char>: (surf, xBytes, y, z[, boundaryMode]); see the surface section. */
 #define birenSurf3DreadChar(...) BIREN_PP_CAT(birenSurf3DreadChar_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf3DreadChar_4(s, x, y, z) birenSurf3DreadCharIn_(biren_loop_, (s), x, y, z, 2)
 #define birenSurf3DreadChar_5(s, x, y, z, mode) birenSurf3DreadCharIn_(biren_loop_, (s), x, y, z, (mode))
@@ -5968,25 +6034,31 @@ static BIREN_INLINE_ short birenTex3DShort(unsigned long long t, float x, float 
 static BIREN_INLINE_ short birenTex2DLayeredShort(unsigned long long t, float x, float y, int layer) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, layer, 1, v); return (short)v[0]; }
 static inline void birenSurf1DwriteShortIn_(birenKernelLoop *l, short v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline short birenSurf1DreadShortIn_(birenKernelLoop *l, unsigned long long s, int x, int mode) { short v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf1Dwrite<short>: (value, surf, xBytes[, boundaryMode]); see the surface section. */
 #define birenSurf1DwriteShort(...) BIREN_PP_CAT(birenSurf1DwriteShort_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf1DwriteShort_3(v, s, x) birenSurf1DwriteShortIn_(biren_loop_, (v), (s), x, 2)
 #define birenSurf1DwriteShort_4(v, s, x, mode) birenSurf1DwriteShortIn_(biren_loop_, (v), (s), x, (mode))
+/** CUDA's surf1Dread<short>: (surf, xBytes[, boundaryMode]); see the surface section. */
 #define birenSurf1DreadShort(...) BIREN_PP_CAT(birenSurf1DreadShort_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf1DreadShort_2(s, x) birenSurf1DreadShortIn_(biren_loop_, (s), x, 2)
 #define birenSurf1DreadShort_3(s, x, mode) birenSurf1DreadShortIn_(biren_loop_, (s), x, (mode))
 static inline void birenSurf2DwriteShortIn_(birenKernelLoop *l, short v, unsigned long long s, int x, int y, int mode) { char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline short birenSurf2DreadShortIn_(birenKernelLoop *l, unsigned long long s, int x, int y, int mode) { short v; char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf2Dwrite<short>: (value, surf, xBytes, y[, boundaryMode]); see the surface section. */
 #define birenSurf2DwriteShort(...) BIREN_PP_CAT(birenSurf2DwriteShort_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf2DwriteShort_4(v, s, x, y) birenSurf2DwriteShortIn_(biren_loop_, (v), (s), x, y, 2)
 #define birenSurf2DwriteShort_5(v, s, x, y, mode) birenSurf2DwriteShortIn_(biren_loop_, (v), (s), x, y, (mode))
+/** CUDA's surf2Dread<short>: (surf, xBytes, y[, boundaryMode]); see the surface section. */
 #define birenSurf2DreadShort(...) BIREN_PP_CAT(birenSurf2DreadShort_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf2DreadShort_3(s, x, y) birenSurf2DreadShortIn_(biren_loop_, (s), x, y, 2)
 #define birenSurf2DreadShort_4(s, x, y, mode) birenSurf2DreadShortIn_(biren_loop_, (s), x, y, (mode))
 static inline void birenSurf3DwriteShortIn_(birenKernelLoop *l, short v, unsigned long long s, int x, int y, int z, int mode) { char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline short birenSurf3DreadShortIn_(birenKernelLoop *l, unsigned long long s, int x, int y, int z, int mode) { short v; char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf3Dwrite<short>: (value, surf, xBytes, y, z[, boundaryMode]); see the surface section. */
 #define birenSurf3DwriteShort(...) BIREN_PP_CAT(birenSurf3DwriteShort_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf3DwriteShort_5(v, s, x, y, z) birenSurf3DwriteShortIn_(biren_loop_, (v), (s), x, y, z, 2)
 #define birenSurf3DwriteShort_6(v, s, x, y, z, mode) birenSurf3DwriteShortIn_(biren_loop_, (v), (s), x, y, z, (mode))
+/** CUDA's surf3Dread<short>: (surf, xBytes, y, z[, boundaryMode]); see the surface section. */
 #define birenSurf3DreadShort(...) BIREN_PP_CAT(birenSurf3DreadShort_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf3DreadShort_4(s, x, y, z) birenSurf3DreadShortIn_(biren_loop_, (s), x, y, z, 2)
 #define birenSurf3DreadShort_5(s, x, y, z, mode) birenSurf3DreadShortIn_(biren_loop_, (s), x, y, z, (mode))
@@ -6002,25 +6074,31 @@ static BIREN_INLINE_ unsigned short birenTex3DUshort(unsigned long long t, float
 static BIREN_INLINE_ unsigned short birenTex2DLayeredUshort(unsigned long long t, float x, float y, int layer) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, layer, 1, v); return (unsigned short)v[0]; }
 static inline void birenSurf1DwriteUshortIn_(birenKernelLoop *l, unsigned short v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline unsigned short birenSurf1DreadUshortIn_(birenKernelLoop *l, unsigned long long s, int x, int mode) { unsigned short v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf1Dwrite<unsigned short>: (value, surf, xBytes[, boundaryMode]); see the surface section. */
 #define birenSurf1DwriteUshort(...) BIREN_PP_CAT(birenSurf1DwriteUshort_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf1DwriteUshort_3(v, s, x) birenSurf1DwriteUshortIn_(biren_loop_, (v), (s), x, 2)
 #define birenSurf1DwriteUshort_4(v, s, x, mode) birenSurf1DwriteUshortIn_(biren_loop_, (v), (s), x, (mode))
+/** CUDA's surf1Dread<unsigned short>: (surf, xBytes[, boundaryMode]); see the surface section. */
 #define birenSurf1DreadUshort(...) BIREN_PP_CAT(birenSurf1DreadUshort_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf1DreadUshort_2(s, x) birenSurf1DreadUshortIn_(biren_loop_, (s), x, 2)
 #define birenSurf1DreadUshort_3(s, x, mode) birenSurf1DreadUshortIn_(biren_loop_, (s), x, (mode))
 static inline void birenSurf2DwriteUshortIn_(birenKernelLoop *l, unsigned short v, unsigned long long s, int x, int y, int mode) { char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline unsigned short birenSurf2DreadUshortIn_(birenKernelLoop *l, unsigned long long s, int x, int y, int mode) { unsigned short v; char *p = birenSurfAt_(l, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf2Dwrite<unsigned short>: (value, surf, xBytes, y[, boundaryMode]); see the surface section. */
 #define birenSurf2DwriteUshort(...) BIREN_PP_CAT(birenSurf2DwriteUshort_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf2DwriteUshort_4(v, s, x, y) birenSurf2DwriteUshortIn_(biren_loop_, (v), (s), x, y, 2)
 #define birenSurf2DwriteUshort_5(v, s, x, y, mode) birenSurf2DwriteUshortIn_(biren_loop_, (v), (s), x, y, (mode))
+/** CUDA's surf2Dread<unsigned short>: (surf, xBytes, y[, boundaryMode]); see the surface section. */
 #define birenSurf2DreadUshort(...) BIREN_PP_CAT(birenSurf2DreadUshort_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf2DreadUshort_3(s, x, y) birenSurf2DreadUshortIn_(biren_loop_, (s), x, y, 2)
 #define birenSurf2DreadUshort_4(s, x, y, mode) birenSurf2DreadUshortIn_(biren_loop_, (s), x, y, (mode))
 static inline void birenSurf3DwriteUshortIn_(birenKernelLoop *l, unsigned short v, unsigned long long s, int x, int y, int z, int mode) { char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline unsigned short birenSurf3DreadUshortIn_(birenKernelLoop *l, unsigned long long s, int x, int y, int z, int mode) { unsigned short v; char *p = birenSurfAt_(l, s, x, y, z, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
+/** CUDA's surf3Dwrite<unsigned short>: (value, surf, xBytes, y, z[, boundaryMode]); see the surface section. */
 #define birenSurf3DwriteUshort(...) BIREN_PP_CAT(birenSurf3DwriteUshort_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf3DwriteUshort_5(v, s, x, y, z) birenSurf3DwriteUshortIn_(biren_loop_, (v), (s), x, y, z, 2)
 #define birenSurf3DwriteUshort_6(v, s, x, y, z, mode) birenSurf3DwriteUshortIn_(biren_loop_, (v), (s), x, y, z, (mode))
+/** CUDA's surf3Dread<unsigned short>: (surf, xBytes, y, z[, boundaryMode]); see the surface section. */
 #define birenSurf3DreadUshort(...) BIREN_PP_CAT(birenSurf3DreadUshort_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define birenSurf3DreadUshort_4(s, x, y, z) birenSurf3DreadUshortIn_(biren_loop_, (s), x, y, z, 2)
 #define birenSurf3DreadUshort_5(s, x, y, z, mode) birenSurf3DreadUshortIn_(biren_loop_, (s), x, y, z, (mode))

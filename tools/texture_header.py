@@ -34,7 +34,7 @@ w(r"""/* ---- Textures and surfaces in kernels (CUDA's texture and surface funct
  * reads divide unsigned 8/16-bit values by 255/65535 and signed ones by 127/32767 (at least -1).
  *
  * The fetch is inline: it reads the object's descriptor in the table the library exports
- * (birenTexTable_), checks that the descriptor is the object's, and reads the texels. A
+ * (birenTexTable), checks that the descriptor is the object's, and reads the texels. A
  * destroyed texture object, a value that is not one, or an object whose array was freed fails
  * the launch with BIREN_ERROR_ILLEGAL_ADDRESS (the validator names which).
  *
@@ -64,9 +64,9 @@ typedef struct birenTexSlot_ {
 extern "C" {
 #endif
 /** The texture objects' descriptors (indexed by the object's low bits). */
-extern birenTexSlot_ birenTexTable_[BIREN_TEX_TABLE_MASK_ + 1];
+extern birenTexSlot_ birenTexTable[BIREN_TEX_TABLE_MASK_ + 1];
 /** The surface objects' descriptors. */
-extern birenTexSlot_ birenSurfTable_[BIREN_TEX_TABLE_MASK_ + 1];
+extern birenTexSlot_ birenSurfTable[BIREN_TEX_TABLE_MASK_ + 1];
 #ifdef __cplusplus
 }
 #endif
@@ -248,21 +248,21 @@ w(r"""/**
  * one, or its array freed): reports it (validator) and fails the calling kernel's launch with
  * BIREN_ERROR_ILLEGAL_ADDRESS; outside a kernel it only reports. Called by the header's fetches.
  */
-void birenTexInvalid_(unsigned long long t);
+void birenTexInvalid(unsigned long long t);
 /**
  * The slow path of a surface access: `s` has no live descriptor (outOfRange 0), or (x bytes, y,
  * z) is outside the surface in trap mode (outOfRange 1). Reports it and fails the launch with
  * BIREN_ERROR_ILLEGAL_ADDRESS. `loop`: the caller's biren_loop_, or NULL.
  */
-void birenSurfInvalid_(birenKernelLoop *loop, unsigned long long s, int x, int y, int z, int outOfRange);
+void birenSurfInvalid(birenKernelLoop *loop, unsigned long long s, int x, int y, int z, int outOfRange);
 #ifdef __cplusplus
 }
 #endif
 /* The descriptor of texture object t, or NULL (after the slow path). */
 static BIREN_INLINE_ const birenTexSlot_ *birenTexSlotOf_(unsigned long long t) {
-  const birenTexSlot_ *s = &birenTexTable_[t & BIREN_TEX_TABLE_MASK_];
+  const birenTexSlot_ *s = &birenTexTable[t & BIREN_TEX_TABLE_MASK_];
   if (BIREN_UNLIKELY_(s->key != t)) {
-    birenTexInvalid_(t);
+    birenTexInvalid(t);
     return 0;
   }
   return s;
@@ -303,16 +303,16 @@ static inline void birenTexI_(unsigned long long t, int dims, float x, float y, 
 }
 /* A surface access's address, or NULL (zero mode, or after the slow path). */
 static inline char *birenSurfAt_(birenKernelLoop *l, unsigned long long sv, int x, int y, int z, int size, int mode) {
-  const birenTexSlot_ *s = &birenSurfTable_[sv & BIREN_TEX_TABLE_MASK_];
+  const birenTexSlot_ *s = &birenSurfTable[sv & BIREN_TEX_TABLE_MASK_];
   if (BIREN_UNLIKELY_(s->key != sv)) {
-    birenSurfInvalid_(l, sv, x, y, z, 0);
+    birenSurfInvalid(l, sv, x, y, z, 0);
     return 0;
   }
   if (BIREN_UNLIKELY_(x < 0 || (size_t)x + (size_t)size > s->pitch || (unsigned)y >= (unsigned)s->height ||
                       (unsigned)z >= (unsigned)s->depth)) {
     if (mode == 0) return 0;
     if (mode != 1) {
-      birenSurfInvalid_(l, sv, x, y, z, 1);
+      birenSurfInvalid(l, sv, x, y, z, 1);
       return 0;
     }
     if (x < 0) x = 0;
@@ -367,9 +367,11 @@ for suf, ty, n, isf in TYPES:
         w(f"static inline void birenSurf{d}Dwrite{suf}In_(birenKernelLoop *l, {ty} v, unsigned long long s, {cdecl}, int mode) {{ char *p = birenSurfAt_(l, s, {at}, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }}")
         w(f"static inline {ty} birenSurf{d}Dread{suf}In_(birenKernelLoop *l, unsigned long long s, {cdecl}, int mode) {{ {ty} v; char *p = birenSurfAt_(l, s, {at}, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }}")
         na = d + 2
+        w(f"/** CUDA's surf{d}Dwrite<{ty}>: (value, surf, {coords.replace('x', 'xBytes', 1)}[, boundaryMode]); see the surface section. */")
         w(f"#define birenSurf{d}Dwrite{suf}(...) BIREN_PP_CAT(birenSurf{d}Dwrite{suf}_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)")
         w(f"#define birenSurf{d}Dwrite{suf}_{na}(v, s, {coords}) birenSurf{d}Dwrite{suf}In_(biren_loop_, (v), (s), {coords}, 2)")
         w(f"#define birenSurf{d}Dwrite{suf}_{na + 1}(v, s, {coords}, mode) birenSurf{d}Dwrite{suf}In_(biren_loop_, (v), (s), {coords}, (mode))")
+        w(f"/** CUDA's surf{d}Dread<{ty}>: (surf, {coords.replace('x', 'xBytes', 1)}[, boundaryMode]); see the surface section. */")
         w(f"#define birenSurf{d}Dread{suf}(...) BIREN_PP_CAT(birenSurf{d}Dread{suf}_, BIREN_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)")
         w(f"#define birenSurf{d}Dread{suf}_{na - 1}(s, {coords}) birenSurf{d}Dread{suf}In_(biren_loop_, (s), {coords}, 2)")
         w(f"#define birenSurf{d}Dread{suf}_{na}(s, {coords}, mode) birenSurf{d}Dread{suf}In_(biren_loop_, (s), {coords}, (mode))")
@@ -419,7 +421,7 @@ if BEGIN in src:
 else:
     marker = "#endif /* BIREN_RUNTIME_INLINE_H */"
     src = src.replace(marker, toml_text + "\n\n" + marker)
-excl = ["birenTexInvalid_", "birenSurfInvalid_"]
+excl = ["birenTexInvalid", "birenSurfInvalid"]
 m = re.search(r'^exclude = \[(.*)\]$', src, re.M)
 have = [x.strip().strip('"') for x in m.group(1).split(",") if x.strip()]
 for e in excl:

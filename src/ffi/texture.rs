@@ -530,8 +530,8 @@ fn report(msg: &str) {
 /// The slow path of a fetch through a texture object with no live descriptor (see the header's
 /// texture section): reports it and fails the calling kernel's launch.
 #[no_mangle]
-pub extern "C" fn birenTexInvalid_(t: c_ulonglong) {
-    ffi_value!("birenTexInvalid_", (), {
+pub extern "C" fn birenTexInvalid(t: c_ulonglong) {
+    ffi_value!("birenTexInvalid", (), {
         if let Some(rt) = runtime::try_get() {
             report(&rt.textures.diagnose(t, false));
         }
@@ -547,7 +547,7 @@ pub extern "C" fn birenTexInvalid_(t: c_ulonglong) {
 
 /// The slow path of a surface access (see the header's surface section).
 #[no_mangle]
-pub extern "C" fn birenSurfInvalid_(
+pub extern "C" fn birenSurfInvalid(
     loop_: *mut birenKernelLoop,
     s: c_ulonglong,
     x: c_int,
@@ -555,7 +555,7 @@ pub extern "C" fn birenSurfInvalid_(
     z: c_int,
     outOfRange: c_int,
 ) {
-    ffi_value!("birenSurfInvalid_", (), {
+    ffi_value!("birenSurfInvalid", (), {
         let what = if outOfRange != 0 {
             if let Some(rt) = runtime::try_get() {
                 report(&format!("surface object {s:#x}: an access at ({x} bytes, {y}, {z}) is outside the surface (boundary mode trap)"));

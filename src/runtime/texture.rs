@@ -2,7 +2,7 @@
 //!
 //! An object is a registry handle; kernels fetch through it without calling the library: the
 //! header's inline fetch functions read the object's *descriptor*, a small record in a table the
-//! library exports (`birenTexTable_`, `birenSurfTable_`, indexed by the handle's slot). A
+//! library exports (`birenTexTable`, `birenSurfTable`, indexed by the handle's slot). A
 //! descriptor holds its object's handle as `key`; a fetch whose object value does not match the
 //! key (a destroyed object, a value that never was one, an object whose array was freed) takes
 //! the slow path, `diagnose`, which names the mistake and fails the launch.
@@ -119,11 +119,10 @@ impl Table {
 
 /// The texture objects' descriptors (read by the header's inline fetches).
 #[no_mangle]
-pub static birenTexTable_: Table = Table(UnsafeCell::new([const { TexSlot::empty() }; TABLE_SIZE]));
+pub static birenTexTable: Table = Table(UnsafeCell::new([const { TexSlot::empty() }; TABLE_SIZE]));
 /// The surface objects' descriptors.
 #[no_mangle]
-pub static birenSurfTable_: Table =
-    Table(UnsafeCell::new([const { TexSlot::empty() }; TABLE_SIZE]));
+pub static birenSurfTable: Table = Table(UnsafeCell::new([const { TexSlot::empty() }; TABLE_SIZE]));
 
 /// What an object reads: an array, or linear or pitched device memory.
 #[derive(Clone, Debug)]
@@ -241,7 +240,7 @@ pub struct Textures {
 
 impl Default for Textures {
     fn default() -> Self {
-        for t in [&birenTexTable_, &birenSurfTable_] {
+        for t in [&birenTexTable, &birenSurfTable] {
             // SAFETY: slot 0 is no object's; its key only ever holds this value.
             unsafe { (*t.slot(0)).key.store(u64::MAX, Ordering::Release) };
         }
@@ -263,9 +262,9 @@ fn slot_index(handle: u64) -> Option<usize> {
 impl Textures {
     fn parts(&self, surface: bool) -> (&Registry<TexObject>, &'static Table) {
         if surface {
-            (&self.surfaces, &birenSurfTable_)
+            (&self.surfaces, &birenSurfTable)
         } else {
-            (&self.textures, &birenTexTable_)
+            (&self.textures, &birenTexTable)
         }
     }
 
@@ -443,7 +442,7 @@ mod tests {
             ..Default::default()
         };
         let h = t.create(obj(s), false).unwrap();
-        let slot = unsafe { &*birenTexTable_.slot(slot_index(h).unwrap()) };
+        let slot = unsafe { &*birenTexTable.slot(slot_index(h).unwrap()) };
         assert_eq!(slot.key.load(Ordering::Relaxed), h);
         assert_eq!(
             (slot.width, slot.height, slot.depth, slot.dims),
