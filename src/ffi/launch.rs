@@ -557,8 +557,8 @@ pub extern "C" fn birenRegionDivergence(
 /// The message of a failed region check, one per place (the validator's strings are static).
 fn divergence_message(kernel: &str, file: &str, line: c_uint, what: c_uint) -> &'static str {
     use std::collections::HashMap;
-    static MESSAGES: Mutex<Option<HashMap<(String, String, c_uint, c_uint), &'static str>>> =
-        Mutex::new(None);
+    type Place = (String, String, c_uint, c_uint);
+    static MESSAGES: Mutex<Option<HashMap<Place, &'static str>>> = Mutex::new(None);
     let mut m = MESSAGES.lock().unwrap_or_else(|e| e.into_inner());
     let m = m.get_or_insert_with(HashMap::new);
     let key = (kernel.to_string(), file.to_string(), line, what);

@@ -373,23 +373,41 @@ mod tests {
         t.register_entry(k1 as *const () as usize, "k1".into(), vec![4], None, None)
             .unwrap();
         assert_eq!(
-            t.get(k1 as *const () as usize).unwrap().region_fn.map(|f| f as usize),
+            t.get(k1 as *const () as usize)
+                .unwrap()
+                .region_fn
+                .map(|f| f as usize),
             Some(region as *const () as usize)
         );
         // ... or after; the kernel keeps its name and sizes.
-        t.register_entry(k2 as *const () as usize, "k2".into(), vec![8, 4], None, None)
-            .unwrap();
+        t.register_entry(
+            k2 as *const () as usize,
+            "k2".into(),
+            vec![8, 4],
+            None,
+            None,
+        )
+        .unwrap();
         assert!(t.get(k2 as *const () as usize).unwrap().region_fn.is_none());
         t.register_regions(k2 as *const () as usize, region);
         let info = t.get(k2 as *const () as usize).unwrap();
-        assert_eq!(info.region_fn.map(|f| f as usize), Some(region as *const () as usize));
+        assert_eq!(
+            info.region_fn.map(|f| f as usize),
+            Some(region as *const () as usize)
+        );
         assert_eq!(
             (info.name.as_str(), info.arg_sizes.clone()),
             ("k2", vec![8, 4])
         );
         // Registering the kernel again keeps its region entry.
-        t.register_entry(k2 as *const () as usize, "k2".into(), vec![8, 4], None, None)
-            .unwrap();
+        t.register_entry(
+            k2 as *const () as usize,
+            "k2".into(),
+            vec![8, 4],
+            None,
+            None,
+        )
+        .unwrap();
         assert!(t.get(k2 as *const () as usize).unwrap().region_fn.is_some());
     }
 

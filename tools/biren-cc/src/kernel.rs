@@ -203,6 +203,23 @@ fn is_stmt_kind(k: CXCursorKind) -> bool {
     (200..=299).contains(&k)
 }
 
+/// Per region, the kept variables it uses and whether it may change them.
+type RegionUses = HashMap<usize, Vec<(usize, bool)>>;
+/// Per checked condition, the kept variables it reads.
+type CondUses = HashMap<usize, Vec<usize>>;
+
+/// A member selected with '.' (dim3's `threadIdx.x`), not through a pointer: no memory read.
+fn dot_member(src: &[u8], d: &Cursor) -> bool {
+    let Pos::Main(e) = d.location() else {
+        return false;
+    };
+    let mut j = e;
+    while j > 0 && (src[j - 1] as char).is_ascii_whitespace() {
+        j -= 1;
+    }
+    j > 0 && src[j - 1] == b'.'
+}
+
 /// Finds the BIREN_KERNEL kernels whose bodies are written in the main file.
 pub fn find(root: &Cursor, src: &[u8]) -> Vec<Kernel> {
     let mut out = Vec::new();
@@ -218,10 +235,10 @@ pub fn find(root: &Cursor, src: &[u8]) -> Vec<Kernel> {
                 );
             }
             match ch.kind() {
-                CXCursor_Namespace | CXCursor_LinkageSpec | CXCursor_UnexposedDecl => {
-                    if ch.in_main_file() {
-                        stack.push(ch)
-                    }
+                CXCursor_Namespace | CXCursor_LinkageSpec | CXCursor_UnexposedDecl
+                    if ch.in_main_file() =>
+                {
+                    stack.push(ch)
                 }
                 CXCursor_FunctionDecl if ch.is_definition() && ch.in_main_file() => {
                     let name = ch.spelling();
@@ -969,18 +986,7 @@ impl<'a> Analysis<'a> {
                     }
                 }
                 CXCursor_CallExpr | CXCursor_ArraySubscriptExpr if in_header => return false,
-                CXCursor_MemberRefExpr if in_header => {
-                    let Pos::Main(e) = d.location() else {
-                        return false;
-                    };
-                    let mut j = e;
-                    while j > 0 && (src[j - 1] as char).is_ascii_whitespace() {
-                        j -= 1;
-                    }
-                    if j == 0 || src[j - 1] != b'.' {
-                        return false;
-                    }
-                }
+                CXCursor_MemberRefExpr if in_header && !dot_member(src, &d) => return false,
                 CXCursor_UnaryOperator if in_header => {
                     if matches!(src.get(o), Some(b'*' | b'&')) {
                         return false;
@@ -1035,18 +1041,8 @@ impl<'a> Analysis<'a> {
                         return false;
                     }
                 }
-                CXCursor_MemberRefExpr => {
-                    let Pos::Main(o) = d.location() else {
-                        return false;
-                    };
-                    let mut j = o;
-                    while j > 0 && (src[j - 1] as char).is_ascii_whitespace() {
-                        j -= 1;
-                    }
-                    if j == 0 || src[j - 1] != b'.' {
-                        return false;
-                    }
-                }
+                CXCursor_MemberRefExpr if !dot_member(src, &d) => return false,
+                CXCursor_MemberRefExpr => {}
                 CXCursor_UnaryOperator => {
                     let Pos::Main(o) = d.start() else {
                         return false;
@@ -1149,7 +1145,7 @@ impl<'a> Analysis<'a> {
             } else {
                 &src[j.saturating_sub(1)..j]
             };
-            let before = if j >= op.len() + 1 {
+            let before = if j > op.len() {
                 src[j - op.len() - 1]
             } else {
                 b' '
@@ -2034,19 +2030,8 @@ impl<'a> Analysis<'a> {
                             continue 'vars;
                         }
                     }
-                    CXCursor_MemberRefExpr => {
-                        // dim3's members (threadIdx.x), not a load through a pointer.
-                        let Pos::Main(e) = d.location() else {
-                            continue 'vars;
-                        };
-                        let mut j = e;
-                        while j > 0 && (src[j - 1] as char).is_ascii_whitespace() {
-                            j -= 1;
-                        }
-                        if j == 0 || src[j - 1] != b'.' {
-                            continue 'vars;
-                        }
-                    }
+                    CXCursor_MemberRefExpr if !dot_member(src, &d) => continue 'vars,
+                    CXCursor_MemberRefExpr => {}
                     CXCursor_DeclRefExpr => {
                         let Some(r) = d.referenced() else {
                             continue 'vars;
@@ -2157,13 +2142,7 @@ impl<'a> Analysis<'a> {
         out
     }
 
-    fn uses_by_region(
-        &self,
-        expanded: &[(usize, Expanded)],
-    ) -> (
-        HashMap<usize, Vec<(usize, bool)>>,
-        HashMap<usize, Vec<usize>>,
-    ) {
+    fn uses_by_region(&self, expanded: &[(usize, Expanded)]) -> (RegionUses, CondUses) {
         let src = self.src;
         let mut uses: HashMap<usize, Vec<(usize, bool)>> = HashMap::new();
         let mut cond_uses: HashMap<usize, Vec<usize>> = HashMap::new();

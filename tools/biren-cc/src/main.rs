@@ -376,11 +376,7 @@ fn run() -> Result<i32, String> {
                         if let Some(d) = d {
                             quote_dirs.push(format!("-iquote{}", d.display()));
                         }
-                        if args.forced.is_none() {
-                            cmd_args.push(t.display().to_string());
-                        } else {
-                            cmd_args.push(t.display().to_string());
-                        }
+                        cmd_args.push(t.display().to_string());
                     }
                     None => cmd_args.push(p.clone()),
                 }
