@@ -175,6 +175,15 @@ BIREN_KERNEL(divergent_if, (int *) counter, (int *) out) {
   out[0] = 1;
 }
 
+/* A trap after a barrier ends the launch in either form (the trap names its thread). */
+BIREN_KERNEL(trap_after_barrier, (int *) out) {
+  BIREN_SHARED int s[32];
+  s[threadIdx.x] = (int)threadIdx.x;
+  birenSyncThreads();
+  if (threadIdx.x == 3) birenTrap();
+  out[threadIdx.x] = s[31 - threadIdx.x];
+}
+
 /* Threads of a partial block return before a barrier the others reach. */
 BIREN_KERNEL(early_return, (int *) out, (int) n) {
   BIREN_SHARED int s[64];
@@ -366,6 +375,13 @@ static int test_early_return_fails(void) {
   return expect_launch_failure();
 }
 
+static int test_trap_fails_the_launch(void) {
+  int *o;
+  OK(birenMalloc((void **)&o, 32 * sizeof(int)));
+  OK(BIREN_LAUNCH(trap_after_barrier, birenDim3(2, 1, 1), birenDim3(32, 1, 1), 0, 0, o));
+  return expect_launch_failure();
+}
+
 static int test_early_return_whole_block_passes(void) {
   int *o, n = 64, r[64];
   OK(birenMalloc((void **)&o, 128 * sizeof(int)));
@@ -433,7 +449,7 @@ int main(void) {
       TEST(test_uniform_if),    TEST(test_matmul),       TEST(test_live_values),
       TEST(test_reverse_dyn),   TEST(test_mirror3d),     TEST(test_late_return),
       TEST(test_early_return_whole_block_passes), TEST(test_divergent_if_fails),
-      TEST(test_early_return_fails),
+      TEST(test_early_return_fails), TEST(test_trap_fails_the_launch),
   };
   return run_tests("region", tests, sizeof tests / sizeof tests[0], NULL, 120);
 }

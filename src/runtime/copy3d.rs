@@ -96,7 +96,16 @@ impl Runtime {
             Some(s) => s,
             None => copy3d_side(&src, extent, call, "srcPtr")?,
         };
-        self.plan_strided(d, Some(s), 0, extent.width, extent.height, extent.depth, kind, call)
+        self.plan_strided(
+            d,
+            Some(s),
+            0,
+            extent.width,
+            extent.height,
+            extent.depth,
+            kind,
+            call,
+        )
     }
 }
 

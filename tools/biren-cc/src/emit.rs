@@ -271,7 +271,6 @@ impl Writer<'_> {
             self.inline_text(init.0, init.1);
             let _ = writeln!(self.out, "); (void){name};");
         }
-        self.out.push_str("");
         if self.plan.returns {
             self.out.push_str(
                 "  unsigned biren_ndead_ = 0;\n  __builtin_memset(biren_dead_, 0, biren_nt_);\n",
