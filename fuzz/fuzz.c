@@ -582,7 +582,11 @@ static void busy_job(hostjob *slot) {
     case 1: /* an event, recorded, queried, waited for */
       if (!ev && HJ(F_EventCreate, birenEventCreate(&ev), S_)) ev = NULL;
       if (!ev) break;
-      HJ(F_EventRecord, birenEventRecord(ev, chance(rng, 2) ? t : j->in), S_ | DL);
+      {
+        /* The callback's own stream may be destroyed meanwhile (as for its synchronize above). */
+        birenStream_t rs = chance(rng, 2) ? t : j->in;
+        HJ(F_EventRecord, birenEventRecord(ev, rs), S_ | DL | (rs == j->in ? IH : 0));
+      }
       HJ(F_EventQuery, birenEventQuery(ev), S_ | NR);
       if (t) HJ(F_StreamWaitEvent, birenStreamWaitEvent(t, ev), S_);
       if (chance(rng, 2)) {
@@ -668,7 +672,10 @@ static void busy_job(hostjob *slot) {
       break;
     case 9: /* the future resolved by a record (in the job's stream: after the job) */
       if (fut) {
-        HJ(F_EventRecord, birenEventRecord(fut, chance(rng, 2) ? NULL : j->in), S_ | DL);
+        {
+          birenStream_t rs = chance(rng, 2) ? NULL : j->in;
+          HJ(F_EventRecord, birenEventRecord(fut, rs), S_ | DL | (rs ? IH : 0));
+        }
         HJ(F_EventDestroy, birenEventDestroy(fut), S_);
         fut = NULL;
       }
