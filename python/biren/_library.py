@@ -432,6 +432,7 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "birenKernelRegisterBlocks": (_err, [KERNEL_T, c_char_p, c_uint, POINTER(c_size_t), c_void_p, c_void_p]),
     # region form (biren-cc)
     "birenKernelRegisterRegions": (_err, [KERNEL_T, c_void_p]),
+    "birenKernelRegisterStub": (_err, [c_void_p, KERNEL_T, c_char_p, c_uint, POINTER(c_size_t), c_void_p, c_void_p]),
     "birenRegionScratch": (c_void_p, [c_size_t]),
     "birenRegionDivergence": (None, [c_char_p, c_char_p, c_uint, c_uint, Dim3]),
     "birenSyncThreadsLoop": (None, [c_void_p]),

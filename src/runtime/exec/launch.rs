@@ -62,6 +62,18 @@ pub struct KernelInfo {
     /// Its region-form entry (birenKernelRegisterRegions, emitted by biren-cc): runs every
     /// thread of whole blocks without waiting, the body split at its barriers into loops.
     pub region_fn: Option<BlocksFn>,
+    /// The per-thread entry when it is not the kernel's own address: a CUDA kernel compiled by
+    /// biren-cc is known by its host stub (what `(void *)kernel` gives in the program), whose
+    /// parameters are the kernel's, and runs through a generated `void (void **)` entry.
+    pub thread_fn: Option<KernelFn>,
+}
+
+impl KernelInfo {
+    /// What runs one thread of `kernel`: its own per-thread entry, or the kernel itself.
+    #[inline]
+    pub fn thread_entry(info: Option<&Arc<KernelInfo>>, kernel: KernelFn) -> KernelFn {
+        info.and_then(|i| i.thread_fn).unwrap_or(kernel)
+    }
 }
 
 impl KernelInfo {
@@ -181,7 +193,7 @@ impl KernelTable {
     }
 
     pub fn register(&self, kernel: usize, name: String, arg_sizes: Vec<usize>) -> Result<()> {
-        self.register_entry(kernel, name, arg_sizes, None, None)
+        self.register_entry(kernel, name, arg_sizes, None, None, None)
     }
 
     /// Registers a kernel, with its block and range entries if it has them.
@@ -192,6 +204,7 @@ impl KernelTable {
         arg_sizes: Vec<usize>,
         block_fn: Option<BlockFn>,
         blocks_fn: Option<BlocksFn>,
+        thread_fn: Option<KernelFn>,
     ) -> Result<()> {
         check_arg_sizes(&arg_sizes)?;
         let region_fn = self.regions.read().get(&kernel).copied();
@@ -203,6 +216,7 @@ impl KernelTable {
                 block_fn,
                 blocks_fn,
                 region_fn,
+                thread_fn,
             }),
         );
         self.count.fetch_add(1, Ordering::Release);
@@ -221,6 +235,7 @@ impl KernelTable {
                 block_fn: info.block_fn,
                 blocks_fn: info.blocks_fn,
                 region_fn: Some(region_fn),
+                thread_fn: info.thread_fn,
             };
             map.insert(kernel, Arc::new(updated));
         }
@@ -322,7 +337,7 @@ pub struct Launch {
 impl Launch {
     pub fn grid(&self) -> Grid {
         Grid {
-            kernel: self.kernel,
+            kernel: KernelInfo::thread_entry(self.info.as_ref(), self.kernel),
             block_fn: self.info.as_ref().and_then(|i| i.block_fn),
             blocks_fn: self.info.as_ref().and_then(|i| i.blocks_fn),
             region_fn: self.info.as_ref().and_then(|i| i.region_fn),
@@ -370,7 +385,7 @@ mod tests {
         // Region entry first (biren-cc's constructor ran before BIREN_KERNEL's) ...
         t.register_regions(k1 as *const () as usize, region);
         assert!(t.get(k1 as *const () as usize).is_none());
-        t.register_entry(k1 as *const () as usize, "k1".into(), vec![4], None, None)
+        t.register_entry(k1 as *const () as usize, "k1".into(), vec![4], None, None, None)
             .unwrap();
         assert_eq!(
             t.get(k1 as *const () as usize)
@@ -386,6 +401,7 @@ mod tests {
             vec![8, 4],
             None,
             None,
+            None,
         )
         .unwrap();
         assert!(t.get(k2 as *const () as usize).unwrap().region_fn.is_none());
@@ -399,11 +415,28 @@ mod tests {
             (info.name.as_str(), info.arg_sizes.clone()),
             ("k2", vec![8, 4])
         );
+        // A kernel known by its host stub runs through its own per-thread entry.
+        t.register_entry(
+            k1 as *const () as usize,
+            "k1".into(),
+            vec![4],
+            None,
+            None,
+            Some(k2),
+        )
+        .unwrap();
+        let info = t.get(k1 as *const () as usize);
+        assert_eq!(
+            KernelInfo::thread_entry(info.as_ref(), k1) as usize,
+            k2 as *const () as usize
+        );
+        assert_eq!(KernelInfo::thread_entry(None, k1) as usize, k1 as *const () as usize);
         // Registering the kernel again keeps its region entry.
         t.register_entry(
             k2 as *const () as usize,
             "k2".into(),
             vec![8, 4],
+            None,
             None,
             None,
         )
@@ -464,6 +497,7 @@ mod tests {
             block_fn: None,
             blocks_fn: None,
             region_fn: None,
+            thread_fn: None,
         };
         assert_eq!(k.mismatch(&[8, 8, 4]), None);
         assert_eq!(

@@ -80,6 +80,7 @@ fn node_info(exec_id: u64, path: &str, k: &KernelNode) -> Arc<KernelInfo> {
         block_fn: k.info.as_ref().and_then(|i| i.block_fn),
         blocks_fn: k.info.as_ref().and_then(|i| i.blocks_fn),
         region_fn: k.info.as_ref().and_then(|i| i.region_fn),
+        thread_fn: k.info.as_ref().and_then(|i| i.thread_fn),
     })
 }
 
@@ -514,7 +515,10 @@ fn fuse(exec_id: u64, nodes: Vec<ExecNode>) -> Vec<ExecNode> {
             .map(|&m| single_thread(&nodes[m].work).expect("fusible").clone())
             .collect();
         let chain = FusedChain {
-            calls: ks.iter().map(|k| (k.kernel, k.args.as_ptr())).collect(),
+            calls: ks
+                .iter()
+                .map(|k| (KernelInfo::thread_entry(k.info.as_ref(), k.kernel), k.args.as_ptr()))
+                .collect(),
             shared: ks.iter().map(|k| k.shared).max().unwrap_or(0),
             _nodes: ks,
         };
@@ -527,6 +531,7 @@ fn fuse(exec_id: u64, nodes: Vec<ExecNode>) -> Vec<ExecNode> {
                 block_fn: None,
                 blocks_fn: None,
                 region_fn: None,
+                thread_fn: None,
             })),
             work: ExecWork::Fused(Arc::new(chain)),
             succ: renumber(&last.succ),
