@@ -222,6 +222,10 @@ impl Cursor {
         }
     }
 
+    pub fn storage_extern(&self) -> bool {
+        unsafe { clang_Cursor_getStorageClass(self.c) == CX_SC_Extern }
+    }
+
     pub fn storage_static_or_extern(&self) -> bool {
         let sc = unsafe { clang_Cursor_getStorageClass(self.c) };
         sc == CX_SC_Static || sc == CX_SC_Extern
@@ -290,6 +294,33 @@ impl Cursor {
         line
     }
 
+    /// The start and end (one past) of the cursor's text where it is spelled: for a launch
+    /// written as a macro's argument, the argument's own text in the file.
+    pub fn spelled_start(&self) -> Pos {
+        self.spelled(unsafe { clang_getRangeStart(clang_getCursorExtent(self.c)) })
+    }
+    pub fn spelled_end(&self) -> Pos {
+        self.spelled(unsafe { clang_getRangeEnd(clang_getCursorExtent(self.c)) })
+    }
+
+    /// The declaration's unified symbol name: one for a function's declarations and definition.
+    pub fn usr(&self) -> String {
+        string(unsafe { clang_getCursorUSR(self.c) })
+    }
+
+    /// True where the cursor is in a system header (-isystem, the compiler's own).
+    pub fn in_system_header(&self) -> bool {
+        unsafe { clang_Location_isInSystemHeader(clang_getCursorLocation(self.c)) != 0 }
+    }
+
+    /// The cursor's lexical parent (where it is written: a linkage specification, a namespace).
+    pub fn lexical_parent(&self) -> Cursor {
+        Cursor {
+            c: unsafe { clang_getCursorLexicalParent(self.c) },
+            main: self.main,
+        }
+    }
+
     /// True for a cursor written in the main file (or by a macro used there).
     pub fn in_main_file(&self) -> bool {
         matches!(self.location(), Pos::Main(_))
@@ -311,6 +342,12 @@ impl Type {
     }
     pub fn is_const(&self) -> bool {
         unsafe { clang_isConstQualifiedType(self.t) != 0 }
+    }
+    /// An array's element type (also of an array of unknown size).
+    pub fn element(&self) -> Type {
+        Type {
+            t: unsafe { clang_getArrayElementType(self.t) },
+        }
     }
     pub fn is_pod(&self) -> bool {
         unsafe { clang_isPODType(self.t) != 0 }

@@ -5,6 +5,7 @@
 //! linking, the library and an rpath to it.
 
 mod clang;
+mod cuda;
 mod emit;
 mod kernel;
 mod text;
@@ -16,6 +17,8 @@ use std::process::{exit, Command};
 enum Lang {
     C,
     Cxx,
+    /// CUDA C++ (`.cu`): translated to C++ first (cuda.rs).
+    Cuda,
 }
 
 fn lang_of(path: &str) -> Option<Lang> {
@@ -23,6 +26,7 @@ fn lang_of(path: &str) -> Option<Lang> {
     match ext {
         "c" => Some(Lang::C),
         "cpp" | "cc" | "cxx" | "C" | "c++" => Some(Lang::Cxx),
+        "cu" => Some(Lang::Cuda),
         _ => None,
     }
 }
@@ -43,7 +47,10 @@ struct Args {
     /// Flags that also matter to the parser: -I, -D, -U, -std, -include, -isystem, ...
     parse_flags: Vec<String>,
     any_cxx: bool,
+    any_cuda: bool,
     any_input: bool,
+    /// nvcc's options that mean nothing here, said once with -v.
+    ignored: Vec<String>,
 }
 
 enum Item {
@@ -63,8 +70,98 @@ the BIREN include directory and, when linking, -lbiren_runtime with an rpath.
 Environment: CC, CXX (the compilers), BIREN_CC_INCLUDE, BIREN_CC_LIBDIR (where BIREN is),
 LIBCLANG_PATH (where libclang is).";
 
+/// nvcc's command line where it is harmless (a Makefile with NVCC=biren-cc): options about
+/// the accelerator's code (-arch, -gencode, -lineinfo, -rdc, --use_fast_math, ...) are dropped
+/// (said with -v), -Xcompiler/--compiler-options pass their list to the compiler, --std is
+/// -std, -dc is -c, `-x cu` names CUDA sources.
+fn normalize_nvcc(argv: &[String]) -> (Vec<String>, Vec<String>) {
+    let mut out = Vec::new();
+    let mut ignored = Vec::new();
+    let mut i = 0;
+    // Options whose value is the next argument when not joined by `=`.
+    let drop_with_value = [
+        "-arch", "--gpu-architecture", "-gencode", "--generate-code", "-code", "--gpu-code",
+        "-ccbin", "--compiler-bindir", "-maxrregcount", "--maxrregcount", "-Xptxas",
+        "--ptxas-options", "-Xnvlink", "--nvlink-options", "-t", "--threads", "-rdc",
+        "--relocatable-device-code", "-Xcudafe", "-cudart", "--cudart",
+    ];
+    let drop_flags = [
+        "-lineinfo", "--generate-line-info", "--use_fast_math", "-use_fast_math", "-G",
+        "--device-debug", "--expt-relaxed-constexpr", "--expt-extended-lambda",
+        "--extended-lambda", "-Wno-deprecated-gpu-targets", "-Wno-deprecated-declarations",
+        "--keep-device-functions", "-src-in-ptx", "--resource-usage", "-res-usage",
+        "--ftz=true", "--ftz=false", "--prec-div=true", "--prec-div=false", "--prec-sqrt=true",
+        "--prec-sqrt=false", "--fmad=true", "--fmad=false", "-dlink", "--device-link",
+    ];
+    while i < argv.len() {
+        let a = &argv[i];
+        let (key, joined) = match a.split_once('=') {
+            Some((k, _)) if k.starts_with('-') => (k, true),
+            _ => (a.as_str(), false),
+        };
+        if drop_with_value.contains(&key) {
+            if !joined && i + 1 < argv.len() {
+                ignored.push(format!("{a} {}", argv[i + 1]));
+                i += 2;
+            } else {
+                ignored.push(a.clone());
+                i += 1;
+            }
+            continue;
+        }
+        if drop_flags.contains(&a.as_str()) || a.starts_with("-arch=sm_") || a.starts_with("-arch=compute_") {
+            ignored.push(a.clone());
+            i += 1;
+            continue;
+        }
+        match key {
+            "-Xcompiler" | "--compiler-options" => {
+                let v = if joined {
+                    a.split_once('=').map(|x| x.1.to_string()).unwrap_or_default()
+                } else {
+                    i += 1;
+                    argv.get(i).cloned().unwrap_or_default()
+                };
+                out.extend(v.split(',').filter(|s| !s.is_empty()).map(str::to_string));
+            }
+            "-Xlinker" | "--linker-options" if joined => {
+                let v = a.split_once('=').map(|x| x.1).unwrap_or("");
+                out.extend(v.split(',').map(|s| format!("-Wl,{s}")));
+            }
+            "--std" | "-std" if !joined => {
+                i += 1;
+                out.push(format!("-std={}", argv.get(i).cloned().unwrap_or_default()));
+            }
+            "--std" => out.push(format!("-std={}", &a[6..])),
+            "-dc" | "--device-c" => out.push("-c".into()),
+            "--compile" => out.push("-c".into()),
+            "--output-file" => {
+                i += 1;
+                out.push("-o".into());
+                out.push(argv.get(i).cloned().unwrap_or_default());
+            }
+            "--include-path" => {
+                i += 1;
+                out.push(format!("-I{}", argv.get(i).cloned().unwrap_or_default()));
+            }
+            "--define-macro" => {
+                i += 1;
+                out.push(format!("-D{}", argv.get(i).cloned().unwrap_or_default()));
+            }
+            _ => out.push(a.clone()),
+        }
+        i += 1;
+    }
+    (out, ignored)
+}
+
 fn parse_args(argv: &[String]) -> Args {
-    let mut a = Args::default();
+    let (argv, ignored) = normalize_nvcc(argv);
+    let argv = &argv[..];
+    let mut a = Args {
+        ignored,
+        ..Args::default()
+    };
     let mut i = 0;
     // Flags that take the next argument as their value.
     let with_value = [
@@ -122,12 +219,17 @@ fn parse_args(argv: &[String]) -> Args {
                 a.forced = match v.as_str() {
                     "c" => Some(Lang::C),
                     "c++" => Some(Lang::Cxx),
+                    "cu" | "cuda" => Some(Lang::Cuda),
                     _ => None,
                 };
             }
             if parse_relevant.contains(&arg.as_str()) {
                 a.parse_flags.push(arg.clone());
                 a.parse_flags.push(v.clone());
+            }
+            if arg == "-x" && a.forced == Some(Lang::Cuda) {
+                i += 2;
+                continue;
             }
             a.items.push(Item::Flag(arg.clone()));
             a.items.push(Item::Flag(v.clone()));
@@ -168,8 +270,11 @@ fn parse_args(argv: &[String]) -> Args {
             match lang {
                 Some(l) => {
                     a.any_input = true;
-                    if l == Lang::Cxx {
+                    if l != Lang::C {
                         a.any_cxx = true;
+                    }
+                    if l == Lang::Cuda {
+                        a.any_cuda = true;
                     }
                     a.items.push(Item::Source(arg.clone(), l));
                 }
@@ -220,7 +325,7 @@ fn biren_dirs() -> (PathBuf, PathBuf) {
 fn compiler(lang: Lang) -> String {
     let (var, default) = match lang {
         Lang::C => ("CC", "cc"),
-        Lang::Cxx => ("CXX", "c++"),
+        Lang::Cxx | Lang::Cuda => ("CXX", "c++"),
     };
     let Some(chosen) = std::env::var(var).ok().filter(|s| !s.trim().is_empty()) else {
         return default.into();
@@ -263,6 +368,108 @@ fn translate(
     if !src.windows(12).any(|w| w == b"BIREN_KERNEL") {
         return Ok(None);
     }
+    regions(path, src, lang, &[], args, include, tmp, out_dir_for_keep)
+}
+
+/// A CUDA source: translated to C++ (cuda.rs), then as a C++ source. Always gives a file:
+/// the system compiler cannot read CUDA.
+fn translate_cuda(
+    path: &str,
+    args: &Args,
+    include: &Path,
+    tmp: &Path,
+    out_dir_for_keep: Option<&Path>,
+) -> Result<PathBuf, String> {
+    let src = std::fs::read(path).map_err(|e| format!("biren-cc: {path}: {e}"))?;
+    clang::load()?;
+    let cuda_inc = include.join("cuda");
+    let mut flags: Vec<String> = vec![
+        "-x".into(),
+        "cuda".into(),
+        "--cuda-host-only".into(),
+        "-nocudainc".into(),
+        "-nocudalib".into(),
+    ];
+    flags.extend(cuda_flags(args, include));
+    flags.push("-include".into());
+    flags.push("cuda_runtime.h".into());
+    flags.push("-Wno-everything".into());
+    let unit = clang::Unit::parse(path, &flags)?;
+    let errors = unit.errors();
+    if !errors.is_empty() {
+        for e in &errors {
+            eprintln!("{}:{}: error: {}", e.file, e.line, e.text);
+        }
+        return Err(format!("biren-cc: {path}: the CUDA front end found {} error(s)", errors.len()));
+    }
+    let _ = cuda_inc;
+    let t = cuda::translate(&unit, &src, path).map_err(|e| {
+        if e.contains(": error:") && !e.starts_with(path) && e.starts_with("line ") {
+            format!("{path}:{}", &e[5..])
+        } else {
+            e
+        }
+    })?;
+    if args.report {
+        for l in &t.report {
+            eprintln!("{l}");
+        }
+    }
+    // What nvcc puts before every .cu source: CUDA's macros and cuda_runtime.h.
+    let text = format!(
+        "#define __CUDACC__ 1\n#define __NVCC__ 1\n#define __CUDACC_VER_MAJOR__ 12\n#define __CUDACC_VER_MINOR__ 4\n#include \"cuda_runtime.h\"\n#line 1 \"{}\"\n{}",
+        path.replace('\\', "\\\\").replace('"', "\\\""),
+        t.text
+    );
+    let base = Path::new(path)
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "unit.cu".into());
+    let out = tmp.join(format!("{base}.cpp"));
+    std::fs::write(&out, &text).map_err(|e| format!("biren-cc: {}: {e}", out.display()))?;
+    if let Some(dir) = out_dir_for_keep {
+        let stem = Path::new(&base)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let _ = std::fs::write(dir.join(format!("{stem}.biren.cu.cpp")), &text);
+    }
+    let stage2 = tmp.join("regions");
+    let _ = std::fs::create_dir_all(&stage2);
+    let extra = cuda_flags(args, include);
+    let out_str = out.display().to_string();
+    match regions(&out_str, text.into_bytes(), Lang::Cxx, &extra, args, include, &stage2, None)? {
+        Some(p) => Ok(p),
+        None => Ok(out),
+    }
+}
+
+/// Flags for reading a CUDA source (or its translation): CUDA's headers first, the user's.
+fn cuda_flags(args: &Args, include: &Path) -> Vec<String> {
+    let mut f = vec![
+        format!("-I{}", include.join("cuda").display()),
+        "-D__CUDACC__".to_string(),
+        "-D__NVCC__".to_string(),
+    ];
+    f.extend(args.parse_flags.iter().cloned());
+    if !args.parse_flags.iter().any(|a| a.starts_with("-std=")) {
+        f.push("-std=c++17".into());
+    }
+    f
+}
+
+/// The second stage: kernels with barriers in region form (kernel.rs, emit.rs).
+#[allow(clippy::too_many_arguments)]
+fn regions(
+    path: &str,
+    src: Vec<u8>,
+    lang: Lang,
+    extra: &[String],
+    args: &Args,
+    include: &Path,
+    tmp: &Path,
+    out_dir_for_keep: Option<&Path>,
+) -> Result<Option<PathBuf>, String> {
     clang::load()?;
     let mut flags: Vec<String> = vec![
         "-x".into(),
@@ -272,7 +479,11 @@ fn translate(
             "c++".into()
         },
     ];
-    flags.extend(args.parse_flags.iter().cloned());
+    if extra.is_empty() {
+        flags.extend(args.parse_flags.iter().cloned());
+    } else {
+        flags.extend(extra.iter().cloned());
+    }
     flags.push(format!("-I{}", include.display()));
     // What GCC predefines and libclang may not: neither changes a BIREN program's meaning.
     flags.push("-Wno-everything".into());
@@ -287,9 +498,9 @@ fn translate(
                     format!("biren-cc: kernel {}: loops (1 regions)", k.name)
                 }
                 Err(f) => {
-                    let (l, _) = text::line_col(&src, f.offset);
+                    let (file, l) = text::user_line(&src, f.offset, path);
                     format!(
-                        "biren-cc: kernel {}: fibers ({} at {path}:{l})",
+                        "biren-cc: kernel {}: fibers ({} at {file}:{l})",
                         k.name, f.reason
                     )
                 }
@@ -354,7 +565,12 @@ fn run() -> Result<i32, String> {
         match item {
             Item::Flag(f) => cmd_args.push(f.clone()),
             Item::Source(p, lang) => {
-                let translated = if args.preprocess_only {
+                let translated = if *lang == Lang::Cuda {
+                    let dir = tmp.join(n.to_string());
+                    n += 1;
+                    let _ = std::fs::create_dir_all(&dir);
+                    Some(translate_cuda(p, &args, &include, &dir, keep_dir.as_deref())?)
+                } else if args.preprocess_only {
                     None
                 } else {
                     // Each source in a directory of its own: two inputs may share a name.
@@ -388,7 +604,18 @@ fn run() -> Result<i32, String> {
     let mut full: Vec<String> = Vec::new();
     full.extend(quote_dirs);
     full.extend(cmd_args);
+    if args.any_cuda {
+        full.push(format!("-I{}", include.join("cuda").display()));
+        if !args.items.iter().any(|i| matches!(i, Item::Flag(f) if f.starts_with("-std="))) {
+            full.push("-std=c++17".into());
+        }
+    }
     full.push(format!("-I{}", include.display()));
+    if args.verbose {
+        for i in &args.ignored {
+            eprintln!("biren-cc: ignored (nvcc's, about accelerator code): {i}");
+        }
+    }
     let linking = !args.compile_only && !args.preprocess_only && args.any_input;
     if linking {
         full.push(format!("-L{}", libdir.display()));

@@ -178,3 +178,41 @@ pub fn use_context(s: &[u8], i: usize, len: usize) -> UseContext {
         subscript,
     }
 }
+
+/// The file and line a user reads for byte `off` of `s`: as `#line` directives in `s` say
+/// (biren-cc's own translations carry them), else `path` and the line in `s`.
+pub fn user_line(s: &[u8], off: usize, path: &str) -> (String, usize) {
+    let mut file = path.to_string();
+    let mut line = 1usize;
+    let mut i = 0usize;
+    let end = off.min(s.len());
+    while i < end {
+        let next = s[i..].iter().position(|&b| b == b'\n').map_or(s.len(), |p| i + p);
+        let l = &s[i..next.min(s.len())];
+        let t = String::from_utf8_lossy(l);
+        let t = t.trim_start();
+        if let Some(rest) = t.strip_prefix("#line ") {
+            let mut parts = rest.splitn(2, ' ');
+            if let Some(n) = parts.next().and_then(|n| n.trim().parse::<usize>().ok()) {
+                if next >= end {
+                    break;
+                }
+                line = n;
+                if let Some(f) = parts.next() {
+                    let f = f.trim();
+                    if f.len() >= 2 && f.starts_with('"') && f.ends_with('"') {
+                        file = f[1..f.len() - 1].replace("\\\\", "\\");
+                    }
+                }
+                i = next + 1;
+                continue;
+            }
+        }
+        if next >= end {
+            break;
+        }
+        line += 1;
+        i = next + 1;
+    }
+    (file, line)
+}

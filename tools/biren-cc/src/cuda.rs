@@ -1,0 +1,548 @@
+//! CUDA sources (`.cu`): the first stage of their translation. libclang reads the file as CUDA
+//! (host side, with BIREN's `include/cuda` headers instead of CUDA's), which tells kernels,
+//! device variables, dynamic shared memory and `<<<...>>>` launches apart; this module rewrites
+//! just those into C++ over BIREN's kernel form:
+//! - a kernel `__global__ void k(P...) { body }` keeps its declaration, now a host stub with
+//!   the kernel's parameters (what `k<<<...>>>(...)` calls and `(void *)k` names, as with nvcc),
+//!   whose body launches with the pending configuration; the body becomes `k_biren_thread_`,
+//!   the per-thread function of BIREN_KERNEL's form, with its entries (per-thread, block,
+//!   range) registered by `birenKernelRegisterStub` (templates: per instantiation);
+//! - `k<<<g, b, s, st>>>(args)` becomes `(biren_cuda::configure(g, b, s, st) ? (void)0 :
+//!   k(args))`, CUDA's own lowering;
+//! - `extern __shared__ T a[]` becomes a pointer to the block's dynamic shared memory;
+//! - `__constant__` / `__device__` variables are registered as symbols.
+//!
+//! The result is C++ with `#line` directives pointing at the user's file; the second stage
+//! (kernel.rs, emit.rs) then puts kernels with barriers in region form as for C and C++.
+
+#![allow(non_upper_case_globals)]
+
+use crate::clang::{Cursor, Pos, Unit};
+use clang_sys::*;
+use std::collections::{HashMap, HashSet};
+
+/// One rewrite of the source: bytes start..end become `text`.
+struct Edit {
+    start: usize,
+    end: usize,
+    text: String,
+}
+
+/// A kernel whose body the translation moves.
+struct KernelDef {
+    name: String,
+    /// Where forward declarations go (before the declaration, and before `extern "C"`).
+    decl_start: usize,
+    body_open: usize,
+    /// One past the body's `}`.
+    body_end: usize,
+    /// The template head (`template <class T, int N>`) and arguments (`<T, N>`), or empty.
+    tpl_head: String,
+    tpl_args: String,
+    /// The parameter declarations as written, each with a name (unnamed ones get one).
+    params: Vec<String>,
+    param_names: Vec<String>,
+    /// The body calls a function that reads threadIdx: the entries keep the context's
+    /// threadIdx current for every thread, and the kernel stays out of region form.
+    reads_tid_in_callee: bool,
+    line: u32,
+    has_sync: bool,
+    /// Names given to unnamed parameters in the stub's declaration: (offset, text).
+    name_edits: Vec<(usize, String)>,
+}
+
+/// What the first stage gives the driver.
+pub struct Translated {
+    pub text: String,
+    /// Report lines for kernels the second stage will not see (templates, kernels calling
+    /// functions that read threadIdx).
+    pub report: Vec<String>,
+}
+
+fn pos(p: Pos) -> Option<usize> {
+    match p {
+        Pos::Main(o) => Some(o),
+        Pos::Elsewhere => None,
+    }
+}
+
+fn has_attr(c: &Cursor, kind: CXCursorKind) -> bool {
+    c.children().iter().any(|ch| ch.kind() == kind)
+}
+
+/// The text of `src[a..b]` as a string.
+fn slice(src: &[u8], a: usize, b: usize) -> String {
+    String::from_utf8_lossy(&src[a.min(src.len())..b.min(src.len())]).into_owned()
+}
+
+fn line_of(src: &[u8], off: usize) -> usize {
+    src[..off.min(src.len())].iter().filter(|&&b| b == b'\n').count() + 1
+}
+
+fn line_directive(src: &[u8], off: usize, file: &str) -> String {
+    format!("\n#line {} \"{}\"\n", line_of(src, off), file.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// Applies the edits that fall inside `a..b` to that range of `src`.
+fn apply(src: &[u8], a: usize, b: usize, edits: &[&Edit]) -> String {
+    let mut inside: Vec<&&Edit> = edits.iter().filter(|e| e.start >= a && e.end <= b).collect();
+    inside.sort_by_key(|e| (e.start, e.end));
+    let mut out = String::new();
+    let mut at = a;
+    for e in inside {
+        if e.start < at {
+            continue;
+        }
+        out.push_str(&slice(src, at, e.start));
+        out.push_str(&e.text);
+        at = e.end;
+    }
+    out.push_str(&slice(src, at, b));
+    out
+}
+
+/// Every cursor of the unit worth a look, depth first.
+fn walk(root: &Cursor) -> Vec<Cursor> {
+    root.descendants()
+}
+
+/// Names of sync points and warp operations (after the headers' macros) in a body.
+fn is_sync_call(name: &str) -> bool {
+    matches!(
+        name,
+        "birenSyncThreadsLoop" | "birenWarpExchange" | "birenGridSyncLoop" | "sync_count"
+    ) || (name.starts_with("birenShfl") && name.ends_with("In_"))
+}
+
+/// Reads the template head of a function template: `template <...>` as written, and the
+/// arguments that name its parameters (`<T, N>`, packs expanded).
+fn template_of(src: &[u8], f: &Cursor) -> Option<(String, String)> {
+    let start = pos(f.start())?;
+    let t = src.get(start..)?;
+    if !t.starts_with(b"template") {
+        return None;
+    }
+    let mut i = start + 8;
+    while i < src.len() && src[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    if src.get(i) != Some(&b'<') {
+        return None;
+    }
+    let mut depth = 0i32;
+    let mut paren = 0i32;
+    let mut j = i;
+    while j < src.len() {
+        match src[j] {
+            b'(' => paren += 1,
+            b')' => paren -= 1,
+            b'<' if paren == 0 => depth += 1,
+            b'>' if paren == 0 => {
+                depth -= 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+            _ => {}
+        }
+        j += 1;
+    }
+    let head = slice(src, start, j + 1);
+    let mut args = Vec::new();
+    for ch in f.children() {
+        match ch.kind() {
+            CXCursor_TemplateTypeParameter
+            | CXCursor_NonTypeTemplateParameter
+            | CXCursor_TemplateTemplateParameter => {
+                let name = ch.spelling();
+                let (a, b) = (pos(ch.start()), pos(ch.end()));
+                let pack = match (a, b) {
+                    (Some(a), Some(b)) => slice(src, a, b).contains("..."),
+                    _ => false,
+                };
+                args.push(if pack { format!("{name}...") } else { name });
+            }
+            _ => {}
+        }
+    }
+    Some((head, format!("<{}>", args.join(", "))))
+}
+
+/// Translates a CUDA unit. `file` is the user's path (for `#line`).
+pub fn translate(unit: &Unit, src: &[u8], file: &str) -> Result<Translated, String> {
+    let root = unit.root();
+    let all = walk(&root);
+    let mut edits: Vec<Edit> = Vec::new();
+    let mut kernels: Vec<KernelDef> = Vec::new();
+    let mut errors: Vec<String> = Vec::new();
+
+    // Functions (by USR) whose own body reads threadIdx, and the calls of every function.
+    let mut reads_tid: HashSet<String> = HashSet::new();
+    let mut calls: HashMap<String, Vec<String>> = HashMap::new();
+    let mut kernel_usrs: HashSet<String> = HashSet::new();
+    for c in &all {
+        let k = c.kind();
+        if (k == CXCursor_FunctionDecl || k == CXCursor_FunctionTemplate || k == CXCursor_CXXMethod)
+            && c.is_definition()
+            && !c.in_system_header()
+        {
+            let usr = c.usr();
+            if has_attr(c, CXCursor_CUDAGlobalAttr) {
+                kernel_usrs.insert(usr.clone());
+            }
+            let mut callees = Vec::new();
+            for d in c.descendants() {
+                match d.kind() {
+                    CXCursor_DeclRefExpr if d.spelling() == "threadIdx" => {
+                        if let Some(r) = d.referenced() {
+                            if r.kind() == CXCursor_VarDecl {
+                                reads_tid.insert(usr.clone());
+                            }
+                        }
+                    }
+                    CXCursor_CallExpr => {
+                        if let Some(r) = d.referenced() {
+                            let n = r.spelling();
+                            if n == "birenThreadIdxIn_" || n == "birenThreadIdx" {
+                                reads_tid.insert(usr.clone());
+                            }
+                            callees.push(r.usr());
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            calls.insert(usr, callees);
+        }
+    }
+    // Through calls: a function reads threadIdx if one it calls does (kernels' own reads are
+    // their parameters, so a kernel counts only through its callees).
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for (f, cs) in &calls {
+            if !reads_tid.contains(f) && cs.iter().any(|c| reads_tid.contains(c) && !kernel_usrs.contains(c)) {
+                reads_tid.insert(f.clone());
+                changed = true;
+            }
+        }
+    }
+
+    for c in &all {
+        match c.kind() {
+            CXCursor_FunctionDecl | CXCursor_FunctionTemplate
+                if c.is_definition() && c.in_main_file() && has_attr(c, CXCursor_CUDAGlobalAttr) =>
+            {
+                match kernel_def(src, c, &calls, &reads_tid, &kernel_usrs) {
+                    Ok(k) => {
+                        for (at, text) in &k.name_edits {
+                            edits.push(Edit { start: *at, end: *at, text: text.clone() });
+                        }
+                        kernels.push(k)
+                    }
+                    Err(e) => errors.push(e),
+                }
+            }
+            CXCursor_CallExpr => {
+                let ch = c.children();
+                let Some(cfg) = ch.iter().find(|x| {
+                    x.kind() == CXCursor_CallExpr
+                        && x.referenced().is_some_and(|r| r.spelling() == "cudaConfigureCall")
+                }) else {
+                    continue;
+                };
+                let (Some(s), Some(e), Some(cs), Some(ce)) = (
+                    pos(c.spelled_start()),
+                    pos(c.spelled_end()),
+                    pos(cfg.spelled_start()),
+                    pos(cfg.spelled_end()),
+                ) else {
+                    if c.in_main_file() {
+                        errors.push(format!(
+                            "{file}:{}: error: a kernel launch (<<<...>>>) written inside a macro's definition: biren-cc rewrites launches written in the file",
+                            c.line()
+                        ));
+                    }
+                    continue;
+                };
+                if !(src[cs..].starts_with(b"<<<") && ce >= 3 && &src[ce - 3..ce] == b">>>") {
+                    errors.push(format!("{file}:{}: error: a kernel launch biren-cc cannot read", c.line()));
+                    continue;
+                }
+                edits.push(Edit {
+                    start: s,
+                    end: s,
+                    text: format!("(biren_cuda::configure({}) ? (void)0 : ", slice(src, cs + 3, ce - 3)),
+                });
+                edits.push(Edit { start: cs, end: ce, text: String::new() });
+                edits.push(Edit { start: e, end: e, text: ")".into() });
+            }
+            CXCursor_VarDecl if c.in_main_file() => {
+                let shared = has_attr(c, CXCursor_CUDASharedAttr);
+                let sc = c.storage_extern();
+                if shared && sc {
+                    // extern __shared__ T a[]: the block's dynamic shared memory.
+                    let ty = c.ty();
+                    let elem = ty.element().spelling();
+                    let (Some(s), Some(e)) = (pos(c.start()), pos(c.end())) else { continue };
+                    let in_function = !matches!(
+                        c.lexical_parent().kind(),
+                        CXCursor_TranslationUnit | CXCursor_Namespace | CXCursor_LinkageSpec
+                    );
+                    if !in_function {
+                        errors.push(format!(
+                            "{file}:{}: error: extern __shared__ at file scope: declare it in the kernel or device function that uses it",
+                            c.line()
+                        ));
+                        continue;
+                    }
+                    edits.push(Edit {
+                        start: s,
+                        end: e,
+                        text: format!("{elem} *const {} = ({elem} *)birenSharedMemory()", c.spelling()),
+                    });
+                } else if (has_attr(c, CXCursor_CUDAConstantAttr) || has_attr(c, CXCursor_CUDADeviceAttr))
+                    && !sc
+                    && matches!(
+                        c.lexical_parent().kind(),
+                        CXCursor_TranslationUnit | CXCursor_Namespace | CXCursor_LinkageSpec
+                    )
+                {
+                    // A device symbol: registered after its declaration's `;`.
+                    let Some(e) = pos(c.end()) else { continue };
+                    let Some(semi) = next_semicolon(src, e) else { continue };
+                    let name = c.spelling();
+                    edits.push(Edit {
+                        start: semi + 1,
+                        end: semi + 1,
+                        text: format!(
+                            " static const birenError_t {name}_biren_symbol_ __attribute__((unused)) = birenRegisterSymbol((const void *)&{name}, sizeof({name}), \"{name}\");"
+                        ),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors.join("\n"));
+    }
+
+    // Kernels: edits inside each body are applied to the moved body.
+    let mut report = Vec::new();
+    let body_ranges: Vec<(usize, usize)> = kernels.iter().map(|k| (k.body_open, k.body_end)).collect();
+    let outside: Vec<&Edit> = edits
+        .iter()
+        .filter(|e| !body_ranges.iter().any(|&(a, b)| e.start >= a && e.end <= b))
+        .collect();
+    let edit_refs: Vec<&Edit> = edits.iter().collect();
+    let mut kernel_edits: Vec<Edit> = Vec::new();
+    for k in &kernels {
+        let body = apply(src, k.body_open, k.body_end, &edit_refs);
+        let (before, stub_body, after) = kernel_text(k, &body, src, file);
+        kernel_edits.push(Edit { start: k.decl_start, end: k.decl_start, text: before });
+        kernel_edits.push(Edit { start: k.body_open, end: k.body_end, text: stub_body + &after });
+        if !k.tpl_head.is_empty() || k.reads_tid_in_callee {
+            let why = if !k.tpl_head.is_empty() {
+                "a template kernel"
+            } else {
+                "calls a function that reads threadIdx"
+            };
+            report.push(if k.has_sync {
+                format!("biren-cc: kernel {}: fibers ({why} at {file}:{})", k.name, k.line)
+            } else {
+                format!("biren-cc: kernel {}: loops (1 regions)", k.name)
+            });
+        }
+    }
+    let mut all_edits: Vec<&Edit> = outside;
+    all_edits.extend(kernel_edits.iter());
+    let text = apply(src, 0, src.len(), &all_edits);
+    Ok(Translated { text, report })
+}
+
+/// The `;` that ends a declaration whose declarator ends at `from` (skipping the rest of a
+/// declaration list at the top level).
+fn next_semicolon(src: &[u8], from: usize) -> Option<usize> {
+    let mut depth = 0i32;
+    let mut i = from;
+    while i < src.len() {
+        match src[i] {
+            b'(' | b'{' | b'[' => depth += 1,
+            b')' | b'}' | b']' => depth -= 1,
+            b';' if depth <= 0 => return Some(i),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+fn kernel_def(
+    src: &[u8],
+    f: &Cursor,
+    calls: &HashMap<String, Vec<String>>,
+    reads_tid: &HashSet<String>,
+    kernels: &HashSet<String>,
+) -> Result<KernelDef, String> {
+    let file_line = f.line();
+    let children = f.children();
+    let body = children
+        .iter()
+        .find(|c| c.kind() == CXCursor_CompoundStmt)
+        .ok_or_else(|| format!("line {file_line}: error: a kernel without a body biren-cc can read"))?;
+    let (Some(open), Some(end)) = (pos(body.start()), pos(body.end())) else {
+        return Err(format!("line {file_line}: error: a kernel whose body comes from a macro"));
+    };
+    let (tpl_head, tpl_args) = if f.kind() == CXCursor_FunctionTemplate {
+        template_of(src, f).ok_or_else(|| format!("line {file_line}: error: a kernel template biren-cc cannot read"))?
+    } else {
+        (String::new(), String::new())
+    };
+    let mut decl_start = pos(f.start()).ok_or_else(|| format!("line {file_line}: error: a kernel declared by a macro"))?;
+    // `extern "C" __global__ void k(...)`: forward declarations go before `extern "C"`.
+    if f.lexical_parent().kind() == CXCursor_LinkageSpec {
+        if let Some(ls) = pos(f.lexical_parent().start()) {
+            let between = slice(src, ls, decl_start);
+            if !between.contains('{') {
+                decl_start = ls;
+            }
+        }
+    }
+    let mut params = Vec::new();
+    let mut names = Vec::new();
+    let mut name_edits = Vec::new();
+    for (i, p) in children.iter().filter(|c| c.kind() == CXCursor_ParmDecl).enumerate() {
+        let (Some(a), Some(b)) = (pos(p.start()), pos(p.end())) else {
+            return Err(format!("line {file_line}: error: a kernel parameter written by a macro"));
+        };
+        let mut text = slice(src, a, b);
+        let mut name = p.spelling();
+        if name.is_empty() {
+            name = format!("biren_unnamed{i}_");
+            text = format!("{text} {name}");
+            name_edits.push((b, format!(" {name}")));
+        }
+        // A default argument stays with the stub's declaration only.
+        if let Some(eq) = text.find('=') {
+            text.truncate(eq);
+        }
+        params.push(text.trim().to_string());
+        names.push(name);
+    }
+    let usr = f.usr();
+    let reads = calls
+        .get(&usr)
+        .is_some_and(|cs| cs.iter().any(|c| reads_tid.contains(c) && !kernels.contains(c)));
+    let has_sync = body.descendants().iter().any(|d| {
+        d.kind() == CXCursor_CallExpr && d.referenced().is_some_and(|r| is_sync_call(&r.spelling()))
+    });
+    Ok(KernelDef {
+        name: f.spelling(),
+        decl_start,
+        body_open: open,
+        body_end: end,
+        tpl_head,
+        tpl_args,
+        params,
+        param_names: names,
+        reads_tid_in_callee: reads,
+        line: file_line,
+        has_sync,
+        name_edits,
+    })
+}
+
+/// The text for kernel `k`: what goes before its declaration, its stub's body (replacing its
+/// own) and what follows it (the body as the per-thread function, the entries, the
+/// registration).
+fn kernel_text(k: &KernelDef, body: &str, src: &[u8], file: &str) -> (String, String, String) {
+    let name = &k.name;
+    let tpl = if k.tpl_head.is_empty() { String::new() } else { format!("{} ", k.tpl_head) };
+    let targs = &k.tpl_args;
+    let n = k.params.len();
+    let reg = format!("{name}_biren_reg_{targs}");
+    // The kernel's unnamed parameters got names: the stub's declaration keeps the user's text,
+    // so the stub's body reaches its arguments by those names only where they were written.
+    let before = format!(
+        "{tpl}struct {name}_biren_reg_ {{ static const birenError_t r; }};{}",
+        line_directive(src, k.decl_start, file)
+    );
+    let self_ptr = format!("reinterpret_cast<const void *>(&{name}{targs})");
+    let stub_body = if n == 0 {
+        format!("{{ (void)&{reg}::r; biren_cuda::launch_stub({self_ptr}, (void **)0, (const size_t *)0, 0); }}")
+    } else {
+        let ptrs: Vec<String> = k.param_names.iter().map(|p| format!("(void *)&{p}")).collect();
+        let sizes: Vec<String> = k.param_names.iter().map(|p| format!("sizeof({p})")).collect();
+        format!(
+            "{{ (void)&{reg}::r; void *biren_p_[] = {{{}}}; const size_t biren_z_[] = {{{}}}; biren_cuda::launch_stub({self_ptr}, biren_p_, biren_z_, {n}); }}",
+            ptrs.join(", "),
+            sizes.join(", ")
+        )
+    };
+    let thread_params = if n == 0 {
+        "BIREN_KERNEL_DIMS_DECL_".to_string()
+    } else {
+        format!("{}, BIREN_KERNEL_DIMS_DECL_", k.params.join(", "))
+    };
+    // The second stage puts kernels with barriers in region form: not templates (it reads
+    // plain functions), nor kernels whose callees read threadIdx from the context.
+    let thread = if k.reads_tid_in_callee {
+        format!("{name}_biren_fthread_")
+    } else {
+        format!("{name}_biren_thread_")
+    };
+    let sig = format!("biren_cuda::stub_sig<decltype(&{name}{targs})>");
+    let mut decls = String::new();
+    let mut names = Vec::new();
+    for i in 0..n {
+        decls.push_str(&format!(
+            "typename {sig}::template arg<{i}> biren_a{i}_ = *(typename {sig}::template arg<{i}> *)biren_args_[{i}]; "
+        ));
+        names.push(format!("biren_a{i}_"));
+    }
+    let arg_list = |tail: &str| -> String {
+        if names.is_empty() {
+            tail.to_string()
+        } else {
+            format!("{}, {tail}", names.join(", "))
+        }
+    };
+    let store = if k.reads_tid_in_callee { "biren_ctx_->threadIdx = biren_l_.tid; " } else { "" };
+    let call_loop = format!(
+        "{store}{thread}{targs}({})",
+        arg_list("biren_l_.tid, biren_bi_, biren_bd_, biren_gd_, &biren_l_")
+    );
+    let sizes: Vec<String> = (0..n).map(|i| format!("sizeof(typename {sig}::template arg<{i}>)")).collect();
+    let sizes_arr = if n == 0 {
+        "(const size_t *)0".to_string()
+    } else {
+        format!("biren_z_")
+    };
+    let sizes_decl = if n == 0 {
+        String::new()
+    } else {
+        format!("static const size_t biren_z_[] = {{{}}}; ", sizes.join(", "))
+    };
+    let name_expr = if k.tpl_head.is_empty() {
+        format!("\"{name}\"")
+    } else {
+        format!("biren_cuda::kernel_name(\"{name}\", {name}_biren_name_{targs}())")
+    };
+    let name_fn = if k.tpl_head.is_empty() {
+        String::new()
+    } else {
+        format!("{tpl}static const char *{name}_biren_name_() {{ return __PRETTY_FUNCTION__; }}\n")
+    };
+    let after = format!(
+        "\n{tpl}static inline __attribute__((always_inline)) void {thread}({thread_params}){}{body}\n\
+{tpl}void {name}_biren_entry_(void **biren_args_) {{ {decls}const birenKernelCtx *biren_c_ = birenKernelCtxFast(); (void)biren_args_; {thread}{targs}({}); }}\n\
+{tpl}static void {name}_biren_block_(birenKernelCtx *biren_ctx_, void **biren_args_, unsigned biren_first_, unsigned biren_end_) {{ {decls}(void)biren_args_; BIREN_KERNEL_LOOP_({call_loop}) }}\n\
+{tpl}static unsigned {name}_biren_blocks_(birenKernelCtx *biren_ctx_, void **biren_args_, unsigned biren_count_) {{ {decls}(void)biren_args_; BIREN_KERNEL_RANGE_({call_loop}) }}\n\
+{name_fn}{tpl}const birenError_t {reg}::r = [] {{ {sizes_decl}return birenKernelRegisterStub({self_ptr}, {name}_biren_entry_{targs}, {name_expr}, {n}, {sizes_arr}, {name}_biren_block_{targs}, {name}_biren_blocks_{targs}); }}();{}",
+        line_directive(src, k.body_open, file),
+        arg_list("biren_c_->threadIdx, biren_c_->blockIdx, biren_c_->blockDim, biren_c_->gridDim, (birenKernelLoop *)0"),
+        line_directive(src, k.body_end, file),
+    );
+    (before, stub_body, after)
+}
