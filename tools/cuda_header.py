@@ -599,6 +599,9 @@ typedef struct cudaGraphicsResource *cudaGraphicsResource_t;
 typedef struct cudaIpcEventHandle_st { char reserved[64]; } cudaIpcEventHandle_t;
 typedef struct cudaMemPoolPtrExportData { unsigned char reserved[64]; } cudaMemPoolPtrExportData;
 typedef int cudaMemAllocationHandleType;
+typedef int cudaMemAccessFlags;
+typedef int cudaMemLocationType;
+typedef int cudaMemAllocationType;
 enum cudaAccessProperty {
   cudaAccessPropertyNormal = 0,
   cudaAccessPropertyStreaming = 1,
