@@ -26,7 +26,7 @@ C_TESTS  := $(patsubst c-tests/%.c,$(BUILD)/c-tests/%,$(wildcard c-tests/*.c))
 EXAMPLES := $(patsubst examples-c/%.c,$(BUILD)/examples/%,$(sort $(wildcard examples-c/*.c)))
 SAMPLES  := $(patsubst samples/%.c,$(BUILD)/samples/%,$(sort $(wildcard samples/*.c)))
 
-.PHONY: all lib prof cc header check-header system-tools venv test test-rust test-c test-examples test-samples test-prof test-python test-wheel demo bench bench-peer bench-pocl bench-hip pocl stress valgrind fuzz install uninstall clean docs
+.PHONY: all lib prof cc header check-header system-tools venv test test-rust test-c test-examples test-samples test-cuda test-prof test-python test-wheel demo bench bench-peer bench-pocl bench-hip pocl stress valgrind fuzz install uninstall clean docs
 
 all: lib prof cc
 
@@ -73,7 +73,7 @@ $(BUILD)/examples/%: examples-c/%.c include/biren_runtime.h lib
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_STRICT) -o $@ $< $(LDLIBS)
 
-test: test-rust test-c test-examples test-samples test-prof test-python test-wheel test-install docs
+test: test-rust test-c test-cuda test-examples test-samples test-prof test-python test-wheel test-install docs
 
 # The runtime's tests, and the Rust binding's (bindings/rust: unit tests, tests, doctests), which
 # load the built .so through BIREN_LIBRARY: build it first.
@@ -84,6 +84,20 @@ test-rust: lib
 test-c: lib cc $(C_TESTS)
 	@set -e; for t in $(C_TESTS); do echo "== $$t"; BIREN_ABORT_ON_INTERNAL_ERROR=1 timeout 300 $$t; done
 	@set -e; for s in $(wildcard c-tests/*.sh); do echo "== $$s"; BIREN_ABORT_ON_INTERNAL_ERROR=1 timeout 300 bash $$s; done
+
+# CUDA's runtime API over BIREN (include/cuda, SPEC §12): C++ host programs against the CUDA
+# headers and NVIDIA's unchanged helper headers (third_party/cuda-samples/Common), then the
+# headers' own checks (generated header fresh, C99, unsupported calls, C++17).
+CUDA_INC   := -Iinclude/cuda -Iinclude -Ithird_party/cuda-samples/Common
+CUDA_TESTS := $(patsubst c-tests/cuda/%.cpp,$(BUILD)/c-tests/cuda/%,$(wildcard c-tests/cuda/*.cpp))
+
+$(BUILD)/c-tests/cuda/%: c-tests/cuda/%.cpp c-tests/cuda/cuda_host.h c-tests/harness.h $(wildcard include/cuda/*.h) include/biren_runtime.h include/biren_vector_types.h lib
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++11 -Wall -Wextra -Wpedantic -Werror -O2 -g $(CUDA_INC) -pthread -o $@ $< $(LDLIBS)
+
+test-cuda: lib $(CUDA_TESTS)
+	@set -e; for t in $(CUDA_TESTS); do echo "== $$t"; BIREN_ABORT_ON_INTERNAL_ERROR=1 timeout 300 $$t; done
+	@set -e; for s in $(wildcard c-tests/cuda/*.sh); do echo "== $$s"; CC="$(CC)" CXX="$(CXX)" timeout 300 bash $$s; done
 
 # ---- Python ----------------------------------------------------------------------------------
 # The tests' Python tools (python/requirements-dev.txt: pytest, numpy, the wheel's build backend)
