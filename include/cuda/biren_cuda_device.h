@@ -196,6 +196,9 @@ static inline unsigned __float_as_uint(float f) { unsigned x; memcpy(&x, &f, 4);
 static inline double __longlong_as_double(long long x) { double f; memcpy(&f, &x, 8); return f; }
 static inline long long __double_as_longlong(double f) { long long x; memcpy(&x, &f, 8); return x; }
 static inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : (x == x ? x : 0.0f)); }
+/* glibc's math.h declares __expf, __logf, __sinf, ... (its own names of expf, logf, sinf) and
+ * exp10f: C++ compilers define _GNU_SOURCE, so they are there; elsewhere they are these. */
+#ifndef __GLIBC__
 static inline float __expf(float x) { return expf(x); }
 static inline float __exp10f(float x) { return powf(10.0f, x); }
 static inline float __logf(float x) { return logf(x); }
@@ -206,6 +209,7 @@ static inline float __cosf(float x) { return cosf(x); }
 static inline float __tanf(float x) { return tanf(x); }
 static inline void __sincosf(float x, float *s, float *c) { *s = sinf(x); *c = cosf(x); }
 static inline float __powf(float x, float y) { return powf(x, y); }
+#endif
 static inline float __fdividef(float x, float y) { return x / y; }
 static inline float __frcp_rn(float x) { return 1.0f / x; }
 static inline float __fsqrt_rn(float x) { return sqrtf(x); }
@@ -220,7 +224,9 @@ static inline double __fma_rn(double a, double b, double c) { return fma(a, b, c
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
 static inline float __frsqrt_rn(float x) { return 1.0f / sqrtf(x); }
+#ifndef __GLIBC__
 static inline float exp10f(float x) { return powf(10.0f, x); }
+#endif
 static inline int __float2int_rn(float x) { return (int)nearbyintf(x); }
 static inline int __float2int_rz(float x) { return (int)x; }
 static inline int __float2int_rd(float x) { return (int)floorf(x); }

@@ -18,7 +18,9 @@
 #endif
 #if defined(__clang__) && defined(__CUDA__)
 #define BIREN_CUDA_PARSE_ 1
-/* Everything the headers declare may be called from kernels and from host code. */
+/* Every function the unit declares without a qualifier may be called from kernels and from host
+ * code (all of it runs on the host's processor): the C and C++ libraries, these headers, the
+ * program's own. Not ended: it holds for the whole unit. */
 #pragma clang force_cuda_host_device begin
 #endif
 
@@ -68,7 +70,4 @@
 #include "biren_cuda_device.h"
 #endif
 
-#if defined(BIREN_CUDA_PARSE_)
-#pragma clang force_cuda_host_device end
-#endif
 #endif /* BIREN_CUDA_RUNTIME_H_ */

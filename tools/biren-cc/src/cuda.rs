@@ -59,6 +59,12 @@ pub struct Translated {
     pub report: Vec<String>,
 }
 
+/// A declaration context at file scope: the unit (libclang numbers it 350 since version 5,
+/// clang-sys's constant may say 300), a namespace, a linkage specification.
+fn file_scope(k: CXCursorKind) -> bool {
+    k == 300 || k == 350 || k == CXCursor_Namespace || k == CXCursor_LinkageSpec
+}
+
 fn pos(p: Pos) -> Option<usize> {
     match p {
         Pos::Main(o) => Some(o),
@@ -278,6 +284,10 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str) -> Result<Translated, Stri
                 edits.push(Edit { start: e, end: e, text: ")".into() });
             }
             CXCursor_VarDecl if c.in_main_file() => {
+                if std::env::var_os("BIREN_CC_DEBUG").is_some() {
+                    let kinds: Vec<i32> = c.children().iter().map(|x| x.kind()).collect();
+                    eprintln!("biren-cc debug: var {} children {kinds:?} parent {} extern {}", c.spelling(), c.lexical_parent().kind(), c.storage_extern());
+                }
                 let shared = has_attr(c, CXCursor_CUDASharedAttr);
                 let sc = c.storage_extern();
                 if shared && sc {
@@ -285,10 +295,7 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str) -> Result<Translated, Stri
                     let ty = c.ty();
                     let elem = ty.element().spelling();
                     let (Some(s), Some(e)) = (pos(c.start()), pos(c.end())) else { continue };
-                    let in_function = !matches!(
-                        c.lexical_parent().kind(),
-                        CXCursor_TranslationUnit | CXCursor_Namespace | CXCursor_LinkageSpec
-                    );
+                    let in_function = !file_scope(c.lexical_parent().kind());
                     if !in_function {
                         errors.push(format!(
                             "{file}:{}: error: extern __shared__ at file scope: declare it in the kernel or device function that uses it",
@@ -303,10 +310,7 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str) -> Result<Translated, Stri
                     });
                 } else if (has_attr(c, CXCursor_CUDAConstantAttr) || has_attr(c, CXCursor_CUDADeviceAttr))
                     && !sc
-                    && matches!(
-                        c.lexical_parent().kind(),
-                        CXCursor_TranslationUnit | CXCursor_Namespace | CXCursor_LinkageSpec
-                    )
+                    && file_scope(c.lexical_parent().kind())
                 {
                     // A device symbol: registered after its declaration's `;`.
                     let Some(e) = pos(c.end()) else { continue };
@@ -508,9 +512,10 @@ fn kernel_text(k: &KernelDef, body: &str, src: &[u8], file: &str) -> (String, St
             format!("{}, {tail}", names.join(", "))
         }
     };
-    let store = if k.reads_tid_in_callee { "biren_ctx_->threadIdx = biren_l_.tid; " } else { "" };
+    // One parenthesised expression: the template's arguments hold commas.
+    let store = if k.reads_tid_in_callee { "biren_ctx_->threadIdx = biren_l_.tid, " } else { "" };
     let call_loop = format!(
-        "{store}{thread}{targs}({})",
+        "({store}{thread}{targs}({}))",
         arg_list("biren_l_.tid, biren_bi_, biren_bd_, biren_gd_, &biren_l_")
     );
     let sizes: Vec<String> = (0..n).map(|i| format!("sizeof(typename {sig}::template arg<{i}>)")).collect();

@@ -286,7 +286,7 @@ impl Writer<'_> {
         let _ = writeln!(
             self.out,
             "#if defined(__cplusplus)\n\
-             static const birenError_t {name}_biren_regions_ BIREN_UNUSED_ = birenKernelRegisterRegions({name}, {name}_biren_region_);\n\
+             static const birenError_t {name}_biren_regions_ BIREN_UNUSED_ = birenKernelRegisterRegions(reinterpret_cast<birenKernel_t>(&{name}), {name}_biren_region_);\n\
              #else\n\
              __attribute__((constructor)) static void {name}_biren_regions_(void) {{ (void)birenKernelRegisterRegions({name}, {name}_biren_region_); }}\n\
              #endif"

@@ -389,6 +389,9 @@ fn translate_cuda(
         "--cuda-host-only".into(),
         "-nocudainc".into(),
         "-nocudalib".into(),
+        // Kernels call printf and the C library, as CUDA's device library lets them.
+        "-Xclang".into(),
+        "-fcuda-allow-variadic-functions".into(),
     ];
     flags.extend(cuda_flags(args, include));
     flags.push("-include".into());
@@ -448,6 +451,7 @@ fn translate_cuda(
 fn cuda_flags(args: &Args, include: &Path) -> Vec<String> {
     let mut f = vec![
         format!("-I{}", include.join("cuda").display()),
+        format!("-I{}", include.display()),
         "-D__CUDACC__".to_string(),
         "-D__NVCC__".to_string(),
     ];
