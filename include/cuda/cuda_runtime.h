@@ -12,16 +12,14 @@
  */
 #ifndef BIREN_CUDA_RUNTIME_H_
 #define BIREN_CUDA_RUNTIME_H_
+/* What programs (helper_cuda.h) test to know cuda_runtime.h is in. */
+#define __CUDA_RUNTIME_H__
 
 #ifndef BIREN_CUDA
 #define BIREN_CUDA 1
 #endif
 #if defined(__clang__) && defined(__CUDA__)
 #define BIREN_CUDA_PARSE_ 1
-/* Every function the unit declares without a qualifier may be called from kernels and from host
- * code (all of it runs on the host's processor): the C and C++ libraries, these headers, the
- * program's own. Not ended: it holds for the whole unit. */
-#pragma clang force_cuda_host_device begin
 #endif
 
 /* ---- Qualifiers ---------------------------------------------------------------------------- */
@@ -61,6 +59,19 @@
 #endif
 #ifndef __CUDA_ARCH_LIST__
 #define __CUDA_ARCH_LIST__ 600
+#endif
+
+#if defined(BIREN_CUDA_PARSE_)
+#ifdef __cplusplus
+/* What the compiler declares itself, host only (operator new, std::terminate): the headers that
+ * declare them again come first, as they are. */
+#include <new>
+#include <exception>
+#endif
+/* Every function the unit declares without a qualifier may be called from kernels and from host
+ * code (all of it runs on the host's processor): the C and C++ libraries, these headers, the
+ * program's own. Not ended: it holds for the whole unit. */
+#pragma clang force_cuda_host_device begin
 #endif
 
 #include "cuda_runtime_api.h"

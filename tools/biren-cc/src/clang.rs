@@ -294,13 +294,38 @@ impl Cursor {
         line
     }
 
-    /// The start and end (one past) of the cursor's text where it is spelled: for a launch
-    /// written as a macro's argument, the argument's own text in the file.
-    pub fn spelled_start(&self) -> Pos {
-        self.spelled(unsafe { clang_getRangeStart(clang_getCursorExtent(self.c)) })
+    /// Where a location is, by expansion or by spelling: its file's path and byte offset.
+    fn file_pos(loc: CXSourceLocation, spelled: bool) -> Option<(String, usize)> {
+        let (mut file, mut off) = (ptr::null_mut(), 0u32);
+        unsafe {
+            if spelled {
+                clang_getSpellingLocation(loc, &mut file, ptr::null_mut(), ptr::null_mut(), &mut off);
+            } else {
+                clang_getExpansionLocation(loc, &mut file, ptr::null_mut(), ptr::null_mut(), &mut off);
+            }
+            if file.is_null() {
+                None
+            } else {
+                Some((string(clang_getFileName(file)), off as usize))
+            }
+        }
     }
-    pub fn spelled_end(&self) -> Pos {
-        self.spelled(unsafe { clang_getRangeEnd(clang_getCursorExtent(self.c)) })
+
+    /// The cursor's extent (start, end one past) in whichever file it is, by expansion.
+    pub fn extent_in(&self) -> Option<(String, usize, usize)> {
+        let r = unsafe { clang_getCursorExtent(self.c) };
+        let (f, a) = Self::file_pos(unsafe { clang_getRangeStart(r) }, false)?;
+        let (g, b) = Self::file_pos(unsafe { clang_getRangeEnd(r) }, false)?;
+        (f == g).then_some((f, a, b))
+    }
+
+    /// The cursor's extent where it is spelled (a launch written as a macro's argument: the
+    /// argument's own text).
+    pub fn spelled_extent_in(&self) -> Option<(String, usize, usize)> {
+        let r = unsafe { clang_getCursorExtent(self.c) };
+        let (f, a) = Self::file_pos(unsafe { clang_getRangeStart(r) }, true)?;
+        let (g, b) = Self::file_pos(unsafe { clang_getRangeEnd(r) }, true)?;
+        (f == g).then_some((f, a, b))
     }
 
     /// The declaration's unified symbol name: one for a function's declarations and definition.

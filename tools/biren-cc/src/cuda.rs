@@ -17,12 +17,13 @@
 
 #![allow(non_upper_case_globals)]
 
-use crate::clang::{Cursor, Pos, Unit};
+use crate::clang::{Cursor, Unit};
 use clang_sys::*;
 use std::collections::{HashMap, HashSet};
 
 /// One rewrite of the source: bytes start..end become `text`.
 struct Edit {
+    file: String,
     start: usize,
     end: usize,
     text: String,
@@ -31,6 +32,7 @@ struct Edit {
 /// A kernel whose body the translation moves.
 struct KernelDef {
     name: String,
+    file: String,
     /// Where forward declarations go (before the declaration, and before `extern "C"`).
     decl_start: usize,
     body_open: usize,
@@ -54,6 +56,9 @@ struct KernelDef {
 /// What the first stage gives the driver.
 pub struct Translated {
     pub text: String,
+    /// Other files of the program that hold kernels, launches or device variables: their
+    /// path as libclang read them, and their translation.
+    pub others: Vec<(String, String)>,
     /// Report lines for kernels the second stage will not see (templates, kernels calling
     /// functions that read threadIdx).
     pub report: Vec<String>,
@@ -63,13 +68,6 @@ pub struct Translated {
 /// clang-sys's constant may say 300), a namespace, a linkage specification.
 fn file_scope(k: CXCursorKind) -> bool {
     k == 300 || k == 350 || k == CXCursor_Namespace || k == CXCursor_LinkageSpec
-}
-
-fn pos(p: Pos) -> Option<usize> {
-    match p {
-        Pos::Main(o) => Some(o),
-        Pos::Elsewhere => None,
-    }
 }
 
 fn has_attr(c: &Cursor, kind: CXCursorKind) -> bool {
@@ -90,8 +88,11 @@ fn line_directive(src: &[u8], off: usize, file: &str) -> String {
 }
 
 /// Applies the edits that fall inside `a..b` to that range of `src`.
-fn apply(src: &[u8], a: usize, b: usize, edits: &[&Edit]) -> String {
-    let mut inside: Vec<&&Edit> = edits.iter().filter(|e| e.start >= a && e.end <= b).collect();
+fn apply(file: &str, src: &[u8], a: usize, b: usize, edits: &[&Edit]) -> String {
+    let mut inside: Vec<&&Edit> = edits
+        .iter()
+        .filter(|e| e.file == file && e.start >= a && e.end <= b)
+        .collect();
     inside.sort_by_key(|e| (e.start, e.end));
     let mut out = String::new();
     let mut at = a;
@@ -123,7 +124,7 @@ fn is_sync_call(name: &str) -> bool {
 /// Reads the template head of a function template: `template <...>` as written, and the
 /// arguments that name its parameters (`<T, N>`, packs expanded).
 fn template_of(src: &[u8], f: &Cursor) -> Option<(String, String)> {
-    let start = pos(f.start())?;
+    let (_, start, _) = f.extent_in()?;
     let t = src.get(start..)?;
     if !t.starts_with(b"template") {
         return None;
@@ -161,10 +162,9 @@ fn template_of(src: &[u8], f: &Cursor) -> Option<(String, String)> {
             | CXCursor_NonTypeTemplateParameter
             | CXCursor_TemplateTemplateParameter => {
                 let name = ch.spelling();
-                let (a, b) = (pos(ch.start()), pos(ch.end()));
-                let pack = match (a, b) {
-                    (Some(a), Some(b)) => slice(src, a, b).contains("..."),
-                    _ => false,
+                let pack = match ch.extent_in() {
+                    Some((_, a, b)) => slice(src, a, b).contains("..."),
+                    None => false,
                 };
                 args.push(if pack { format!("{name}...") } else { name });
             }
@@ -174,10 +174,35 @@ fn template_of(src: &[u8], f: &Cursor) -> Option<(String, String)> {
     Some((head, format!("<{}>", args.join(", "))))
 }
 
-/// Translates a CUDA unit. `file` is the user's path (for `#line`).
-pub fn translate(unit: &Unit, src: &[u8], file: &str) -> Result<Translated, String> {
+/// The program's own files, as libclang names them: read once, on demand. Files of the system
+/// and of BIREN's headers are not the program's.
+struct Sources {
+    files: HashMap<String, Option<Vec<u8>>>,
+    include: String,
+}
+
+impl Sources {
+    fn user(&mut self, path: &str, c: &Cursor) -> bool {
+        !c.in_system_header() && !path.starts_with(&self.include) && self.get(path).is_some()
+    }
+    fn get(&mut self, path: &str) -> Option<&Vec<u8>> {
+        self.files
+            .entry(path.to_string())
+            .or_insert_with(|| std::fs::read(path).ok())
+            .as_ref()
+    }
+}
+
+/// Translates a CUDA unit. `file` is the user's path (for `#line`), `include` BIREN's include
+/// directory (its headers are not translated).
+pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<Translated, String> {
     let root = unit.root();
     let all = walk(&root);
+    let mut srcs = Sources {
+        files: HashMap::new(),
+        include: include.to_string(),
+    };
+    srcs.files.insert(file.to_string(), Some(src.to_vec()));
     let mut edits: Vec<Edit> = Vec::new();
     let mut kernels: Vec<KernelDef> = Vec::new();
     let mut errors: Vec<String> = Vec::new();
@@ -234,15 +259,23 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str) -> Result<Translated, Stri
         }
     }
 
+    let mut seen_kernels: HashSet<(String, usize)> = HashSet::new();
+    let mut seen_launches: HashSet<(String, usize)> = HashSet::new();
+    let mut seen_vars: HashSet<(String, usize)> = HashSet::new();
     for c in &all {
         match c.kind() {
             CXCursor_FunctionDecl | CXCursor_FunctionTemplate
-                if c.is_definition() && c.in_main_file() && has_attr(c, CXCursor_CUDAGlobalAttr) =>
+                if c.is_definition() && has_attr(c, CXCursor_CUDAGlobalAttr) =>
             {
-                match kernel_def(src, c, &calls, &reads_tid, &kernel_usrs) {
+                let Some((path, a, _)) = c.extent_in() else { continue };
+                if !srcs.user(&path, c) || !seen_kernels.insert((path.clone(), a)) {
+                    continue;
+                }
+                let fsrc = srcs.get(&path).cloned().unwrap_or_default();
+                match kernel_def(&fsrc, &path, c, &calls, &reads_tid, &kernel_usrs) {
                     Ok(k) => {
                         for (at, text) in &k.name_edits {
-                            edits.push(Edit { start: *at, end: *at, text: text.clone() });
+                            edits.push(Edit { file: path.clone(), start: *at, end: *at, text: text.clone() });
                         }
                         kernels.push(k)
                     }
@@ -257,66 +290,66 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str) -> Result<Translated, Stri
                 }) else {
                     continue;
                 };
-                let (Some(s), Some(e), Some(cs), Some(ce)) = (
-                    pos(c.spelled_start()),
-                    pos(c.spelled_end()),
-                    pos(cfg.spelled_start()),
-                    pos(cfg.spelled_end()),
-                ) else {
-                    if c.in_main_file() {
-                        errors.push(format!(
-                            "{file}:{}: error: a kernel launch (<<<...>>>) written inside a macro's definition: biren-cc rewrites launches written in the file",
-                            c.line()
-                        ));
-                    }
+                let (Some((path, s, e)), Some((cpath, cs, ce))) = (c.spelled_extent_in(), cfg.spelled_extent_in()) else {
+                    errors.push(format!(
+                        "{file}:{}: error: a kernel launch (<<<...>>>) written inside a macro's definition: biren-cc rewrites launches written in the program's files",
+                        c.line()
+                    ));
                     continue;
                 };
-                if !(src[cs..].starts_with(b"<<<") && ce >= 3 && &src[ce - 3..ce] == b">>>") {
-                    errors.push(format!("{file}:{}: error: a kernel launch biren-cc cannot read", c.line()));
+                if path != cpath || !srcs.user(&path, c) || !seen_launches.insert((path.clone(), s)) {
+                    continue;
+                }
+                let fsrc = srcs.get(&path).cloned().unwrap_or_default();
+                if !(fsrc.get(cs..).is_some_and(|t| t.starts_with(b"<<<")) && ce >= 3 && &fsrc[ce - 3..ce] == b">>>") {
+                    errors.push(format!("{path}:{}: error: a kernel launch biren-cc cannot read", line_of(&fsrc, s)));
                     continue;
                 }
                 edits.push(Edit {
+                    file: path.clone(),
                     start: s,
                     end: s,
-                    text: format!("(biren_cuda::configure({}) ? (void)0 : ", slice(src, cs + 3, ce - 3)),
+                    text: format!("(biren_cuda::configure({}) ? (void)0 : ", slice(&fsrc, cs + 3, ce - 3)),
                 });
-                edits.push(Edit { start: cs, end: ce, text: String::new() });
-                edits.push(Edit { start: e, end: e, text: ")".into() });
+                edits.push(Edit { file: path.clone(), start: cs, end: ce, text: String::new() });
+                edits.push(Edit { file: path, start: e, end: e, text: ")".into() });
             }
-            CXCursor_VarDecl if c.in_main_file() => {
-                if std::env::var_os("BIREN_CC_DEBUG").is_some() {
-                    let kinds: Vec<i32> = c.children().iter().map(|x| x.kind()).collect();
-                    eprintln!("biren-cc debug: var {} children {kinds:?} parent {} extern {}", c.spelling(), c.lexical_parent().kind(), c.storage_extern());
-                }
+            CXCursor_VarDecl => {
+                let Some((path, s, e)) = c.extent_in() else { continue };
                 let shared = has_attr(c, CXCursor_CUDASharedAttr);
                 let sc = c.storage_extern();
+                let symbol = (has_attr(c, CXCursor_CUDAConstantAttr) || has_attr(c, CXCursor_CUDADeviceAttr))
+                    && !sc
+                    && file_scope(c.lexical_parent().kind());
+                if !(shared && sc) && !symbol {
+                    continue;
+                }
+                if !srcs.user(&path, c) || !seen_vars.insert((path.clone(), s)) {
+                    continue;
+                }
+                let fsrc = srcs.get(&path).cloned().unwrap_or_default();
                 if shared && sc {
                     // extern __shared__ T a[]: the block's dynamic shared memory.
-                    let ty = c.ty();
-                    let elem = ty.element().spelling();
-                    let (Some(s), Some(e)) = (pos(c.start()), pos(c.end())) else { continue };
-                    let in_function = !file_scope(c.lexical_parent().kind());
-                    if !in_function {
+                    let elem = c.ty().element().spelling();
+                    if file_scope(c.lexical_parent().kind()) {
                         errors.push(format!(
-                            "{file}:{}: error: extern __shared__ at file scope: declare it in the kernel or device function that uses it",
-                            c.line()
+                            "{path}:{}: error: extern __shared__ at file scope: declare it in the kernel or device function that uses it",
+                            line_of(&fsrc, s)
                         ));
                         continue;
                     }
                     edits.push(Edit {
+                        file: path,
                         start: s,
                         end: e,
                         text: format!("{elem} *const {} = ({elem} *)birenSharedMemory()", c.spelling()),
                     });
-                } else if (has_attr(c, CXCursor_CUDAConstantAttr) || has_attr(c, CXCursor_CUDADeviceAttr))
-                    && !sc
-                    && file_scope(c.lexical_parent().kind())
-                {
+                } else {
                     // A device symbol: registered after its declaration's `;`.
-                    let Some(e) = pos(c.end()) else { continue };
-                    let Some(semi) = next_semicolon(src, e) else { continue };
+                    let Some(semi) = next_semicolon(&fsrc, e) else { continue };
                     let name = c.spelling();
                     edits.push(Edit {
+                        file: path,
                         start: semi + 1,
                         end: semi + 1,
                         text: format!(
@@ -334,18 +367,14 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str) -> Result<Translated, Stri
 
     // Kernels: edits inside each body are applied to the moved body.
     let mut report = Vec::new();
-    let body_ranges: Vec<(usize, usize)> = kernels.iter().map(|k| (k.body_open, k.body_end)).collect();
-    let outside: Vec<&Edit> = edits
-        .iter()
-        .filter(|e| !body_ranges.iter().any(|&(a, b)| e.start >= a && e.end <= b))
-        .collect();
     let edit_refs: Vec<&Edit> = edits.iter().collect();
     let mut kernel_edits: Vec<Edit> = Vec::new();
     for k in &kernels {
-        let body = apply(src, k.body_open, k.body_end, &edit_refs);
-        let (before, stub_body, after) = kernel_text(k, &body, src, file);
-        kernel_edits.push(Edit { start: k.decl_start, end: k.decl_start, text: before });
-        kernel_edits.push(Edit { start: k.body_open, end: k.body_end, text: stub_body + &after });
+        let fsrc = srcs.get(&k.file).cloned().unwrap_or_default();
+        let body = apply(&k.file, &fsrc, k.body_open, k.body_end, &edit_refs);
+        let (before, stub_body, after) = kernel_text(k, &body, &fsrc, &k.file);
+        kernel_edits.push(Edit { file: k.file.clone(), start: k.decl_start, end: k.decl_start, text: before });
+        kernel_edits.push(Edit { file: k.file.clone(), start: k.body_open, end: k.body_end, text: stub_body + &after });
         if !k.tpl_head.is_empty() || k.reads_tid_in_callee {
             let why = if !k.tpl_head.is_empty() {
                 "a template kernel"
@@ -353,16 +382,26 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str) -> Result<Translated, Stri
                 "calls a function that reads threadIdx"
             };
             report.push(if k.has_sync {
-                format!("biren-cc: kernel {}: fibers ({why} at {file}:{})", k.name, k.line)
+                format!("biren-cc: kernel {}: fibers ({why} at {}:{})", k.name, k.file, k.line)
             } else {
                 format!("biren-cc: kernel {}: loops (1 regions)", k.name)
             });
         }
     }
-    let mut all_edits: Vec<&Edit> = outside;
+    let in_body = |e: &Edit| kernels.iter().any(|k| k.file == e.file && e.start >= k.body_open && e.end <= k.body_end);
+    let mut all_edits: Vec<&Edit> = edits.iter().filter(|e| !in_body(e)).collect();
     all_edits.extend(kernel_edits.iter());
-    let text = apply(src, 0, src.len(), &all_edits);
-    Ok(Translated { text, report })
+    let text = apply(file, src, 0, src.len(), &all_edits);
+    let mut files: Vec<String> = all_edits.iter().map(|e| e.file.clone()).filter(|f| f != file).collect();
+    files.sort();
+    files.dedup();
+    let mut others = Vec::new();
+    for f in files {
+        let fsrc = srcs.get(&f).cloned().unwrap_or_default();
+        let t = apply(&f, &fsrc, 0, fsrc.len(), &all_edits);
+        others.push((f.clone(), format!("#line 1 \"{}\"\n{t}", f.replace('\\', "\\\\").replace('"', "\\\""))));
+    }
+    Ok(Translated { text, others, report })
 }
 
 /// The `;` that ends a declaration whose declarator ends at `from` (skipping the rest of a
@@ -384,6 +423,7 @@ fn next_semicolon(src: &[u8], from: usize) -> Option<usize> {
 
 fn kernel_def(
     src: &[u8],
+    path: &str,
     f: &Cursor,
     calls: &HashMap<String, Vec<String>>,
     reads_tid: &HashSet<String>,
@@ -394,19 +434,22 @@ fn kernel_def(
     let body = children
         .iter()
         .find(|c| c.kind() == CXCursor_CompoundStmt)
-        .ok_or_else(|| format!("line {file_line}: error: a kernel without a body biren-cc can read"))?;
-    let (Some(open), Some(end)) = (pos(body.start()), pos(body.end())) else {
-        return Err(format!("line {file_line}: error: a kernel whose body comes from a macro"));
+        .ok_or_else(|| format!("{path}:{file_line}: error: a kernel without a body biren-cc can read"))?;
+    let Some((_, open, end)) = body.extent_in() else {
+        return Err(format!("{path}:{file_line}: error: a kernel whose body comes from a macro"));
     };
     let (tpl_head, tpl_args) = if f.kind() == CXCursor_FunctionTemplate {
-        template_of(src, f).ok_or_else(|| format!("line {file_line}: error: a kernel template biren-cc cannot read"))?
+        template_of(src, f).ok_or_else(|| format!("{path}:{file_line}: error: a kernel template biren-cc cannot read"))?
     } else {
         (String::new(), String::new())
     };
-    let mut decl_start = pos(f.start()).ok_or_else(|| format!("line {file_line}: error: a kernel declared by a macro"))?;
+    let mut decl_start = f
+        .extent_in()
+        .map(|x| x.1)
+        .ok_or_else(|| format!("{path}:{file_line}: error: a kernel declared by a macro"))?;
     // `extern "C" __global__ void k(...)`: forward declarations go before `extern "C"`.
     if f.lexical_parent().kind() == CXCursor_LinkageSpec {
-        if let Some(ls) = pos(f.lexical_parent().start()) {
+        if let Some((_, ls, _)) = f.lexical_parent().extent_in() {
             let between = slice(src, ls, decl_start);
             if !between.contains('{') {
                 decl_start = ls;
@@ -417,8 +460,8 @@ fn kernel_def(
     let mut names = Vec::new();
     let mut name_edits = Vec::new();
     for (i, p) in children.iter().filter(|c| c.kind() == CXCursor_ParmDecl).enumerate() {
-        let (Some(a), Some(b)) = (pos(p.start()), pos(p.end())) else {
-            return Err(format!("line {file_line}: error: a kernel parameter written by a macro"));
+        let Some((_, a, b)) = p.extent_in() else {
+            return Err(format!("{path}:{file_line}: error: a kernel parameter written by a macro"));
         };
         let mut text = slice(src, a, b);
         let mut name = p.spelling();
@@ -443,6 +486,7 @@ fn kernel_def(
     });
     Ok(KernelDef {
         name: f.spelling(),
+        file: path.to_string(),
         decl_start,
         body_open: open,
         body_end: end,

@@ -406,13 +406,30 @@ fn translate_cuda(
         return Err(format!("biren-cc: {path}: the CUDA front end found {} error(s)", errors.len()));
     }
     let _ = cuda_inc;
-    let t = cuda::translate(&unit, &src, path).map_err(|e| {
-        if e.contains(": error:") && !e.starts_with(path) && e.starts_with("line ") {
-            format!("{path}:{}", &e[5..])
-        } else {
-            e
+    let t = cuda::translate(&unit, &src, path, &include.display().to_string())?;
+    // Headers of the program that hold kernels, launches or device variables: translated
+    // copies beside the translated source, where its quoted #include finds them first.
+    let main_dir = Path::new(path)
+        .parent()
+        .map(|d| if d.as_os_str().is_empty() { Path::new(".") } else { d })
+        .and_then(|d| d.canonicalize().ok());
+    for (other, text) in &t.others {
+        let canon = Path::new(other).canonicalize().ok();
+        let rel = match (&main_dir, &canon) {
+            (Some(d), Some(o)) => o.strip_prefix(d).ok().map(Path::to_path_buf),
+            _ => None,
+        };
+        let Some(rel) = rel else {
+            return Err(format!(
+                "biren-cc: {other}: kernels, launches or device variables in a header outside {path}'s directory are not supported; include it from a file beside it"
+            ));
+        };
+        let dst = tmp.join(&rel);
+        if let Some(p) = dst.parent() {
+            let _ = std::fs::create_dir_all(p);
         }
-    })?;
+        std::fs::write(&dst, text).map_err(|e| format!("biren-cc: {}: {e}", dst.display()))?;
+    }
     if args.report {
         for l in &t.report {
             eprintln!("{l}");
@@ -573,6 +590,8 @@ fn run() -> Result<i32, String> {
                     let dir = tmp.join(n.to_string());
                     n += 1;
                     let _ = std::fs::create_dir_all(&dir);
+                    // The program's headers that were translated too are found there first.
+                    quote_dirs.push(format!("-iquote{}", dir.display()));
                     Some(translate_cuda(p, &args, &include, &dir, keep_dir.as_deref())?)
                 } else if args.preprocess_only {
                     None
