@@ -263,6 +263,20 @@ static inline long long max(long long a, long long b) { return a > b ? a : b; }
 static inline unsigned long long max(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
 static inline float max(float a, float b) { return fmaxf(a, b); }
 static inline double max(double a, double b) { return fmax(a, b); }
+static inline long min(long a, long b) { return a < b ? a : b; }
+static inline unsigned long min(unsigned long a, unsigned long b) { return a < b ? a : b; }
+static inline long max(long a, long b) { return a > b ? a : b; }
+static inline unsigned long max(unsigned long a, unsigned long b) { return a > b ? a : b; }
+static inline double min(float a, double b) { return fmin(a, b); }
+static inline double min(double a, float b) { return fmin(a, b); }
+static inline double max(float a, double b) { return fmax(a, b); }
+static inline double max(double a, float b) { return fmax(a, b); }
+static inline unsigned umin(unsigned a, unsigned b) { return a < b ? a : b; }
+static inline unsigned umax(unsigned a, unsigned b) { return a > b ? a : b; }
+static inline long long llmin(long long a, long long b) { return a < b ? a : b; }
+static inline long long llmax(long long a, long long b) { return a > b ? a : b; }
+static inline unsigned long long ullmin(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
+static inline unsigned long long ullmax(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
 
 /* ---- Clocks ----------------------------------------------------------------------------------
  * clock() in a kernel is the C library's (processor time); clock64() counts nanoseconds of
@@ -273,6 +287,11 @@ static inline long long clock64(void) {
   return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 static inline unsigned long long __globaltimer(void) { return (unsigned long long)clock64(); }
+namespace biren_cuda {
+/* What biren-cc makes of clock() in device code: the device's cycles (its clock rate is 1 GHz,
+ * cudaDevAttrClockRate), as CUDA's clock() counts its multiprocessor's. */
+inline clock_t device_clock(void) { return (clock_t)clock64(); }
+} // namespace biren_cuda
 static inline unsigned __nanosleep_ns_(unsigned ns) { struct timespec t = {0, (long)ns}; nanosleep(&t, 0); return 0; }
 #define __nanosleep(ns) ((void)__nanosleep_ns_(ns))
 #define __trap() birenTrap()

@@ -33,11 +33,33 @@ inline unsigned tile_mask(const birenKernelLoop *l, unsigned n) {
 }
 } // namespace details
 
+/* A group of `n` consecutive threads of a block (n a power of two <= 32, or the whole block):
+ * what a function taking any group (cg::thread_group) gets. */
+class thread_group {
+public:
+  birenKernelLoop *loop_;
+  unsigned n_;
+  thread_group(birenKernelLoop *l, unsigned n) : loop_(l), n_(n) {}
+  unsigned long long thread_rank() const { return details::block_rank_of(loop_) % n_; }
+  unsigned long long size() const { return n_; }
+  unsigned long long num_threads() const { return n_; }
+  unsigned long long meta_group_rank() const { return details::block_rank_of(loop_) / n_; }
+  unsigned long long meta_group_size() const { return (details::block_size() + n_ - 1) / n_; }
+  void sync() const {
+    if (n_ <= 32 && n_ < details::block_size())
+      (void)birenWarpExchange(loop_, details::tile_mask(loop_, n_), 0, 0ull, 0, 32);
+    else
+      birenSyncThreadsLoop(loop_);
+  }
+  bool is_valid() const { return true; }
+};
+
 /* The threads of one block. */
 class thread_block {
 public:
   birenKernelLoop *loop_;
   explicit thread_block(birenKernelLoop *l) : loop_(l) {}
+  operator thread_group() const { return thread_group(loop_, details::block_size()); }
   void sync() const { birenSyncThreadsLoop(loop_); }
   unsigned long long thread_rank() const { return details::block_rank_of(loop_); }
   unsigned long long size() const { return details::block_size(); }
@@ -73,26 +95,6 @@ public:
 };
 inline grid_group this_grid_(birenKernelLoop *l) { return grid_group(l); }
 #define this_grid() this_grid_(biren_loop_)
-
-/* A group of `n` consecutive threads of a block (n a power of two <= 32, or the whole block). */
-class thread_group {
-public:
-  birenKernelLoop *loop_;
-  unsigned n_;
-  thread_group(birenKernelLoop *l, unsigned n) : loop_(l), n_(n) {}
-  unsigned long long thread_rank() const { return details::block_rank_of(loop_) % n_; }
-  unsigned long long size() const { return n_; }
-  unsigned long long num_threads() const { return n_; }
-  unsigned long long meta_group_rank() const { return details::block_rank_of(loop_) / n_; }
-  unsigned long long meta_group_size() const { return (details::block_size() + n_ - 1) / n_; }
-  void sync() const {
-    if (n_ <= 32)
-      (void)birenWarpExchange(loop_, details::tile_mask(loop_, n_), 0, 0ull, 0, 32);
-    else
-      birenSyncThreadsLoop(loop_);
-  }
-  bool is_valid() const { return true; }
-};
 
 /* A tile of N threads (a power of two <= 32): CUDA's thread_block_tile<N>. */
 template <unsigned N> class thread_block_tile {

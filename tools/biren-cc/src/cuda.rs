@@ -259,6 +259,33 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
         }
     }
 
+    // clock() in device code is the accelerator's cycle counter (at the device's 1 GHz clock
+    // rate: nanoseconds), not the C library's processor time.
+    let mut seen_clock: HashSet<(String, usize)> = HashSet::new();
+    for c in &all {
+        let k = c.kind();
+        if !((k == CXCursor_FunctionDecl || k == CXCursor_FunctionTemplate)
+            && c.is_definition()
+            && (has_attr(c, CXCursor_CUDAGlobalAttr) || has_attr(c, CXCursor_CUDADeviceAttr)))
+        {
+            continue;
+        }
+        for d in c.descendants() {
+            if d.kind() != CXCursor_CallExpr {
+                continue;
+            }
+            let Some(r) = d.referenced() else { continue };
+            if r.spelling() != "clock" || !r.in_system_header() {
+                continue;
+            }
+            let Some(callee) = d.children().into_iter().next() else { continue };
+            let Some((path, a, b)) = callee.spelled_extent_in() else { continue };
+            if srcs.user(&path, c) && seen_clock.insert((path.clone(), a)) {
+                edits.push(Edit { file: path, start: a, end: b, text: "biren_cuda::device_clock".into() });
+            }
+        }
+    }
+
     let mut seen_kernels: HashSet<(String, usize)> = HashSet::new();
     let mut seen_launches: HashSet<(String, usize)> = HashSet::new();
     let mut seen_vars: HashSet<(String, usize)> = HashSet::new();

@@ -396,6 +396,13 @@ fn translate_cuda(
     flags.extend(cuda_flags(args, include));
     flags.push("-include".into());
     flags.push("cuda_runtime.h".into());
+    // The system compiler's own headers (omp.h, ...), which libclang does not know.
+    if let Some(dir) = system_compiler_include() {
+        flags.push("-idirafter".into());
+        flags.push(dir);
+        // GCC's omp.h names a deallocator in __malloc__(f), which clang does not read.
+        flags.push("-D__malloc__(...)=__malloc__".into());
+    }
     flags.push("-Wno-everything".into());
     let unit = clang::Unit::parse(path, &flags)?;
     let errors = unit.errors();
@@ -462,6 +469,17 @@ fn translate_cuda(
         Some(p) => Ok(p),
         None => Ok(out),
     }
+}
+
+/// The system C++ compiler's own include directory (`-print-file-name=include`), if it says.
+fn system_compiler_include() -> Option<String> {
+    let out = Command::new(compiler(Lang::Cxx))
+        .arg("-print-file-name=include")
+        .env("BIREN_CC_ACTIVE", "1")
+        .output()
+        .ok()?;
+    let dir = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (out.status.success() && Path::new(&dir).is_dir()).then_some(dir)
 }
 
 /// Flags for reading a CUDA source (or its translation): CUDA's headers first, the user's.
