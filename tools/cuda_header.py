@@ -319,6 +319,10 @@ def generate(text):
 #endif
 #include <stddef.h>
 #include <string.h>
+/* CUDA mode of BIREN's header (dim3's constructors in C++), as cuda_runtime.h sets it. */
+#ifndef BIREN_CUDA
+#define BIREN_CUDA 1
+#endif
 #include "biren_runtime.h"
 
 #define CUDART_VERSION {CUDART_VERSION}
@@ -427,7 +431,7 @@ BIREN_CUDA_API_ birenKernel_t birenCudaKernel_(const void *func) {
     w("#ifdef __cplusplus\nextern \"C++\" {\n#endif")
     wrapped = []
     for ret, name, params in funcs:
-        if name in NOT_WRAPPED:
+        if name in NOT_WRAPPED or name.startswith("birenKernelRegister"):
             continue
         w(wrapper(ret, name, params))
         wrapped.append(cuda_name(name))

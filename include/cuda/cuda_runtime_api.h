@@ -33,6 +33,10 @@
 #endif
 #include <stddef.h>
 #include <string.h>
+/* CUDA mode of BIREN's header (dim3's constructors in C++), as cuda_runtime.h sets it. */
+#ifndef BIREN_CUDA
+#define BIREN_CUDA 1
+#endif
 #include "biren_runtime.h"
 
 #define CUDART_VERSION 12040
