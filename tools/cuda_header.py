@@ -70,6 +70,8 @@ DEFAULTS = {
     "birenMemcpy2DFromArrayAsync": {"stream": "0"},
     "birenGraphInstantiate": {"flags": "0"},
     "birenGraphInstantiateWithFlags": {"flags": "0"},
+    "birenStreamGetCaptureInfo": {"id_out": "0", "graph_out": "0", "dependencies_out": "0",
+                                  "numDependencies_out": "0"},
 }
 # BIREN error names whose CUDA name is not the mechanical one.
 ERROR_NAMES = {
@@ -130,8 +132,7 @@ cudaDeviceFlushGPUDirectRDMAWrites cudaDeviceGetTexture1DLinearMaxWidth cudaSetV
 cudaChooseDevice cudaInitDevice cudaSetDoubleForDevice cudaSetDoubleForHost
 cudaThreadExit cudaThreadSynchronize cudaThreadSetLimit cudaThreadGetLimit
 cudaThreadGetCacheConfig cudaThreadSetCacheConfig
-cudaStreamGetId cudaStreamCopyAttributes cudaStreamBeginCaptureToGraph cudaStreamGetCaptureInfo_v2
-cudaStreamGetCaptureInfo_v3 cudaStreamUpdateCaptureDependencies cudaStreamUpdateCaptureDependencies_v2
+cudaStreamGetId cudaStreamCopyAttributes cudaStreamBeginCaptureToGraph cudaStreamGetCaptureInfo_v3 cudaStreamUpdateCaptureDependencies cudaStreamUpdateCaptureDependencies_v2
 cudaEventElapsedTime_v2
 cudaLaunchKernelExC cudaLaunchCooperativeKernelMultiDevice cudaFuncGetName cudaFuncGetParamInfo
 cudaGetFuncBySymbol cudaGetDriverEntryPoint cudaGetKernel cudaOccupancyAvailableDynamicSMemPerBlock
@@ -448,7 +449,8 @@ BIREN_CUDA_API_ birenKernel_t birenCudaKernel_(const void *func) {
     return "\n".join(out) + "\n"
 
 
-HAND_CALLED = ["cudaGetDeviceProperties", "cudaStreamWaitEvent", "cudaGetErrorName",
+HAND_CALLED = ["cudaGetDeviceProperties", "cudaGetDeviceProperties_v2", "cudaStreamGetCaptureInfo_v2",
+               "cudaStreamWaitEvent", "cudaGetErrorName",
                "cudaGetErrorString", "cudaRuntimeGetVersion", "cudaDriverGetVersion",
                "cudaGraphAddKernelNode", "cudaGraphExecKernelNodeSetParams"]
 
@@ -576,6 +578,7 @@ enum cudaComputeMode {
 #define cudaDeviceBlockingSync birenDeviceScheduleBlockingSync
 #define cudaDevAttrMaxSharedMemoryPerBlockOptin birenDevAttrMaxSharedMemoryPerBlockOptin
 #define cudaStreamLegacy ((cudaStream_t)0)
+#define cudaInvalidDeviceId -2
 #define cudaArraySparse 0x40
 #define cudaArrayDeferredMapping 0x80
 #define cudaOccupancyDefault birenOccupancyDefault
@@ -811,6 +814,13 @@ BIREN_CUDA_API_ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop,
   p.memoryPoolsSupported = b.memoryPoolsSupported;
   *prop = p;
   return cudaSuccess;
+}}
+/** CUDA 12's versioned names of the calls above. */
+BIREN_CUDA_API_ cudaError_t cudaGetDeviceProperties_v2(struct cudaDeviceProp *prop, int device) {{
+  return cudaGetDeviceProperties(prop, device);
+}}
+BIREN_CUDA_API_ cudaError_t cudaStreamGetCaptureInfo_v2(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out, unsigned long long *id_out BIREN_CUDA_DV_(0), cudaGraph_t *graph_out BIREN_CUDA_DV_(0), const cudaGraphNode_t **dependencies_out BIREN_CUDA_DV_(0), size_t *numDependencies_out BIREN_CUDA_DV_(0)) {{
+  return cudaStreamGetCaptureInfo(stream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
 }}"""
 
 
