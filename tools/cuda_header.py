@@ -9,8 +9,9 @@ differently: cudaDeviceProp (CUDA's layout), cudaKernelNodeParams (func is a voi
 3-parameter cudaStreamWaitEvent, versions, error names and strings, and the calls BIREN does not
 have, declared so that a program calling one fails to compile naming it.
 
-`python3 tools/cuda_header.py` rewrites the header; `--check` exits 1 when the committed header
-differs from what this script makes (run by `make test-cuda`)."""
+`python3 tools/cuda_header.py` rewrites the header (`make header` runs it after rendering
+biren_runtime.h); `--check` exits 1 when the committed header differs from what this script makes
+(run by `make test-cuda`)."""
 import re
 import sys
 
