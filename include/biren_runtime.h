@@ -1201,10 +1201,6 @@ typedef struct dim3 {
    * Extent or index along z.
    */
   unsigned int z;
-#if defined(__cplusplus) && defined(BIREN_CUDA)
-  /* CUDA's dim3 constructors, in CUDA mode (cuda_runtime.h defines BIREN_CUDA): dim3 g(16, 16). */
-  constexpr dim3(unsigned int vx = 1, unsigned int vy = 1, unsigned int vz = 1) : x(vx), y(vy), z(vz) {}
-#endif
 } dim3;
 
 /**

@@ -323,7 +323,7 @@ static int kernels_by_pointer(void) {
   float factor = 2.0f;
   void *args[] = {&out, &factor};
   /* cuda_runtime.h's template (kernel of any type, shared memory and stream default to 0) */
-  CU_OK(cudaLaunchKernel(scale_kernel, dim3(4), dim3(64), args)); /* CUDA's dim3 constructors */
+  CU_OK(cudaLaunchKernel(scale_kernel, dim3{4, 1, 1}, dim3{64, 1, 1}, args));
   /* the C form, kernel as const void * */
   CU_OK(cudaLaunchKernel((const void *)scale_kernel, dim3{4, 1, 1}, dim3{64, 1, 1}, args, 0, 0));
   float h[256];
@@ -459,7 +459,7 @@ static int graphs_and_capture(void) {
   void *args[] = {&out, &factor};
   cudaKernelNodeParams kp = {}; /* dim3's constructors make it non-trivial, as in CUDA */
   kp.func = (void *)scale_kernel;
-  kp.gridDim = dim3();
+  kp.gridDim = dim3{1, 1, 1};
   kp.blockDim = dim3{64, 1, 1};
   kp.kernelParams = args;
   cudaGraphNode_t node;
