@@ -49,6 +49,7 @@ prof:
 
 header:
 	BIREN_UPDATE_HEADER=1 $(CARGO) build --release
+	python3 tools/cuda_header.py
 
 # build.rs renders the header and fails when include/biren_runtime.h differs from it.
 check-header:

@@ -9,8 +9,9 @@ differently: cudaDeviceProp (CUDA's layout), cudaKernelNodeParams (func is a voi
 3-parameter cudaStreamWaitEvent, versions, error names and strings, and the calls BIREN does not
 have, declared so that a program calling one fails to compile naming it.
 
-`python3 tools/cuda_header.py` rewrites the header; `--check` exits 1 when the committed header
-differs from what this script makes (run by `make test-cuda`)."""
+`python3 tools/cuda_header.py` rewrites the header (`make header` runs it after rendering
+biren_runtime.h); `--check` exits 1 when the committed header differs from what this script makes
+(run by `make test-cuda`)."""
 import re
 import sys
 
@@ -70,6 +71,8 @@ DEFAULTS = {
     "birenMemcpy2DFromArrayAsync": {"stream": "0"},
     "birenGraphInstantiate": {"flags": "0"},
     "birenGraphInstantiateWithFlags": {"flags": "0"},
+    "birenStreamGetCaptureInfo": {"id_out": "0", "graph_out": "0", "dependencies_out": "0",
+                                  "numDependencies_out": "0"},
 }
 # BIREN error names whose CUDA name is not the mechanical one.
 ERROR_NAMES = {
@@ -130,8 +133,7 @@ cudaDeviceFlushGPUDirectRDMAWrites cudaDeviceGetTexture1DLinearMaxWidth cudaSetV
 cudaChooseDevice cudaInitDevice cudaSetDoubleForDevice cudaSetDoubleForHost
 cudaThreadExit cudaThreadSynchronize cudaThreadSetLimit cudaThreadGetLimit
 cudaThreadGetCacheConfig cudaThreadSetCacheConfig
-cudaStreamGetId cudaStreamCopyAttributes cudaStreamBeginCaptureToGraph cudaStreamGetCaptureInfo_v2
-cudaStreamGetCaptureInfo_v3 cudaStreamUpdateCaptureDependencies cudaStreamUpdateCaptureDependencies_v2
+cudaStreamGetId cudaStreamCopyAttributes cudaStreamBeginCaptureToGraph cudaStreamGetCaptureInfo_v3 cudaStreamUpdateCaptureDependencies cudaStreamUpdateCaptureDependencies_v2
 cudaEventElapsedTime_v2
 cudaLaunchKernelExC cudaLaunchCooperativeKernelMultiDevice cudaFuncGetName cudaFuncGetParamInfo
 cudaGetFuncBySymbol cudaGetDriverEntryPoint cudaGetKernel cudaOccupancyAvailableDynamicSMemPerBlock
@@ -319,6 +321,10 @@ def generate(text):
 #endif
 #include <stddef.h>
 #include <string.h>
+/* CUDA mode of BIREN's header (dim3's constructors in C++), as cuda_runtime.h sets it. */
+#ifndef BIREN_CUDA
+#define BIREN_CUDA 1
+#endif
 #include "biren_runtime.h"
 
 #define CUDART_VERSION {CUDART_VERSION}
@@ -427,7 +433,7 @@ BIREN_CUDA_API_ birenKernel_t birenCudaKernel_(const void *func) {
     w("#ifdef __cplusplus\nextern \"C++\" {\n#endif")
     wrapped = []
     for ret, name, params in funcs:
-        if name in NOT_WRAPPED:
+        if name in NOT_WRAPPED or name.startswith("birenKernelRegister"):
             continue
         w(wrapper(ret, name, params))
         wrapped.append(cuda_name(name))
@@ -444,7 +450,8 @@ BIREN_CUDA_API_ birenKernel_t birenCudaKernel_(const void *func) {
     return "\n".join(out) + "\n"
 
 
-HAND_CALLED = ["cudaGetDeviceProperties", "cudaStreamWaitEvent", "cudaGetErrorName",
+HAND_CALLED = ["cudaGetDeviceProperties", "cudaGetDeviceProperties_v2", "cudaStreamGetCaptureInfo_v2",
+               "cudaStreamWaitEvent", "cudaGetErrorName",
                "cudaGetErrorString", "cudaRuntimeGetVersion", "cudaDriverGetVersion",
                "cudaGraphAddKernelNode", "cudaGraphExecKernelNodeSetParams"]
 
@@ -572,6 +579,7 @@ enum cudaComputeMode {
 #define cudaDeviceBlockingSync birenDeviceScheduleBlockingSync
 #define cudaDevAttrMaxSharedMemoryPerBlockOptin birenDevAttrMaxSharedMemoryPerBlockOptin
 #define cudaStreamLegacy ((cudaStream_t)0)
+#define cudaInvalidDeviceId -2
 #define cudaArraySparse 0x40
 #define cudaArrayDeferredMapping 0x80
 #define cudaOccupancyDefault birenOccupancyDefault
@@ -807,6 +815,13 @@ BIREN_CUDA_API_ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop,
   p.memoryPoolsSupported = b.memoryPoolsSupported;
   *prop = p;
   return cudaSuccess;
+}}
+/** CUDA 12's versioned names of the calls above. */
+BIREN_CUDA_API_ cudaError_t cudaGetDeviceProperties_v2(struct cudaDeviceProp *prop, int device) {{
+  return cudaGetDeviceProperties(prop, device);
+}}
+BIREN_CUDA_API_ cudaError_t cudaStreamGetCaptureInfo_v2(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out, unsigned long long *id_out BIREN_CUDA_DV_(0), cudaGraph_t *graph_out BIREN_CUDA_DV_(0), const cudaGraphNode_t **dependencies_out BIREN_CUDA_DV_(0), size_t *numDependencies_out BIREN_CUDA_DV_(0)) {{
+  return cudaStreamGetCaptureInfo(stream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
 }}"""
 
 

@@ -141,6 +141,8 @@ static int device_properties_have_cudas_fields(void) {
   CU_OK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, 0));
   EXPECT(p.cooperativeLaunch == coop);
   struct cudaDeviceProp q; /* CUDA's `struct cudaDeviceProp` spelling */
+  CU_OK(cudaGetDeviceProperties_v2(&q, 0));
+  EXPECT(q.major == 6 && q.warpSize == 32);
   cudaDeviceProp before = p;
   CU_EXPECT(cudaGetDeviceProperties(&q, 99), cudaErrorInvalidDevice);
   CU_EXPECT(cudaGetDeviceProperties(NULL, 0), cudaErrorInvalidValue);
@@ -436,6 +438,12 @@ static int graphs_and_capture(void) {
   cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
   CU_OK(cudaStreamIsCapturing(s, &st));
   EXPECT(st == cudaStreamCaptureStatusActive);
+  st = cudaStreamCaptureStatusNone;
+  CU_OK(cudaStreamGetCaptureInfo(s, &st)); /* CUDA 12's optional outputs default to NULL */
+  EXPECT(st == cudaStreamCaptureStatusActive);
+  unsigned long long id = 0;
+  CU_OK(cudaStreamGetCaptureInfo_v2(s, &st, &id));
+  EXPECT(id != 0);
   CU_OK(cudaMemsetAsync(d, 1, 64 * sizeof(int), s));
   CU_OK(cudaStreamEndCapture(s, &g));
   cudaGraphExec_t exec;
@@ -449,8 +457,7 @@ static int graphs_and_capture(void) {
   CU_OK(cudaMalloc(&out, 64 * sizeof(float)));
   float factor = 3.0f;
   void *args[] = {&out, &factor};
-  cudaKernelNodeParams kp;
-  memset(&kp, 0, sizeof kp);
+  cudaKernelNodeParams kp = {}; /* dim3's constructors make it non-trivial, as in CUDA */
   kp.func = (void *)scale_kernel;
   kp.gridDim = dim3{1, 1, 1};
   kp.blockDim = dim3{64, 1, 1};

@@ -33,6 +33,10 @@
 #endif
 #include <stddef.h>
 #include <string.h>
+/* CUDA mode of BIREN's header (dim3's constructors in C++), as cuda_runtime.h sets it. */
+#ifndef BIREN_CUDA
+#define BIREN_CUDA 1
+#endif
 #include "biren_runtime.h"
 
 #define CUDART_VERSION 12040
@@ -581,6 +585,7 @@ enum cudaComputeMode {
 #define cudaDeviceBlockingSync birenDeviceScheduleBlockingSync
 #define cudaDevAttrMaxSharedMemoryPerBlockOptin birenDevAttrMaxSharedMemoryPerBlockOptin
 #define cudaStreamLegacy ((cudaStream_t)0)
+#define cudaInvalidDeviceId -2
 #define cudaArraySparse 0x40
 #define cudaArrayDeferredMapping 0x80
 #define cudaOccupancyDefault birenOccupancyDefault
@@ -692,7 +697,7 @@ BIREN_CUDA_API_ cudaError_t cudaMemcpyFromArrayAsync(void *dst, cudaArray_t src,
 BIREN_CUDA_API_ cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode) { birenCudaAutoInit_(); return birenStreamBeginCapture(stream, mode); }
 BIREN_CUDA_API_ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph) { birenCudaAutoInit_(); return birenStreamEndCapture(stream, pGraph); }
 BIREN_CUDA_API_ cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus) { birenCudaAutoInit_(); return birenStreamIsCapturing(stream, pCaptureStatus); }
-BIREN_CUDA_API_ cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out, unsigned long long *id_out, cudaGraph_t *graph_out, const cudaGraphNode_t **dependencies_out, size_t *numDependencies_out) { birenCudaAutoInit_(); return birenStreamGetCaptureInfo(stream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out); }
+BIREN_CUDA_API_ cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out, unsigned long long *id_out BIREN_CUDA_DV_(0), cudaGraph_t *graph_out BIREN_CUDA_DV_(0), const cudaGraphNode_t **dependencies_out BIREN_CUDA_DV_(0), size_t *numDependencies_out BIREN_CUDA_DV_(0)) { birenCudaAutoInit_(); return birenStreamGetCaptureInfo(stream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out); }
 BIREN_CUDA_API_ cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode) { birenCudaAutoInit_(); return birenThreadExchangeStreamCaptureMode(mode); }
 BIREN_CUDA_API_ cudaError_t cudaDeviceReset(void) { birenCudaAutoInit_(); return birenDeviceReset(); }
 BIREN_CUDA_API_ cudaError_t cudaDeviceSynchronize(void) { birenCudaAutoInit_(); return birenDeviceSynchronize(); }
@@ -1200,6 +1205,13 @@ BIREN_CUDA_API_ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop,
   *prop = p;
   return cudaSuccess;
 }
+/** CUDA 12's versioned names of the calls above. */
+BIREN_CUDA_API_ cudaError_t cudaGetDeviceProperties_v2(struct cudaDeviceProp *prop, int device) {
+  return cudaGetDeviceProperties(prop, device);
+}
+BIREN_CUDA_API_ cudaError_t cudaStreamGetCaptureInfo_v2(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out, unsigned long long *id_out BIREN_CUDA_DV_(0), cudaGraph_t *graph_out BIREN_CUDA_DV_(0), const cudaGraphNode_t **dependencies_out BIREN_CUDA_DV_(0), size_t *numDependencies_out BIREN_CUDA_DV_(0)) {
+  return cudaStreamGetCaptureInfo(stream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
+}
 
 /* ---- Calls BIREN does not have: calling one is a compile error naming it ---------------- */
 BIREN_CUDA_UNSUPPORTED_("cudaIpcGetEventHandle") cudaError_t cudaIpcGetEventHandle(BIREN_CUDA_ANYARGS_);
@@ -1248,7 +1260,6 @@ BIREN_CUDA_UNSUPPORTED_("cudaThreadSetCacheConfig") cudaError_t cudaThreadSetCac
 BIREN_CUDA_UNSUPPORTED_("cudaStreamGetId") cudaError_t cudaStreamGetId(BIREN_CUDA_ANYARGS_);
 BIREN_CUDA_UNSUPPORTED_("cudaStreamCopyAttributes") cudaError_t cudaStreamCopyAttributes(BIREN_CUDA_ANYARGS_);
 BIREN_CUDA_UNSUPPORTED_("cudaStreamBeginCaptureToGraph") cudaError_t cudaStreamBeginCaptureToGraph(BIREN_CUDA_ANYARGS_);
-BIREN_CUDA_UNSUPPORTED_("cudaStreamGetCaptureInfo_v2") cudaError_t cudaStreamGetCaptureInfo_v2(BIREN_CUDA_ANYARGS_);
 BIREN_CUDA_UNSUPPORTED_("cudaStreamGetCaptureInfo_v3") cudaError_t cudaStreamGetCaptureInfo_v3(BIREN_CUDA_ANYARGS_);
 BIREN_CUDA_UNSUPPORTED_("cudaStreamUpdateCaptureDependencies") cudaError_t cudaStreamUpdateCaptureDependencies(BIREN_CUDA_ANYARGS_);
 BIREN_CUDA_UNSUPPORTED_("cudaStreamUpdateCaptureDependencies_v2") cudaError_t cudaStreamUpdateCaptureDependencies_v2(BIREN_CUDA_ANYARGS_);

@@ -8,6 +8,9 @@
 #ifndef __VECTOR_TYPES_H__
 #define __VECTOR_TYPES_H__
 #endif
+#ifndef BIREN_CUDA
+#define BIREN_CUDA 1 /* CUDA mode of BIREN's header: dim3's constructors in C++ */
+#endif
 #include "biren_runtime.h"
 #include "biren_vector_types.h"
 #endif /* BIREN_CUDA_VECTOR_TYPES_H */

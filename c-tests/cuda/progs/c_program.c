@@ -8,6 +8,7 @@
 #include <host_defines.h>
 #include <device_launch_parameters.h>
 #include <cuda_profiler_api.h>
+#include <math_constants.h>
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <string.h>
@@ -32,6 +33,9 @@ int main(void) {
   if (cudaProfilerStart() != cudaSuccess || cudaProfilerStop() != cudaSuccess) return 8;
   if (cudaFree(d) != cudaSuccess) return 9;
   if (other_unit() != 0) return 10;
+  if (CUDART_PI_F != 3.141592654f || CUDART_PI != 3.1415926535897931 || !(CUDART_INF_F > CUDART_MAX_NORMAL_F) ||
+      CUDART_NAN == CUDART_NAN)
+    return 11;
   printf("c program: ok\n");
   return 0;
 }
