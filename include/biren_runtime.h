@@ -429,6 +429,10 @@ typedef enum birenError_t {
    * The channel format descriptor is invalid (CUDA's cudaErrorInvalidChannelDescriptor).
    */
   BIREN_ERROR_INVALID_CHANNEL_DESCRIPTOR = 31,
+  /**
+   * A device-side assert() failed in a kernel (CUDA's cudaErrorAssert); the launch failed.
+   */
+  BIREN_ERROR_ASSERT = 32,
   BIREN_ERROR_UNKNOWN = 999,
 } birenError_t;
 
@@ -2804,6 +2808,17 @@ void birenGridSyncLoop(struct birenKernelLoop *loop_);
  * Outside a kernel it does nothing.
  */
 void birenTrap(void);
+
+/**
+ * A failed `assert(expr)` (what CUDA programs built with biren-cc call, through the C
+ * library's `__assert_fail`): in a kernel, prints CUDA's message on stderr
+ * (`file:line: function: block: [x,y,z], thread: [x,y,z] Assertion `expr` failed.`) and ends
+ * the launch, which fails with BIREN_ERROR_ASSERT (sticky, as CUDA's cudaErrorAssert); it does
+ * not return. Outside a kernel it returns, and the caller aborts as the C library does. In a
+ * loop of threads (kernels with no sync point run their threads in one loop) the thread named
+ * is the loop's first. NULL strings print as "?".
+ */
+void birenAssertFail(const char *expr, const char *file, unsigned int line, const char *function);
 
 /**
  * birenTrap for a thread of a BIREN_KERNEL block entry (`loop`; NULL: as birenTrap).

@@ -12,6 +12,8 @@
 #include <time.h>
 #include <stdint.h>
 #include <string.h>
+#include <stdlib.h>
+#include <errno.h>
 
 /* ---- Built-in variables ---------------------------------------------------------------------
  * In a kernel's body biren-cc makes threadIdx, blockIdx, blockDim and gridDim parameters of the
@@ -294,6 +296,15 @@ inline clock_t device_clock(void) { return (clock_t)clock64(); }
 } // namespace biren_cuda
 static inline unsigned __nanosleep_ns_(unsigned ns) { struct timespec t = {0, (long)ns}; nanosleep(&t, 0); return 0; }
 #define __nanosleep(ns) ((void)__nanosleep_ns_(ns))
+/* assert() in device code: the C library's assert calls __assert_fail, which this program
+ * defines (weak: once per program, whichever unit): in a kernel the launch fails with
+ * cudaErrorAssert after CUDA's message; elsewhere the C library's message and abort(). */
+extern "C" __attribute__((weak, noreturn)) void __assert_fail(const char *expr, const char *file, unsigned int line,
+                                                           const char *function) noexcept {
+  birenAssertFail(expr, file, line, function);
+  fprintf(stderr, "%s: %s:%u: %s: Assertion `%s' failed.\n", program_invocation_short_name, file, line, function, expr);
+  abort();
+}
 #define __trap() birenTrap()
 #define __brkpt() birenTrap()
 

@@ -368,6 +368,7 @@ typedef birenBlockSizeToDynamicSMemSize_t cudaBlockSizeToDynamicSMemSize_t;
 #define cudaErrorGraphExecUpdateFailure BIREN_ERROR_GRAPH_EXEC_UPDATE_FAILURE
 #define cudaErrorCooperativeLaunchTooLarge BIREN_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE
 #define cudaErrorInvalidChannelDescriptor BIREN_ERROR_INVALID_CHANNEL_DESCRIPTOR
+#define cudaErrorAssert BIREN_ERROR_ASSERT
 #define cudaErrorUnknown BIREN_ERROR_UNKNOWN
 /* CUDA's codes that BIREN never returns (values free in BIREN's enum). */
 #define cudaErrorCudartUnloading ((cudaError_t)1000)
@@ -386,7 +387,7 @@ typedef birenBlockSizeToDynamicSMemSize_t cudaBlockSizeToDynamicSMemSize_t;
 #define cudaErrorInvalidNormSetting ((cudaError_t)27)
 #define cudaErrorMixedDeviceExecution ((cudaError_t)28)
 #define cudaErrorNotYetImplemented ((cudaError_t)1011)
-#define cudaErrorMemoryValueTooLarge ((cudaError_t)32)
+#define cudaErrorMemoryValueTooLarge ((cudaError_t)1012)
 #define cudaErrorStubLibrary ((cudaError_t)34)
 #define cudaErrorInsufficientDriver ((cudaError_t)35)
 #define cudaErrorCallRequiresNewerDriver ((cudaError_t)36)
@@ -439,7 +440,6 @@ typedef birenBlockSizeToDynamicSMemSize_t cudaBlockSizeToDynamicSMemSize_t;
 #define cudaErrorLaunchIncompatibleTexturing ((cudaError_t)703)
 #define cudaErrorSetOnActiveProcess ((cudaError_t)708)
 #define cudaErrorContextIsDestroyed ((cudaError_t)709)
-#define cudaErrorAssert ((cudaError_t)710)
 #define cudaErrorTooManyPeers ((cudaError_t)711)
 #define cudaErrorHardwareStackError ((cudaError_t)714)
 #define cudaErrorIllegalInstruction ((cudaError_t)715)
@@ -753,6 +753,7 @@ BIREN_CUDA_API_ cudaError_t cudaIpcOpenMemHandle(void **devPtr, struct cudaIpcMe
 BIREN_CUDA_API_ cudaError_t cudaIpcCloseMemHandle(void *devPtr) { birenCudaAutoInit_(); return birenIpcCloseMemHandle(devPtr); }
 BIREN_CUDA_API_ cudaError_t cudaLaunchKernel(const void *kernel, dim3 grid, dim3 block, void **args, size_t sharedMem, cudaStream_t stream) { birenCudaAutoInit_(); return birenLaunchKernel(birenCudaKernel_(kernel), grid, block, args, sharedMem, stream); }
 BIREN_CUDA_API_ cudaError_t cudaLaunchCooperativeKernel(const void *kernel, dim3 grid, dim3 block, void **args, size_t sharedMem, cudaStream_t stream) { birenCudaAutoInit_(); return birenLaunchCooperativeKernel(birenCudaKernel_(kernel), grid, block, args, sharedMem, stream); }
+BIREN_CUDA_API_ void cudaAssertFail(const char *expr, const char *file, unsigned int line, const char *function) { return birenAssertFail(expr, file, line, function); }
 BIREN_CUDA_API_ cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags BIREN_CUDA_DV_(cudaMemAttachGlobal)) { birenCudaAutoInit_(); return birenMallocManaged(devPtr, size, flags); }
 BIREN_CUDA_API_ cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count, int dstDevice, cudaStream_t stream BIREN_CUDA_DV_(0)) { birenCudaAutoInit_(); return birenMemPrefetchAsync(devPtr, count, dstDevice, stream); }
 BIREN_CUDA_API_ cudaError_t cudaMemAdvise(const void *devPtr, size_t count, cudaMemoryAdvise advice, int device) { birenCudaAutoInit_(); return birenMemAdvise(devPtr, count, advice, device); }
@@ -873,6 +874,7 @@ BIREN_CUDA_API_ const char *cudaGetErrorName(cudaError_t error) {
     case cudaErrorGraphExecUpdateFailure: return "cudaErrorGraphExecUpdateFailure";
     case cudaErrorCooperativeLaunchTooLarge: return "cudaErrorCooperativeLaunchTooLarge";
     case cudaErrorInvalidChannelDescriptor: return "cudaErrorInvalidChannelDescriptor";
+    case cudaErrorAssert: return "cudaErrorAssert";
     case cudaErrorUnknown: return "cudaErrorUnknown";
     case cudaErrorCudartUnloading: return "cudaErrorCudartUnloading";
     case cudaErrorProfilerDisabled: return "cudaErrorProfilerDisabled";
@@ -943,7 +945,6 @@ BIREN_CUDA_API_ const char *cudaGetErrorName(cudaError_t error) {
     case cudaErrorLaunchIncompatibleTexturing: return "cudaErrorLaunchIncompatibleTexturing";
     case cudaErrorSetOnActiveProcess: return "cudaErrorSetOnActiveProcess";
     case cudaErrorContextIsDestroyed: return "cudaErrorContextIsDestroyed";
-    case cudaErrorAssert: return "cudaErrorAssert";
     case cudaErrorTooManyPeers: return "cudaErrorTooManyPeers";
     case cudaErrorHardwareStackError: return "cudaErrorHardwareStackError";
     case cudaErrorIllegalInstruction: return "cudaErrorIllegalInstruction";
@@ -1039,7 +1040,6 @@ BIREN_CUDA_API_ const char *cudaGetErrorString(cudaError_t error) {
     case cudaErrorLaunchIncompatibleTexturing: return "LaunchIncompatibleTexturing (a CUDA error BIREN never returns)";
     case cudaErrorSetOnActiveProcess: return "SetOnActiveProcess (a CUDA error BIREN never returns)";
     case cudaErrorContextIsDestroyed: return "ContextIsDestroyed (a CUDA error BIREN never returns)";
-    case cudaErrorAssert: return "Assert (a CUDA error BIREN never returns)";
     case cudaErrorTooManyPeers: return "TooManyPeers (a CUDA error BIREN never returns)";
     case cudaErrorHardwareStackError: return "HardwareStackError (a CUDA error BIREN never returns)";
     case cudaErrorIllegalInstruction: return "IllegalInstruction (a CUDA error BIREN never returns)";

@@ -437,6 +437,7 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "birenRegionDivergence": (None, [c_char_p, c_char_p, c_uint, c_uint, Dim3]),
     "birenSyncThreadsLoop": (None, [c_void_p]),
     "birenTrapLoop": (None, [c_void_p]),
+    "birenAssertFail": (None, [c_char_p, c_char_p, c_uint, c_char_p]),
     "birenGridSync": (None, []),
     "birenGridSyncLoop": (None, [c_void_p]),
     "birenWarpExchange": (c_ulonglong, [c_void_p, c_uint, c_int, c_ulonglong, c_int, c_int]),

@@ -118,6 +118,10 @@ pub enum BlockOutcome {
     Trapped {
         thread: Dim3,
     },
+    /// A thread's device-side `assert` failed (CUDA programs through biren-cc).
+    AssertFailed {
+        thread: Dim3,
+    },
     /// `waiting` threads sat at a barrier that the other threads of the block had left by returning.
     DivergentBarrier {
         waiting: u32,
@@ -1599,6 +1603,21 @@ pub unsafe fn trap(lp: *mut KernelLoop) {
 /// # Safety
 /// `lp` is null or the calling thread's loop.
 pub unsafe fn illegal_access(lp: *mut KernelLoop, what: &'static str) {
+    unsafe { end_thread(lp, |thread| BlockOutcome::IllegalAccess { thread, what }) }
+}
+
+/// Ends the calling kernel thread's block for a failed device-side `assert` (the launch fails
+/// with `BIREN_ERROR_ASSERT`). Outside a kernel: does nothing. Like `illegal_access`, callable
+/// without the loop (`lp` null): the block then names its first thread.
+/// # Safety
+/// `lp` is null or the calling thread's loop.
+pub unsafe fn assert_failed(lp: *mut KernelLoop) {
+    unsafe { end_thread(lp, |thread| BlockOutcome::AssertFailed { thread }) }
+}
+
+/// Ends the calling thread's block with the outcome `end` gives for the thread's index (the
+/// loop's thread, else the block's first thread in a loop, else the context's).
+unsafe fn end_thread(lp: *mut KernelLoop, end: impl FnOnce(Dim3) -> BlockOutcome) {
     unsafe {
         let u = kernel_ctx::unit();
         let run = (*u).run as *mut Run;
@@ -1625,7 +1644,7 @@ pub unsafe fn illegal_access(lp: *mut KernelLoop, what: &'static str) {
             }
         };
         (*(*run).ctx).thread_idx = idx;
-        Run::end(run, BlockOutcome::IllegalAccess { thread: idx, what });
+        Run::end(run, end(idx));
     }
 }
 

@@ -517,6 +517,51 @@ pub extern "C" fn birenTrap() {
     })
 }
 
+/// A failed `assert(expr)` (what CUDA programs built with biren-cc call, through the C
+/// library's `__assert_fail`): in a kernel, prints CUDA's message on stderr
+/// (`file:line: function: block: [x,y,z], thread: [x,y,z] Assertion `expr` failed.`) and ends
+/// the launch, which fails with BIREN_ERROR_ASSERT (sticky, as CUDA's cudaErrorAssert); it does
+/// not return. Outside a kernel it returns, and the caller aborts as the C library does. In a
+/// loop of threads (kernels with no sync point run their threads in one loop) the thread named
+/// is the loop's first. NULL strings print as "?".
+#[no_mangle]
+pub extern "C" fn birenAssertFail(
+    expr: *const c_char,
+    file: *const c_char,
+    line: c_uint,
+    function: *const c_char,
+) {
+    ffi_value!("birenAssertFail", (), {
+        let in_kernel = unsafe { !(*kernel_ctx::unit()).run.is_null() };
+        if !in_kernel {
+            return;
+        }
+        let text = |p: *const c_char| {
+            if p.is_null() {
+                "?".to_string()
+            } else {
+                unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+            }
+        };
+        let c = unsafe { &*kernel_ctx::current() };
+        let (b, t) = (c.block_idx, c.thread_idx);
+        eprintln!(
+            "{}:{}: {}: block: [{},{},{}], thread: [{},{},{}] Assertion `{}` failed.",
+            text(file),
+            line,
+            text(function),
+            b.x,
+            b.y,
+            b.z,
+            t.x,
+            t.y,
+            t.z,
+            text(expr)
+        );
+        unsafe { device::block::assert_failed(std::ptr::null_mut()) }
+    })
+}
+
 /// birenTrap for a thread of a BIREN_KERNEL block entry (`loop`; NULL: as birenTrap).
 #[no_mangle]
 pub extern "C" fn birenTrapLoop(loop_: *mut birenKernelLoop) {

@@ -73,6 +73,8 @@ pub enum birenError_t {
     BIREN_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 30,
     /// The channel format descriptor is invalid (CUDA's cudaErrorInvalidChannelDescriptor).
     BIREN_ERROR_INVALID_CHANNEL_DESCRIPTOR = 31,
+    /// A device-side assert() failed in a kernel (CUDA's cudaErrorAssert); the launch failed.
+    BIREN_ERROR_ASSERT = 32,
     BIREN_ERROR_UNKNOWN = 999,
 }
 
@@ -120,6 +122,7 @@ impl birenError_t {
             910 => BIREN_ERROR_GRAPH_EXEC_UPDATE_FAILURE,
             30 => BIREN_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
             31 => BIREN_ERROR_INVALID_CHANNEL_DESCRIPTOR,
+            32 => BIREN_ERROR_ASSERT,
             _ => BIREN_ERROR_UNKNOWN,
         }
     }

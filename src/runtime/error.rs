@@ -41,6 +41,7 @@ pub enum ErrorCode {
     GraphExecUpdateFailure = 910,
     CooperativeLaunchTooLarge = 30,
     InvalidChannelDescriptor = 31,
+    Assert = 32,
     Unknown = 999,
 }
 
@@ -237,6 +238,11 @@ pub(crate) const ERROR_TABLE: &[(i32, &str, &str)] = &[
         "the channel format descriptor is invalid (channels 1, 2 or 4 of 8, 16 or 32 bits, the same size)",
     ),
     (
+        32,
+        "BIREN_ERROR_ASSERT",
+        "a device-side assert() failed in a kernel (CUDA's cudaErrorAssert)",
+    ),
+    (
         999,
         "BIREN_ERROR_UNKNOWN",
         "an unknown internal error occurred",
@@ -245,7 +251,7 @@ pub(crate) const ERROR_TABLE: &[(i32, &str, &str)] = &[
 
 impl ErrorCode {
     /// Every error code, in table order.
-    pub const ALL: [ErrorCode; 39] = [
+    pub const ALL: [ErrorCode; 40] = [
         ErrorCode::InvalidValue,
         ErrorCode::OutOfMemory,
         ErrorCode::NotInitialized,
@@ -284,6 +290,7 @@ impl ErrorCode {
         ErrorCode::GraphExecUpdateFailure,
         ErrorCode::CooperativeLaunchTooLarge,
         ErrorCode::InvalidChannelDescriptor,
+        ErrorCode::Assert,
         ErrorCode::Unknown,
     ];
 

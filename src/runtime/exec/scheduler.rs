@@ -506,11 +506,19 @@ impl BlockSource for Scheduler {
                 }
                 BlockOutcome::TimedOut { .. } => ErrorCode::LaunchTimeout,
                 BlockOutcome::IllegalAccess { .. } => ErrorCode::IllegalAddress,
+                BlockOutcome::AssertFailed { .. } => ErrorCode::Assert,
                 _ => ErrorCode::LaunchFailure,
             };
             let msg = match outcome {
                 BlockOutcome::Trapped { thread } => format!(
                     "kernel '{}' trapped (birenTrap) in thread ({},{},{})",
+                    k.launch.name(),
+                    thread.x,
+                    thread.y,
+                    thread.z
+                ),
+                BlockOutcome::AssertFailed { thread } => format!(
+                    "kernel '{}': a device-side assert failed in thread ({},{},{}); the launch fails with BIREN_ERROR_ASSERT",
                     k.launch.name(),
                     thread.x,
                     thread.y,

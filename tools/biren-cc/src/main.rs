@@ -421,6 +421,9 @@ fn translate_cuda(
         .map(|d| if d.as_os_str().is_empty() { Path::new(".") } else { d })
         .and_then(|d| d.canonicalize().ok());
     for (other, text) in &t.others {
+        if args.verbose {
+            eprintln!("biren-cc: {other}: translated too");
+        }
         let canon = Path::new(other).canonicalize().ok();
         let rel = match (&main_dir, &canon) {
             (Some(d), Some(o)) => o.strip_prefix(d).ok().map(Path::to_path_buf),
@@ -490,7 +493,9 @@ fn cuda_flags(args: &Args, include: &Path) -> Vec<String> {
         "-D__CUDACC__".to_string(),
         "-D__NVCC__".to_string(),
     ];
-    f.extend(args.parse_flags.iter().cloned());
+    // Not -fopenmp: libclang's cursors do not go into OpenMP's captured regions, where a
+    // program may launch kernels; without it the pragmas are ignored and the code is read.
+    f.extend(args.parse_flags.iter().filter(|a| !a.starts_with("-fopenmp")).cloned());
     if !args.parse_flags.iter().any(|a| a.starts_with("-std=")) {
         f.push("-std=c++17".into());
     }
