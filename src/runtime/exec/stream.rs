@@ -330,6 +330,21 @@ impl BusyStreams {
 }
 
 impl StreamCore {
+    /// How race detection names this stream.
+    pub(crate) fn race_tag(&self) -> racecheck::StreamTag {
+        racecheck::StreamTag {
+            id: self.id,
+            device: self.device,
+            kind: if self.is_default {
+                racecheck::StreamKind::Default
+            } else if self.is_blocking() {
+                racecheck::StreamKind::Blocking
+            } else {
+                racecheck::StreamKind::NonBlocking
+            },
+        }
+    }
+
     pub fn new(
         id: u64,
         device: usize,
@@ -444,7 +459,7 @@ impl StreamCore {
     ) -> (u64, bool) {
         let seq = self.enqueued.load(Ordering::Relaxed) + 1;
         if racecheck::on() {
-            crate::runtime::exec::race::pushed(self, seq, &work);
+            racecheck::pushed(self.race_tag(), seq, race_desc(&work));
         }
         t.ops.push_back(Op { seq, work, deps });
         self.enqueued.store(seq, Ordering::SeqCst);
@@ -558,7 +573,7 @@ impl StreamCore {
     /// for ever.
     #[inline]
     fn scheduled(&self) -> bool {
-        schedule::active() && !crate::runtime::exec::deadlock::is_lane(self.id)
+        schedule::active() && !crate::runtime::ids::is_lane(self.id)
     }
 
     /// Makes progress after a push: starts the head op if it can start.
@@ -668,9 +683,14 @@ impl StreamCore {
             // A graph launch with event wait nodes may wait, midway, for other streams' work:
             // it does not take the one-op-at-a-time slot (serial, record/replay), or that work
             // could never run.
-            let gated = self.scheduled() && !matches!(&work, OpWork::Run(Work::Graph(_, Some(_))));
+            let gated = self.scheduled()
+                && !matches!(&work, OpWork::Run(Work::Graph(g)) if g.waits_midway());
             let work = if gated {
-                match schedule::before_start(self, seq, epoch, work) {
+                let later = |w: OpWork| -> schedule::Deferred {
+                    let s = self.arc();
+                    Box::new(move || s.start_deferred(seq, epoch, w))
+                };
+                match schedule::before_start((self.id, self.device), seq, work, later) {
                     Some(w) => w,
                     None => {
                         // Deferred: started later by the schedule thread (the stream stays running).
@@ -687,6 +707,26 @@ impl StreamCore {
                 Started::Running => return,
                 Started::Done(r) => self.complete(seq, epoch, r, wake),
             }
+        }
+    }
+
+    /// Starts op `seq`, which the schedule deferred, unless a reset came in between (then the
+    /// reset dropped it).
+    fn start_deferred(&self, seq: u64, epoch: u64, work: OpWork) {
+        let exec = self.exec.clone();
+        if !exec.enter_start() {
+            schedule::release(self.id, self.device, seq);
+            return;
+        }
+        if exec.epoch() != epoch {
+            exec.leave_start();
+            schedule::release(self.id, self.device, seq);
+            return;
+        }
+        let started = self.start_op(seq, epoch, work);
+        exec.leave_start();
+        if let Started::Done(r) = started {
+            self.finish_op(seq, epoch, r);
         }
     }
 
@@ -736,7 +776,7 @@ impl StreamCore {
             let done = self.refill(&mut q, false);
             self.completed.fetch_max(done, Ordering::SeqCst);
             if self.scheduled() {
-                schedule::completed(self, seq);
+                schedule::completed(self.id, self.device, seq);
             }
             if let Some((cat, name, start, args)) = q.span.take() {
                 trace::span(self.track(), cat, name, start, args);
@@ -828,10 +868,10 @@ impl StreamCore {
                 t.describe(),
                 format!("\"bytes\":{}", t.bytes()),
             ),
-            OpWork::Run(Work::Graph(g, _)) => (
+            OpWork::Run(Work::Graph(g)) => (
                 trace::GRAPH,
-                format!("graph exec #{}", g.exec_id),
-                format!("\"nodes\":{}", g.nodes.len()),
+                format!("graph exec #{}", g.exec_id()),
+                format!("\"nodes\":{}", g.node_count()),
             ),
             OpWork::Record(r) => {
                 trace::instant(
@@ -1276,5 +1316,23 @@ mod tests {
         }
         assert_eq!(RAN.load(Ordering::SeqCst), 1);
         assert!(s.kick_if_stalled().is_none(), "nothing left to start");
+    }
+}
+
+/// What race detection is told of an op pushed on a stream.
+fn race_desc(w: &OpWork) -> racecheck::OpDesc {
+    let kind = match w {
+        OpWork::Run(w) => return crate::runtime::exec::race::work_desc(w),
+        OpWork::Record(_) => "event record",
+        OpWork::Wait { .. } => "event wait",
+        OpWork::Hook { .. } => "graph event node",
+    };
+    racecheck::OpDesc {
+        kind,
+        name: String::new(),
+        code: 0,
+        ranges: Vec::new(),
+        words: Vec::new(),
+        graph: None,
     }
 }

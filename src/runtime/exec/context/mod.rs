@@ -2,6 +2,8 @@
 //! default-stream rules, event records and waits (with cycle checks), host synchronization (with
 //! stall detection), freeing, and reset.
 
+pub mod graph_launch;
+
 use crate::device::engine::on_device_thread;
 use crate::runtime::diagnostics;
 use crate::runtime::diagnostics::racecheck;
@@ -56,7 +58,7 @@ fn report_rescue(call: &str, what: &str) {
         );
     }
     if cfg!(any(test, debug_assertions))
-        || crate::runtime::ABORT_ON_INTERNAL_ERROR.load(std::sync::atomic::Ordering::Relaxed)
+        || diagnostics::ABORT_ON_INTERNAL_ERROR.load(std::sync::atomic::Ordering::Relaxed)
     {
         panic!("lost wake-up: {call} found work that was ready but not started: {what}");
     }
@@ -283,7 +285,7 @@ impl DeviceContext {
                 // Nothing enqueued before it is unfinished: the record is reached now.
                 rs.mark(|| self.exec.now_ns());
                 if racecheck::on() {
-                    racecheck::completed_at_once(crate::runtime::exec::race::tag(s), s.enqueued());
+                    racecheck::completed_at_once(s.race_tag(), s.enqueued());
                 }
                 drop(t);
                 st.latest = Some(rs);
