@@ -53,6 +53,7 @@ const EXEC_LAYERS: &[(&str, u8)] = &[
     ("exec::context", CONTEXT),
     ("exec::context::host_sync", CONTEXT),
     ("exec::context::graph_launch", CONTEXT),
+    ("exec::context::memory", CONTEXT),
     ("exec::schedule", HOOKS),
     ("exec::race", HOOKS),
     ("exec::replay", HOOKS),
