@@ -41,8 +41,7 @@ unsafe fn block_loop(first: c_uint, end: c_uint, mut each: impl FnMut(*mut Kerne
 }
 
 /// What `record_block` and `record_range` saw: (entry, block index, first, end or count).
-static SEEN: parking_lot::Mutex<Vec<(char, Dim3, u32, u32)>> =
-    parking_lot::Mutex::new(Vec::new());
+static SEEN: parking_lot::Mutex<Vec<(char, Dim3, u32, u32)>> = parking_lot::Mutex::new(Vec::new());
 
 unsafe extern "C" fn record_block(
     c: *mut KernelCtx,
@@ -169,8 +168,7 @@ fn threads_that_run_alone_use_the_per_thread_entry() {
     g.block_fn = Some(alone_block);
     ALONE.lock().clear();
     assert_eq!(r.run_blocks(&g, 0, 2, None), (BlockOutcome::Completed, 1));
-    let want: Vec<(char, u32, u32)> =
-        (0..2).flat_map(|_| (0..8).map(|t| ('t', t, 0))).collect();
+    let want: Vec<(char, u32, u32)> = (0..2).flat_map(|_| (0..8).map(|t| ('t', t, 0))).collect();
     assert_eq!(*ALONE.lock(), want);
 }
 
@@ -327,8 +325,7 @@ fn a_fixed_order_keeps_thread_order() {
     assert_eq!(r.run_blocks(&g, 0, 8, None), (BlockOutcome::Completed, 7));
     let rows = turn_list(block, false);
     for round in TURNS.lock().chunks(12) {
-        let seq: Vec<(u32, u32, u32)> =
-            round.iter().map(|&(_, _, x, y, z)| (x, y, z)).collect();
+        let seq: Vec<(u32, u32, u32)> = round.iter().map(|&(_, _, x, y, z)| (x, y, z)).collect();
         let at = rows.iter().position(|&c| c == seq[0]).unwrap();
         let want: Vec<_> = rows[at..].iter().chain(&rows[..at]).copied().collect();
         assert_eq!(seq, want);
@@ -404,12 +401,7 @@ unsafe extern "C" fn reduce(args: *mut *mut c_void) {
 }
 
 /// Thread `t` of `reduce` (`lp`: its block entry's loop, or null).
-unsafe fn reduce_body(
-    ctx: *mut KernelCtx,
-    args: *mut *mut c_void,
-    lp: *mut KernelLoop,
-    t: u32,
-) {
+unsafe fn reduce_body(ctx: *mut KernelCtx, args: *mut *mut c_void, lp: *mut KernelLoop, t: u32) {
     let out = *args as *mut u32;
     let sh = (*ctx).shared as *mut u32;
     *sh.add(t as usize) = t + 1;
@@ -857,9 +849,7 @@ unsafe extern "C" fn warp_sum(args: *mut *mut c_void) {
     let mut v = (t + 1) as u64;
     let mut d = 16;
     while d > 0 {
-        v += unsafe {
-            warp_exchange(std::ptr::null_mut(), u32::MAX, WarpOp::ShflDown, v, d, 32)
-        };
+        v += unsafe { warp_exchange(std::ptr::null_mut(), u32::MAX, WarpOp::ShflDown, v, d, 32) };
         d /= 2;
     }
     if t.is_multiple_of(32) {
@@ -921,8 +911,7 @@ unsafe extern "C" fn scan_unless_returned(args: *mut *mut c_void) {
     let mut v = (t + 1) as u64;
     let mut d = 1;
     while d < 32 {
-        let n =
-            unsafe { warp_exchange(std::ptr::null_mut(), u32::MAX, WarpOp::ShflUp, v, d, 32) };
+        let n = unsafe { warp_exchange(std::ptr::null_mut(), u32::MAX, WarpOp::ShflUp, v, d, 32) };
         if lane >= d as u32 {
             v += n;
         }
