@@ -8,15 +8,17 @@ use super::memcpy3d_types::birenMemcpy3DParms;
 use super::types::*;
 use crate::runtime::diagnostics::{self, caller};
 use crate::runtime::error::{ErrorCode, Result};
+use crate::runtime::exec::context::graph_launch;
 use crate::runtime::exec::executor::ENGINE_TO_DEVICE;
 use crate::runtime::exec::graph::exec::{GraphExec, UPDATE_SUCCESS};
+use crate::runtime::exec::graph::run::GraphLaunch;
 use crate::runtime::exec::graph::{
-    capture, events, tables, CopyNode, FillNode, GraphCore, KernelNode, NodeKind,
+    capture, tables, CopyNode, FillNode, GraphCore, KernelNode, NodeKind,
 };
 use crate::runtime::exec::launch::KernelArgs;
 use crate::runtime::exec::stream::{Dep, StreamPoint};
 use crate::runtime::exec::strided::StridedOp;
-use crate::runtime::exec::work::{HostCall, Work};
+use crate::runtime::exec::work::HostCall;
 use crate::runtime::{self, Runtime};
 use std::ffi::{c_char, c_uint, c_ulonglong, c_void, CStr};
 use std::sync::Arc;
@@ -767,6 +769,7 @@ pub extern "C" fn birenGraphLaunch(
             return Err(ErrorCode::InvalidValue);
         }
         let epoch = d.exec.epoch();
+        let stack_size = rt.settings[s.device].stack_size();
         let g = e.snapshot();
         check_memory_nodes(rt, &g)?;
         // A host far ahead of the device waits for room here, before taking the exec's locks,
@@ -780,9 +783,9 @@ pub extern "C" fn birenGraphLaunch(
         let plain = (g.waits.is_empty() && g.records.is_empty()) || capture::captures(&s);
         let (seq, events) = if plain {
             // No event nodes, or captured (as a child graph node, event nodes included).
-            (d.enqueue_since(&s, Work::Graph(g.clone(), None), deps, epoch)?, Ok(()))
+            (d.enqueue_since(&s, GraphLaunch::work(d.exec.clone(), g.clone(), None, stack_size), deps, epoch)?, Ok(()))
         } else {
-            events::enqueue_launch(d, &s, &g, deps, epoch, &mut e.lanes.lock())?
+            graph_launch::enqueue_launch(d, &s, &g, deps, epoch, &mut e.lanes.lock(), stack_size)?
         };
         if seq != 0 {
             *last = Some(StreamPoint { stream: s.clone(), seq });

@@ -4,6 +4,7 @@
 // Three groups, with imports that run one way: `exec` -> `diagnostics` -> `memory`.
 pub mod caps;
 pub mod config;
+pub mod copies;
 pub mod copy3d;
 pub mod diagnostics;
 pub mod error;
@@ -66,10 +67,7 @@ pub struct Runtime {
 /// child, so its runtime is abandoned (leaked, never dropped: its memory is the child's copy).
 static RUNTIME: AtomicPtr<Runtime> = AtomicPtr::new(std::ptr::null_mut());
 static INIT: Mutex<()> = Mutex::new(());
-/// `BIREN_ABORT_ON_INTERNAL_ERROR=1` at the last `birenInit`: the C boundary aborts the process
-/// on an internal error (a caught panic) instead of returning `BIREN_ERROR_UNKNOWN`.
-pub(crate) static ABORT_ON_INTERNAL_ERROR: std::sync::atomic::AtomicBool =
-    std::sync::atomic::AtomicBool::new(false);
+pub(crate) use diagnostics::ABORT_ON_INTERNAL_ERROR;
 
 /// Set in a child forked after the runtime was started (see `install_fork_handlers`).
 static FORKED_AFTER_INIT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
@@ -357,5 +355,32 @@ impl Runtime {
         .report(&format!("birenDeviceReset, device {i}"));
         diagnostics::trace::flush();
         Ok(())
+    }
+}
+
+impl Runtime {
+    /// What is alive now on every device (for the report at exit).
+    pub fn live_objects(&self) -> diagnostics::leaks::Leaks {
+        let mut allocations = Vec::new();
+        for d in &self.devices {
+            d.exec
+                .memory
+                .for_each(|a| allocations.push((a.base, a.size, a.caller)));
+        }
+        diagnostics::leaks::Leaks {
+            streams: self
+                .streams
+                .collect_where(|_| true)
+                .iter()
+                .map(|s| (s.id, s.caller))
+                .collect(),
+            events: self
+                .events
+                .collect_where(|_| true)
+                .iter()
+                .map(|e| (e.id, e.caller))
+                .collect(),
+            allocations,
+        }
     }
 }

@@ -3,7 +3,6 @@
 
 use crate::runtime::diagnostics;
 use crate::runtime::diagnostics::caller::describe;
-use crate::runtime::Runtime;
 
 pub struct Leaks {
     pub streams: Vec<(u64, usize)>,
@@ -45,33 +44,6 @@ impl Leaks {
                 "  leaked allocation of {size} bytes at {base:#x}, allocated by {}",
                 describe(*caller)
             ));
-        }
-    }
-}
-
-impl Runtime {
-    /// What is alive now on every device (for the report at exit).
-    pub fn live_objects(&self) -> Leaks {
-        let mut allocations = Vec::new();
-        for d in &self.devices {
-            d.exec
-                .memory
-                .for_each(|a| allocations.push((a.base, a.size, a.caller)));
-        }
-        Leaks {
-            streams: self
-                .streams
-                .collect_where(|_| true)
-                .iter()
-                .map(|s| (s.id, s.caller))
-                .collect(),
-            events: self
-                .events
-                .collect_where(|_| true)
-                .iter()
-                .map(|e| (e.id, e.caller))
-                .collect(),
-            allocations,
         }
     }
 }

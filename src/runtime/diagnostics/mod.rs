@@ -19,6 +19,11 @@ thread_local! {
 }
 
 /// Whether the calling thread's current call reported a finding; clears the mark.
+/// `BIREN_ABORT_ON_INTERNAL_ERROR=1` at the last `birenInit`: the C boundary aborts the process
+/// on an internal error (a caught panic) instead of returning `BIREN_ERROR_UNKNOWN`.
+pub(crate) static ABORT_ON_INTERNAL_ERROR: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
 pub fn take_reported() -> bool {
     REPORTED.with(|c| c.replace(false))
 }

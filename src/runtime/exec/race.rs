@@ -1,35 +1,15 @@
-//! What race detection (diagnostics/racecheck.rs) needs to know about streams and ops, told in
-//! its own plain terms. Each hook in the stream queue is `if racecheck::on() { ... }`.
+//! What race detection (diagnostics/racecheck.rs) needs to know about the device's work, told in
+//! its own plain terms. A debug hook: the stream layer (`StreamCore::push_locked`) and the graph
+//! layer (`graph/race.rs`) call it; it imports only the plain types below them.
 
-use crate::runtime::diagnostics::racecheck::{
-    self, GraphDesc, NodeDesc, OpDesc, Range, Reach, StreamKind, StreamTag,
-};
-use crate::runtime::exec::graph::exec::{ExecGraph, ExecWork};
-use crate::runtime::exec::graph::{CopyNode, FillNode};
-use crate::runtime::exec::stream::{OpWork, StreamCore};
+use crate::runtime::diagnostics::racecheck::{OpDesc, Range};
 use crate::runtime::exec::strided::{Side, StridedOp};
 use crate::runtime::exec::work::Work;
-use parking_lot::Mutex;
-use std::sync::{Arc, Weak};
-
-pub(crate) fn tag(s: &StreamCore) -> StreamTag {
-    StreamTag {
-        id: s.id,
-        device: s.device,
-        kind: if s.is_default {
-            StreamKind::Default
-        } else if s.is_blocking() {
-            StreamKind::Blocking
-        } else {
-            StreamKind::NonBlocking
-        },
-    }
-}
 
 /// The rows a 2D/3D copy or fill touches, of `depth` slices of `height` rows of `width` bytes:
 /// `src`'s read (a copy), `dst`'s written. Streams' strided ops and graphs' copy and fill nodes
 /// alike.
-fn strided_ranges(
+pub(crate) fn strided_ranges(
     dst: Side,
     src: Option<Side>,
     width: usize,
@@ -43,85 +23,8 @@ fn strided_ranges(
     v
 }
 
-fn copy_node_ranges(c: &CopyNode) -> Vec<Range> {
-    let (dst, src) = c.sides();
-    strided_ranges(dst, Some(src), c.width, c.height, c.depth)
-}
-
-fn fill_node_ranges(f: &FillNode) -> Vec<Range> {
-    strided_ranges(f.side(), None, f.width * f.elem, f.height, f.depth)
-}
-
-/// Executable graphs described lately (an executable graph is immutable; the weak reference
-/// keeps its address from being reused while it is listed).
-static GRAPHS: Mutex<Vec<(Weak<ExecGraph>, Arc<GraphDesc>)>> = Mutex::new(Vec::new());
-const GRAPHS_KEPT: usize = 32;
-
-/// What each node of `g` touches, and which node comes before which (once per executable graph).
-fn graph_desc(g: &Arc<ExecGraph>) -> Arc<GraphDesc> {
-    let mut cache = GRAPHS.lock();
-    if let Some((_, d)) = cache
-        .iter()
-        .find(|(w, _)| std::ptr::eq(w.as_ptr(), Arc::as_ptr(g)))
-    {
-        return d.clone();
-    }
-    // Nodes after an event wait node are ordered after the awaited record, which the launch's
-    // one clock does not show: their accesses are not tracked (no false report; a race of
-    // theirs with other streams is missed, see the README).
-    let mut after_wait = vec![false; g.nodes.len()];
-    let mut todo: Vec<u32> = g
-        .nodes
-        .iter()
-        .enumerate()
-        .filter(|(_, n)| matches!(n.work, ExecWork::EventWait { .. }))
-        .map(|(i, _)| i as u32)
-        .collect();
-    while let Some(i) = todo.pop() {
-        for &j in g.nodes[i as usize].succ.iter() {
-            if !after_wait[j as usize] {
-                after_wait[j as usize] = true;
-                todo.push(j);
-            }
-        }
-    }
-    let nodes = g
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| {
-            let (ranges, words) = match &n.work {
-                _ if after_wait[i] => (Vec::new(), Vec::new()),
-                ExecWork::Kernel(k) => (Vec::new(), k.args.words()),
-                ExecWork::Fused(c) => (
-                    Vec::new(),
-                    c.kernels().iter().flat_map(|k| k.args.words()).collect(),
-                ),
-                ExecWork::Copy(c) => (copy_node_ranges(c), Vec::new()),
-                ExecWork::Fill(f) => (fill_node_ranges(f), Vec::new()),
-                ExecWork::Host(_)
-                | ExecWork::Nothing
-                | ExecWork::EventWait { .. }
-                | ExecWork::EventRecord { .. } => (Vec::new(), Vec::new()),
-            };
-            NodeDesc {
-                label: format!("graph exec #{} node {}: {}", g.exec_id, n.path, n.label()),
-                ranges,
-                words,
-            }
-        })
-        .collect();
-    let reach = Reach::new(g.nodes.iter().map(|n| n.succ.clone()).collect());
-    let d = Arc::new(GraphDesc { nodes, reach });
-    cache.retain(|(w, _)| w.strong_count() > 0);
-    if cache.len() >= GRAPHS_KEPT {
-        cache.remove(0);
-    }
-    cache.push((Arc::downgrade(g), d.clone()));
-    d
-}
-
-fn desc(w: &OpWork) -> OpDesc {
+/// What `w` touches and how it is named in a report.
+pub(crate) fn work_desc(w: &Work) -> OpDesc {
     let mut d = OpDesc {
         kind: "op",
         name: String::new(),
@@ -131,25 +34,25 @@ fn desc(w: &OpWork) -> OpDesc {
         graph: None,
     };
     match w {
-        OpWork::Run(Work::Kernel(l)) => {
+        Work::Kernel(l) => {
             d.kind = "kernel";
             // Registered name, or the symbol looked up only when a race is reported.
             d.name = l.info.as_ref().map_or(String::new(), |i| i.name.clone());
             d.words = l.args.words();
             d.code = l.kernel as usize;
         }
-        OpWork::Run(Work::Copy { dst, src, len, .. }) => {
+        Work::Copy { dst, src, len, .. } => {
             d.kind = "memcpy";
             d.ranges = vec![
                 Range::flat(*src, *len, false),
                 Range::flat(*dst, *len, true),
             ];
         }
-        OpWork::Run(Work::Fill { dst, len, .. }) => {
+        Work::Fill { dst, len, .. } => {
             d.kind = "memset";
             d.ranges = vec![Range::flat(*dst, *len, true)];
         }
-        OpWork::Run(Work::Strided(t)) => {
+        Work::Strided(t) => {
             d.kind = match t.op {
                 StridedOp::Copy(_) => "2D/3D memcpy",
                 StridedOp::Fill(_) => "2D/3D memset",
@@ -160,20 +63,12 @@ fn desc(w: &OpWork) -> OpDesc {
             };
             d.ranges = strided_ranges(t.dst, src, t.width, t.height, t.depth);
         }
-        OpWork::Run(Work::Graph(g, _)) => {
+        Work::Graph(g) => {
             d.kind = "graph launch";
-            d.name = format!("graph exec #{}", g.exec_id);
-            d.graph = Some(graph_desc(g));
+            d.name = format!("graph exec #{}", g.exec_id());
+            d.graph = Some(g.race_desc());
         }
-        OpWork::Run(Work::Host(_)) => d.kind = "host function",
-        OpWork::Record(_) => d.kind = "event record",
-        OpWork::Wait { .. } => d.kind = "event wait",
-        OpWork::Hook { .. } => d.kind = "graph event node",
+        Work::Host(_) => d.kind = "host function",
     }
     d
-}
-
-/// Op `seq` is being pushed on `s` (the queue is locked).
-pub(crate) fn pushed(s: &StreamCore, seq: u64, w: &OpWork) {
-    racecheck::pushed(tag(s), seq, desc(w));
 }

@@ -24,8 +24,6 @@
 use crate::device::engine::mark_device_thread;
 use crate::runtime::config::Schedule;
 use crate::runtime::exec::replay;
-use crate::runtime::exec::stream::{OpWork, StreamCore};
-use crate::runtime::exec::work::Started;
 use parking_lot::{Condvar, Mutex};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -47,12 +45,17 @@ pub fn active() -> bool {
     MODE.load(Ordering::Relaxed) != NORMAL
 }
 
+/// How a deferred op starts later (on the schedule thread): handed over by its stream, which
+/// then checks that no reset came in between (`StreamCore::start_deferred`). Dropped unrun when
+/// a reset ends the op.
+pub(crate) type Deferred = Box<dyn FnOnce() + Send>;
+
 /// An op taken from its stream, not yet handed to whatever runs it.
 struct Start {
-    stream: Arc<StreamCore>,
+    stream: u64,
     seq: u64,
-    epoch: u64,
-    work: OpWork,
+    device: usize,
+    go: Deferred,
 }
 
 struct Starter {
@@ -218,48 +221,29 @@ fn hand_over(s: Start, delay: Duration) {
     st.ready.notify_one();
 }
 
-/// Starts a deferred op, unless a reset came in between (then the reset dropped it).
+/// Starts a deferred op.
 fn start_now(s: Start) {
-    let Start {
-        stream,
-        seq,
-        epoch,
-        work,
-    } = s;
-    let exec = stream.exec.clone();
-    if !exec.enter_start() {
-        release(&stream, seq);
-        return;
-    }
-    if exec.epoch() != epoch {
-        exec.leave_start();
-        release(&stream, seq);
-        return;
-    }
-    let started = stream.start_op(seq, epoch, work);
-    exec.leave_start();
-    if let Started::Done(r) = started {
-        stream.finish_op(seq, epoch, r);
-    }
+    (s.go)();
 }
 
 /// Called by `advance` when an op is about to start: returns the work back if it starts now,
 /// or None if it was deferred (the stream stays `running`; the op starts later on the
 /// schedule thread).
-pub(crate) fn before_start(
-    stream: &StreamCore,
+pub(crate) fn before_start<W>(
+    stream: (u64, usize),
     seq: u64,
-    epoch: u64,
-    work: OpWork,
-) -> Option<OpWork> {
+    work: W,
+    later: impl FnOnce(W) -> Deferred,
+) -> Option<W> {
+    let (id, device) = stream;
     match MODE.load(Ordering::Relaxed) {
         FUZZ => {
             let f = FUZZ_STATE.get()?;
             let r = {
                 let mut rngs = f.rngs.lock();
                 let x = rngs
-                    .entry(stream.id)
-                    .or_insert_with(|| f.seed ^ stream.id.wrapping_mul(0xD1B5_4A32_D192_ED03));
+                    .entry(id)
+                    .or_insert_with(|| f.seed ^ id.wrapping_mul(0xD1B5_4A32_D192_ED03));
                 splitmix(x)
             };
             if r & 1 == 0 {
@@ -268,10 +252,10 @@ pub(crate) fn before_start(
             let us = 1 + (r >> 8) % 1000;
             hand_over(
                 Start {
-                    stream: stream.arc(),
+                    stream: id,
                     seq,
-                    epoch,
-                    work,
+                    device,
+                    go: later(work),
                 },
                 Duration::from_micros(us),
             );
@@ -281,35 +265,35 @@ pub(crate) fn before_start(
             let mut g = SERIAL_STATE.lock();
             let s = g.as_mut()?;
             if s.busy.is_none() {
-                s.busy = Some((stream.id, seq, stream.device));
+                s.busy = Some((id, seq, device));
                 if s.log {
-                    replay::log_start(stream.id, seq);
+                    replay::log_start(id, seq);
                 }
                 return Some(work);
             }
             s.waiting.push_back(Start {
-                stream: stream.arc(),
+                stream: id,
                 seq,
-                epoch,
-                work,
+                device,
+                go: later(work),
             });
             None
         }
-        REPLAY => replay_before_start(stream, seq, epoch, work),
+        REPLAY => replay_before_start(id, device, seq, work, later),
         _ => Some(work),
     }
 }
 
-/// Op `seq` of `stream` completed: one at a time, the next op may start.
-pub(crate) fn completed(stream: &StreamCore, seq: u64) {
+/// Op `seq` of stream `id` (on `device`) completed: one at a time, the next op may start.
+pub(crate) fn completed(id: u64, device: usize, seq: u64) {
     if matches!(MODE.load(Ordering::Relaxed), SERIAL | RECORD | REPLAY) {
-        release(stream, seq);
+        release(id, device, seq);
     }
 }
 
-/// The running op `seq` of `stream` is over (completed, or dropped by a reset).
-fn release(stream: &StreamCore, seq: u64) {
-    let me = Some((stream.id, seq, stream.device));
+/// The running op `seq` of stream `id` is over (completed, or dropped by a reset).
+pub(crate) fn release(id: u64, device: usize, seq: u64) {
+    let me = Some((id, seq, device));
     if MODE.load(Ordering::Relaxed) == REPLAY {
         let mut g = REPLAY_STATE.lock();
         let Some(r) = g.as_mut() else { return };
@@ -340,9 +324,9 @@ fn serial_next(mut g: parking_lot::MutexGuard<'_, Option<Serial>>) {
     let Some(next) = s.waiting.remove(i) else {
         return;
     };
-    s.busy = Some((next.stream.id, next.seq, next.stream.device));
+    s.busy = Some((next.stream, next.seq, next.device));
     if s.log {
-        replay::log_start(next.stream.id, next.seq);
+        replay::log_start(next.stream, next.seq);
     }
     drop(g);
     hand_over(next, Duration::ZERO);
@@ -354,7 +338,7 @@ pub(crate) fn reset_device(device: usize) {
         SERIAL | RECORD => {
             let mut g = SERIAL_STATE.lock();
             let Some(s) = g.as_mut() else { return };
-            s.waiting.retain(|w| w.stream.device != device);
+            s.waiting.retain(|w| w.device != device);
             if s.busy.is_some_and(|b| b.2 == device) {
                 s.busy = None;
                 serial_next(g);
@@ -363,7 +347,7 @@ pub(crate) fn reset_device(device: usize) {
         REPLAY => {
             let mut g = REPLAY_STATE.lock();
             let Some(r) = g.as_mut() else { return };
-            r.held.retain(|w| w.stream.device != device);
+            r.held.retain(|w| w.device != device);
             replay::set_device_held(r.held.len());
             if r.busy.is_some_and(|b| b.2 == device) {
                 r.busy = None;
@@ -376,7 +360,13 @@ pub(crate) fn reset_device(device: usize) {
 
 /// Replay: op `seq` of `stream` is ready. It starts now if it is the next recorded start and
 /// nothing runs; otherwise it is held.
-fn replay_before_start(stream: &StreamCore, seq: u64, epoch: u64, work: OpWork) -> Option<OpWork> {
+fn replay_before_start<W>(
+    id: u64,
+    device: usize,
+    seq: u64,
+    work: W,
+    later: impl FnOnce(W) -> Deferred,
+) -> Option<W> {
     let mut g = REPLAY_STATE.lock();
     let Some(r) = g.as_mut() else {
         return Some(work);
@@ -388,17 +378,17 @@ fn replay_before_start(stream: &StreamCore, seq: u64, epoch: u64, work: OpWork) 
         r.free = true;
         return Some(work);
     }
-    if r.busy.is_none() && r.starts.get(r.next) == Some(&(stream.id, seq)) {
-        r.busy = Some((stream.id, seq, stream.device));
+    if r.busy.is_none() && r.starts.get(r.next) == Some(&(id, seq)) {
+        r.busy = Some((id, seq, device));
         r.next += 1;
         replay::device_progress();
         return Some(work);
     }
     r.held.push(Start {
-        stream: stream.arc(),
+        stream: id,
         seq,
-        epoch,
-        work,
+        device,
+        go: later(work),
     });
     replay::set_device_held(r.held.len());
     None
@@ -418,11 +408,11 @@ fn replay_next(mut g: parking_lot::MutexGuard<'_, Option<Replayed>>) {
         return;
     }
     let want = r.starts[r.next];
-    let Some(i) = r.held.iter().position(|h| (h.stream.id, h.seq) == want) else {
+    let Some(i) = r.held.iter().position(|h| (h.stream, h.seq) == want) else {
         return;
     };
     let next = r.held.swap_remove(i);
-    r.busy = Some((next.stream.id, next.seq, next.stream.device));
+    r.busy = Some((next.stream, next.seq, next.device));
     r.next += 1;
     replay::set_device_held(r.held.len());
     replay::device_progress();

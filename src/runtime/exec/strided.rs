@@ -1,20 +1,8 @@
-//! 2D and 3D copies and fills (birenMemcpy2D/3D, birenMemset2D/3D): the checks made before
-//! anything is enqueued — every row of both sides inside its buffer — and the row loop a copy
-//! engine runs.
+//! 2D and 3D copies and fills (birenMemcpy2D/3D, birenMemset2D/3D) as plain values, and the row
+//! loop a copy engine runs. The checks made before anything is enqueued (every row of both sides
+//! inside its buffer) are `Runtime::plan_strided`, in `runtime/copies.rs`.
 
-use crate::runtime::error::{ErrorCode, Result};
-use crate::runtime::exec::copy::{DEFAULT, HOST_TO_HOST};
-use crate::runtime::exec::executor::{ENGINE_FROM_DEVICE, ENGINE_TO_DEVICE};
-use crate::runtime::Runtime;
-
-/// One side of a strided transfer: `depth` slices `slice` bytes apart, each of `height` rows
-/// `pitch` bytes apart, each row `width` bytes (the width is the transfer's).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Side {
-    pub base: usize,
-    pub pitch: usize,
-    pub slice: usize,
-}
+pub use crate::runtime::memory::side::Side;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StridedOp {
@@ -33,25 +21,6 @@ pub struct Strided {
     pub height: usize,
     pub depth: usize,
     pub engine: usize,
-}
-
-impl Side {
-    /// Where each of the `height` rows of each of the `depth` slices starts, in order: the row
-    /// loop of every strided copy and fill.
-    pub fn rows(self, height: usize, depth: usize) -> impl Iterator<Item = usize> {
-        (0..depth).flat_map(move |z| {
-            (0..height).map(move |y| self.base + z * self.slice + y * self.pitch)
-        })
-    }
-
-    /// Bytes from the first row's start to the last row's end; None on overflow.
-    fn span(&self, width: usize, height: usize, depth: usize) -> Option<usize> {
-        let last_slice = (depth - 1).checked_mul(self.slice)?;
-        let last_row = (height - 1).checked_mul(self.pitch)?;
-        let span = last_slice.checked_add(last_row)?.checked_add(width)?;
-        self.base.checked_add(span)?;
-        Some(span)
-    }
 }
 
 impl Strided {
@@ -90,92 +59,6 @@ impl Strided {
         } else {
             format!("{what}2D {}x{}", self.width, self.height)
         }
-    }
-}
-
-impl Runtime {
-    /// Checks that every row of `side` lies in memory the side may use: one live device
-    /// allocation (`device`), or host memory that does not wrap and stays inside the page-locked
-    /// or registered buffer it starts in.
-    #[allow(clippy::too_many_arguments)]
-    fn strided_side(
-        &self,
-        side: &Side,
-        width: usize,
-        height: usize,
-        depth: usize,
-        device: bool,
-        call: &str,
-        arg: &str,
-    ) -> Result<()> {
-        if side.base == 0 {
-            crate::runtime::diagnostics::finding(call, &format!("{arg} is NULL"));
-            return Err(ErrorCode::InvalidValue);
-        }
-        let Some(span) = side.span(width, height, depth) else {
-            crate::runtime::diagnostics::finding(
-                call,
-                &format!("{arg}: the rows' extent overflows the address space"),
-            );
-            return Err(ErrorCode::InvalidValue);
-        };
-        if device {
-            self.check_device_span(side.base, span, call, arg)
-        } else {
-            self.check_host_span(side.base, span, call, arg)
-        }
-    }
-
-    /// Validates a 2D/3D copy (`src` is Some) or fill (`value`); `None` when there is nothing
-    /// to do (a zero width, height or depth). Fills are of device memory.
-    #[allow(clippy::too_many_arguments)]
-    pub fn plan_strided(
-        &self,
-        dst: Side,
-        src: Option<Side>,
-        value: u8,
-        width: usize,
-        height: usize,
-        depth: usize,
-        kind: i64,
-        call: &str,
-    ) -> Result<Option<Strided>> {
-        if src.is_some() && !(HOST_TO_HOST..=DEFAULT).contains(&kind) {
-            crate::runtime::diagnostics::finding(
-                call,
-                &format!("kind={kind} is not a birenMemcpyKind value (0..4)"),
-            );
-            return Err(ErrorCode::InvalidMemcpyDirection);
-        }
-        if width == 0 || height == 0 || depth == 0 {
-            return Ok(None);
-        }
-        let Some(src) = src else {
-            self.strided_side(&dst, width, height, depth, true, call, "devPtr")?;
-            return Ok(Some(Strided {
-                dst,
-                op: StridedOp::Fill(value),
-                width,
-                height,
-                depth,
-                engine: ENGINE_FROM_DEVICE,
-            }));
-        };
-        let (dst_device, src_device) = self.device_sides(kind, dst.base, src.base);
-        self.strided_side(&dst, width, height, depth, dst_device, call, "dst")?;
-        self.strided_side(&src, width, height, depth, src_device, call, "src")?;
-        Ok(Some(Strided {
-            dst,
-            op: StridedOp::Copy(src),
-            width,
-            height,
-            depth,
-            engine: if src_device {
-                ENGINE_FROM_DEVICE
-            } else {
-                ENGINE_TO_DEVICE
-            },
-        }))
     }
 }
 

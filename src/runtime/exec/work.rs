@@ -6,6 +6,7 @@
 //! that wait for points in it). So the imports run one way, streams -> executor -> scheduler ->
 //! work, and completions flow back up through these trait objects.
 
+use crate::runtime::diagnostics::racecheck::GraphDesc;
 use crate::runtime::diagnostics::trace::Track;
 use crate::runtime::error::Result;
 use crate::runtime::exec::copy::CopyDir;
@@ -41,12 +42,27 @@ pub enum Work {
     Host(HostCall),
     /// A 2D/3D copy or fill (birenMemcpy2D, birenMemset3D, ...).
     Strided(crate::runtime::exec::strided::Strided),
-    /// A launch of an executable graph (birenGraphLaunch): one op in its stream; with the state
-    /// of its event nodes when it has some (graph/events.rs).
-    Graph(
-        Arc<crate::runtime::exec::graph::exec::ExecGraph>,
-        Option<Arc<crate::runtime::exec::graph::events::LaunchEvents>>,
-    ),
+    /// A launch of an executable graph (birenGraphLaunch): one op in its stream, which starts
+    /// its nodes itself (`graph::run::GraphLaunch`).
+    Graph(Box<dyn GraphWork>),
+}
+
+/// A launch of an executable graph as the layers below the graphs see it. The executor hands
+/// it its ticket and the graph layer does the rest: so the device side never imports the graphs
+/// that use it.
+pub trait GraphWork: Send + Sync {
+    /// Starts the launch's first nodes; its ticket is finished when the last node ends.
+    fn start(self: Box<Self>, priority: i32, ticket: Ticket) -> Started;
+    /// The executable graph's id (traces, reports).
+    fn exec_id(&self) -> u64;
+    /// Its number of nodes (traces).
+    fn node_count(&self) -> usize;
+    /// It has event nodes, so it may wait midway for other streams' work.
+    fn waits_midway(&self) -> bool;
+    /// What race detection needs to know of its nodes.
+    fn race_desc(&self) -> Arc<GraphDesc>;
+    /// The graph layer's own type (a capture turns the launch into a child graph node).
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 impl Work {

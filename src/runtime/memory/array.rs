@@ -8,7 +8,7 @@
 //! below, each a contiguous run: a bilinear fetch reads two cache lines at most.
 
 use crate::runtime::error::{ErrorCode, Result};
-use crate::runtime::exec::strided::Side;
+use crate::runtime::memory::side::Side;
 use crate::runtime::registry::{HandleKind, Registry};
 use std::sync::Arc;
 

@@ -6,6 +6,7 @@ pub mod array;
 pub mod host;
 pub mod managed;
 pub mod pool;
+pub mod side;
 
 use crate::runtime::error::{ErrorCode, Result};
 use arena::Arena;

@@ -7,6 +7,7 @@
 //!
 //! When no capture exists anywhere, every hook costs one relaxed atomic load (`active`).
 
+use super::run::GraphLaunch;
 use super::{tables, CopyNode, FillNode, GraphBody, GraphCore, KernelNode, NodeKind};
 use crate::runtime::diagnostics;
 use crate::runtime::error::{ErrorCode, Result};
@@ -241,7 +242,13 @@ fn node_of(work: Work) -> NodeKind {
             slice: len,
         }),
         Work::Host(h) => NodeKind::Host(h),
-        Work::Graph(g, _) => NodeKind::Child(Arc::new(g.source.detached())),
+        Work::Graph(g) => {
+            let l = g
+                .as_any()
+                .downcast_ref::<GraphLaunch>()
+                .expect("graph launches are GraphLaunch");
+            NodeKind::Child(Arc::new(l.graph.source.detached()))
+        }
         Work::Strided(t) => match t.op {
             StridedOp::Copy(src) => {
                 // Which sides are device memory decides what each launch checks again.

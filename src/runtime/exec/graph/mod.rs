@@ -9,6 +9,7 @@
 pub mod capture;
 pub mod events;
 pub mod exec;
+pub mod race;
 pub mod run;
 
 use crate::device::{Dim3, KernelFn};

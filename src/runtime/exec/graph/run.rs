@@ -9,11 +9,12 @@
 use super::events::LaunchEvents;
 use super::exec::{ExecGraph, ExecWork};
 use crate::runtime::diagnostics::racecheck;
+use crate::runtime::diagnostics::racecheck::GraphDesc;
 use crate::runtime::diagnostics::trace::{self, Track};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::executor::{Executor, ENGINE_FROM_DEVICE};
 use crate::runtime::exec::launch::{KernelArgs, Launch};
-use crate::runtime::exec::work::{Completion, Started, Ticket};
+use crate::runtime::exec::work::{Completion, GraphWork, Started, Ticket, Work};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -38,6 +39,8 @@ pub struct GraphRun {
     trace_id: u64,
     /// Where the launch's event nodes stand (None: the graph has none).
     events: Option<Arc<LaunchEvents>>,
+    /// Of every kernel node's threads.
+    stack_size: usize,
 }
 
 static TRACE_RUNS: AtomicU64 = AtomicU64::new(1);
@@ -64,6 +67,59 @@ impl Completion for NodeDone {
     }
 }
 
+/// A launch of `graph` on the device `exec` runs (`Work::Graph`), with the state of its event
+/// nodes when it has some (graph/events.rs).
+pub struct GraphLaunch {
+    pub exec: Arc<Executor>,
+    pub graph: Arc<ExecGraph>,
+    pub events: Option<Arc<LaunchEvents>>,
+    /// The device's stack size limit at the launch (birenDeviceSetLimit), for its kernel nodes.
+    pub stack_size: usize,
+}
+
+impl GraphLaunch {
+    pub fn work(
+        exec: Arc<Executor>,
+        graph: Arc<ExecGraph>,
+        events: Option<Arc<LaunchEvents>>,
+        stack_size: usize,
+    ) -> Work {
+        Work::Graph(Box::new(GraphLaunch {
+            exec,
+            graph,
+            events,
+            stack_size,
+        }))
+    }
+}
+
+impl GraphWork for GraphLaunch {
+    fn start(self: Box<Self>, priority: i32, ticket: Ticket) -> Started {
+        let GraphLaunch {
+            exec,
+            graph,
+            events,
+            stack_size,
+        } = *self;
+        start(exec, priority, ticket, graph, events, stack_size)
+    }
+    fn exec_id(&self) -> u64 {
+        self.graph.exec_id
+    }
+    fn node_count(&self) -> usize {
+        self.graph.nodes.len()
+    }
+    fn waits_midway(&self) -> bool {
+        self.events.is_some()
+    }
+    fn race_desc(&self) -> Arc<GraphDesc> {
+        super::race::graph_desc(&self.graph)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
 /// Starts a launch of `graph` as the op of `ticket` (called by the executor).
 pub fn start(
     exec: Arc<Executor>,
@@ -71,6 +127,7 @@ pub fn start(
     ticket: Ticket,
     graph: Arc<ExecGraph>,
     events: Option<Arc<LaunchEvents>>,
+    stack_size: usize,
 ) -> Started {
     if graph.nodes.is_empty() {
         return Started::Done(Ok(()));
@@ -90,6 +147,7 @@ pub fn start(
         failure: AtomicI32::new(0),
         ticket,
         exec,
+        stack_size,
         priority,
         stream_id,
         epoch,
@@ -216,10 +274,7 @@ impl GraphRun {
             shared,
             args,
             info: self.graph.nodes[i as usize].info.clone(),
-            stack_size: crate::runtime::try_get()
-                .map_or(crate::device::compute_unit::FIBER_STACK_SIZE, |rt| {
-                    rt.settings[self.exec.device].stack_size()
-                }),
+            stack_size: self.stack_size,
             cooperative: false,
         };
         let ticket = Ticket {

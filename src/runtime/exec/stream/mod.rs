@@ -5,13 +5,18 @@
 //!
 //! A point `(stream, seq)` is reached when the stream has completed its op number `seq`.
 
+mod point;
+mod report;
+
+pub use point::{Dep, FutureRecord, RecordState, StreamPoint};
+
 use crate::runtime::diagnostics::racecheck;
 use crate::runtime::diagnostics::trace::{self, Track};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::executor::Executor;
 use crate::runtime::exec::notifier::Notifier;
 use crate::runtime::exec::schedule;
-use crate::runtime::exec::work::{Completion, Padded, Point, Progress, Started, Ticket, Work};
+use crate::runtime::exec::work::{Completion, Padded, Progress, Started, Ticket, Work};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -52,155 +57,6 @@ impl WaitOn {
             WaitOn::Record(r) => Some(r.clone()),
             WaitOn::Future(f) => f.record(),
         }
-    }
-}
-
-/// A point in a stream: reached once the stream has completed op `seq`.
-#[derive(Clone)]
-pub struct StreamPoint {
-    pub stream: Arc<StreamCore>,
-    pub seq: u64,
-}
-
-impl StreamPoint {
-    pub fn reached(&self) -> bool {
-        self.stream.reached(self.seq)
-    }
-}
-
-/// Something an op waits for before it may start.
-#[derive(Clone)]
-pub enum Dep {
-    Point(StreamPoint),
-    /// The next record of an event that had never been recorded (BIREN extension).
-    Future(Arc<FutureRecord>),
-}
-
-/// One record of an event: the point in its stream, and when it was reached.
-pub struct RecordState {
-    pub point: StreamPoint,
-    /// The recorded event's id (messages, traces).
-    pub event: u64,
-    /// Unique per record (trace arrows from the record to its waiters).
-    pub id: u64,
-    /// False for events created with DisableTiming: no clock is read when reached.
-    pub timed: bool,
-    time_ns: AtomicU64,
-}
-
-static RECORD_IDS: AtomicU64 = AtomicU64::new(1);
-
-const NOT_YET: u64 = u64::MAX;
-
-impl RecordState {
-    pub fn new(point: StreamPoint, event: u64, timed: bool) -> RecordState {
-        RecordState {
-            timed,
-            point,
-            event,
-            id: RECORD_IDS.fetch_add(1, Ordering::Relaxed),
-            time_ns: AtomicU64::new(NOT_YET),
-        }
-    }
-    /// Marks the record reached; `now_ns` is called only for timed events.
-    pub fn mark(&self, now_ns: impl FnOnce() -> u64) {
-        self.time_ns
-            .store(if self.timed { now_ns() } else { 0 }, Ordering::SeqCst);
-    }
-    /// When the record was reached (ns on the runtime clock), once it has been.
-    pub fn time_ns(&self) -> Option<u64> {
-        let t = self.time_ns.load(Ordering::SeqCst);
-        (t != NOT_YET).then_some(t)
-    }
-    pub fn reached(&self) -> bool {
-        self.point.reached()
-    }
-}
-
-/// The next record of an event that streams already wait for.
-pub struct FutureRecord {
-    pub event_id: u64,
-    inner: Mutex<FutureInner>,
-}
-
-struct FutureInner {
-    resolved: Option<Arc<RecordState>>,
-    /// Streams parked on this future (woken when it resolves).
-    waiters: Vec<Arc<StreamCore>>,
-    /// The wait ops that hold it: (stream, op seq), for cycle checks.
-    pub waits: Vec<(Arc<StreamCore>, u64)>,
-}
-
-impl FutureRecord {
-    pub fn new(event_id: u64) -> FutureRecord {
-        FutureRecord {
-            event_id,
-            inner: Mutex::new(FutureInner {
-                resolved: None,
-                waiters: Vec::new(),
-                waits: Vec::new(),
-            }),
-        }
-    }
-
-    pub fn resolved(&self) -> Option<StreamPoint> {
-        self.inner.lock().resolved.as_ref().map(|r| r.point.clone())
-    }
-
-    /// The record that resolved the future, once one has.
-    pub fn record(&self) -> Option<Arc<RecordState>> {
-        self.inner.lock().resolved.clone()
-    }
-
-    /// Parks `s` on the future; false if it is already resolved.
-    pub fn add_waiter(&self, s: &Arc<StreamCore>) -> bool {
-        let mut g = self.inner.lock();
-        if g.resolved.is_some() {
-            return false;
-        }
-        g.waiters.push(s.clone());
-        true
-    }
-
-    pub fn add_wait(&self, s: &Arc<StreamCore>, seq: u64) {
-        self.inner.lock().waits.push((s.clone(), seq));
-    }
-
-    pub fn waits(&self) -> Vec<(Arc<StreamCore>, u64)> {
-        self.inner.lock().waits.clone()
-    }
-
-    /// Resolves to record `r`; returns the streams to wake.
-    /// The streams whose wait ops hold this future.
-    pub fn waiting_streams(&self) -> Vec<u64> {
-        self.inner.lock().waits.iter().map(|(s, _)| s.id).collect()
-    }
-
-    /// Resolves the future without a record (its event was destroyed): the waits are satisfied
-    /// at once, as a wait on a never-recorded event is in CUDA. Returns the streams to wake.
-    pub fn abandon(&self) -> Vec<Arc<StreamCore>> {
-        let mut g = self.inner.lock();
-        let first = g.waits.first().map(|(s, _)| s.clone());
-        let Some(s) = first.or_else(|| g.waiters.first().cloned()) else {
-            return Vec::new();
-        };
-        // Point 0 of a stream is reached from the start.
-        let r = Arc::new(RecordState::new(
-            StreamPoint { stream: s, seq: 0 },
-            self.event_id,
-            false,
-        ));
-        r.mark(|| 0);
-        g.resolved = Some(r);
-        g.waits.clear();
-        std::mem::take(&mut g.waiters)
-    }
-
-    pub fn resolve(&self, r: Arc<RecordState>) -> Vec<Arc<StreamCore>> {
-        let mut g = self.inner.lock();
-        g.resolved = Some(r);
-        g.waits.clear();
-        std::mem::take(&mut g.waiters)
     }
 }
 
@@ -444,7 +300,7 @@ impl StreamCore {
     ) -> (u64, bool) {
         let seq = self.enqueued.load(Ordering::Relaxed) + 1;
         if racecheck::on() {
-            crate::runtime::exec::race::pushed(self, seq, &work);
+            racecheck::pushed(self.race_tag(), seq, report::race_desc(&work));
         }
         t.ops.push_back(Op { seq, work, deps });
         self.enqueued.store(seq, Ordering::SeqCst);
@@ -478,87 +334,13 @@ impl StreamCore {
         true
     }
 
-    /// What a stalled stream looks like: `Some((completed, enqueued))` if it runs nothing while
-    /// its head op could start (every dependency reached). A stream may look so for a moment
-    /// with nothing lost: the thread that pushed the op or reached the dependency is about to
-    /// advance it (and, on a loaded machine, may take seconds to get there). Only the same
-    /// mark seen again a second later, with no op completed in between, is a lost wake-up.
-    pub fn stall_mark(&self) -> Option<(u64, u64)> {
-        let q = self.queue.lock();
-        if q.running.is_some() || self.is_dead() || self.exec.is_resetting() {
-            return None;
-        }
-        let t = self.tail.lock();
-        let head = q.ops.front().or(t.ops.front())?;
-        let ready = head.deps.iter().all(|d| match d {
-            Dep::Point(p) => p.reached(),
-            Dep::Future(f) => f.resolved().is_some_and(|p| p.reached()),
-        });
-        ready.then(|| (self.completed(), self.enqueued()))
-    }
-
-    /// Kicks the stream if it has work but runs none. If that started an op (its head op was
-    /// ready but nobody had advanced it: a lost wake-up), returns what the stream looked like
-    /// before the kick, for the report.
-    pub fn kick_if_stalled(&self) -> Option<String> {
-        let before = {
-            let q = self.queue.lock();
-            let t = self.tail.lock();
-            let has_work = !q.ops.is_empty() || !t.ops.is_empty();
-            (q.running.is_none() && has_work).then(|| {
-                let head = q.ops.front().or(t.ops.front()).map(|op| {
-                    let kind = match &op.work {
-                        OpWork::Run(w) => w.kind_name(),
-                        OpWork::Record(_) => "event record",
-                        OpWork::Wait { .. } => "event wait",
-                        OpWork::Hook { .. } => "graph event node",
-                    };
-                    let deps: Vec<String> = op
-                        .deps
-                        .iter()
-                        .map(|d| match d {
-                            Dep::Point(p) => format!(
-                                "stream {} op {} ({})",
-                                p.stream.id,
-                                p.seq,
-                                if p.reached() { "reached" } else { "not reached" }
-                            ),
-                            Dep::Future(f) => format!(
-                                "future of event #{} ({})",
-                                f.event_id,
-                                if f.resolved().is_some() { "resolved" } else { "unresolved" }
-                            ),
-                        })
-                        .collect();
-                    format!("op {} ({kind}), deps [{}]", op.seq, deps.join(", "))
-                });
-                let state = format!(
-                    "stream {} (device {}): head {}; {} op(s) taken over, {} in the tail, tail idle flag {}, completed {}, enqueued {}",
-                    self.id,
-                    self.device,
-                    head.unwrap_or_default(),
-                    q.ops.len(),
-                    t.ops.len(),
-                    t.idle,
-                    self.completed(),
-                    self.enqueued()
-                );
-                (self.completed.load(Ordering::SeqCst), state)
-            })
-        };
-        let (completed, state) = before?;
-        self.kick();
-        (self.queue.lock().running.is_some() || self.completed.load(Ordering::SeqCst) != completed)
-            .then_some(state)
-    }
-
     /// True if `BIREN_SCHEDULE` (or record/replay) orders this stream's ops. The lanes of graph
     /// event nodes are not ordered: they are the graph launch's own bookkeeping, and a launch
     /// that holds the one-op-at-a-time slot while its wait node waits for its lane would wait
     /// for ever.
     #[inline]
     fn scheduled(&self) -> bool {
-        schedule::active() && !crate::runtime::exec::deadlock::is_lane(self.id)
+        schedule::active() && !crate::runtime::ids::is_lane(self.id)
     }
 
     /// Makes progress after a push: starts the head op if it can start.
@@ -668,9 +450,14 @@ impl StreamCore {
             // A graph launch with event wait nodes may wait, midway, for other streams' work:
             // it does not take the one-op-at-a-time slot (serial, record/replay), or that work
             // could never run.
-            let gated = self.scheduled() && !matches!(&work, OpWork::Run(Work::Graph(_, Some(_))));
+            let gated = self.scheduled()
+                && !matches!(&work, OpWork::Run(Work::Graph(g)) if g.waits_midway());
             let work = if gated {
-                match schedule::before_start(self, seq, epoch, work) {
+                let later = |w: OpWork| -> schedule::Deferred {
+                    let s = self.arc();
+                    Box::new(move || s.start_deferred(seq, epoch, w))
+                };
+                match schedule::before_start((self.id, self.device), seq, work, later) {
                     Some(w) => w,
                     None => {
                         // Deferred: started later by the schedule thread (the stream stays running).
@@ -687,6 +474,26 @@ impl StreamCore {
                 Started::Running => return,
                 Started::Done(r) => self.complete(seq, epoch, r, wake),
             }
+        }
+    }
+
+    /// Starts op `seq`, which the schedule deferred, unless a reset came in between (then the
+    /// reset dropped it).
+    fn start_deferred(&self, seq: u64, epoch: u64, work: OpWork) {
+        let exec = self.exec.clone();
+        if !exec.enter_start() {
+            schedule::release(self.id, self.device, seq);
+            return;
+        }
+        if exec.epoch() != epoch {
+            exec.leave_start();
+            schedule::release(self.id, self.device, seq);
+            return;
+        }
+        let started = self.start_op(seq, epoch, work);
+        exec.leave_start();
+        if let Started::Done(r) = started {
+            self.finish_op(seq, epoch, r);
         }
     }
 
@@ -736,7 +543,7 @@ impl StreamCore {
             let done = self.refill(&mut q, false);
             self.completed.fetch_max(done, Ordering::SeqCst);
             if self.scheduled() {
-                schedule::completed(self, seq);
+                schedule::completed(self.id, self.device, seq);
             }
             if let Some((cat, name, start, args)) = q.span.take() {
                 trace::span(self.track(), cat, name, start, args);
@@ -777,81 +584,6 @@ impl StreamCore {
             id: self.id,
             default: self.is_default,
         }
-    }
-
-    /// Tracing: the op about to start, and the wait that held it.
-    fn trace_start(&self, q: &mut StreamQueue, work: &OpWork) {
-        let now = trace::now();
-        if q.blocked_since != 0 {
-            let what = match work {
-                OpWork::Wait { event, .. } => format!("wait for event #{event}"),
-                _ => "wait (default-stream rule)".to_string(),
-            };
-            let args = match work {
-                OpWork::Wait { event, .. } => format!("\"event\":{event}"),
-                _ => String::new(),
-            };
-            trace::span(self.track(), trace::WAIT, what, q.blocked_since, args);
-            q.blocked_since = 0;
-        }
-        let (cat, name, args) = match work {
-            OpWork::Run(Work::Kernel(l)) => (
-                trace::KERNEL,
-                l.name(),
-                format!(
-                    "\"grid\":\"({},{},{})\",\"block\":\"({},{},{})\",\"sharedMem\":{}",
-                    l.grid.x, l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z, l.shared
-                ),
-            ),
-            OpWork::Run(Work::Copy {
-                len, engine, dir, ..
-            }) => (
-                trace::MEMCPY,
-                format!("memcpy {len} B"),
-                format!(
-                    "\"bytes\":{len},\"engine\":{engine},\"kind\":\"{}\"",
-                    dir.short_name()
-                ),
-            ),
-            OpWork::Run(Work::Fill { len, value, .. }) => (
-                trace::MEMSET,
-                format!("memset {len} B"),
-                format!("\"bytes\":{len},\"value\":{value}"),
-            ),
-            OpWork::Run(Work::Host(_)) => (
-                trace::HOST_FUNCTION,
-                "host function".to_string(),
-                String::new(),
-            ),
-            OpWork::Run(Work::Strided(t)) => (
-                trace::MEMCPY,
-                t.describe(),
-                format!("\"bytes\":{}", t.bytes()),
-            ),
-            OpWork::Run(Work::Graph(g, _)) => (
-                trace::GRAPH,
-                format!("graph exec #{}", g.exec_id),
-                format!("\"nodes\":{}", g.nodes.len()),
-            ),
-            OpWork::Record(r) => {
-                trace::instant(
-                    self.track(),
-                    trace::EVENT,
-                    format!("record event #{}", r.event),
-                    String::new(),
-                );
-                trace::flow_start(self.track(), r.id);
-                return;
-            }
-            OpWork::Wait { on, .. } => {
-                if let Some(r) = on.record() {
-                    trace::flow_end(self.track(), r.id);
-                }
-                return;
-            }
-            OpWork::Hook { .. } => return,
-        };
-        q.span = Some((cat, name, now, args));
     }
 
     /// Withdraws op `seq` if it has not started (a synchronous copy that gave up): it will never
@@ -961,16 +693,6 @@ impl Progress for StreamCore {
     }
     fn id(&self) -> u64 {
         self.id
-    }
-}
-
-impl StreamPoint {
-    /// The same point, for the executor's deferred frees.
-    pub fn point(&self) -> Point {
-        Point {
-            of: self.stream.clone(),
-            seq: self.seq,
-        }
     }
 }
 

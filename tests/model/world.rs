@@ -1,893 +1,38 @@
-//! Model-based test of the C API (issue 8).
-//!
-//! proptest generates random sequences of API calls — valid ones, and invalid handles, destroyed
-//! handles, out-of-range copies (past the end, interior pointers, one past the end), bogus enum
-//! values, NULLs, huge sizes, waits that form cycles, double frees, ... — and runs each sequence
-//! twice: against the library, through its C ABI exactly as a C program would (raw pointers, the
-//! `extern "C"` exports of the rlib), and against a small reference model of the contract
-//! (`include/biren_runtime.h` + `SPEC.md`) written below. Every return code, every out-parameter
-//! and, at every quiescent point, the contents of device memory (read back with birenMemcpy) and of
-//! host buffers are compared with the model.
-//!
-//! # The model
-//! - Device allocations, registered (pinned) host allocations and a pool of plain host buffers are
-//!   *objects* with their contents as `Vec<Option<u8>>` (`None`: not known, e.g. uninitialized).
-//!   Device allocations up to 4 MiB are tracked byte by byte, including the large ones (1 MiB to
-//!   3 MiB, mostly not a whole number of pages) generated so that frees of large blocks between
-//!   live neighbours are compared byte for byte (issue 16: a freed large range handed back to
-//!   the kernel must not zero its neighbour); a scenario places a large block at a page
-//!   boundary (right after a reset) with a neighbour in its last page. BIREN_MODEL_STATS=1
-//!   counts such frees.
-//! - Every enqueued operation is a node of a dependency graph: the previous op of its stream, the
-//!   legacy default-stream rules (an op on the NULL stream waits for the tails of all blocking
-//!   streams, destroyed ones with pending work included; an op on a blocking stream waits for the
-//!   tail of the NULL stream; `birenStreamNonBlocking` streams are exempt), event waits (the
-//!   event's latest record, or — BIREN extension — a *future*: the next record of a never-recorded
-//!   event). Blocking and non-blocking streams are both generated: the legacy rules are modelled
-//!   in full, not avoided.
-//! - A record that resolves a future is refused with DEADLOCK when one of the waits holding the
-//!   future is an ancestor of the record (it would close a cycle). A host synchronize whose target
-//!   depends on an unresolved future returns DEADLOCK (the test runs with
-//!   BIREN_DEADLOCK_TIMEOUT_MS=0, so it does so at once). A synchronous birenMemcpy/birenMemset
-//!   that would wait for such work returns DEADLOCK too, and (header: "a failed call writes
-//!   nothing and enqueues nothing") enqueues nothing. Destroying an event releases the waits
-//!   on its future (as if resolved by a record that is already reached).
-//! - Contents are computed when the device is quiescent (a successful birenDeviceSynchronize, and
-//!   at the end of every case): the graph is evaluated in a topological order; two ops that are
-//!   not ordered by the graph and touch the same bytes (write/write or read/write) make those
-//!   bytes unknown (a race: either order is allowed). The model then learns the real contents
-//!   and drops the graph. At birenDeviceReset, host buffers are checked too: ops known complete
-//!   (an ancestor of a successful synchronize or query) count as run, blocked ones as never run,
-//!   the others as maybe run.
-//! - Kernels are small Rust `extern "C"` functions that write deterministic bytes (a fill with
-//!   `value + index`, a copy, and a probe that stores what birenStreamSynchronize and
-//!   birenDeviceSynchronize return inside a kernel: NOT_PERMITTED). They are launched with copied
-//!   arguments (birenLaunchKernelArgs, or birenLaunchKernel of a registered kernel) or by
-//!   reference (arguments kept alive until the case ends). Host functions fill a host buffer and
-//!   check that a synchronize inside them is NOT_PERMITTED.
-//! - A trapping kernel followed by birenDeviceSynchronize (LAUNCH_FAILURE) makes the error sticky:
-//!   until birenDeviceReset, calls that work on the device must fail with it.
-//! - Answers that depend on timing are accepted either way: a query of work that may or may not
-//!   have finished (SUCCESS or NOT_READY), birenMemGetInfo while freed memory may still be in use
-//!   (a range). When a call has several faults, any of their codes is accepted (the contract does
-//!   not order the checks), but it must be one of them.
-//!
-//! # Choices where the contract is silent
-//! - A destroyed blocking stream whose work is still pending keeps taking part in the
-//!   default-stream rules (its work "still completes", so the NULL stream waits for it).
-//! - `count == 0` succeeds "at once" only when the stream handle and the copy kind are valid.
-//! - birenMalloc while freed memory may still be in use by pending work: SUCCESS or OUT_OF_MEMORY
-//!   ("counts as used until that work completes"), never DEADLOCK; memory whose work a
-//!   synchronize has seen complete is free. Whether the 256-byte rounding counts against the
-//!   capacity is left open (both accepted at the boundary).
-//! - The scheduling policy after birenDeviceReset is not assumed (learnt from the next Get).
-//! - With a sticky error, calls loosely tied to the device (pointer attributes, stream priority
-//!   and flags, device properties, birenFree(NULL), pinned host memory, kernel registration) may
-//!   answer normally; see `sticky_codes`.
-//!
-//! # Running it
-//! `cargo test --release --test model`. BIREN_MODEL_CASES (default 200), BIREN_MODEL_SEED (to
-//! replay a run; printed on failure), BIREN_MODEL_STATS=1 (what was exercised). A failure is
-//! shrunk, printed as a list of actions, and its seed saved in proptest-regressions/model.txt
-//! (replayed first next time; a seed depends on the strategies, so the durable record of a bug
-//! is a named `regression_*` test at the end of this file).
-//!
-//! The runtime is a process-wide singleton: it is initialized once (64 MiB of device memory,
-//! deadlock timeout 0) and every case starts with birenDeviceReset. The tests of this binary take
-//! a lock, so they never overlap.
+//! The reference model of the contract (`World`), which runs each action against the library
+//! and against itself and compares.
 
-#![allow(non_snake_case)]
+use super::*;
 
-use biren_runtime::ffi::control::*;
-use biren_runtime::ffi::event::*;
-use biren_runtime::ffi::launch::*;
-use biren_runtime::ffi::memory::*;
-use biren_runtime::ffi::stream::*;
-use biren_runtime::ffi::types::birenError_t::*;
-use biren_runtime::ffi::types::*;
-use proptest::prelude::*;
-use proptest::test_runner::{
-    Config, FileFailurePersistence, RngSeed, TestCaseError, TestError, TestRunner,
-};
-use std::collections::VecDeque;
-use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
-use std::ptr::null_mut;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering::SeqCst};
-use std::sync::{Mutex, MutexGuard, Once};
-
-type Code = birenError_t;
-
-/// Device memory of the simulated device (BIREN_DEVICE_MEMORY=64M).
-const CAP: usize = 64 << 20;
-/// Device allocations up to this size have their contents tracked (every byte, including the
-/// >= 1 MiB `SizeSel::Large` ones); larger ones are opaque.
-const TRACK_LIMIT: usize = 4 << 20;
-/// 1 MiB: freed device ranges at least this large are handed back to the kernel (issue 16).
-const MIB: usize = 1 << 20;
-const POOL_BUFFERS: usize = 3;
-const POOL_SIZE: usize = 4096;
-const SENTINEL: usize = 0x5e47_1000;
-const BOGUS: [usize; 4] = [0x10, 0x1000, 0xdead_beef_0000, usize::MAX - 7];
-const FORGED: [usize; 5] = [1, 0xdead_beef, (3 << 32) | 2, usize::MAX, (1 << 32) | 7];
-
-// ---------------------------------------------------------------------------------------------
-// The runtime singleton
-// ---------------------------------------------------------------------------------------------
-
-static LOCK: Mutex<()> = Mutex::new(());
-static INIT: Once = Once::new();
-static TOTAL_CALLS: AtomicU64 = AtomicU64::new(0);
-/// Lines the runtime reported about traps (through birenSetValidatorCallback).
-static TRAP_LINES: AtomicU64 = AtomicU64::new(0);
-
-/// BIREN_MODEL_VALIDATOR=1 runs the whole binary with the validator on (its lines are counted,
-/// not printed); the model must hold all the same.
-fn validator_run() -> bool {
-    std::env::var("BIREN_MODEL_VALIDATOR").is_ok_and(|v| v == "1")
-}
-
-unsafe extern "C" fn on_runtime_line(msg: *const c_char, _user: *mut c_void) {
-    let line = CStr::from_ptr(msg).to_string_lossy();
-    if line.contains("birenTrap") {
-        TRAP_LINES.fetch_add(1, SeqCst);
-    } else {
-        // Validator findings, advice and leak reports (validator runs, and the validator
-        // regression test).
-        stat("validator lines".into(), 1);
-    }
-}
-static STATS: Mutex<std::collections::BTreeMap<String, u64>> =
-    Mutex::new(std::collections::BTreeMap::new());
-
-/// Counts what the run exercised (printed with BIREN_MODEL_STATS=1).
-fn stat(key: String, n: u64) {
-    *STATS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .entry(key)
-        .or_default() += n;
-}
-
-/// Initializes the runtime once for this test binary and serializes the tests.
-fn runtime() -> MutexGuard<'static, ()> {
-    let g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    INIT.call_once(|| {
-        std::env::set_var("BIREN_DEVICE_MEMORY", "64M");
-        std::env::set_var("BIREN_DEADLOCK_TIMEOUT_MS", "0");
-        std::env::set_var("BIREN_DEVICE_COUNT", "1");
-        std::env::set_var("BIREN_COMPUTE_UNITS", "3");
-        std::env::set_var("BIREN_VALIDATOR", "0");
-        std::env::set_var("BIREN_SCHEDULING", "preemptive");
-        std::env::remove_var("BIREN_TRACE");
-        std::env::remove_var("BIREN_LOG");
-        assert_eq!(birenInit(), BIREN_SUCCESS);
-        // Asynchronous error lines (a trapped kernel) come here instead of stderr.
-        assert_eq!(
-            birenSetValidatorCallback(Some(on_runtime_line), null_mut()),
-            BIREN_SUCCESS
-        );
-        if validator_run() {
-            assert_eq!(birenSetDeviceValidator(1), BIREN_SUCCESS);
-        }
-        let sizes = [8usize; 3];
-        assert_eq!(
-            birenKernelRegister(Some(fill_kernel), c"model_fill".as_ptr(), 3, sizes.as_ptr()),
-            BIREN_SUCCESS
-        );
-    });
-    g
-}
-
-// ---------------------------------------------------------------------------------------------
-// Kernels and host functions (deterministic writers)
-// ---------------------------------------------------------------------------------------------
-
-/// (global thread index, number of threads of the launch)
-fn global_thread() -> (usize, usize) {
-    let (t, b, bd, gd) = (
-        birenThreadIdx(),
-        birenBlockIdx(),
-        birenBlockDim(),
-        birenGridDim(),
-    );
-    let per_block = (bd.x * bd.y * bd.z) as usize;
-    let in_block = (t.x + bd.x * (t.y + bd.y * t.z)) as usize;
-    let block = (b.x + gd.x * (b.y + gd.y * b.z)) as usize;
-    (
-        block * per_block + in_block,
-        per_block * (gd.x * gd.y * gd.z) as usize,
-    )
-}
-
-unsafe fn arg(args: *mut *mut c_void, i: usize) -> u64 {
-    *(*args.add(i) as *const u64)
-}
-
-/// args (u64 each): dst, len, val. dst[i] = val + i.
-unsafe extern "C" fn fill_kernel(args: *mut *mut c_void) {
-    let (dst, len, val) = (
-        arg(args, 0) as *mut u8,
-        arg(args, 1) as usize,
-        arg(args, 2) as u8,
-    );
-    let (mut i, n) = global_thread();
-    while i < len {
-        *dst.add(i) = val.wrapping_add(i as u8);
-        i += n;
-    }
-}
-
-/// args (u64 each): dst, src, len. dst[i] = src[i] (ranges never overlap).
-unsafe extern "C" fn copy_kernel(args: *mut *mut c_void) {
-    let (dst, src, len) = (
-        arg(args, 0) as *mut u8,
-        arg(args, 1) as *const u8,
-        arg(args, 2) as usize,
-    );
-    let (mut i, n) = global_thread();
-    while i < len {
-        *dst.add(i) = *src.add(i);
-        i += n;
-    }
-}
-
-/// args: dst. Thread 0 writes the codes of two synchronizing calls made inside the kernel
-/// (both must be NOT_PERMITTED).
-unsafe extern "C" fn probe_kernel(args: *mut *mut c_void) {
-    if global_thread().0 == 0 {
-        let d = arg(args, 0) as *mut u8;
-        *d = birenStreamSynchronize(null_mut()) as i32 as u8;
-        *d.add(1) = birenDeviceSynchronize() as i32 as u8;
-    }
-}
-
-/// Aborts the launch: the device gets the sticky LAUNCH_FAILURE.
-unsafe extern "C" fn trap_kernel(_args: *mut *mut c_void) {
-    birenTrap();
-}
-
-/// Does nothing (distinct code from `dummy_kernel`, so that the linker cannot fold the two into
-/// one address: registering one would then register the other).
-unsafe extern "C" fn nop_kernel(_args: *mut *mut c_void) {
-    std::hint::black_box(0x4e4f50u32);
-}
-
-/// Only ever registered (with bad and good argument lists), never launched.
-unsafe extern "C" fn dummy_kernel(_args: *mut *mut c_void) {
-    std::hint::black_box(0xd0_4d_4du32);
-}
-
-struct HostJob {
-    dst: usize,
-    len: usize,
-    val: u8,
-    ran: AtomicBool,
-    probe: AtomicI32,
-}
-
-/// Fills its host range, then records what a synchronize inside a host function returns.
-unsafe extern "C" fn host_job(p: *mut c_void) {
-    let j = &*(p as *const HostJob);
-    std::ptr::write_bytes(j.dst as *mut u8, j.val, j.len);
-    j.probe
-        .store(birenStreamSynchronize(null_mut()) as i32, SeqCst);
-    j.ran.store(true, SeqCst);
-}
-
-/// Arguments of a launch by reference (unregistered kernel): kept alive until the case ends.
-struct ByRefArgs {
-    vals: [u64; 3],
-    ptrs: [*mut c_void; 3],
-}
-
-// ---------------------------------------------------------------------------------------------
-// Generated actions: abstract references, resolved against the state when they run, so that
-// shrinking always yields runnable sequences.
-// ---------------------------------------------------------------------------------------------
-
-#[derive(Clone, Copy, Debug)]
-enum SRef {
-    /// The default stream (NULL).
-    Null,
-    /// The i-th live stream (NULL if none).
-    Live(u8),
-    /// The i-th most recently created live stream.
-    Recent(u8),
-    /// The i-th destroyed stream (by birenStreamDestroy or birenDeviceReset).
-    Stale(u8),
-    /// A forged handle value.
-    Forged(u8),
-}
-
-#[derive(Clone, Copy, Debug)]
-enum ERef {
-    Live(u8),
-    Recent(u8),
-    Stale(u8),
-    /// A forged handle value (0 = NULL).
-    Forged(u8),
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Off {
-    Start,
-    Mid(u16),
-    Last,
-    /// One past the end.
-    End,
-    /// Further past the end.
-    Past(u16),
-}
-
-#[derive(Clone, Copy, Debug)]
-enum PtrRef {
-    Null,
-    /// Into the i-th live device allocation.
-    Dev(u8, Off),
-    /// Into the i-th host buffer (the pool, then live pinned allocations).
-    Host(u8, Off),
-    /// Into the i-th freed allocation (device or pinned): dangling.
-    Stale(u8, Off),
-    Bogus(u8),
-}
-
-#[derive(Clone, Copy, Debug)]
-enum CountSel {
-    Zero,
-    Small(u16),
-    /// Exactly what fits from the pointers.
-    Fit,
-    FitMinus(u16),
-    /// Past the end by 1 + k.
-    Over(u16),
-    Huge(u8),
-}
-
-#[derive(Clone, Copy, Debug)]
-enum SizeSel {
-    Zero,
-    Small(u16),
-    Medium(u16),
-    /// A device allocation of 1 MiB to 3 MiB, mostly not a whole number of pages, tracked
-    /// byte by byte (freeing one hands its range back to the kernel).
-    Large(u16),
-    Big(u8),
-    Huge(u8),
-}
-
-#[derive(Clone, Copy, Debug)]
-enum KSel {
-    Fill,
-    Copy,
-    Probe,
-    Nop,
-    Null,
-}
-
-#[derive(Clone, Copy, Debug)]
-enum How {
-    /// birenLaunchKernelArgs with sizes (BIREN_LAUNCH).
-    Sized,
-    /// birenLaunchKernel of the registered fill kernel (values copied by registration).
-    Registered,
-    /// birenLaunchKernel, args by reference, kept alive until the case ends.
-    ByRef,
-    /// birenLaunchKernelArgs with faulty arguments.
-    BadArgs(u8),
-}
-
-#[derive(Clone, Copy, Debug)]
-enum CfgSel {
-    Ok {
-        gx: u8,
-        gy: u8,
-        bx: u8,
-        by: u8,
-        bz: u8,
-        shared: bool,
-    },
-    Bad(u8),
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Region {
-    obj: u8,
-    off: u16,
-    len: u16,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct LaunchSpec {
-    kernel: KSel,
-    dst: Region,
-    src: Region,
-    val: u8,
-    cfg: CfgSel,
-    stream: SRef,
-    how: How,
-}
-
-#[derive(Clone, Copy, Debug)]
-enum StreamHow {
-    Plain,
-    Flags(u32),
-    Prio(u32, i32),
-    NullOut,
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Action {
-    Malloc {
-        size: SizeSel,
-        null_out: bool,
-    },
-    Free {
-        ptr: PtrRef,
-    },
-    MallocHost {
-        size: SizeSel,
-        null_out: bool,
-    },
-    FreeHost {
-        ptr: PtrRef,
-    },
-    Memcpy {
-        dst: PtrRef,
-        src: PtrRef,
-        count: CountSel,
-        kind: i32,
-        stream: Option<SRef>,
-    },
-    Memset {
-        ptr: PtrRef,
-        value: i32,
-        count: CountSel,
-        stream: Option<SRef>,
-    },
-    Launch(LaunchSpec),
-    HostFunc {
-        stream: SRef,
-        dst: Region,
-        val: u8,
-        null_fn: bool,
-    },
-    StreamCreate(StreamHow),
-    StreamDestroy(SRef),
-    StreamSync(SRef),
-    StreamQuery(SRef),
-    StreamGetInfo {
-        s: SRef,
-        null_out: bool,
-    },
-    EventCreate {
-        flags: Option<u32>,
-        null_out: bool,
-    },
-    EventDestroy(ERef),
-    EventRecord {
-        e: ERef,
-        s: SRef,
-    },
-    EventQuery(ERef),
-    EventSync(ERef),
-    EventElapsed {
-        a: ERef,
-        b: ERef,
-        null_out: bool,
-    },
-    WaitEvent {
-        s: SRef,
-        e: ERef,
-    },
-    DeviceSync,
-    DeviceReset,
-    Policy {
-        set: Option<i32>,
-        null_out: bool,
-    },
-    Device {
-        which: u8,
-        arg: i32,
-        null_out: bool,
-    },
-    PointerAttr {
-        ptr: PtrRef,
-        null_out: bool,
-    },
-    MemGetInfo {
-        null_out: u8,
-    },
-    LastError {
-        peek: bool,
-    },
-    Register(u8),
-    Misc(u8),
-    /// A trapping kernel, then birenDeviceSynchronize: the device's error becomes sticky.
-    Trap(SRef),
-}
-
-fn sref() -> impl Strategy<Value = SRef> {
-    prop_oneof![
-        4 => Just(SRef::Null),
-        6 => any::<u8>().prop_map(SRef::Live),
-        3 => (0u8..3).prop_map(SRef::Recent),
-        1 => any::<u8>().prop_map(SRef::Stale),
-        1 => (0u8..5).prop_map(SRef::Forged),
-    ]
-}
-
-fn eref() -> impl Strategy<Value = ERef> {
-    prop_oneof![
-        6 => any::<u8>().prop_map(ERef::Live),
-        3 => (0u8..3).prop_map(ERef::Recent),
-        1 => any::<u8>().prop_map(ERef::Stale),
-        1 => (0u8..6).prop_map(ERef::Forged),
-    ]
-}
-
-fn off() -> impl Strategy<Value = Off> {
-    prop_oneof![
-        6 => Just(Off::Start),
-        5 => any::<u16>().prop_map(Off::Mid),
-        1 => Just(Off::Last),
-        1 => Just(Off::End),
-        1 => (0u16..600).prop_map(Off::Past),
-    ]
-}
-
-fn ptr() -> impl Strategy<Value = PtrRef> {
-    prop_oneof![
-        1 => Just(PtrRef::Null),
-        9 => (any::<u8>(), off()).prop_map(|(i, o)| PtrRef::Dev(i, o)),
-        4 => (any::<u8>(), off()).prop_map(|(i, o)| PtrRef::Host(i, o)),
-        1 => (any::<u8>(), off()).prop_map(|(i, o)| PtrRef::Stale(i, o)),
-        1 => (0u8..4).prop_map(PtrRef::Bogus),
-    ]
-}
-
-fn count() -> impl Strategy<Value = CountSel> {
-    prop_oneof![
-        1 => Just(CountSel::Zero),
-        4 => (0u16..512).prop_map(CountSel::Small),
-        6 => Just(CountSel::Fit),
-        4 => any::<u16>().prop_map(CountSel::FitMinus),
-        2 => (0u16..300).prop_map(CountSel::Over),
-        1 => (0u8..5).prop_map(CountSel::Huge),
-    ]
-}
-
-fn size() -> impl Strategy<Value = SizeSel> {
-    prop_oneof![
-        1 => Just(SizeSel::Zero),
-        12 => any::<u16>().prop_map(SizeSel::Small),
-        2 => any::<u16>().prop_map(SizeSel::Medium),
-        2 => any::<u16>().prop_map(SizeSel::Large),
-        1 => (0u8..5).prop_map(SizeSel::Big),
-        1 => (0u8..5).prop_map(SizeSel::Huge),
-    ]
-}
-
-fn kind() -> impl Strategy<Value = i32> {
-    prop_oneof![
-        2 => Just(0),
-        4 => Just(1),
-        4 => Just(2),
-        4 => Just(3),
-        3 => Just(4),
-        1 => prop::sample::select(vec![5, -1, 100, i32::MIN, i32::MAX]),
-    ]
-}
-
-fn region() -> impl Strategy<Value = Region> {
-    (any::<u8>(), any::<u16>(), any::<u16>()).prop_map(|(obj, off, len)| Region { obj, off, len })
-}
-
-fn launch() -> impl Strategy<Value = LaunchSpec> {
-    let kernel = prop_oneof![
-        5 => Just(KSel::Fill),
-        3 => Just(KSel::Copy),
-        1 => Just(KSel::Probe),
-        1 => Just(KSel::Nop),
-        1 => Just(KSel::Null),
-    ];
-    let cfg = prop_oneof![
-        8 => (1u8..=4, 1u8..=2, 1u8..=64, 1u8..=2, 1u8..=2, any::<bool>())
-            .prop_map(|(gx, gy, bx, by, bz, shared)| CfgSel::Ok { gx, gy, bx, by, bz, shared }),
-        1 => (0u8..9).prop_map(CfgSel::Bad),
-    ];
-    let how = prop_oneof![
-        5 => Just(How::Sized),
-        3 => Just(How::Registered),
-        2 => Just(How::ByRef),
-        1 => (0u8..4).prop_map(How::BadArgs),
-    ];
-    (kernel, region(), region(), any::<u8>(), cfg, sref(), how).prop_map(
-        |(kernel, dst, src, val, cfg, stream, how)| LaunchSpec {
-            kernel,
-            dst,
-            src,
-            val,
-            cfg,
-            stream,
-            how,
-        },
-    )
-}
-
-fn stream_how() -> impl Strategy<Value = StreamHow> {
-    prop_oneof![
-        3 => Just(StreamHow::Plain),
-        4 => prop::sample::select(vec![0u32, 1, 1, 2, 3, 0x8000_0000]).prop_map(StreamHow::Flags),
-        2 => (prop::sample::select(vec![0u32, 1, 7]), prop::sample::select(vec![-100, -6, -5, -3, 0, 1, 99]))
-            .prop_map(|(f, p)| StreamHow::Prio(f, p)),
-        1 => Just(StreamHow::NullOut),
-    ]
-}
-
-fn opt_stream() -> impl Strategy<Value = Option<SRef>> {
-    prop_oneof![1 => Just(None), 3 => sref().prop_map(Some)]
-}
-
-fn action() -> impl Strategy<Value = Action> {
-    prop_oneof![
-        10 => (size(), prop::bool::weighted(0.05)).prop_map(|(size, null_out)| Action::Malloc { size, null_out }),
-        4 => ptr().prop_map(|ptr| Action::Free { ptr }),
-        2 => (size(), prop::bool::weighted(0.1)).prop_map(|(size, null_out)| Action::MallocHost { size, null_out }),
-        2 => ptr().prop_map(|ptr| Action::FreeHost { ptr }),
-        16 => (ptr(), ptr(), count(), kind(), opt_stream())
-            .prop_map(|(dst, src, count, kind, stream)| Action::Memcpy { dst, src, count, kind, stream }),
-        6 => (ptr(), prop::sample::select(vec![0, 7, 0xab, 0x1cd, -1, -256]), count(), opt_stream())
-            .prop_map(|(ptr, value, count, stream)| Action::Memset { ptr, value, count, stream }),
-        10 => launch().prop_map(Action::Launch),
-        2 => (sref(), region(), any::<u8>(), prop::bool::weighted(0.1))
-            .prop_map(|(stream, dst, val, null_fn)| Action::HostFunc { stream, dst, val, null_fn }),
-        5 => stream_how().prop_map(Action::StreamCreate),
-        2 => sref().prop_map(Action::StreamDestroy),
-        3 => sref().prop_map(Action::StreamSync),
-        2 => sref().prop_map(Action::StreamQuery),
-        1 => (sref(), prop::bool::weighted(0.2)).prop_map(|(s, null_out)| Action::StreamGetInfo { s, null_out }),
-        4 => (prop::option::of(prop::sample::select(vec![0u32, 1, 2, 3, 4, 0x10, u32::MAX])), prop::bool::weighted(0.05))
-            .prop_map(|(flags, null_out)| Action::EventCreate { flags, null_out }),
-        2 => eref().prop_map(Action::EventDestroy),
-        6 => (eref(), sref()).prop_map(|(e, s)| Action::EventRecord { e, s }),
-        2 => eref().prop_map(Action::EventQuery),
-        2 => eref().prop_map(Action::EventSync),
-        1 => (eref(), eref(), prop::bool::weighted(0.1)).prop_map(|(a, b, null_out)| Action::EventElapsed { a, b, null_out }),
-        6 => (sref(), eref()).prop_map(|(s, e)| Action::WaitEvent { s, e }),
-        3 => Just(Action::DeviceSync),
-        1 => Just(Action::DeviceReset),
-        1 => (prop::option::of(prop::sample::select(vec![0, 1, 2, -1, 100])), prop::bool::weighted(0.2))
-            .prop_map(|(set, null_out)| Action::Policy { set, null_out }),
-        1 => (0u8..5, prop::sample::select(vec![0, 1, -1, 7]), prop::bool::weighted(0.2))
-            .prop_map(|(which, arg, null_out)| Action::Device { which, arg, null_out }),
-        2 => (ptr(), prop::bool::weighted(0.1)).prop_map(|(ptr, null_out)| Action::PointerAttr { ptr, null_out }),
-        1 => (0u8..4).prop_map(|null_out| Action::MemGetInfo { null_out }),
-        2 => any::<bool>().prop_map(|peek| Action::LastError { peek }),
-        1 => (0u8..7).prop_map(Action::Register),
-        1 => (0u8..4).prop_map(Action::Misc),
-    ]
-}
-
-/// Small scenarios that random generation rarely assembles: cycles of waits and pipelines.
-fn scenario() -> impl Strategy<Value = Vec<Action>> {
-    let after_trap = prop::collection::vec(action(), 4);
-    (
-        0u8..7,
-        any::<bool>(),
-        any::<bool>(),
-        region(),
-        any::<u8>(),
-        after_trap,
-        sref(),
-    )
-        .prop_map(|(which, fa, fb, r, val, after, ts)| {
-            use Action::*;
-            let flags = |b: bool| StreamCreate(StreamHow::Flags(b as u32));
-            let ev = EventCreate {
-                flags: None,
-                null_out: false,
-            };
-            let (s0, s1, e0, e1) = (
-                SRef::Recent(0),
-                SRef::Recent(1),
-                ERef::Recent(0),
-                ERef::Recent(1),
-            );
-            match which {
-                // The seed's case: A waits for B's event while B waits for A's.
-                0 => vec![
-                    flags(fa),
-                    flags(fb),
-                    ev,
-                    ev,
-                    WaitEvent { s: s1, e: e1 },
-                    WaitEvent { s: s0, e: e0 },
-                    EventRecord { e: e0, s: s1 },
-                    EventRecord { e: e1, s: s0 },
-                    DeviceSync,
-                ],
-                // A stream waits for a record it would make later itself.
-                1 => vec![
-                    flags(fa),
-                    ev,
-                    WaitEvent { s: s0, e: e0 },
-                    EventRecord { e: e0, s: s0 },
-                    StreamSync(s0),
-                ],
-                // A record on the NULL stream of an event a (blocking?) stream waits for.
-                2 => vec![
-                    flags(fa),
-                    ev,
-                    WaitEvent { s: s0, e: e0 },
-                    EventRecord {
-                        e: e0,
-                        s: SRef::Null,
-                    },
-                    DeviceSync,
-                ],
-                // A stall, then the record that releases it.
-                3 => vec![
-                    flags(fa),
-                    ev,
-                    WaitEvent { s: s0, e: e0 },
-                    Memset {
-                        ptr: PtrRef::Dev(r.obj, Off::Start),
-                        value: val as i32,
-                        count: CountSel::Fit,
-                        stream: Some(s0),
-                    },
-                    StreamSync(s0),
-                    Memset {
-                        ptr: PtrRef::Dev(r.obj, Off::Start),
-                        value: 1,
-                        count: CountSel::Fit,
-                        stream: None,
-                    },
-                    flags(fb),
-                    EventRecord { e: e0, s: s0 },
-                    StreamSync(s1),
-                    DeviceSync,
-                ],
-                // Large blocks freed between live neighbours (issue 16, bug 1). After a reset
-                // the arena starts afresh, so the first block starts on a page boundary: its
-                // free hands [start, start + size) to the kernel, which must not zero the
-                // small neighbour that starts in the block's last page. Every byte of every
-                // block is compared at both synchronizes.
-                6 => {
-                    let fill = |i: u8, v: u8| Memset {
-                        ptr: PtrRef::Dev(i, Off::Start),
-                        value: (v | 1) as i32,
-                        count: CountSel::Fit,
-                        stream: None,
-                    };
-                    let dev = |i: u8| PtrRef::Dev(i, Off::Start);
-                    vec![
-                        DeviceReset,
-                        Malloc {
-                            size: SizeSel::Large(r.len),
-                            null_out: false,
-                        },
-                        Malloc {
-                            size: SizeSel::Small(r.off),
-                            null_out: false,
-                        },
-                        Malloc {
-                            size: SizeSel::Large(r.off),
-                            null_out: false,
-                        },
-                        Malloc {
-                            size: SizeSel::Small(r.len),
-                            null_out: false,
-                        },
-                        fill(0, val),
-                        fill(1, val.wrapping_add(1)),
-                        fill(2, val.wrapping_add(2)),
-                        fill(3, val.wrapping_add(3)),
-                        Free { ptr: dev(0) },
-                        DeviceSync,
-                        Free { ptr: dev(1) },
-                        DeviceSync,
-                    ]
-                }
-                // A trap: the device's error is sticky until birenDeviceReset.
-                5 => {
-                    let mut v = vec![Trap(ts)];
-                    v.extend(after);
-                    v.push(DeviceReset);
-                    v
-                }
-                // A pipeline across two streams: copy in, kernel, record, wait, copy out.
-                _ => vec![
-                    flags(fa),
-                    flags(fb),
-                    ev,
-                    Memcpy {
-                        dst: PtrRef::Dev(r.obj, Off::Start),
-                        src: PtrRef::Host(r.obj, Off::Mid(r.off)),
-                        count: CountSel::Fit,
-                        kind: 1,
-                        stream: Some(s1),
-                    },
-                    Launch(LaunchSpec {
-                        kernel: KSel::Fill,
-                        dst: r,
-                        src: r,
-                        val,
-                        cfg: CfgSel::Ok {
-                            gx: 2,
-                            gy: 1,
-                            bx: 32,
-                            by: 1,
-                            bz: 1,
-                            shared: false,
-                        },
-                        stream: s1,
-                        how: How::Registered,
-                    }),
-                    EventRecord { e: e0, s: s1 },
-                    WaitEvent { s: s0, e: e0 },
-                    Memcpy {
-                        dst: PtrRef::Host(r.obj.wrapping_add(1), Off::Start),
-                        src: PtrRef::Dev(r.obj, Off::Start),
-                        count: CountSel::Fit,
-                        kind: 2,
-                        stream: Some(s0),
-                    },
-                    Memcpy {
-                        dst: PtrRef::Dev(r.obj.wrapping_add(1), Off::Start),
-                        src: PtrRef::Dev(r.obj, Off::Start),
-                        count: CountSel::Fit,
-                        kind: 4,
-                        stream: Some(s0),
-                    },
-                    EventSync(e0),
-                ],
-            }
-        })
-}
-
-fn program() -> impl Strategy<Value = Vec<Vec<Action>>> {
-    let chunk = prop_oneof![
-        14 => action().prop_map(|a| vec![a]),
-        1 => scenario(),
-    ];
-    prop::collection::vec(chunk, 0..110)
-}
-
-// ---------------------------------------------------------------------------------------------
-// The reference model
-// ---------------------------------------------------------------------------------------------
-
-type NodeId = usize;
-type ObjId = usize;
+pub(crate) type NodeId = usize;
+pub(crate) type ObjId = usize;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum ObjKind {
+pub(crate) enum ObjKind {
     Device,
     Pool,
     Pinned,
 }
 
-struct Obj {
-    kind: ObjKind,
-    base: usize,
-    size: usize,
+pub(crate) struct Obj {
+    pub(crate) kind: ObjKind,
+    pub(crate) base: usize,
+    pub(crate) size: usize,
     /// Contents; `None` for an opaque (large) allocation, or after it was freed.
-    data: Option<Vec<Option<u8>>>,
-    live: bool,
+    pub(crate) data: Option<Vec<Option<u8>>>,
+    pub(crate) live: bool,
 }
 
 impl Obj {
-    fn end(&self) -> usize {
+    pub(crate) fn end(&self) -> usize {
         self.base + self.size
     }
-    fn contains(&self, p: usize) -> bool {
+    pub(crate) fn contains(&self, p: usize) -> bool {
         self.base <= p && p < self.end()
     }
 }
 
 #[derive(Clone, Debug)]
-enum Src {
+pub(crate) enum Src {
     Const(u8),
     /// byte i = v + i (the fill kernel)
     Pattern(u8),
@@ -897,85 +42,85 @@ enum Src {
 }
 
 #[derive(Clone, Debug)]
-struct Write {
-    dst: ObjId,
-    off: usize,
-    len: usize,
-    src: Src,
+pub(crate) struct Write {
+    pub(crate) dst: ObjId,
+    pub(crate) off: usize,
+    pub(crate) len: usize,
+    pub(crate) src: Src,
 }
 
-struct Node {
-    deps: Vec<NodeId>,
+pub(crate) struct Node {
+    pub(crate) deps: Vec<NodeId>,
     /// A wait on the next record of a never-recorded event.
-    future: Option<usize>,
-    write: Option<Write>,
-    host_job: Option<usize>,
-    complete: bool,
+    pub(crate) future: Option<usize>,
+    pub(crate) write: Option<Write>,
+    pub(crate) host_job: Option<usize>,
+    pub(crate) complete: bool,
 }
 
-struct MStream {
-    handle: usize,
-    flags: u32,
-    prio: i32,
-    live: bool,
-    tail: Option<NodeId>,
+pub(crate) struct MStream {
+    pub(crate) handle: usize,
+    pub(crate) flags: u32,
+    pub(crate) prio: i32,
+    pub(crate) live: bool,
+    pub(crate) tail: Option<NodeId>,
 }
 
 #[derive(Clone, Copy)]
-enum Rec {
+pub(crate) enum Rec {
     Node(NodeId),
     /// Recorded, and reached before the last quiescent point.
     Done,
 }
 
-struct MEvent {
-    handle: usize,
-    flags: u32,
-    live: bool,
-    latest: Option<Rec>,
-    future: Option<usize>,
+pub(crate) struct MEvent {
+    pub(crate) handle: usize,
+    pub(crate) flags: u32,
+    pub(crate) live: bool,
+    pub(crate) latest: Option<Rec>,
+    pub(crate) future: Option<usize>,
 }
 
-struct Fut {
-    resolved: Option<NodeId>,
-    waits: Vec<NodeId>,
+pub(crate) struct Fut {
+    pub(crate) resolved: Option<NodeId>,
+    pub(crate) waits: Vec<NodeId>,
 }
 
-struct Deferred {
-    bytes: usize,
-    obj: ObjId,
-    until: Vec<NodeId>,
+pub(crate) struct Deferred {
+    pub(crate) bytes: usize,
+    pub(crate) obj: ObjId,
+    pub(crate) until: Vec<NodeId>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Ran {
+pub(crate) enum Ran {
     Yes,
     Maybe,
     No,
 }
 
-fn round256(x: usize) -> Option<usize> {
+pub(crate) fn round256(x: usize) -> Option<usize> {
     x.checked_add(255).map(|v| v / 256 * 256)
 }
 
-fn overlap(a: (usize, usize), b: (usize, usize)) -> Option<(usize, usize)> {
+pub(crate) fn overlap(a: (usize, usize), b: (usize, usize)) -> Option<(usize, usize)> {
     let (s, e) = (a.0.max(b.0), a.1.min(b.1));
     (s < e).then_some((s, e))
 }
 
-struct Bits(Vec<u64>);
+pub(crate) struct Bits(pub(crate) Vec<u64>);
 
 impl Bits {
-    fn new(n: usize) -> Bits {
+    pub(crate) fn new(n: usize) -> Bits {
         Bits(vec![0; n.div_ceil(64)])
     }
-    fn set(&mut self, i: usize) {
+    pub(crate) fn set(&mut self, i: usize) {
         self.0[i / 64] |= 1 << (i % 64);
     }
-    fn get(&self, i: usize) -> bool {
+    pub(crate) fn get(&self, i: usize) -> bool {
         self.0[i / 64] >> (i % 64) & 1 == 1
     }
-    fn union(&mut self, o: &Bits) {
+    pub(crate) fn union(&mut self, o: &Bits) {
         for (a, b) in self.0.iter_mut().zip(&o.0) {
             *a |= b;
         }
@@ -983,29 +128,29 @@ impl Bits {
 }
 
 /// The library side and the model side of one generated case.
-struct World {
-    objs: Vec<Obj>,
-    nodes: Vec<Node>,
-    futs: Vec<Fut>,
+pub(crate) struct World {
+    pub(crate) objs: Vec<Obj>,
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) futs: Vec<Fut>,
     /// [0] is the default stream.
-    streams: Vec<MStream>,
-    events: Vec<MEvent>,
-    deferred: Vec<Deferred>,
+    pub(crate) streams: Vec<MStream>,
+    pub(crate) events: Vec<MEvent>,
+    pub(crate) deferred: Vec<Deferred>,
     // Boxed: the runtime holds pointers to them until the work that uses them is gone.
     #[allow(clippy::vec_box)]
-    jobs: Vec<Box<HostJob>>,
+    pub(crate) jobs: Vec<Box<HostJob>>,
     #[allow(clippy::vec_box)]
-    byref: Vec<Box<ByRefArgs>>,
-    pool: Vec<*mut u8>,
-    last_error: Code,
+    pub(crate) byref: Vec<Box<ByRefArgs>>,
+    pub(crate) pool: Vec<*mut u8>,
+    pub(crate) last_error: Code,
     /// The device has a sticky error (a kernel trapped): calls on it fail until a reset.
-    sticky: bool,
-    policy: Option<i32>,
-    calls: u64,
-    trace: VecDeque<String>,
+    pub(crate) sticky: bool,
+    pub(crate) policy: Option<i32>,
+    pub(crate) calls: u64,
+    pub(crate) trace: VecDeque<String>,
 }
 
-fn pool_layout() -> std::alloc::Layout {
+pub(crate) fn pool_layout() -> std::alloc::Layout {
     std::alloc::Layout::from_size_align(POOL_SIZE, 64).unwrap()
 }
 
@@ -1025,10 +170,10 @@ impl Drop for World {
     }
 }
 
-type Res = Result<(), String>;
+pub(crate) type Res = Result<(), String>;
 
 impl World {
-    fn new() -> World {
+    pub(crate) fn new() -> World {
         let mut w = World {
             objs: Vec::new(),
             nodes: Vec::new(),
@@ -1070,14 +215,14 @@ impl World {
 
     // ---- reporting ----
 
-    fn note(&mut self, s: String) {
+    pub(crate) fn note(&mut self, s: String) {
         if self.trace.len() == 80 {
             self.trace.pop_front();
         }
         self.trace.push_back(s);
     }
 
-    fn fail(&self, msg: String) -> String {
+    pub(crate) fn fail(&self, msg: String) -> String {
         let mut s = format!("{msg}\n  last calls (oldest first):\n");
         for t in &self.trace {
             s.push_str("    ");
@@ -1088,7 +233,7 @@ impl World {
     }
 
     /// Checks a return code against the accepted ones and keeps the model's last error.
-    fn check(&mut self, what: String, got: Code, ok: &[Code]) -> Res {
+    pub(crate) fn check(&mut self, what: String, got: Code, ok: &[Code]) -> Res {
         self.calls += 1;
         let name = what.split(['(', ' ']).next().unwrap_or("").to_string();
         stat(format!("{name} -> {got:?}"), 1);
@@ -1113,7 +258,7 @@ impl World {
         Ok(())
     }
 
-    fn ensure(&self, cond: bool, msg: impl FnOnce() -> String) -> Res {
+    pub(crate) fn ensure(&self, cond: bool, msg: impl FnOnce() -> String) -> Res {
         if cond {
             Ok(())
         } else {
@@ -1123,13 +268,13 @@ impl World {
 
     // ---- resolving references ----
 
-    fn live_streams(&self) -> Vec<usize> {
+    pub(crate) fn live_streams(&self) -> Vec<usize> {
         (1..self.streams.len())
             .filter(|&k| self.streams[k].live)
             .collect()
     }
 
-    fn stream_handle(&self, r: SRef) -> usize {
+    pub(crate) fn stream_handle(&self, r: SRef) -> usize {
         let live = self.live_streams();
         match r {
             SRef::Null => 0,
@@ -1153,14 +298,14 @@ impl World {
     }
 
     /// The model stream a handle value names, if it is valid.
-    fn stream_of(&self, h: usize) -> Option<usize> {
+    pub(crate) fn stream_of(&self, h: usize) -> Option<usize> {
         if h == 0 {
             return Some(0);
         }
         (1..self.streams.len()).find(|&k| self.streams[k].live && self.streams[k].handle == h)
     }
 
-    fn event_handle(&self, r: ERef) -> usize {
+    pub(crate) fn event_handle(&self, r: ERef) -> usize {
         let live: Vec<usize> = (0..self.events.len())
             .filter(|&k| self.events[k].live)
             .collect();
@@ -1185,24 +330,24 @@ impl World {
         }
     }
 
-    fn event_of(&self, h: usize) -> Option<usize> {
+    pub(crate) fn event_of(&self, h: usize) -> Option<usize> {
         (0..self.events.len())
             .find(|&k| self.events[k].live && self.events[k].handle == h && h != 0)
     }
 
-    fn objs_where(&self, f: impl Fn(&Obj) -> bool) -> Vec<ObjId> {
+    pub(crate) fn objs_where(&self, f: impl Fn(&Obj) -> bool) -> Vec<ObjId> {
         (0..self.objs.len()).filter(|&o| f(&self.objs[o])).collect()
     }
 
-    fn live_dev(&self) -> Vec<ObjId> {
+    pub(crate) fn live_dev(&self) -> Vec<ObjId> {
         self.objs_where(|o| o.kind == ObjKind::Device && o.live)
     }
 
-    fn host_objs(&self) -> Vec<ObjId> {
+    pub(crate) fn host_objs(&self) -> Vec<ObjId> {
         self.objs_where(|o| o.kind != ObjKind::Device && o.live)
     }
 
-    fn at(&self, o: ObjId, off: Off) -> usize {
+    pub(crate) fn at(&self, o: ObjId, off: Off) -> usize {
         let ob = &self.objs[o];
         let d = match off {
             Off::Start => 0,
@@ -1214,12 +359,12 @@ impl World {
         ob.base.wrapping_add(d)
     }
 
-    fn pick(list: &[ObjId], i: u8) -> Option<ObjId> {
+    pub(crate) fn pick(list: &[ObjId], i: u8) -> Option<ObjId> {
         (!list.is_empty()).then(|| list[i as usize % list.len()])
     }
 
     /// A pointer as given, for a side that the library only looks up.
-    fn ptr_any(&self, p: PtrRef) -> usize {
+    pub(crate) fn ptr_any(&self, p: PtrRef) -> usize {
         match p {
             PtrRef::Null => 0,
             PtrRef::Dev(i, off) => Self::pick(&self.live_dev(), i).map_or(0, |o| self.at(o, off)),
@@ -1235,7 +380,7 @@ impl World {
     }
 
     /// A pointer for a side the library treats as host memory: always a real host buffer (or NULL).
-    fn ptr_host(&self, p: PtrRef) -> usize {
+    pub(crate) fn ptr_host(&self, p: PtrRef) -> usize {
         let hosts = self.host_objs();
         match p {
             PtrRef::Null => 0,
@@ -1246,27 +391,27 @@ impl World {
         }
     }
 
-    fn find_dev(&self, p: usize) -> Option<ObjId> {
+    pub(crate) fn find_dev(&self, p: usize) -> Option<ObjId> {
         (0..self.objs.len()).find(|&o| {
             self.objs[o].kind == ObjKind::Device && self.objs[o].live && self.objs[o].contains(p)
         })
     }
 
-    fn find_host(&self, p: usize) -> Option<ObjId> {
+    pub(crate) fn find_host(&self, p: usize) -> Option<ObjId> {
         (0..self.objs.len()).find(|&o| {
             self.objs[o].kind != ObjKind::Device && self.objs[o].live && self.objs[o].contains(p)
         })
     }
 
-    fn find_any(&self, p: usize) -> Option<ObjId> {
+    pub(crate) fn find_any(&self, p: usize) -> Option<ObjId> {
         self.find_dev(p).or_else(|| self.find_host(p))
     }
 
-    fn room(&self, p: usize) -> Option<usize> {
+    pub(crate) fn room(&self, p: usize) -> Option<usize> {
         self.find_any(p).map(|o| self.objs[o].end() - p)
     }
 
-    fn count(&self, c: CountSel, sides: &[usize]) -> usize {
+    pub(crate) fn count(&self, c: CountSel, sides: &[usize]) -> usize {
         let fit = sides
             .iter()
             .filter_map(|&p| self.room(p))
@@ -1288,7 +433,7 @@ impl World {
         }
     }
 
-    fn size(s: SizeSel, host: bool) -> usize {
+    pub(crate) fn size(s: SizeSel, host: bool) -> usize {
         match s {
             SizeSel::Zero => 0,
             SizeSel::Small(n) => 1 + n as usize % 4096,
@@ -1312,7 +457,7 @@ impl World {
     }
 
     /// A valid region of a live, tracked device allocation: (object, offset, length).
-    fn dev_region(&self, r: Region) -> Option<(ObjId, usize, usize)> {
+    pub(crate) fn dev_region(&self, r: Region) -> Option<(ObjId, usize, usize)> {
         let list = self.objs_where(|o| o.kind == ObjKind::Device && o.live && o.data.is_some());
         let o = Self::pick(&list, r.obj)?;
         let size = self.objs[o].size;
@@ -1323,7 +468,7 @@ impl World {
 
     // ---- the graph ----
 
-    fn preds(&self, v: NodeId) -> Vec<NodeId> {
+    pub(crate) fn preds(&self, v: NodeId) -> Vec<NodeId> {
         let n = &self.nodes[v];
         let mut p = n.deps.clone();
         if let Some(r) = n.future.and_then(|f| self.futs[f].resolved) {
@@ -1332,12 +477,12 @@ impl World {
         p
     }
 
-    fn is_blocking(&self, k: usize) -> bool {
+    pub(crate) fn is_blocking(&self, k: usize) -> bool {
         k != 0 && self.streams[k].flags & birenStreamNonBlocking == 0
     }
 
     /// The dependencies of a new op in stream k: its stream's tail and the default-stream rules.
-    fn new_deps(&self, k: usize) -> Vec<NodeId> {
+    pub(crate) fn new_deps(&self, k: usize) -> Vec<NodeId> {
         let mut d: Vec<NodeId> = self.streams[k].tail.into_iter().collect();
         if k == 0 {
             for j in 1..self.streams.len() {
@@ -1351,7 +496,7 @@ impl World {
         d
     }
 
-    fn push_node(
+    pub(crate) fn push_node(
         &mut self,
         k: usize,
         write: Option<Write>,
@@ -1373,7 +518,7 @@ impl World {
     }
 
     /// Some op in the ancestry of `starts` (inclusive) waits for a future that is unresolved.
-    fn blocked(&self, starts: &[NodeId]) -> bool {
+    pub(crate) fn blocked(&self, starts: &[NodeId]) -> bool {
         let mut seen = vec![false; self.nodes.len()];
         let mut stack = starts.to_vec();
         while let Some(v) = stack.pop() {
@@ -1392,7 +537,7 @@ impl World {
     }
 
     /// One of `targets` is in the ancestry of `starts` (inclusive).
-    fn reaches(&self, starts: &[NodeId], targets: &[NodeId]) -> bool {
+    pub(crate) fn reaches(&self, starts: &[NodeId], targets: &[NodeId]) -> bool {
         let mut seen = vec![false; self.nodes.len()];
         let mut stack = starts.to_vec();
         while let Some(v) = stack.pop() {
@@ -1408,7 +553,7 @@ impl World {
         false
     }
 
-    fn mark_complete(&mut self, starts: &[NodeId]) {
+    pub(crate) fn mark_complete(&mut self, starts: &[NodeId]) {
         let mut stack = starts.to_vec();
         while let Some(v) = stack.pop() {
             if self.nodes[v].complete {
@@ -1419,12 +564,12 @@ impl World {
         }
     }
 
-    fn tail_pending(&self, k: usize) -> Option<NodeId> {
+    pub(crate) fn tail_pending(&self, k: usize) -> Option<NodeId> {
         self.streams[k].tail.filter(|&t| !self.nodes[t].complete)
     }
 
     /// Evaluates the graph into the objects' contents (see the module doc).
-    fn settle(&mut self, quiescent: bool) -> Res {
+    pub(crate) fn settle(&mut self, quiescent: bool) -> Res {
         let n = self.nodes.len();
         let preds: Vec<Vec<NodeId>> = (0..n).map(|v| self.preds(v)).collect();
         // Topological order (the model never lets a cycle in).
@@ -1558,7 +703,7 @@ impl World {
     }
 
     /// Compares an object's known bytes with `actual`, then learns `actual`.
-    fn compare(&mut self, o: ObjId, actual: &[u8], when: &str) -> Res {
+    pub(crate) fn compare(&mut self, o: ObjId, actual: &[u8], when: &str) -> Res {
         let ob = &self.objs[o];
         if let Some(d) = &ob.data {
             stat(
@@ -1600,14 +745,14 @@ impl World {
         Ok(())
     }
 
-    fn host_bytes(&self, o: ObjId) -> Vec<u8> {
+    pub(crate) fn host_bytes(&self, o: ObjId) -> Vec<u8> {
         let ob = &self.objs[o];
         unsafe { std::slice::from_raw_parts(ob.base as *const u8, ob.size) }.to_vec()
     }
 
     /// After a successful birenDeviceSynchronize: everything ran. Check all contents, then start
     /// a fresh graph from the real contents.
-    fn quiescent_check(&mut self, when: &str) -> Res {
+    pub(crate) fn quiescent_check(&mut self, when: &str) -> Res {
         self.settle(true)?;
         for o in self.objs_where(|o| o.kind == ObjKind::Device && o.live && o.data.is_some()) {
             let size = self.objs[o].size;
@@ -1653,7 +798,7 @@ impl World {
     }
 
     /// After birenDeviceReset: host buffers hold what the ops that surely ran wrote.
-    fn reset_model(&mut self) -> Res {
+    pub(crate) fn reset_model(&mut self) -> Res {
         self.settle(false)?;
         for o in self.host_objs() {
             let actual = self.host_bytes(o);
@@ -1685,11 +830,11 @@ impl World {
 
     // ---- memory accounting ----
 
-    fn live_exact(&self) -> usize {
+    pub(crate) fn live_exact(&self) -> usize {
         self.live_dev().iter().map(|&o| self.objs[o].size).sum()
     }
 
-    fn live_rounded(&self) -> usize {
+    pub(crate) fn live_rounded(&self) -> usize {
         self.live_dev()
             .iter()
             .map(|&o| round256(self.objs[o].size).unwrap())
@@ -1698,7 +843,7 @@ impl World {
 
     /// Bytes freed while work that may use them was pending and perhaps not released yet.
     /// Memory whose work is known complete (a synchronize covered it) is free.
-    fn deferred_bytes(&self) -> usize {
+    pub(crate) fn deferred_bytes(&self) -> usize {
         self.deferred
             .iter()
             .filter(|d| d.until.iter().any(|&t| !self.nodes[t].complete))
@@ -1710,7 +855,7 @@ impl World {
 
     /// The faults of one side of a copy (device side: by lookup; host side: NULL, wrap-around, and
     /// overrunning a known allocation it touches).
-    fn side_faults(&self, p: usize, count: usize, device: bool, errs: &mut Vec<Code>) {
+    pub(crate) fn side_faults(&self, p: usize, count: usize, device: bool, errs: &mut Vec<Code>) {
         if p == 0 {
             errs.push(BIREN_ERROR_INVALID_VALUE);
         } else if device {
@@ -1742,7 +887,7 @@ impl World {
 
     /// Runs the model's side of an enqueue of `write` (None: nothing to write) on stream `k`,
     /// synchronous or not, and returns the accepted codes.
-    fn enqueue_expect(&self, k: usize, sync: bool) -> Vec<Code> {
+    pub(crate) fn enqueue_expect(&self, k: usize, sync: bool) -> Vec<Code> {
         if sync && self.blocked(&self.new_deps(k)) {
             vec![BIREN_ERROR_DEADLOCK]
         } else {
@@ -1750,7 +895,7 @@ impl World {
         }
     }
 
-    fn enqueue_apply(&mut self, k: usize, write: Option<Write>, sync: bool) -> NodeId {
+    pub(crate) fn enqueue_apply(&mut self, k: usize, write: Option<Write>, sync: bool) -> NodeId {
         let id = self.push_node(k, write, &[], None);
         if sync {
             self.mark_complete(&[id]);
@@ -1760,14 +905,14 @@ impl World {
 
     // ---- the steps ----
 
-    fn step(&mut self, a: &Action) -> Res {
+    pub(crate) fn step(&mut self, a: &Action) -> Res {
         match self.step_inner(a) {
             Err(e) if e == STICKY => Ok(()),
             r => r,
         }
     }
 
-    fn trap(&mut self, s: SRef) -> Res {
+    pub(crate) fn trap(&mut self, s: SRef) -> Res {
         if self.sticky || (0..self.nodes.len()).any(|v| self.blocked(&[v])) {
             self.note("trap skipped: the device is stalled or already failed".into());
             return Ok(());
@@ -1812,7 +957,7 @@ impl World {
         })
     }
 
-    fn step_inner(&mut self, a: &Action) -> Res {
+    pub(crate) fn step_inner(&mut self, a: &Action) -> Res {
         match *a {
             Action::Trap(s) => self.trap(s),
             Action::Malloc { size, null_out } => self.malloc(Self::size(size, false), null_out),
@@ -2079,7 +1224,7 @@ impl World {
         }
     }
 
-    fn malloc(&mut self, size: usize, null_out: bool) -> Res {
+    pub(crate) fn malloc(&mut self, size: usize, null_out: bool) -> Res {
         let mut p = SENTINEL as *mut c_void;
         let out = if null_out {
             null_mut()
@@ -2147,7 +1292,7 @@ impl World {
         Ok(())
     }
 
-    fn free(&mut self, p: usize) -> Res {
+    pub(crate) fn free(&mut self, p: usize) -> Res {
         let r = birenFree(p as *mut c_void);
         let what = format!("birenFree({p:#x})");
         if p == 0 {
@@ -2190,7 +1335,7 @@ impl World {
         }
     }
 
-    fn malloc_host(&mut self, size: usize, null_out: bool) -> Res {
+    pub(crate) fn malloc_host(&mut self, size: usize, null_out: bool) -> Res {
         let mut p = SENTINEL as *mut c_void;
         let out = if null_out {
             null_mut()
@@ -2230,7 +1375,7 @@ impl World {
         Ok(())
     }
 
-    fn free_host(&mut self, p: usize) -> Res {
+    pub(crate) fn free_host(&mut self, p: usize) -> Res {
         let what = format!("birenFreeHost({p:#x})");
         let target = self
             .find_host(p)
@@ -2263,7 +1408,7 @@ impl World {
         }
     }
 
-    fn memcpy(
+    pub(crate) fn memcpy(
         &mut self,
         dst: PtrRef,
         src: PtrRef,
@@ -2352,7 +1497,13 @@ impl World {
         Ok(())
     }
 
-    fn memset(&mut self, ptr: PtrRef, value: i32, count: CountSel, stream: Option<SRef>) -> Res {
+    pub(crate) fn memset(
+        &mut self,
+        ptr: PtrRef,
+        value: i32,
+        count: CountSel,
+        stream: Option<SRef>,
+    ) -> Res {
         let p = self.ptr_any(ptr);
         let n = self.count(count, &[p]);
         let h = stream.map(|r| self.stream_handle(r));
@@ -2399,7 +1550,7 @@ impl World {
         Ok(())
     }
 
-    fn launch(&mut self, spec: LaunchSpec) -> Res {
+    pub(crate) fn launch(&mut self, spec: LaunchSpec) -> Res {
         // What the kernel will do, from valid regions only (a kernel that writes out of bounds
         // corrupts the host heap: never generated).
         let dst = self.dev_region(spec.dst);
@@ -2651,7 +1802,7 @@ impl World {
         Ok(())
     }
 
-    fn host_func(&mut self, stream: SRef, dst: Region, val: u8, null_fn: bool) -> Res {
+    pub(crate) fn host_func(&mut self, stream: SRef, dst: Region, val: u8, null_fn: bool) -> Res {
         let hosts = self.host_objs();
         let o = Self::pick(&hosts, dst.obj).unwrap();
         let size = self.objs[o].size;
@@ -2706,7 +1857,7 @@ impl World {
         Ok(())
     }
 
-    fn stream_create(&mut self, how: StreamHow) -> Res {
+    pub(crate) fn stream_create(&mut self, how: StreamHow) -> Res {
         let mut s = SENTINEL as birenStream_t;
         let out = if matches!(how, StreamHow::NullOut) {
             null_mut()
@@ -2772,7 +1923,7 @@ impl World {
         Ok(())
     }
 
-    fn event_create(&mut self, flags: Option<u32>, null_out: bool) -> Res {
+    pub(crate) fn event_create(&mut self, flags: Option<u32>, null_out: bool) -> Res {
         let mut e = SENTINEL as birenEvent_t;
         let out = if null_out {
             null_mut()
@@ -2824,7 +1975,7 @@ impl World {
         Ok(())
     }
 
-    fn record(&mut self, e: ERef, s: SRef) -> Res {
+    pub(crate) fn record(&mut self, e: ERef, s: SRef) -> Res {
         let (he, hs) = (self.event_handle(e), self.stream_handle(s));
         let r = birenEventRecord(he as birenEvent_t, hs as birenStream_t);
         let what = format!("birenEventRecord({he:#x}, {hs:#x})");
@@ -2851,7 +2002,7 @@ impl World {
         Ok(())
     }
 
-    fn wait_event(&mut self, s: SRef, e: ERef) -> Res {
+    pub(crate) fn wait_event(&mut self, s: SRef, e: ERef) -> Res {
         let (hs, he) = (self.stream_handle(s), self.event_handle(e));
         let r = birenStreamWaitEvent(hs as birenStream_t, he as birenEvent_t);
         let what = format!("birenStreamWaitEvent({hs:#x}, {he:#x})");
@@ -2885,7 +2036,7 @@ impl World {
         Ok(())
     }
 
-    fn elapsed(&mut self, a: ERef, b: ERef, null_out: bool) -> Res {
+    pub(crate) fn elapsed(&mut self, a: ERef, b: ERef, null_out: bool) -> Res {
         let (ha, hb) = (self.event_handle(a), self.event_handle(b));
         let mut ms: f32 = -12345.0;
         let out = if null_out {
@@ -2942,7 +2093,7 @@ impl World {
         }
     }
 
-    fn device_sync(&mut self) -> Res {
+    pub(crate) fn device_sync(&mut self) -> Res {
         let r = birenDeviceSynchronize();
         let stalled = (0..self.nodes.len()).any(|v| self.blocked(&[v]));
         if stalled {
@@ -2956,7 +2107,7 @@ impl World {
         self.quiescent_check("after birenDeviceSynchronize")
     }
 
-    fn policy(&mut self, set: Option<i32>, null_out: bool) -> Res {
+    pub(crate) fn policy(&mut self, set: Option<i32>, null_out: bool) -> Res {
         match set {
             Some(p) => {
                 let r = birenDeviceSetSchedulingPolicy(p);
@@ -2999,7 +2150,7 @@ impl World {
         }
     }
 
-    fn device(&mut self, which: u8, arg: i32, null_out: bool) -> Res {
+    pub(crate) fn device(&mut self, which: u8, arg: i32, null_out: bool) -> Res {
         match which {
             0 => {
                 let mut n: c_int = 77;
@@ -3091,7 +2242,7 @@ impl World {
         }
     }
 
-    fn pointer_attr(&mut self, p: usize, null_out: bool) -> Res {
+    pub(crate) fn pointer_attr(&mut self, p: usize, null_out: bool) -> Res {
         let mut a = birenPointerAttributes {
             type_: birenMemoryType::birenMemoryTypeHost,
             device: 77,
@@ -3133,7 +2284,7 @@ impl World {
         self.ensure(got == expected, || format!("attributes of {p:#x}: (type, device, devicePointer, hostPointer, base, size) = {got:x?}, expected {expected:x?}"))
     }
 
-    fn register(&mut self, which: u8) -> Res {
+    pub(crate) fn register(&mut self, which: u8) -> Res {
         let sizes = vec![8usize; 300];
         let bad = [8usize, 0];
         let big = [8usize, 5000];
@@ -3177,7 +2328,7 @@ impl World {
         self.check(format!("birenKernelRegister({what})"), r, &[ok])
     }
 
-    fn misc(&mut self, which: u8) -> Res {
+    pub(crate) fn misc(&mut self, which: u8) -> Res {
         match which {
             0 => {
                 let mut v: c_int = 77;
@@ -3224,7 +2375,7 @@ impl World {
 
     // ---- a case ----
 
-    fn begin(&mut self) -> Res {
+    pub(crate) fn begin(&mut self) -> Res {
         let r = birenDeviceReset();
         self.check(
             "birenDeviceReset() [case start]".into(),
@@ -3238,7 +2389,7 @@ impl World {
 
     /// Releases every stall whose event still exists (a record on a new non-blocking stream
     /// depends on nothing, so it can never close a cycle), synchronizes, checks everything.
-    fn finish(&mut self) -> Res {
+    pub(crate) fn finish(&mut self) -> Res {
         let pending: Vec<usize> = (0..self.events.len())
             .filter(|&e| !self.sticky && self.events[e].live && self.events[e].future.is_some())
             .collect();
@@ -3279,7 +2430,7 @@ impl World {
 }
 
 /// Marks a call refused because of the sticky error (the step then changes nothing).
-const STICKY: &str = "\u{0}sticky";
+pub(crate) const STICKY: &str = "\u{0}sticky";
 
 /// The codes accepted while the device has a sticky error. SPEC §4: "every later call on that
 /// device returns the error until birenDeviceReset". Calls that work on the device (enqueue,
@@ -3288,7 +2439,7 @@ const STICKY: &str = "\u{0}sticky";
 /// to the device is looser (pointer attributes, stream priority/flags, device properties,
 /// birenFree(NULL), pinned host memory, kernel registration, ...) the normal answer is accepted
 /// too: the contract does not say.
-fn sticky_codes(name: &str, normal: &[Code]) -> Vec<Code> {
+pub(crate) fn sticky_codes(name: &str, normal: &[Code]) -> Vec<Code> {
     const STRICT: &[&str] = &[
         "birenMalloc",
         "birenMemcpy",
@@ -3332,577 +2483,6 @@ fn sticky_codes(name: &str, normal: &[Code]) -> Vec<Code> {
     ok
 }
 
-fn null() -> *const c_char {
+pub(crate) fn null() -> *const c_char {
     std::ptr::null()
-}
-
-/// Runs one generated program against the library and the model.
-fn run_case(program: &[Vec<Action>]) -> Result<u64, String> {
-    let _g = runtime();
-    let mut w = World::new();
-    w.begin()?;
-    for a in program.iter().flatten() {
-        w.step(a)?;
-    }
-    w.finish()?;
-    TOTAL_CALLS.fetch_add(w.calls, SeqCst);
-    Ok(w.calls)
-}
-
-fn run(actions: &[Action]) {
-    if let Err(e) = run_case(&[actions.to_vec()]) {
-        panic!("{e}");
-    }
-}
-
-#[test]
-fn random_call_sequences_match_the_model() {
-    let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
-    let cases = env("BIREN_MODEL_CASES").unwrap_or(200) as u32;
-    let seed = env("BIREN_MODEL_SEED").unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos() as u64
-    });
-    let config = Config {
-        cases,
-        max_shrink_iters: 20_000,
-        rng_seed: RngSeed::Fixed(seed),
-        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(
-            "proptest-regressions/model.txt",
-        ))),
-        source_file: Some(file!()),
-        ..Config::default()
-    };
-    let t0 = std::time::Instant::now();
-    let mut runner = TestRunner::new(config);
-    let result = runner.run(&program(), |p| {
-        run_case(&p).map(|_| ()).map_err(TestCaseError::fail)
-    });
-    match result {
-        Ok(()) => {}
-        Err(TestError::Fail(why, program)) => {
-            let lines: Vec<String> = program
-                .iter()
-                .flatten()
-                .map(|a| format!("    {a:?},"))
-                .collect();
-            panic!(
-                "{why}\nminimal failing program ({} actions; it is saved in proptest-regressions/model.txt \
-                 and replayed first by the next run):\n{}\n(BIREN_MODEL_SEED={seed} replays this run)",
-                lines.len(),
-                lines.join("\n")
-            );
-        }
-        Err(e) => panic!("{e}\n(BIREN_MODEL_SEED={seed} replays this run)"),
-    }
-    let calls = TOTAL_CALLS.load(SeqCst);
-    eprintln!(
-        "model: {cases} cases, {calls} API calls checked in {:.2?} (BIREN_MODEL_SEED={seed})",
-        t0.elapsed()
-    );
-    if std::env::var("BIREN_MODEL_STATS").is_ok_and(|v| v == "1") {
-        for (k, v) in STATS.lock().unwrap().iter() {
-            eprintln!("{v:>10}  {k}");
-        }
-    }
-    if cases >= 200 {
-        assert!(calls >= 10_000, "only {calls} calls were made");
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Fixed sequences: the canonical facts, and regressions found by the random test.
-// ---------------------------------------------------------------------------------------------
-
-use Action::*;
-
-#[test]
-fn cross_wait_cycle_is_refused() {
-    let ev = EventCreate {
-        flags: None,
-        null_out: false,
-    };
-    let nb = StreamCreate(StreamHow::Flags(1));
-    run(&[
-        nb,
-        nb,
-        ev,
-        ev,
-        WaitEvent {
-            s: SRef::Recent(1),
-            e: ERef::Recent(1),
-        },
-        WaitEvent {
-            s: SRef::Recent(0),
-            e: ERef::Recent(0),
-        },
-        EventRecord {
-            e: ERef::Recent(0),
-            s: SRef::Recent(1),
-        },
-        EventRecord {
-            e: ERef::Recent(1),
-            s: SRef::Recent(0),
-        },
-        DeviceSync,
-    ]);
-}
-
-#[test]
-fn record_on_the_null_stream_of_an_event_a_blocking_stream_waits_for_is_a_cycle() {
-    run(&[
-        StreamCreate(StreamHow::Plain),
-        EventCreate {
-            flags: None,
-            null_out: false,
-        },
-        WaitEvent {
-            s: SRef::Recent(0),
-            e: ERef::Recent(0),
-        },
-        EventRecord {
-            e: ERef::Recent(0),
-            s: SRef::Null,
-        },
-        StreamSync(SRef::Recent(0)),
-        DeviceSync,
-    ]);
-}
-
-#[test]
-fn copies_out_of_range_fail_and_write_nothing() {
-    run(&[
-        Malloc {
-            size: SizeSel::Small(99),
-            null_out: false,
-        },
-        Memset {
-            ptr: PtrRef::Dev(0, Off::Start),
-            value: 3,
-            count: CountSel::Fit,
-            stream: None,
-        },
-        Memcpy {
-            dst: PtrRef::Dev(0, Off::Mid(10)),
-            src: PtrRef::Host(0, Off::Start),
-            count: CountSel::Over(0),
-            kind: 1,
-            stream: None,
-        },
-        Memcpy {
-            dst: PtrRef::Dev(0, Off::End),
-            src: PtrRef::Host(0, Off::Start),
-            count: CountSel::Small(0),
-            kind: 1,
-            stream: None,
-        },
-        Memcpy {
-            dst: PtrRef::Host(0, Off::Start),
-            src: PtrRef::Dev(0, Off::Start),
-            count: CountSel::Huge(0),
-            kind: 2,
-            stream: None,
-        },
-        Memcpy {
-            dst: PtrRef::Dev(0, Off::Start),
-            src: PtrRef::Dev(0, Off::Start),
-            count: CountSel::Fit,
-            kind: 5,
-            stream: None,
-        },
-        Memcpy {
-            dst: PtrRef::Dev(0, Off::Start),
-            src: PtrRef::Dev(0, Off::Start),
-            count: CountSel::Fit,
-            kind: -1,
-            stream: None,
-        },
-        Free {
-            ptr: PtrRef::Dev(0, Off::Mid(1)),
-        },
-        DeviceSync,
-        Free {
-            ptr: PtrRef::Dev(0, Off::Start),
-        },
-        Free {
-            ptr: PtrRef::Stale(0, Off::Start),
-        },
-    ]);
-}
-
-/// Bug "malloc-deadlock": a birenMalloc that can never fit (SIZE_MAX) waits for memory freed
-/// while work blocked on a never-recorded event may still use it, and returns
-/// BIREN_ERROR_DEADLOCK — not a code the header lists for birenMalloc — instead of
-/// BIREN_ERROR_OUT_OF_MEMORY.
-/// (Fixed in 855b6f2.)
-#[test]
-fn regression_malloc_that_can_never_fit_is_out_of_memory_not_deadlock() {
-    run(&[
-        Malloc {
-            size: SizeSel::Small(99),
-            null_out: false,
-        },
-        StreamCreate(StreamHow::Flags(1)),
-        EventCreate {
-            flags: None,
-            null_out: false,
-        },
-        WaitEvent {
-            s: SRef::Recent(0),
-            e: ERef::Recent(0),
-        },
-        Free {
-            ptr: PtrRef::Dev(0, Off::Start),
-        },
-        Malloc {
-            size: SizeSel::Huge(0),
-            null_out: false,
-        },
-    ]);
-}
-
-/// Bug "sync-deadlock-enqueues": a synchronous birenMemset that returns DEADLOCK (it would wait
-/// for a stream stalled on a never-recorded event) has nevertheless left its fill enqueued on the
-/// default stream. The header: "A failed call writes nothing and enqueues nothing". Once the event
-/// is recorded, the fill runs and overwrites memory the caller was told was not written
-/// (expected 7 at the final check, got 1).
-/// (Fixed in 855b6f2.)
-#[test]
-fn regression_failed_sync_memset_writes_nothing_later() {
-    run(&[
-        Malloc {
-            size: SizeSel::Small(15),
-            null_out: false,
-        },
-        Memset {
-            ptr: PtrRef::Dev(0, Off::Start),
-            value: 7,
-            count: CountSel::Fit,
-            stream: None,
-        },
-        StreamCreate(StreamHow::Plain),
-        EventCreate {
-            flags: None,
-            null_out: false,
-        },
-        WaitEvent {
-            s: SRef::Recent(0),
-            e: ERef::Recent(0),
-        },
-        Memset {
-            ptr: PtrRef::Dev(0, Off::Start),
-            value: 1,
-            count: CountSel::Fit,
-            stream: None,
-        },
-        StreamCreate(StreamHow::Flags(1)),
-        EventRecord {
-            e: ERef::Recent(0),
-            s: SRef::Recent(0),
-        },
-        DeviceSync,
-    ]);
-}
-
-/// Same bug, seen from the stream rules: the fill left on the default stream by the failed
-/// birenMemset waits for the stalled stream, so recording the awaited event in another blocking
-/// stream (which waits for the default stream) is refused with DEADLOCK instead of succeeding.
-#[test]
-fn regression_failed_sync_memset_does_not_turn_a_later_record_into_a_cycle() {
-    run(&[
-        Malloc {
-            size: SizeSel::Small(0),
-            null_out: false,
-        },
-        StreamCreate(StreamHow::Plain),
-        EventCreate {
-            flags: None,
-            null_out: false,
-        },
-        WaitEvent {
-            s: SRef::Recent(0),
-            e: ERef::Recent(0),
-        },
-        Memset {
-            ptr: PtrRef::Dev(0, Off::Start),
-            value: 1,
-            count: CountSel::Fit,
-            stream: None,
-        },
-        StreamCreate(StreamHow::Plain),
-        EventRecord {
-            e: ERef::Recent(0),
-            s: SRef::Recent(0),
-        },
-        StreamSync(SRef::Recent(1)),
-        DeviceSync,
-    ]);
-}
-
-/// Same bug with birenMemcpy host-to-device: after it returned DEADLOCK, the copy still runs
-/// when the event is recorded — reading the caller's host buffer, which a C caller may already
-/// have freed (a use after free in the library), and writing device memory (expected 7, got the
-/// host bytes).
-#[test]
-fn regression_failed_sync_memcpy_reads_and_writes_nothing_later() {
-    run(&[
-        Malloc {
-            size: SizeSel::Small(63),
-            null_out: false,
-        },
-        Memset {
-            ptr: PtrRef::Dev(0, Off::Start),
-            value: 7,
-            count: CountSel::Fit,
-            stream: None,
-        },
-        StreamCreate(StreamHow::Plain),
-        EventCreate {
-            flags: None,
-            null_out: false,
-        },
-        WaitEvent {
-            s: SRef::Recent(0),
-            e: ERef::Recent(0),
-        },
-        Memcpy {
-            dst: PtrRef::Dev(0, Off::Start),
-            src: PtrRef::Host(0, Off::Start),
-            count: CountSel::Fit,
-            kind: 1,
-            stream: None,
-        },
-        StreamCreate(StreamHow::Flags(1)),
-        EventRecord {
-            e: ERef::Recent(0),
-            s: SRef::Recent(0),
-        },
-        DeviceSync,
-    ]);
-}
-
-/// Bug "reset-runs-queued-work": birenDeviceReset must drop every command not yet started, but
-/// it marks the killed streams' points as reached and wakes the streams waiting for them, so a
-/// command queued behind a stalled stream starts during the reset: here the asynchronous
-/// device-to-host copy on the NULL stream (which waits for the stalled blocking stream) writes
-/// the host buffer although it never started before the reset (the buffer must keep its bytes).
-/// (Fixed in 855b6f2.)
-#[test]
-fn regression_reset_drops_queued_commands_instead_of_running_them() {
-    for _ in 0..20 {
-        run(&[
-            Malloc {
-                size: SizeSel::Small(255),
-                null_out: false,
-            },
-            Memset {
-                ptr: PtrRef::Dev(0, Off::Start),
-                value: 7,
-                count: CountSel::Fit,
-                stream: None,
-            },
-            StreamCreate(StreamHow::Plain),
-            EventCreate {
-                flags: None,
-                null_out: false,
-            },
-            WaitEvent {
-                s: SRef::Recent(0),
-                e: ERef::Recent(0),
-            },
-            Memcpy {
-                dst: PtrRef::Host(0, Off::Start),
-                src: PtrRef::Dev(0, Off::Start),
-                count: CountSel::Fit,
-                kind: 2,
-                stream: Some(SRef::Null),
-            },
-            DeviceReset,
-        ]);
-    }
-}
-
-/// Bug "malloc-release-race": memory freed while a kernel used it must be free once a
-/// synchronize has seen the kernel complete ("counts as used until that work completes"), but
-/// birenMalloc right after the synchronize sometimes fails with OUT_OF_MEMORY: the stream's
-/// completion is published (the synchronize returns) before the worker thread's reclaim()
-/// releases the memory, and reclaim() takes the deferred entry out of the list before releasing
-/// it, so birenMalloc finds no deferred free to wait for and gives up. Timing-dependent: it
-/// usually shows within a few hundred rounds.
-/// (Fixed in 855b6f2.)
-#[test]
-fn regression_memory_freed_behind_finished_work_is_free_after_the_sync() {
-    for _ in 0..2000 {
-        run(&[
-            Malloc {
-                size: SizeSel::Big(3),
-                null_out: false,
-            },
-            Malloc {
-                size: SizeSel::Small(2559),
-                null_out: false,
-            },
-            StreamCreate(StreamHow::Flags(1)),
-            Launch(LaunchSpec {
-                kernel: KSel::Fill,
-                dst: Region {
-                    obj: 0,
-                    off: 0,
-                    len: 2559,
-                },
-                src: Region {
-                    obj: 0,
-                    off: 0,
-                    len: 0,
-                },
-                val: 9,
-                cfg: CfgSel::Ok {
-                    gx: 2,
-                    gy: 1,
-                    bx: 64,
-                    by: 1,
-                    bz: 1,
-                    shared: false,
-                },
-                stream: SRef::Recent(0),
-                how: How::Sized,
-            }),
-            Free {
-                ptr: PtrRef::Dev(1, Off::Start),
-            },
-            StreamSync(SRef::Recent(0)),
-            Malloc {
-                size: SizeSel::Small(2047),
-                null_out: false,
-            },
-            MemGetInfo { null_out: 0 },
-        ]);
-    }
-}
-
-/// Bug "malloc-rounding-overflow" (introduced with the fix above): birenMalloc(SIZE_MAX) rounds
-/// the size up to 256 with `div_ceil(256) * 256` in u64, which overflows: a debug build panics
-/// inside the call (BIREN_ERROR_UNKNOWN and "internal error" on stderr); a release build wraps
-/// to 0 and goes on as if the request could fit once deferred frees are released (it then waits
-/// for them before answering OUT_OF_MEMORY). Seen with `cargo test` (debug).
-#[test]
-fn regression_malloc_of_size_max_is_out_of_memory() {
-    run(&[
-        Malloc {
-            size: SizeSel::Huge(0),
-            null_out: false,
-        },
-        Malloc {
-            size: SizeSel::Huge(2),
-            null_out: false,
-        },
-        Malloc {
-            size: SizeSel::Small(7),
-            null_out: false,
-        },
-    ]);
-}
-
-/// Bug "sync-misses-trap": a synchronize that waited for a trapped kernel sometimes returns
-/// BIREN_SUCCESS instead of BIREN_ERROR_LAUNCH_FAILURE (1 in 10 000 to 1 in 50 000 rounds here):
-/// the stream publishes the op's completion (StreamCore::complete, mark_completed) before it sets
-/// the device's sticky error, and the synchronizing thread, spinning on completion, reads the
-/// sticky error in between. Random testing found it (a Trap action). A race: this loop runs for
-/// 6 seconds (or 300 000 rounds) and stops at the first miss, so it fails most of the time while
-/// the bug is there.
-#[test]
-fn regression_synchronize_reports_the_trap_of_the_kernel_it_waited_for() {
-    let _g = runtime();
-    let one = Dim3::new(1, 1, 1);
-    let t0 = std::time::Instant::now();
-    let mut i = 0;
-    while i < 300_000 && t0.elapsed() < std::time::Duration::from_secs(6) {
-        assert_eq!(birenDeviceReset(), BIREN_SUCCESS);
-        let r = birenLaunchKernelArgs(
-            Some(trap_kernel),
-            one,
-            one,
-            null_mut(),
-            std::ptr::null(),
-            0,
-            0,
-            null_mut(),
-        );
-        assert_eq!(r, BIREN_SUCCESS);
-        let r = birenDeviceSynchronize();
-        if r != BIREN_ERROR_LAUNCH_FAILURE {
-            birenDeviceReset();
-            panic!("round {i}: birenDeviceSynchronize after a trapped kernel returned {r:?}, expected BIREN_ERROR_LAUNCH_FAILURE");
-        }
-        i += 1;
-    }
-    assert_eq!(birenDeviceReset(), BIREN_SUCCESS);
-}
-
-#[test]
-fn regression_validator_does_not_blame_kernels_for_guards_being_filled() {
-    let _g = runtime();
-    assert_eq!(birenSetDeviceValidator(1), BIREN_SUCCESS);
-    let mut failure = None;
-    for round in 0..20 {
-        assert_eq!(birenDeviceReset(), BIREN_SUCCESS);
-        let (grid, block) = (Dim3::new(64, 1, 1), Dim3::new(64, 1, 1));
-        for _ in 0..20 {
-            let r = birenLaunchKernelArgs(
-                Some(nop_kernel),
-                grid,
-                block,
-                null_mut(),
-                std::ptr::null(),
-                0,
-                0,
-                null_mut(),
-            );
-            assert_eq!(r, BIREN_SUCCESS);
-        }
-        let mut p: *mut c_void = null_mut();
-        assert_eq!(birenMalloc(&mut p, CAP / 2), BIREN_SUCCESS);
-        let r = birenDeviceSynchronize();
-        if r != BIREN_SUCCESS {
-            failure = Some(format!("round {round}: birenDeviceSynchronize returned {r:?} after nop kernels ran while a {} MiB allocation was made", (CAP / 2) >> 20));
-            break;
-        }
-        assert_eq!(birenFree(p), BIREN_SUCCESS);
-    }
-    birenSetDeviceValidator(0);
-    assert_eq!(birenDeviceReset(), BIREN_SUCCESS);
-    if let Some(f) = failure {
-        panic!("{f}");
-    }
-}
-
-/// Issue 16, bug 1: freeing a block of >= 1 MiB whose size is not a whole number of pages must
-/// leave the allocation that starts in its last page intact (the range handed back to the
-/// kernel was rounded up to whole pages and zeroed the neighbour's first bytes).
-#[test]
-fn regression_freeing_a_large_block_keeps_its_neighbour() {
-    use Action::*;
-    run(&[
-        DeviceReset,
-        Malloc {
-            size: SizeSel::Large(1), // 1 MiB + 37 bytes, at the start of the arena (page-aligned)
-            null_out: false,
-        },
-        Malloc {
-            size: SizeSel::Small(99),
-            null_out: false,
-        },
-        Memset {
-            ptr: PtrRef::Dev(1, Off::Start),
-            value: 0x5a,
-            count: CountSel::Fit,
-            stream: None,
-        },
-        Free {
-            ptr: PtrRef::Dev(0, Off::Start),
-        },
-        DeviceSync,
-    ]);
 }
