@@ -1327,6 +1327,11 @@ typedef struct birenMemcpy3DParms {
 } birenMemcpy3DParms;
 
 /**
+ * An executable graph (birenGraphInstantiate), launched with birenGraphLaunch.
+ */
+typedef struct birenGraphExec_st *birenGraphExec_t;
+
+/**
  * A memset node: `height` rows of `width` elements of `elementSize` bytes (1, 2 or 4) set to
  * `value` (its low elementSize bytes), rows `pitch` bytes apart, from `dst`.
  */
@@ -1375,11 +1380,6 @@ typedef struct birenHostNodeParams {
    */
   void *userData;
 } birenHostNodeParams;
-
-/**
- * An executable graph (birenGraphInstantiate), launched with birenGraphLaunch.
- */
-typedef struct birenGraphExec_st *birenGraphExec_t;
 
 /**
  * What birenGraphExecUpdate reports: the result, and the node of the new graph that caused a
@@ -2359,18 +2359,44 @@ enum birenError_t birenGraphAddKernelNode(birenGraphNode_t *pGraphNode, birenGra
 /**
  * Adds a copy node described as by CUDA's cudaMemcpy3DParms (see birenMemcpy3DParms): `extent`
  * (width in bytes, height in rows, depth in slices) from srcPtr at srcPos to dstPtr at dstPos.
- * Checked now as birenMemcpy checks its arguments, and again at every launch (device memory
- * freed since makes the launch fail with BIREN_ERROR_INVALID_DEVICE_POINTER). Any parameters
- * birenMemcpy3D accepts are accepted (2-D and 3-D boxes at any position; a zero extent makes a
- * node that copies nothing, as birenMemcpy3D copies nothing), and refused with its codes:
- * BIREN_ERROR_INVALID_VALUE for NULL pointers, a non-NULL array, or rows that would run into the
- * next slice; BIREN_ERROR_INVALID_PITCH_VALUE for a row (pos.x + width) over its pitch or a
- * pitch over memPitch; BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an unknown kind;
- * BIREN_ERROR_INVALID_DEVICE_POINTER / BIREN_ERROR_OUT_OF_BOUNDS for device ranges not inside one
- * live allocation; the dependency errors of birenGraphAddKernelNode.
+ * A side may be an array (srcArray/dstArray, its pointer NULL), as for birenMemcpy3D: the
+ * extent and the array's position are then in texels, and the box is checked against the
+ * array's extent now; the copy itself runs at each launch.
+ * Checked now as birenMemcpy3D checks its arguments, and again at every launch (device memory
+ * or an array freed since makes the launch fail with BIREN_ERROR_INVALID_DEVICE_POINTER). Any
+ * parameters birenMemcpy3D accepts are accepted (2-D and 3-D boxes at any position; a zero
+ * extent makes a node that copies nothing, as birenMemcpy3D copies nothing), and refused with
+ * its codes: BIREN_ERROR_INVALID_VALUE for NULL pointers, a side with both an array and a
+ * pointer, a box outside an array, arrays of different texel sizes, or rows that would run into
+ * the next slice; BIREN_ERROR_INVALID_HANDLE for a freed array;
+ * BIREN_ERROR_INVALID_PITCH_VALUE for a row (pos.x + width) over its pitch or a pitch over
+ * memPitch; BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an unknown kind or one that makes an array
+ * host memory; BIREN_ERROR_INVALID_DEVICE_POINTER / BIREN_ERROR_OUT_OF_BOUNDS for device ranges
+ * not inside one live allocation; the dependency errors of birenGraphAddKernelNode.
  * Thread-safe.
  */
 enum birenError_t birenGraphAddMemcpyNode(birenGraphNode_t *pGraphNode, birenGraph_t graph, const birenGraphNode_t *pDependencies, size_t numDependencies, const struct birenMemcpy3DParms *pCopyParams);
+
+/**
+ * Sets the parameters of memcpy node `node` (CUDA's cudaGraphMemcpyNodeSetParams) to those of
+ * *pNodeParams, checked as birenGraphAddMemcpyNode checks them (arrays included); execs
+ * instantiated from the graph before are not affected. On error the node is unchanged.
+ * BIREN_ERROR_INVALID_VALUE for NULL pNodeParams or a node that is not a memcpy node, and the
+ * parameter errors of birenGraphAddMemcpyNode; BIREN_ERROR_INVALID_HANDLE for a destroyed
+ * node. Thread-safe.
+ */
+enum birenError_t birenGraphMemcpyNodeSetParams(birenGraphNode_t node, const struct birenMemcpy3DParms *pNodeParams);
+
+/**
+ * Sets the parameters of memcpy node `node` (a node of the graph `hGraphExec` was instantiated
+ * from) for the exec's later launches (CUDA's cudaGraphExecMemcpyNodeSetParams); launches
+ * already made keep the old ones; the graph itself is unchanged. Checked as
+ * birenGraphAddMemcpyNode (arrays included). BIREN_ERROR_INVALID_VALUE for NULL pNodeParams,
+ * a node of another graph or not a memcpy node, and the parameter errors of
+ * birenGraphAddMemcpyNode; BIREN_ERROR_INVALID_HANDLE for a destroyed exec or node.
+ * Thread-safe.
+ */
+enum birenError_t birenGraphExecMemcpyNodeSetParams(birenGraphExec_t hGraphExec, birenGraphNode_t node, const struct birenMemcpy3DParms *pNodeParams);
 
 /**
  * Adds a node that copies `count` bytes from src to dst (as birenMemcpyAsync would), after the
