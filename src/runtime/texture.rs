@@ -259,6 +259,19 @@ fn slot_index(handle: u64) -> Option<usize> {
     (1..TABLE_SIZE).contains(&low).then_some(low)
 }
 
+/// The memory behind a live texture or surface object `value` (its array, or its linear
+/// memory), or None: race detection counts a kernel given the object as touching that memory.
+/// Reads the descriptors only, without a lock (a slot's fields are set before its key).
+pub fn object_memory(value: u64) -> Option<usize> {
+    let index = slot_index(value)?;
+    [&birenTexTable, &birenSurfTable].iter().find_map(|t| {
+        // SAFETY: index < TABLE_SIZE; the key is atomic and `base` is written only while the
+        // key is 0, so a matching key means a base that belongs to `value`.
+        let s = unsafe { &*t.slot(index) };
+        (s.key.load(Ordering::Acquire) == value).then(|| s.base)
+    })
+}
+
 impl Textures {
     fn parts(&self, surface: bool) -> (&Registry<TexObject>, &'static Table) {
         if surface {

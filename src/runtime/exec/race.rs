@@ -43,6 +43,17 @@ fn strided_ranges(
     v
 }
 
+/// A kernel's argument words, and the memory of each texture or surface object among them (a
+/// surface write or a texture fetch touches the array behind the object, not an argument).
+fn kernel_words(mut words: Vec<usize>) -> Vec<usize> {
+    let objects: Vec<usize> = words
+        .iter()
+        .filter_map(|&w| crate::runtime::texture::object_memory(w as u64))
+        .collect();
+    words.extend(objects);
+    words
+}
+
 fn copy_node_ranges(c: &CopyNode) -> Vec<Range> {
     let (dst, src) = c.sides();
     strided_ranges(dst, Some(src), c.width, c.height, c.depth)
@@ -92,10 +103,10 @@ fn graph_desc(g: &Arc<ExecGraph>) -> Arc<GraphDesc> {
         .map(|(i, n)| {
             let (ranges, words) = match &n.work {
                 _ if after_wait[i] => (Vec::new(), Vec::new()),
-                ExecWork::Kernel(k) => (Vec::new(), k.args.words()),
+                ExecWork::Kernel(k) => (Vec::new(), kernel_words(k.args.words())),
                 ExecWork::Fused(c) => (
                     Vec::new(),
-                    c.kernels().iter().flat_map(|k| k.args.words()).collect(),
+                    kernel_words(c.kernels().iter().flat_map(|k| k.args.words()).collect()),
                 ),
                 ExecWork::Copy(c) => (copy_node_ranges(c), Vec::new()),
                 ExecWork::Fill(f) => (fill_node_ranges(f), Vec::new()),
@@ -135,7 +146,7 @@ fn desc(w: &OpWork) -> OpDesc {
             d.kind = "kernel";
             // Registered name, or the symbol looked up only when a race is reported.
             d.name = l.info.as_ref().map_or(String::new(), |i| i.name.clone());
-            d.words = l.args.words();
+            d.words = kernel_words(l.args.words());
             d.code = l.kernel as usize;
         }
         OpWork::Run(Work::Copy { dst, src, len, .. }) => {
