@@ -281,7 +281,7 @@ pub fn object_memory(value: u64) -> Option<usize> {
         // SAFETY: index < TABLE_SIZE; the key is atomic and `base` is written only while the
         // key is 0, so a matching key means a base that belongs to `value`.
         let s = unsafe { &*t.slot(index) };
-        (s.key.load(Ordering::Acquire) == value).then(|| s.base)
+        (s.key.load(Ordering::Acquire) == value).then_some(s.base)
     })
 }
 
