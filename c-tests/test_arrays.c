@@ -273,6 +273,125 @@ static int captured_array_copies_run_in_the_graph(void) {
   return 0;
 }
 
+/* A 3-D copy's parameters for a graph memcpy node: the whole W x H float array on the array
+ * side(s), host rows of W floats on the pointer side. */
+static birenMemcpy3DParms array_parms(birenArray_t dst, birenArray_t src, void *host, int kind) {
+  birenMemcpy3DParms p;
+  memset(&p, 0, sizeof p);
+  p.dstArray = dst;
+  p.srcArray = src;
+  if (!dst) p.dstPtr = make_birenPitchedPtr(host, W * sizeof(float), W, H);
+  if (!src) p.srcPtr = make_birenPitchedPtr(host, W * sizeof(float), W, H);
+  p.extent = make_birenExtent(W, H, 1); /* texels */
+  p.kind = kind;
+  return p;
+}
+
+/* Graph memcpy nodes take arrays as birenMemcpy3D does: checked against the extent when the
+ * node is made, nothing moved until the graph runs; their parameters can be set again. */
+static int graph_memcpy_nodes_with_arrays(void) {
+  birenChannelFormatDesc f = fdesc();
+  birenArray_t a, b;
+  OK(birenMallocArray(&a, &f, W, H, 0));
+  OK(birenMallocArray(&b, &f, W, H, 0));
+  static float h[H][W], back[H][W], zero[H][W], other[H][W];
+  memset(zero, 0, sizeof zero);
+  memset(back, 0, sizeof back);
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++) h[y][x] = (float)(y * W + x), other[y][x] = (float)(1000 + y);
+  OK(birenMemcpy2DToArray(a, 0, 0, zero, sizeof zero[0], sizeof zero[0], H, birenMemcpyHostToDevice));
+  OK(birenMemcpy2DToArray(b, 0, 0, zero, sizeof zero[0], sizeof zero[0], H, birenMemcpyHostToDevice));
+  birenGraph_t g;
+  OK(birenGraphCreate(&g, 0));
+  birenGraphNode_t in, across, out, empty;
+  birenMemcpy3DParms p = array_parms(a, NULL, h, birenMemcpyHostToDevice);
+  OK(birenGraphAddMemcpyNode(&in, g, NULL, 0, &p));
+  p = array_parms(b, a, NULL, birenMemcpyDeviceToDevice);
+  OK(birenGraphAddMemcpyNode(&across, g, &in, 1, &p));
+  p = array_parms(NULL, b, back, birenMemcpyDefault);
+  OK(birenGraphAddMemcpyNode(&out, g, &across, 1, &p));
+  OK(birenGraphAddEmptyNode(&empty, g, NULL, 0));
+  /* Nothing has moved yet. */
+  float probe[H][W];
+  OK(birenMemcpy2DFromArray(probe, sizeof probe[0], a, 0, 0, sizeof probe[0], H, birenMemcpyDeviceToHost));
+  EXPECT(memcmp(probe, zero, sizeof zero) == 0);
+  birenGraphExec_t e;
+  OK(birenGraphInstantiate(&e, g, 0));
+  OK(birenGraphLaunch(e, NULL));
+  OK(birenStreamSynchronize(NULL));
+  EXPECT(memcmp(back, h, sizeof h) == 0);
+
+  /* Checked against the extent at creation: a box past the array, a freed array, a kind that
+   * makes an array host memory, both an array and a pointer; nothing is added. */
+  birenGraphNode_t bad = (birenGraphNode_t)(uintptr_t)0x77;
+  p = array_parms(a, NULL, h, birenMemcpyHostToDevice);
+  p.dstPos = make_birenPos(1, 0, 0); /* one texel over the row's end */
+  EXPECT_FAIL(birenGraphAddMemcpyNode(&bad, g, NULL, 0, &p), BIREN_ERROR_INVALID_VALUE);
+  p = array_parms(a, NULL, h, birenMemcpyHostToDevice);
+  p.extent.height = H + 1;
+  EXPECT_FAIL(birenGraphAddMemcpyNode(&bad, g, NULL, 0, &p), BIREN_ERROR_INVALID_VALUE);
+  p = array_parms(a, NULL, h, birenMemcpyDeviceToHost);
+  EXPECT_FAIL(birenGraphAddMemcpyNode(&bad, g, NULL, 0, &p), BIREN_ERROR_INVALID_MEMCPY_DIRECTION);
+  p = array_parms(a, NULL, h, birenMemcpyHostToDevice);
+  p.dstPtr = p.srcPtr;
+  EXPECT_FAIL(birenGraphAddMemcpyNode(&bad, g, NULL, 0, &p), BIREN_ERROR_INVALID_VALUE);
+  size_t n = 0;
+  OK(birenGraphGetNodes(g, NULL, &n));
+  EXPECT(n == 4 && bad == (birenGraphNode_t)(uintptr_t)0x77);
+
+  /* The exec's node: a sub-box (rows 2..3, texels 4..11) of a into `other`'s rows 0..1. */
+  memcpy(back, zero, sizeof back);
+  p = array_parms(NULL, b, back, birenMemcpyDeviceToHost);
+  p.srcPos = make_birenPos(4, 2, 0);
+  p.extent = make_birenExtent(8, 2, 1);
+  OK(birenGraphExecMemcpyNodeSetParams(e, out, &p));
+  OK(birenGraphLaunch(e, NULL));
+  OK(birenStreamSynchronize(NULL));
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++) EXPECT(back[y][x] == (y < 2 && x < 8 ? h[y + 2][x + 4] : 0.0f));
+  p.srcPos = make_birenPos(9, 2, 0); /* 9 + 8 > W */
+  EXPECT_FAIL(birenGraphExecMemcpyNodeSetParams(e, out, &p), BIREN_ERROR_INVALID_VALUE);
+  EXPECT_FAIL(birenGraphExecMemcpyNodeSetParams(e, empty, &p), BIREN_ERROR_INVALID_VALUE);
+  EXPECT_FAIL(birenGraphExecMemcpyNodeSetParams(e, out, NULL), BIREN_ERROR_INVALID_VALUE);
+
+  /* The graph's node: the input comes from `other`; the exec keeps what it had. */
+  p = array_parms(a, NULL, other, birenMemcpyHostToDevice);
+  OK(birenGraphMemcpyNodeSetParams(in, &p));
+  p.dstPos = make_birenPos(0, 1, 0); /* a row too far */
+  EXPECT_FAIL(birenGraphMemcpyNodeSetParams(in, &p), BIREN_ERROR_INVALID_VALUE);
+  EXPECT_FAIL(birenGraphMemcpyNodeSetParams(empty, &p), BIREN_ERROR_INVALID_VALUE);
+  memcpy(back, zero, sizeof back);
+  OK(birenGraphLaunch(e, NULL));
+  OK(birenStreamSynchronize(NULL));
+  EXPECT(back[0][0] == h[2][4]);
+  birenGraphExec_t e2;
+  OK(birenGraphInstantiate(&e2, g, 0));
+  memcpy(back, zero, sizeof back);
+  OK(birenGraphLaunch(e2, NULL));
+  OK(birenStreamSynchronize(NULL));
+  EXPECT(memcmp(back, other, sizeof other) == 0);
+
+  /* birenGraphExecUpdate takes the graph's array parameters into the first exec. */
+  birenGraphExecUpdateResultInfo info;
+  OK(birenGraphExecUpdate(e, g, &info));
+  memcpy(back, zero, sizeof back);
+  OK(birenGraphLaunch(e, NULL));
+  OK(birenStreamSynchronize(NULL));
+  EXPECT(memcmp(back, other, sizeof other) == 0);
+
+  /* An array freed since the node was made: the launch fails, nothing is copied. */
+  OK(birenGraphExecDestroy(e2));
+  OK(birenFreeArray(b));
+  p = array_parms(NULL, b, back, birenMemcpyDeviceToHost);
+  EXPECT_FAIL(birenGraphMemcpyNodeSetParams(out, &p), BIREN_ERROR_INVALID_HANDLE);
+  EXPECT_FAIL(birenGraphLaunch(e, NULL), BIREN_ERROR_INVALID_DEVICE_POINTER);
+  OK(birenStreamSynchronize(NULL));
+  OK(birenGraphExecDestroy(e));
+  OK(birenGraphDestroy(g));
+  OK(birenFreeArray(a));
+  return 0;
+}
+
 static int failures_are_reported_by_the_validator(void) {
   birenChannelFormatDesc f = fdesc();
   birenArray_t a;
@@ -299,6 +418,7 @@ static const test_case tests[] = {
     TEST(copy_errors_write_nothing),
     TEST(copies_3d_with_arrays),
     TEST(captured_array_copies_run_in_the_graph),
+    TEST(graph_memcpy_nodes_with_arrays),
     TEST(failures_are_reported_by_the_validator),
 };
 

@@ -195,6 +195,88 @@ static int linear_filtering_with_9_bit_weights(void) {
   return 0;
 }
 
+/* CUDA's bilinear rule on the host: 9-bit weights, indices clamped to the edge. */
+static float bilinear_ref(const float *v, int w, int h, float x, float y) {
+  float xb = x - 0.5f, yb = y - 0.5f, fx = floorf(xb), fy = floorf(yb);
+  float a = floorf((xb - fx) * 256.0f + 0.5f) / 256.0f, b = floorf((yb - fy) * 256.0f + 0.5f) / 256.0f;
+  int i = (int)fx, j = (int)fy;
+#define CL(k, n) ((k) < 0 ? 0 : (k) > (n) - 1 ? (n) - 1 : (k))
+  float v00 = v[CL(j, h) * w + CL(i, w)], v01 = v[CL(j, h) * w + CL(i + 1, w)];
+  float v10 = v[CL(j + 1, h) * w + CL(i, w)], v11 = v[CL(j + 1, h) * w + CL(i + 1, w)];
+#undef CL
+  return (1 - a) * (1 - b) * v00 + a * (1 - b) * v01 + (1 - a) * b * v10 + a * b * v11;
+}
+
+/* The header's short paths (float texels, clamped, unnormalized: point and bilinear) give what
+ * the general sampler gives (reached here through normalized coordinates, exact for sizes that
+ * are powers of two) and what the rule gives, inside, at the edges and beyond them; a linear
+ * texture wider than the short path takes (8192) gives the rule's values too. */
+static int short_paths_agree_with_the_general_sampler(void) {
+  enum { W = 8, H = 4 };
+  birenArray_t a = grid_array(W, H);
+  EXPECT(a != NULL);
+  float v[W * H];
+  for (int i = 0; i < W * H; i++) v[i] = (float)(10 * (i / W) + i % W);
+  birenResourceDesc r = of_array(a);
+  birenTextureObject_t pf, pg, lf, lg;
+  birenTextureDesc d = tdesc(birenAddressModeClamp, birenFilterModePoint, birenReadModeElementType, 0);
+  OK(birenCreateTextureObject(&pf, &r, &d, NULL));
+  d.normalizedCoords = 1;
+  OK(birenCreateTextureObject(&pg, &r, &d, NULL));
+  d = tdesc(birenAddressModeClamp, birenFilterModeLinear, birenReadModeElementType, 0);
+  OK(birenCreateTextureObject(&lf, &r, &d, NULL));
+  d.normalizedCoords = 1;
+  OK(birenCreateTextureObject(&lg, &r, &d, NULL));
+  for (int round = 0; round < 4; round++) {
+    float c[3 * MAXN], cn[3 * MAXN], o1[4 * MAXN], o2[4 * MAXN];
+    for (int k = 0; k < MAXN; k++) {
+      int n = round * MAXN + k;
+      c[3 * k] = -1.3f + 0.0791f * (float)n; /* -1.3 .. 8.8 */
+      c[3 * k + 1] = -1.1f + 0.0503f * (float)((n * 7) % 128); /* -1.1 .. 5.3 */
+      c[3 * k + 2] = 0;
+      cn[3 * k] = c[3 * k] / W;
+      cn[3 * k + 1] = c[3 * k + 1] / H;
+      cn[3 * k + 2] = 0;
+    }
+    EXPECT(0 == run(pf, T2D, c, MAXN, o1));
+    EXPECT(0 == run(pg, T2D, cn, MAXN, o2));
+    for (int k = 0; k < MAXN; k++) {
+      float x = c[3 * k], y = c[3 * k + 1];
+      int i = x < 0 ? 0 : x >= W ? W - 1 : (int)x, j = y < 0 ? 0 : y >= H ? H - 1 : (int)y;
+      EXPECT(o1[4 * k] == o2[4 * k] && o1[4 * k] == v[j * W + i]);
+    }
+    EXPECT(0 == run(lf, T2D, c, MAXN, o1));
+    EXPECT(0 == run(lg, T2D, cn, MAXN, o2));
+    for (int k = 0; k < MAXN; k++) {
+      float want = bilinear_ref(v, W, H, c[3 * k], c[3 * k + 1]);
+      EXPECT(fabsf(o1[4 * k] - o2[4 * k]) < 1e-4f && fabsf(o1[4 * k] - want) < 1e-4f);
+    }
+  }
+  OK(birenDestroyTextureObject(pf));
+  OK(birenDestroyTextureObject(pg));
+  OK(birenDestroyTextureObject(lf));
+  OK(birenDestroyTextureObject(lg));
+  OK(birenFreeArray(a));
+  /* 9000 x 1: the general sampler's bilinear, near both ends. */
+  enum { WIDE = 9000 };
+  static float wv[WIDE];
+  for (int i = 0; i < WIDE; i++) wv[i] = (float)(i % 101);
+  birenChannelFormatDesc f = birenCreateChannelDesc(32, 0, 0, 0, birenChannelFormatKindFloat);
+  birenArray_t wa;
+  OK(birenMallocArray(&wa, &f, WIDE, 1, 0));
+  OK(birenMemcpy2DToArray(wa, 0, 0, wv, sizeof wv, sizeof wv, 1, birenMemcpyHostToDevice));
+  r = of_array(wa);
+  d = tdesc(birenAddressModeClamp, birenFilterModeLinear, birenReadModeElementType, 0);
+  OK(birenCreateTextureObject(&lf, &r, &d, NULL));
+  float c[] = {0.3f, 0.5f, 0, 100.7f, 0.5f, 0, 8998.75f, 0.5f, 0, 8999.9f, 0.5f, 0, 9100.0f, 0.5f, 0};
+  float o[4 * 5];
+  EXPECT(0 == run(lf, T2D, c, 5, o));
+  for (int k = 0; k < 5; k++) EXPECT(fabsf(o[4 * k] - bilinear_ref(wv, WIDE, 1, c[3 * k], c[3 * k + 1])) < 1e-4f);
+  OK(birenDestroyTextureObject(lf));
+  OK(birenFreeArray(wa));
+  return 0;
+}
+
 static int three_d_layered_and_pitch2d(void) {
   birenChannelFormatDesc f = birenCreateChannelDesc(32, 0, 0, 0, birenChannelFormatKindFloat);
   birenArray_t a, l;
@@ -565,6 +647,7 @@ static int misuse_fails_the_launch(void) {
 static const test_case tests[] = {
     TEST(point_sampling_and_address_modes),
     TEST(linear_filtering_with_9_bit_weights),
+    TEST(short_paths_agree_with_the_general_sampler),
     TEST(three_d_layered_and_pitch2d),
     TEST(read_modes_and_tex1dfetch),
     TEST(create_errors_and_queries),

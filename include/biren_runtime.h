@@ -1334,6 +1334,11 @@ typedef struct birenMemcpy3DParms {
 } birenMemcpy3DParms;
 
 /**
+ * An executable graph (birenGraphInstantiate), launched with birenGraphLaunch.
+ */
+typedef struct birenGraphExec_st *birenGraphExec_t;
+
+/**
  * A memset node: `height` rows of `width` elements of `elementSize` bytes (1, 2 or 4) set to
  * `value` (its low elementSize bytes), rows `pitch` bytes apart, from `dst`.
  */
@@ -1382,11 +1387,6 @@ typedef struct birenHostNodeParams {
    */
   void *userData;
 } birenHostNodeParams;
-
-/**
- * An executable graph (birenGraphInstantiate), launched with birenGraphLaunch.
- */
-typedef struct birenGraphExec_st *birenGraphExec_t;
 
 /**
  * What birenGraphExecUpdate reports: the result, and the node of the new graph that caused a
@@ -2366,18 +2366,44 @@ enum birenError_t birenGraphAddKernelNode(birenGraphNode_t *pGraphNode, birenGra
 /**
  * Adds a copy node described as by CUDA's cudaMemcpy3DParms (see birenMemcpy3DParms): `extent`
  * (width in bytes, height in rows, depth in slices) from srcPtr at srcPos to dstPtr at dstPos.
- * Checked now as birenMemcpy checks its arguments, and again at every launch (device memory
- * freed since makes the launch fail with BIREN_ERROR_INVALID_DEVICE_POINTER). Any parameters
- * birenMemcpy3D accepts are accepted (2-D and 3-D boxes at any position; a zero extent makes a
- * node that copies nothing, as birenMemcpy3D copies nothing), and refused with its codes:
- * BIREN_ERROR_INVALID_VALUE for NULL pointers, a non-NULL array, or rows that would run into the
- * next slice; BIREN_ERROR_INVALID_PITCH_VALUE for a row (pos.x + width) over its pitch or a
- * pitch over memPitch; BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an unknown kind;
- * BIREN_ERROR_INVALID_DEVICE_POINTER / BIREN_ERROR_OUT_OF_BOUNDS for device ranges not inside one
- * live allocation; the dependency errors of birenGraphAddKernelNode.
+ * A side may be an array (srcArray/dstArray, its pointer NULL), as for birenMemcpy3D: the
+ * extent and the array's position are then in texels, and the box is checked against the
+ * array's extent now; the copy itself runs at each launch.
+ * Checked now as birenMemcpy3D checks its arguments, and again at every launch (device memory
+ * or an array freed since makes the launch fail with BIREN_ERROR_INVALID_DEVICE_POINTER). Any
+ * parameters birenMemcpy3D accepts are accepted (2-D and 3-D boxes at any position; a zero
+ * extent makes a node that copies nothing, as birenMemcpy3D copies nothing), and refused with
+ * its codes: BIREN_ERROR_INVALID_VALUE for NULL pointers, a side with both an array and a
+ * pointer, a box outside an array, arrays of different texel sizes, or rows that would run into
+ * the next slice; BIREN_ERROR_INVALID_HANDLE for a freed array;
+ * BIREN_ERROR_INVALID_PITCH_VALUE for a row (pos.x + width) over its pitch or a pitch over
+ * memPitch; BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an unknown kind or one that makes an array
+ * host memory; BIREN_ERROR_INVALID_DEVICE_POINTER / BIREN_ERROR_OUT_OF_BOUNDS for device ranges
+ * not inside one live allocation; the dependency errors of birenGraphAddKernelNode.
  * Thread-safe.
  */
 enum birenError_t birenGraphAddMemcpyNode(birenGraphNode_t *pGraphNode, birenGraph_t graph, const birenGraphNode_t *pDependencies, size_t numDependencies, const struct birenMemcpy3DParms *pCopyParams);
+
+/**
+ * Sets the parameters of memcpy node `node` (CUDA's cudaGraphMemcpyNodeSetParams) to those of
+ * *pNodeParams, checked as birenGraphAddMemcpyNode checks them (arrays included); execs
+ * instantiated from the graph before are not affected. On error the node is unchanged.
+ * BIREN_ERROR_INVALID_VALUE for NULL pNodeParams or a node that is not a memcpy node, and the
+ * parameter errors of birenGraphAddMemcpyNode; BIREN_ERROR_INVALID_HANDLE for a destroyed
+ * node. Thread-safe.
+ */
+enum birenError_t birenGraphMemcpyNodeSetParams(birenGraphNode_t node, const struct birenMemcpy3DParms *pNodeParams);
+
+/**
+ * Sets the parameters of memcpy node `node` (a node of the graph `hGraphExec` was instantiated
+ * from) for the exec's later launches (CUDA's cudaGraphExecMemcpyNodeSetParams); launches
+ * already made keep the old ones; the graph itself is unchanged. Checked as
+ * birenGraphAddMemcpyNode (arrays included). BIREN_ERROR_INVALID_VALUE for NULL pNodeParams,
+ * a node of another graph or not a memcpy node, and the parameter errors of
+ * birenGraphAddMemcpyNode; BIREN_ERROR_INVALID_HANDLE for a destroyed exec or node.
+ * Thread-safe.
+ */
+enum birenError_t birenGraphExecMemcpyNodeSetParams(birenGraphExec_t hGraphExec, birenGraphNode_t node, const struct birenMemcpy3DParms *pNodeParams);
 
 /**
  * Adds a node that copies `count` bytes from src to dst (as birenMemcpyAsync would), after the
@@ -5350,24 +5376,31 @@ typedef struct birenTexSlot_ {
   float fwidth, fheight, fdepth;
   float border[4];
   unsigned char format, channels, texel, normalized, linear, readNormalized, addr[3], dims, layered;
-  unsigned char clampF32; /* float texels, element reads, clamped, unnormalized coordinates */
-  unsigned char pad_[4];
+  /* The shortest path: 1 point, 2 linear filtering, of float texels read as they are, every
+   * dimension clamped, unnormalized coordinates; 0 the general sampler. */
+  unsigned char fast;
+  float xmax, ymax, zmax; /* the last texel's coordinates: width - 1, height - 1, depth - 1 */
 } birenTexSlot_;
 #define BIREN_TEX_TABLE_MASK_ 16383u
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* const: kernels only read the descriptors, and the library writes a slot only while no live
+ * object's key is in it, so the compiler may keep a descriptor in registers for a whole block
+ * (the fetch's checks and fields are then read once, not once per thread). */
 /** The texture objects' descriptors (indexed by the object's low bits). */
-extern birenTexSlot_ birenTexTable[BIREN_TEX_TABLE_MASK_ + 1];
+extern const birenTexSlot_ birenTexTable[BIREN_TEX_TABLE_MASK_ + 1];
 /** The surface objects' descriptors. */
-extern birenTexSlot_ birenSurfTable[BIREN_TEX_TABLE_MASK_ + 1];
+extern const birenTexSlot_ birenSurfTable[BIREN_TEX_TABLE_MASK_ + 1];
 #ifdef __cplusplus
 }
 #endif
 #if defined(__GNUC__) || defined(__clang__)
 #define BIREN_UNLIKELY_(c) __builtin_expect(!!(c), 0)
+#define BIREN_TEX_OUTLINE_ __attribute__((noinline, unused))
 #else
 #define BIREN_UNLIKELY_(c) (c)
+#define BIREN_TEX_OUTLINE_ inline
 #endif
 static inline float birenTexBits_(unsigned u) {
   float f;
@@ -5458,47 +5491,6 @@ static inline const char *birenTexAt_(const birenTexSlot_ *s, const char *base, 
   if ((ix | iy | iz) < 0) return 0;
   return base + (size_t)iz * s->slice + (size_t)iy * s->pitch + (size_t)ix * s->texel;
 }
-/* The common cases (float texels, clamped, unnormalized; one channel) in a few instructions,
- * always inlined into the kernel; 0 when the generic sampler must do it. */
-static BIREN_INLINE_ int birenTexFast_(const birenTexSlot_ *s, const char *base, int dims, float x, float y, float z, int nch, float *out) {
-  if (nch != 1 || !s->clampF32) return 0;
-  if (!s->linear) {
-    /* The common cases in a few instructions: clamp in float (NaN -> 0), truncate, load. */
-    float cx = x > 0.0f ? x : 0.0f, cy = y > 0.0f ? y : 0.0f, cz = z > 0.0f ? z : 0.0f;
-    const char *p;
-    cx = cx < s->fwidth - 1.0f ? cx : s->fwidth - 1.0f;
-    cy = cy < s->fheight - 1.0f ? cy : s->fheight - 1.0f;
-    cz = cz < s->fdepth - 1.0f ? cz : s->fdepth - 1.0f;
-    p = base + (size_t)(int)cx * 4u;
-    if (dims > 1) p += (size_t)(int)cy * s->pitch;
-    if (dims > 2) p += (size_t)(int)cz * s->slice;
-    out[0] = *(const float *)p;
-    return 1;
-  }
-  if (dims == 2) {
-    /* Bilinear, clamped: the same rule as below, the texels' indices clamped to the edge. */
-    float xb = x - 0.5f, yb = y - 0.5f, a, b;
-    int i, j, i0, i1, j0, j1;
-    const float *r0, *r1;
-    xb = xb > -1.0f ? xb : -1.0f;
-    yb = yb > -1.0f ? yb : -1.0f;
-    xb = xb < s->fwidth ? xb : s->fwidth;
-    yb = yb < s->fheight ? yb : s->fheight;
-    i = (int)(xb + 1.0f) - 1;
-    j = (int)(yb + 1.0f) - 1;
-    a = (float)(int)((xb - (float)i) * 256.0f + 0.5f) * (1.0f / 256.0f);
-    b = (float)(int)((yb - (float)j) * 256.0f + 0.5f) * (1.0f / 256.0f);
-    i0 = i < 0 ? 0 : i > s->width - 1 ? s->width - 1 : i;
-    i1 = i + 1 > s->width - 1 ? s->width - 1 : i + 1;
-    j0 = j < 0 ? 0 : j > s->height - 1 ? s->height - 1 : j;
-    j1 = j + 1 > s->height - 1 ? s->height - 1 : j + 1;
-    r0 = (const float *)(base + (size_t)j0 * s->pitch);
-    r1 = (const float *)(base + (size_t)j1 * s->pitch);
-    out[0] = (1.0f - a) * (1.0f - b) * r0[i0] + a * (1.0f - b) * r0[i1] + (1.0f - a) * b * r1[i0] + a * b * r1[i1];
-    return 1;
-  }
-  return 0;
-}
 /* Samples `dims` dimensions (layer: the layer's base) into out[0..nch), as floats. */
 static inline void birenTexSampleF_(const birenTexSlot_ *s, const char *base, int dims, float x, float y, float z, int nch, float *out) {
   int c;
@@ -5579,14 +5571,77 @@ static inline const char *birenTexLayer_(const birenTexSlot_ *s, int layer) {
   if (layer >= s->depth) layer = s->depth - 1;
   return s->base + (size_t)layer * s->slice;
 }
-static BIREN_INLINE_ void birenTexF_(unsigned long long t, int dims, float x, float y, float z, int layer, int nch, float *out) {
+/* Every other fetch of float results: checks t, then the general sampler (out of line, so that
+ * the inline fast paths stay small). */
+static BIREN_TEX_OUTLINE_ void birenTexSlowF_(unsigned long long t, int dims, float x, float y, float z, int layer, int nch, float *out) {
   const birenTexSlot_ *s = birenTexSlotOf_(t);
-  const char *base;
   int c;
   if (!s) { for (c = 0; c < nch; c++) out[c] = 0.0f; return; }
-  base = layer < 0 ? s->base : birenTexLayer_(s, layer);
-  if (birenTexFast_(s, base, dims, x, y, z, nch, out)) return;
-  birenTexSampleF_(s, base, dims, x, y, z, nch, out);
+  birenTexSampleF_(s, layer < 0 ? s->base : birenTexLayer_(s, layer), dims, x, y, z, nch, out);
+}
+/* A fetch of float results. The common cases (one channel of float texels, clamped,
+ * unnormalized coordinates: the descriptor's `fast`) take a few instructions inline. The
+ * descriptor's fields are read before any branch: loads made on every call, from a table the
+ * compiler takes as const, are kept in registers for all of a block's threads, so that per
+ * thread a point fetch is two compares, two clamps and a load. */
+static BIREN_INLINE_ void birenTexF_(unsigned long long t, int dims, float x, float y, float z, int layer, int nch, float *out) {
+  const birenTexSlot_ *s = &birenTexTable[t & BIREN_TEX_TABLE_MASK_];
+  const unsigned long long key = s->key;
+  int fast = nch == 1 && layer < 0 ? s->fast : 0;
+  const char *const base = s->base;
+  const size_t pitch = s->pitch;
+  const float xmax = s->xmax, ymax = s->ymax;
+  const int wl = s->width - 1, hl = s->height - 1;
+  if (BIREN_UNLIKELY_(key != t)) fast = 0;
+  if (fast == 1) {
+    /* Point: clamp in float (NaN -> 0), truncate, load. */
+    float cx = x > 0.0f ? x : 0.0f, cy = y > 0.0f ? y : 0.0f;
+    const char *p;
+    cx = cx < xmax ? cx : xmax;
+    p = base + (size_t)(int)cx * 4u;
+    if (dims > 1) {
+      cy = cy < ymax ? cy : ymax;
+      p += (size_t)(int)cy * pitch;
+    }
+    if (dims > 2) {
+      float cz = z > 0.0f ? z : 0.0f;
+      cz = cz < s->zmax ? cz : s->zmax;
+      p += (size_t)(int)cz * s->slice;
+    }
+    out[0] = *(const float *)p;
+    return;
+  }
+  if (fast == 2 && dims == 2) {
+    /* Bilinear, clamped, as lerps in fixed point. With xb = x - 0.5 clamped to [0, width - 1],
+     * q = xb * 256 rounded holds the first texel (q >> 8) and the 9-bit weight of the second
+     * (q & 255, in 256ths). Clamping the coordinate instead of the texels' indices gives the
+     * same texels and weights wherever they matter: below the first centre and past the last
+     * one both texels are the edge texel, which a lerp returns exactly whatever its weight.
+     * Exact while xb * 256 is under 2^22: `fast` is 2 only for sizes up to 8192. */
+    float xb = x - 0.5f, yb = y - 0.5f, a, b, top, bottom;
+    unsigned qx, qy, i0, i1, j0;
+    const float *r0, *r1;
+    /* The low clamp at -1/1024 rather than 0 gives the same q (0) and lets compilers use one
+     * max instruction (a zero bound makes them keep the sign of -0). */
+    xb = xb > -0.0009765625f ? xb : -0.0009765625f;
+    yb = yb > -0.0009765625f ? yb : -0.0009765625f;
+    xb = xb < xmax ? xb : xmax;
+    yb = yb < ymax ? yb : ymax;
+    qx = (unsigned)(int)(xb * 256.0f + 0.5f);
+    qy = (unsigned)(int)(yb * 256.0f + 0.5f);
+    i0 = qx >> 8;
+    j0 = qy >> 8;
+    a = (float)(int)(qx & 255u) * (1.0f / 256.0f);
+    b = (float)(int)(qy & 255u) * (1.0f / 256.0f);
+    i1 = i0 < (unsigned)wl ? i0 + 1 : (unsigned)wl;
+    r0 = (const float *)(base + (size_t)j0 * pitch);
+    r1 = j0 < (unsigned)hl ? (const float *)((const char *)r0 + pitch) : r0;
+    top = r0[i0] + a * (r0[i1] - r0[i0]);
+    bottom = r1[i0] + a * (r1[i1] - r1[i0]);
+    out[0] = top + b * (bottom - top);
+    return;
+  }
+  birenTexSlowF_(t, dims, x, y, z, layer, nch, out);
 }
 static inline void birenTexI_(unsigned long long t, int dims, float x, float y, float z, int layer, int nch, long long *out) {
   const birenTexSlot_ *s = birenTexSlotOf_(t);

@@ -97,4 +97,31 @@ static inline int sampleFullSize(void) {
   return v && strcmp(v, "1") == 0;
 }
 
+/* A CPU rendition of CUDA's fetch rules for a float texture with normalized coordinates, wrap
+ * and linear filtering (texel centres, weights in 9-bit fixed point): what the texture
+ * samples' reference images hold, made here instead of read from the originals' .pgm files. */
+static inline float sampleTexel(const float *img, int w, int h, int i, int j) {
+  i = ((i % w) + w) % w;
+  j = ((j % h) + h) % h;
+  return img[j * w + i];
+}
+static inline float sampleWeight9(float f) { return floorf(f * 256.0f + 0.5f) / 256.0f; }
+static inline float sampleWrapLinear(const float *img, int w, int h, float x, float y) {
+  x -= floorf(x);
+  y -= floorf(y);
+  float xb = x * w - 0.5f, yb = y * h - 0.5f;
+  float fx = floorf(xb), fy = floorf(yb);
+  float a = sampleWeight9(xb - fx), b = sampleWeight9(yb - fy);
+  int i = (int)fx, j = (int)fy;
+  return (1 - a) * (1 - b) * sampleTexel(img, w, h, i, j) + a * (1 - b) * sampleTexel(img, w, h, i + 1, j) +
+         (1 - a) * b * sampleTexel(img, w, h, i, j + 1) + a * b * sampleTexel(img, w, h, i + 1, j + 1);
+}
+
+/* The texture samples' image in place of teapot512.pgm: a smooth pattern with edges. */
+static inline void sampleImage(float *img, unsigned width, unsigned height) {
+  for (unsigned y = 0; y < height; y++)
+    for (unsigned x = 0; x < width; x++)
+      img[y * width + x] = 0.5f + 0.25f * sinf(x * 0.11f) * cosf(y * 0.07f) + ((x / 16 + y / 16) % 2 ? 0.25f : 0.0f);
+}
+
 #endif

@@ -52,33 +52,13 @@ BIREN_KERNEL(transformKernel, (float *) outputData, (int) width, (int) height, (
   outputData[y * width + x] = birenTex2DFloat(tex, tu + 0.5f, tv + 0.5f);
 }
 
-/* CUDA's fetch rule on the host: wrap, then bilinear with weights of 8 fractional bits. */
-static float texel(const float *img, int w, int h, int i, int j) {
-  i = ((i % w) + w) % w;
-  j = ((j % h) + h) % h;
-  return img[j * w + i];
-}
-static float weight9(float f) { return floorf(f * 256.0f + 0.5f) / 256.0f; }
-static float reference(const float *img, int w, int h, float x, float y) {
-  x -= floorf(x);
-  y -= floorf(y);
-  float xb = x * w - 0.5f, yb = y * h - 0.5f;
-  float fx = floorf(xb), fy = floorf(yb);
-  float a = weight9(xb - fx), b = weight9(yb - fy);
-  int i = (int)fx, j = (int)fy;
-  return (1 - a) * (1 - b) * texel(img, w, h, i, j) + a * (1 - b) * texel(img, w, h, i + 1, j) +
-         (1 - a) * b * texel(img, w, h, i, j + 1) + a * b * texel(img, w, h, i + 1, j + 1);
-}
-
 int main(void) {
   checkBirenErrors(birenInit());
   unsigned int width = sampleFullSize() ? 512 : 128, height = width;
   unsigned int size = width * height * sizeof(float);
   printf("simpleTexture starting...\n");
   float *hData = (float *)malloc(size);
-  for (unsigned y = 0; y < height; y++)
-    for (unsigned x = 0; x < width; x++)
-      hData[y * width + x] = 0.5f + 0.25f * sinf(x * 0.11f) * cosf(y * 0.07f) + ((x / 16 + y / 16) % 2 ? 0.25f : 0.0f);
+  sampleImage(hData, width, height);
   printf("Loaded a %u x %u pixels image\n", width, height);
 
   float *dData = NULL;
@@ -123,7 +103,7 @@ int main(void) {
       float u = (float)x - (float)width / 2, v = (float)y - (float)height / 2;
       float tu = (u * cosf(angle) - v * sinf(angle)) / (float)width;
       float tv = (v * cosf(angle) + u * sinf(angle)) / (float)height;
-      float d = fabsf(hOutputData[y * width + x] - reference(hData, (int)width, (int)height, tu + 0.5f, tv + 0.5f));
+      float d = fabsf(hOutputData[y * width + x] - sampleWrapLinear(hData, (int)width, (int)height, tu + 0.5f, tv + 0.5f));
       if (d > worst) worst = d;
     }
   int ok = worst <= MAX_EPSILON_ERROR;

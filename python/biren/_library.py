@@ -413,6 +413,8 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "birenGraphInstantiateWithFlags": (_err, [POINTER(c_void_p), c_void_p, ctypes.c_ulonglong]),
     "birenGraphLaunch": (_err, [c_void_p, _stream]),
     "birenGraphExecKernelNodeSetParams": (_err, [c_void_p, c_void_p, c_void_p]),
+    "birenGraphExecMemcpyNodeSetParams": (_err, [c_void_p, c_void_p, c_void_p]),
+    "birenGraphMemcpyNodeSetParams": (_err, [c_void_p, c_void_p]),
     "birenGraphExecUpdate": (_err, [c_void_p, c_void_p, c_void_p]),
     "birenGraphDestroy": (_err, [c_void_p]),
     "birenGraphExecDestroy": (_err, [c_void_p]),

@@ -6,6 +6,7 @@ use super::device_of;
 use super::graph_types::*;
 use super::memcpy3d_types::birenMemcpy3DParms;
 use super::types::*;
+use crate::runtime::copy3d::Extent3;
 use crate::runtime::diagnostics::{self, caller};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::context::graph_launch;
@@ -221,27 +222,31 @@ fn side(rt: &Runtime, p: usize, len: usize, device: bool, call: &str, what: &str
 }
 
 /// The copy node for a (checked) 3-D copy: checked as birenMemcpy3D checks it
-/// (`Runtime::plan_copy3d`); a zero extent makes a node that copies nothing.
+/// (`Runtime::plan_copy3d_arrays`, array sides included); a zero extent makes a node that
+/// copies nothing.
 fn copy_node(rt: &Runtime, p: &birenMemcpy3DParms, call: &str) -> Result<CopyNode> {
-    if !p.srcArray.is_null() || !p.dstArray.is_null() {
-        diagnostics::finding(
-            call,
-            "srcArray and dstArray must be NULL (the runtime has no arrays)",
-        );
-        return Err(ErrorCode::InvalidValue);
-    }
     let (dst, src, extent) = p.parts();
     let kind = p.kind as i64;
+    // Arrays: the extent and their positions in texels (see birenMemcpy3D).
+    let (dst_array, src_array, width) = super::array::memcpy3d_array_sides(rt, p, call)?;
     let (dst_device, src_device) = rt.device_sides(kind, dst.ptr, src.ptr);
-    let Some(t) = rt.plan_copy3d(dst, src, extent, kind, call)? else {
+    let (dst_device, src_device) = (
+        dst_device || dst_array.is_some(),
+        src_device || src_array.is_some(),
+    );
+    let extent = Extent3 { width, ..extent };
+    let planned = rt.plan_copy3d_arrays(dst, src, dst_array, src_array, extent, kind, call)?;
+    let Some(t) = planned else {
         // A zero extent copies nothing (a node that does nothing), from pointers that are there.
-        if src.ptr == 0 || dst.ptr == 0 {
+        let d = dst_array.map_or(dst.ptr, |a| a.base);
+        let s = src_array.map_or(src.ptr, |a| a.base);
+        if s == 0 || d == 0 {
             diagnostics::finding(call, "srcPtr.ptr or dstPtr.ptr is NULL");
             return Err(ErrorCode::InvalidValue);
         }
         return Ok(CopyNode {
-            dst: dst.ptr,
-            src: src.ptr,
+            dst: d,
+            src: s,
             width: 0,
             height: 1,
             depth: 1,
@@ -275,15 +280,20 @@ fn copy_node(rt: &Runtime, p: &birenMemcpy3DParms, call: &str) -> Result<CopyNod
 
 /// Adds a copy node described as by CUDA's cudaMemcpy3DParms (see birenMemcpy3DParms): `extent`
 /// (width in bytes, height in rows, depth in slices) from srcPtr at srcPos to dstPtr at dstPos.
-/// Checked now as birenMemcpy checks its arguments, and again at every launch (device memory
-/// freed since makes the launch fail with BIREN_ERROR_INVALID_DEVICE_POINTER). Any parameters
-/// birenMemcpy3D accepts are accepted (2-D and 3-D boxes at any position; a zero extent makes a
-/// node that copies nothing, as birenMemcpy3D copies nothing), and refused with its codes:
-/// BIREN_ERROR_INVALID_VALUE for NULL pointers, a non-NULL array, or rows that would run into the
-/// next slice; BIREN_ERROR_INVALID_PITCH_VALUE for a row (pos.x + width) over its pitch or a
-/// pitch over memPitch; BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an unknown kind;
-/// BIREN_ERROR_INVALID_DEVICE_POINTER / BIREN_ERROR_OUT_OF_BOUNDS for device ranges not inside one
-/// live allocation; the dependency errors of birenGraphAddKernelNode.
+/// A side may be an array (srcArray/dstArray, its pointer NULL), as for birenMemcpy3D: the
+/// extent and the array's position are then in texels, and the box is checked against the
+/// array's extent now; the copy itself runs at each launch.
+/// Checked now as birenMemcpy3D checks its arguments, and again at every launch (device memory
+/// or an array freed since makes the launch fail with BIREN_ERROR_INVALID_DEVICE_POINTER). Any
+/// parameters birenMemcpy3D accepts are accepted (2-D and 3-D boxes at any position; a zero
+/// extent makes a node that copies nothing, as birenMemcpy3D copies nothing), and refused with
+/// its codes: BIREN_ERROR_INVALID_VALUE for NULL pointers, a side with both an array and a
+/// pointer, a box outside an array, arrays of different texel sizes, or rows that would run into
+/// the next slice; BIREN_ERROR_INVALID_HANDLE for a freed array;
+/// BIREN_ERROR_INVALID_PITCH_VALUE for a row (pos.x + width) over its pitch or a pitch over
+/// memPitch; BIREN_ERROR_INVALID_MEMCPY_DIRECTION for an unknown kind or one that makes an array
+/// host memory; BIREN_ERROR_INVALID_DEVICE_POINTER / BIREN_ERROR_OUT_OF_BOUNDS for device ranges
+/// not inside one live allocation; the dependency errors of birenGraphAddKernelNode.
 /// Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenGraphAddMemcpyNode(
@@ -298,6 +308,58 @@ pub extern "C" fn birenGraphAddMemcpyNode(
             let p = unsafe { pCopyParams.as_ref() }.ok_or(ErrorCode::InvalidValue)?;
             Ok(NodeKind::Memcpy(copy_node(rt, p, "birenGraphAddMemcpyNode")?))
         })
+    })
+}
+
+/// Sets the parameters of memcpy node `node` (CUDA's cudaGraphMemcpyNodeSetParams) to those of
+/// *pNodeParams, checked as birenGraphAddMemcpyNode checks them (arrays included); execs
+/// instantiated from the graph before are not affected. On error the node is unchanged.
+/// BIREN_ERROR_INVALID_VALUE for NULL pNodeParams or a node that is not a memcpy node, and the
+/// parameter errors of birenGraphAddMemcpyNode; BIREN_ERROR_INVALID_HANDLE for a destroyed
+/// node. Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenGraphMemcpyNodeSetParams(
+    node: birenGraphNode_t,
+    pNodeParams: *const birenMemcpy3DParms,
+) -> birenError_t {
+    ffi_call!("birenGraphMemcpyNodeSetParams"(node, pNodeParams) {
+        let call = "birenGraphMemcpyNodeSetParams";
+        let rt = runtime::get()?;
+        let r = tables().node(handle(node))?;
+        let g = r.owner.upgrade().ok_or(ErrorCode::InvalidHandle)?;
+        let p = unsafe { pNodeParams.as_ref() }.ok_or(ErrorCode::InvalidValue)?;
+        let c = copy_node(rt, p, call)?;
+        let mut body = g.body.lock();
+        let n = body.nodes.get_mut(r.index as usize).ok_or(ErrorCode::InvalidHandle)?;
+        if !matches!(n.kind, NodeKind::Memcpy(_)) {
+            diagnostics::finding(call, "the node is not a memcpy node");
+            return Err(ErrorCode::InvalidValue);
+        }
+        n.kind = NodeKind::Memcpy(c);
+        Ok(())
+    })
+}
+
+/// Sets the parameters of memcpy node `node` (a node of the graph `hGraphExec` was instantiated
+/// from) for the exec's later launches (CUDA's cudaGraphExecMemcpyNodeSetParams); launches
+/// already made keep the old ones; the graph itself is unchanged. Checked as
+/// birenGraphAddMemcpyNode (arrays included). BIREN_ERROR_INVALID_VALUE for NULL pNodeParams,
+/// a node of another graph or not a memcpy node, and the parameter errors of
+/// birenGraphAddMemcpyNode; BIREN_ERROR_INVALID_HANDLE for a destroyed exec or node.
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn birenGraphExecMemcpyNodeSetParams(
+    hGraphExec: birenGraphExec_t,
+    node: birenGraphNode_t,
+    pNodeParams: *const birenMemcpy3DParms,
+) -> birenError_t {
+    ffi_call!("birenGraphExecMemcpyNodeSetParams"(hGraphExec, node, pNodeParams) {
+        let rt = runtime::get()?;
+        let e = exec_of(hGraphExec)?;
+        let r = tables().node(handle(node))?;
+        let p = unsafe { pNodeParams.as_ref() }.ok_or(ErrorCode::InvalidValue)?;
+        let c = copy_node(rt, p, "birenGraphExecMemcpyNodeSetParams")?;
+        e.set_node(r.graph, r.index, NodeKind::Memcpy(c))
     })
 }
 

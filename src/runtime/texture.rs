@@ -62,14 +62,25 @@ pub struct TexSlot {
     pub addr: [u8; 3],
     pub dims: u8,
     pub layered: u8,
-    /// Float texels read as they are, every dimension clamped, unnormalized coordinates: the
-    /// header's shortest paths.
-    pub clamp_f32: u8,
-    pub pad: [u8; 4],
+    /// The header's shortest paths, for float texels read as they are, every dimension
+    /// clamped, unnormalized coordinates: `FAST_POINT`, `FAST_LINEAR`, or 0.
+    pub fast: u8,
+    /// The last texel's coordinates (width - 1, height - 1, depth - 1), precomputed for the
+    /// point path's clamp.
+    pub xmax: f32,
+    pub ymax: f32,
+    pub zmax: f32,
 }
 
+/// `TexSlot::fast` values.
+const FAST_POINT: u8 = 1;
+const FAST_LINEAR: u8 = 2;
+/// The largest width and height the header's linear path takes (its fixed point is exact below
+/// 2^22 / 256 texels).
+const FAST_LINEAR_MAX: usize = 8192;
+
 const _: () = assert!(
-    std::mem::size_of::<TexSlot>() == 88,
+    std::mem::size_of::<TexSlot>() == 96,
     "the header's birenTexSlot_"
 );
 
@@ -96,8 +107,10 @@ impl TexSlot {
             addr: [0; 3],
             dims: 0,
             layered: 0,
-            clamp_f32: 0,
-            pad: [0; 4],
+            fast: 0,
+            xmax: 0.0,
+            ymax: 0.0,
+            zmax: 0.0,
         }
     }
 }
@@ -259,6 +272,19 @@ fn slot_index(handle: u64) -> Option<usize> {
     (1..TABLE_SIZE).contains(&low).then_some(low)
 }
 
+/// The memory behind a live texture or surface object `value` (its array, or its linear
+/// memory), or None: race detection counts a kernel given the object as touching that memory.
+/// Reads the descriptors only, without a lock (a slot's fields are set before its key).
+pub fn object_memory(value: u64) -> Option<usize> {
+    let index = slot_index(value)?;
+    [&birenTexTable, &birenSurfTable].iter().find_map(|t| {
+        // SAFETY: index < TABLE_SIZE; the key is atomic and `base` is written only while the
+        // key is 0, so a matching key means a base that belongs to `value`.
+        let s = unsafe { &*t.slot(index) };
+        (s.key.load(Ordering::Acquire) == value).then_some(s.base)
+    })
+}
+
 impl Textures {
     fn parts(&self, surface: bool) -> (&Registry<TexObject>, &'static Table) {
         if surface {
@@ -321,8 +347,17 @@ impl Textures {
             (*p).addr = addr;
             (*p).dims = dims;
             (*p).layered = layered as u8;
-            (*p).clamp_f32 =
-                (!sampling.normalized_coords && addr == [ADDR_CLAMP; 3] && format == FMT_F32) as u8;
+            let plain = !sampling.normalized_coords && addr == [ADDR_CLAMP; 3] && format == FMT_F32;
+            // The linear path computes in fixed point, exact for sizes up to FAST_LINEAR_MAX.
+            (*p).fast = match (plain, sampling.linear) {
+                (false, _) => 0,
+                (true, false) => FAST_POINT,
+                (true, true) if w <= FAST_LINEAR_MAX && h <= FAST_LINEAR_MAX => FAST_LINEAR,
+                (true, true) => 0,
+            };
+            (*p).xmax = (w as f32 - 1.0).max(0.0);
+            (*p).ymax = (h as f32 - 1.0).max(0.0);
+            (*p).zmax = (d as f32 - 1.0).max(0.0);
             (*p).key.store(handle, Ordering::Release);
         }
         Ok(handle)

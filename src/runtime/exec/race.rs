@@ -23,6 +23,17 @@ pub(crate) fn strided_ranges(
     v
 }
 
+/// A kernel's argument words, and the memory of each texture or surface object among them (a
+/// surface write or a texture fetch touches the array behind the object, not an argument).
+pub(crate) fn kernel_words(mut words: Vec<usize>) -> Vec<usize> {
+    let objects: Vec<usize> = words
+        .iter()
+        .filter_map(|&w| crate::runtime::texture::object_memory(w as u64))
+        .collect();
+    words.extend(objects);
+    words
+}
+
 /// What `w` touches and how it is named in a report.
 pub(crate) fn work_desc(w: &Work) -> OpDesc {
     let mut d = OpDesc {
@@ -38,7 +49,7 @@ pub(crate) fn work_desc(w: &Work) -> OpDesc {
             d.kind = "kernel";
             // Registered name, or the symbol looked up only when a race is reported.
             d.name = l.info.as_ref().map_or(String::new(), |i| i.name.clone());
-            d.words = l.args.words();
+            d.words = kernel_words(l.args.words());
             d.code = l.kernel as usize;
         }
         Work::Copy { dst, src, len, .. } => {

@@ -370,15 +370,21 @@ impl GraphExec {
     /// this exec was instantiated from) for later launches. The executable form is rebuilt
     /// (O(nodes)), so that chain fusion stays right for the new configuration.
     pub fn set_kernel(&self, graph_id: u64, index: u32, k: KernelNode) -> Result<()> {
+        self.set_node(graph_id, index, NodeKind::Kernel(Arc::new(k)))
+    }
+
+    /// Replaces what top-level node `index` does by `kind`, a node of the same type, for later
+    /// launches (`set_kernel`'s rule for any node type).
+    pub fn set_node(&self, graph_id: u64, index: u32, kind: NodeKind) -> Result<()> {
         let mut cur = self.current.lock();
         if cur.graph_id != graph_id || index as usize >= cur.source.nodes.len() {
             return Err(ErrorCode::InvalidValue);
         }
-        if !matches!(cur.source.nodes[index as usize].kind, NodeKind::Kernel(_)) {
+        if cur.source.nodes[index as usize].kind.type_code() != kind.type_code() {
             return Err(ErrorCode::InvalidValue);
         }
         let mut source = (*cur.source).clone();
-        source.nodes[index as usize].kind = NodeKind::Kernel(Arc::new(k));
+        source.nodes[index as usize].kind = kind;
         *cur = Arc::new(ExecGraph::build(
             cur.exec_id,
             cur.graph_id,

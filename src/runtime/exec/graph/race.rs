@@ -4,7 +4,7 @@
 use crate::runtime::diagnostics::racecheck::{GraphDesc, NodeDesc, Range, Reach};
 use crate::runtime::exec::graph::exec::{ExecGraph, ExecWork};
 use crate::runtime::exec::graph::{CopyNode, FillNode};
-use crate::runtime::exec::race::strided_ranges;
+use crate::runtime::exec::race::{kernel_words, strided_ranges};
 use parking_lot::Mutex;
 use std::sync::{Arc, Weak};
 
@@ -57,10 +57,10 @@ pub(crate) fn graph_desc(g: &Arc<ExecGraph>) -> Arc<GraphDesc> {
         .map(|(i, n)| {
             let (ranges, words) = match &n.work {
                 _ if after_wait[i] => (Vec::new(), Vec::new()),
-                ExecWork::Kernel(k) => (Vec::new(), k.args.words()),
+                ExecWork::Kernel(k) => (Vec::new(), kernel_words(k.args.words())),
                 ExecWork::Fused(c) => (
                     Vec::new(),
-                    c.kernels().iter().flat_map(|k| k.args.words()).collect(),
+                    kernel_words(c.kernels().iter().flat_map(|k| k.args.words()).collect()),
                 ),
                 ExecWork::Copy(c) => (copy_node_ranges(c), Vec::new()),
                 ExecWork::Fill(f) => (fill_node_ranges(f), Vec::new()),
