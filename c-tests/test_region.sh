@@ -28,7 +28,7 @@ for lang in c11 cxx; do
   fi
   cat "$TMP/$lang.report"
   grep -q "fibers" "$TMP/$lang.report" && fail "a kernel of kernels.c kept its fiber form ($lang)"
-  [ "$(grep -c ': loops (' "$TMP/$lang.report")" = 13 ] || fail "expected 13 kernels in loops ($lang)"
+  [ "$(grep -c ': loops (' "$TMP/$lang.report")" = 14 ] || fail "expected 14 kernels in loops ($lang)"
   timeout 300 "$TMP/$lang"
 done
 
@@ -41,6 +41,11 @@ echo "-- -save-temps keeps the translated unit: the user's text first, under #li
 [ -f "$TMP/kernels.biren.c" ] || fail "no kernels.biren.c kept"
 head -n 1 "$TMP/kernels.biren.c" | grep -q '^#line 1 ' || fail "the translated unit does not start with #line 1"
 [ "$(sed -n 2p "$TMP/kernels.biren.c")" = "$(sed -n 1p c-tests/region/kernels.c)" ] || fail "the user's first line moved"
+# shared_atomics: the atomics on shared memory are plain in region form, those on global memory
+# stay atomic (each once as the user wrote it, once in the region entry).
+ra=$(sed -n '/shared_atomics_biren_region_(/,/^}/p' "$TMP/kernels.biren.c")
+[ "$(grep -c 'birenRegionAtomic[A-Za-z]*_(' <<<"$ra")" = 12 ] || fail "shared atomics not plain in region form"
+[ "$(grep -c "birenAtomicAddUint(&global" <<<"$ra")" = 3 ] || fail "a global atomic made plain"
 
 echo "-- a program that defines _GNU_SOURCE before its includes still gets it"
 cat > "$TMP/gnu.c" <<'C'

@@ -194,6 +194,76 @@ BIREN_KERNEL(early_return, (int *) out, (int) n) {
   out[i] = s[threadIdx.x];
 }
 
+/* Atomics on shared memory (BIREN_SHARED arrays, a struct's members, birenSharedMemory(); the
+ * typed names, as C99 has no generic ones):
+ * region form makes them plain read-modify-writes, as one OS thread runs the whole block; the
+ * atomic on global memory stays atomic. Every operation, with order-independent results, and
+ * the old values they return. */
+BIREN_KERNEL(shared_atomics, (unsigned *) out, (unsigned *) global) {
+  BIREN_SHARED unsigned s[8];
+  BIREN_SHARED struct { int lo; float f; } st;
+  unsigned *d = (unsigned *)birenSharedMemory();
+  unsigned t = threadIdx.x;
+  if (t < 8) s[t] = t == 5 ? 100u : t == 7 ? 50u : 0u;
+  if (t < 4) d[t] = t == 2 ? ~0u : 0u;
+  if (t == 0) {
+    st.lo = 1000;
+    st.f = 0.0f;
+  }
+  birenSyncThreads();
+  birenAtomicAddUint(&s[t % 4], t);
+  birenAtomicMaxUint(&s[4], t);
+  birenAtomicMinUint(s + 5, t + 7);
+  if (birenAtomicIncUint(&s[6], 9u) == 0) birenAtomicAddUint(&global[1], 1u);
+  birenAtomicDecUint(&s[7], 100u);
+  birenAtomicOrUint(&d[0], 1u << (t % 32));
+  birenAtomicXorUint(d + 1, t);
+  birenAtomicAndUint(&d[2], ~(1u << (t % 32)));
+  if (birenAtomicCASUint(&d[3], 0u, 7u) == 0) birenAtomicAddUint(&global[2], 1u);
+  birenAtomicSubUint(&d[3], 0u);
+  birenAtomicAddInt(&st.lo, 1);
+  birenAtomicAddFloat(&st.f, 0.5f);
+  birenAtomicAddUint(&global[0], 1u);
+  birenSyncThreads();
+  if (t < 8) out[blockIdx.x * 14 + t] = s[t];
+  if (t < 4) out[blockIdx.x * 14 + 8 + t] = d[t];
+  if (t == 0) {
+    out[blockIdx.x * 14 + 12] = (unsigned)st.lo;
+    out[blockIdx.x * 14 + 13] = (unsigned)st.f;
+  }
+}
+
+static int test_shared_atomics(void) {
+  enum { G = 3, B = 64 };
+  unsigned r[G * 14], g[3], *o, *dg;
+  OK(birenMalloc((void **)&o, sizeof r));
+  OK(birenMalloc((void **)&dg, sizeof g));
+  OK(birenMemset(dg, 0, sizeof g));
+  OK(BIREN_LAUNCH(shared_atomics, birenDim3(G, 1, 1), birenDim3(B, 1, 1), 4 * sizeof(unsigned), 0, o, dg));
+  OK(birenMemcpy(r, o, sizeof r, birenMemcpyDeviceToHost));
+  OK(birenMemcpy(g, dg, sizeof g, birenMemcpyDeviceToHost));
+  for (int b = 0; b < G; b++) {
+    const unsigned *x = r + b * 14;
+    for (unsigned k = 0; k < 4; k++) EXPECT(x[k] == 480 + 16 * k); /* the sum of t over t % 4 == k */
+    EXPECT(x[4] == B - 1);
+    EXPECT(x[5] == 7);
+    EXPECT(x[6] == B % 10);
+    EXPECT(x[7] == 100 - (B - 51));
+    EXPECT(x[8] == ~0u);
+    EXPECT(x[9] == 0);
+    EXPECT(x[10] == 0);
+    EXPECT(x[11] == 7);
+    EXPECT(x[12] == 1000 + B);
+    EXPECT(x[13] == B / 2);
+  }
+  EXPECT(g[0] == G * B);
+  EXPECT(g[1] == G * ((B + 9) / 10));
+  EXPECT(g[2] == G);
+  OK(birenFree(o));
+  OK(birenFree(dg));
+  return 0;
+}
+
 static int test_reduce(void) {
   enum { N = 5000, B = 256, G = (N + B - 1) / B };
   float *h = CAST(float *, malloc(N * sizeof(float))), ho[G], *d, *o;
@@ -444,7 +514,7 @@ static int test_register_regions_checks_arguments(void) {
 int main(void) {
   OK(birenInit());
   static const test_case tests[] = {
-      TEST(test_register_regions_checks_arguments), TEST(test_shuffles),
+      TEST(test_register_regions_checks_arguments), TEST(test_shuffles), TEST(test_shared_atomics),
       TEST(test_reduce),        TEST(test_scan_while),   TEST(test_rotate_do),
       TEST(test_uniform_if),    TEST(test_matmul),       TEST(test_live_values),
       TEST(test_reverse_dyn),   TEST(test_mirror3d),     TEST(test_late_return),

@@ -312,6 +312,11 @@ impl Type {
     pub fn is_const(&self) -> bool {
         unsafe { clang_isConstQualifiedType(self.t) != 0 }
     }
+    pub fn canonical(&self) -> Type {
+        Type {
+            t: unsafe { clang_getCanonicalType(self.t) },
+        }
+    }
     pub fn is_pod(&self) -> bool {
         unsafe { clang_isPODType(self.t) != 0 }
     }

@@ -50,6 +50,9 @@ struct Writer<'a> {
     out: String,
     /// Regions and checks written so far (their labels and names).
     n: usize,
+    /// The thread loop being written may carry a dependence (a shared atomic made plain):
+    /// no `ivdep`.
+    serial: bool,
 }
 
 /// The source lane of a warp shuffle in region form, by CUDA's rules as the fiber form applies
@@ -74,6 +77,31 @@ static inline size_t birenRegionShflSrc_(size_t t, unsigned kind, unsigned p, un
 #endif
 ";
 
+/// CUDA's atomics on the block's shared memory as plain read-modify-writes (see
+/// `Analysis::shared_atomics`): the old value, as the atomic returns it. The operands are
+/// evaluated once, converted to the element's type as the atomic's parameters are.
+const ATOMIC_HELPER: &str = "#ifndef BIREN_REGION_ATOMIC_
+#define BIREN_REGION_ATOMIC_
+#define birenRegionRmw_(p, v, new) __extension__({ __typeof__(&*(p)) biren_ap_ = (p); \\
+  const __typeof__(*biren_ap_) biren_av_ = (v), biren_old_ = *biren_ap_; (void)biren_av_; \\
+  *biren_ap_ = (new); biren_old_; })
+#define birenRegionAtomicAdd_(p, v) birenRegionRmw_(p, v, biren_old_ + biren_av_)
+#define birenRegionAtomicSub_(p, v) birenRegionRmw_(p, v, biren_old_ - biren_av_)
+#define birenRegionAtomicExch_(p, v) birenRegionRmw_(p, v, biren_av_)
+#define birenRegionAtomicMin_(p, v) birenRegionRmw_(p, v, biren_av_ < biren_old_ ? biren_av_ : biren_old_)
+#define birenRegionAtomicMax_(p, v) birenRegionRmw_(p, v, biren_av_ > biren_old_ ? biren_av_ : biren_old_)
+#define birenRegionAtomicAnd_(p, v) birenRegionRmw_(p, v, biren_old_ & biren_av_)
+#define birenRegionAtomicOr_(p, v) birenRegionRmw_(p, v, biren_old_ | biren_av_)
+#define birenRegionAtomicXor_(p, v) birenRegionRmw_(p, v, biren_old_ ^ biren_av_)
+#define birenRegionAtomicInc_(p, v) birenRegionRmw_(p, v, biren_old_ >= biren_av_ ? 0 : biren_old_ + 1)
+#define birenRegionAtomicDec_(p, v) \\
+  birenRegionRmw_(p, v, (biren_old_ == 0 || biren_old_ > biren_av_) ? biren_av_ : biren_old_ - 1)
+#define birenRegionAtomicCAS_(p, c, v) __extension__({ __typeof__(&*(p)) biren_ap_ = (p); \\
+  const __typeof__(*biren_ap_) biren_ac_ = (c), biren_av_ = (v), biren_old_ = *biren_ap_; \\
+  if (biren_old_ == biren_ac_) *biren_ap_ = biren_av_; biren_old_; })
+#endif
+";
+
 fn entry(src: &[u8], file: &str, k: &Kernel, plan: &Plan) -> String {
     let mut w = Writer {
         src,
@@ -82,6 +110,7 @@ fn entry(src: &[u8], file: &str, k: &Kernel, plan: &Plan) -> String {
         plan,
         out: String::new(),
         n: 0,
+        serial: false,
     };
     w.function();
     w.out
@@ -156,6 +185,9 @@ impl Writer<'_> {
         let name = &self.k.name;
         if !self.plan.shuffles.is_empty() {
             self.out.push_str(SHUFFLE_HELPER);
+        }
+        if !self.plan.block_atomics.is_empty() {
+            self.out.push_str(ATOMIC_HELPER);
         }
         self.gen_line();
         // GCC's -O2 vectorises only loops whose trip count is a known multiple of the vector
@@ -311,20 +343,24 @@ impl Writer<'_> {
 
     /// The thread loop over x in [0, `x_end`) of each row.
     fn thread_loop_open_to(&mut self, x_end: &str) {
+        let ivdep = if self.serial {
+            ""
+        } else {
+            "#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC ivdep\n#endif\n"
+        };
         self.out.push_str(
             &"  for (unsigned biren_tz_ = 0; biren_tz_ < blockDim.z; ++biren_tz_)\n\
              \x20 for (unsigned biren_ty_ = 0; biren_ty_ < blockDim.y; ++biren_ty_) {\n\
              \x20 const unsigned biren_row_ = (biren_tz_ * blockDim.y + biren_ty_) * blockDim.x;\n\
              \x20 BIREN_ASSUME_(biren_base_ + blockDim.x >= biren_base_ && biren_base_ + blockDim.x <= 0x7fffffffu);\n\
-             #if defined(__GNUC__) && !defined(__clang__)\n\
-             #pragma GCC ivdep\n\
-             #endif\n\
+             BIREN_IVDEP_\
              \x20 for (int biren_g_ = (int)biren_base_; biren_g_ < (int)(biren_base_ + BIREN_X_END_); ++biren_g_) {\n\
              \x20 const size_t biren_t_ = (size_t)biren_row_ + (size_t)(biren_g_ - (int)biren_base_);\n\
              \x20 dim3 threadIdx;\n\
              \x20 threadIdx.x = (unsigned)biren_g_ - biren_base_; threadIdx.y = biren_ty_; threadIdx.z = biren_tz_;\n\
              \x20 (void)threadIdx; (void)biren_t_;\n"
-                .replace("BIREN_X_END_", x_end),
+                .replace("BIREN_X_END_", x_end)
+                .replace("BIREN_IVDEP_", ivdep),
         );
         if self.plan.returns {
             self.out
@@ -394,6 +430,11 @@ impl Writer<'_> {
                 let vars: Vec<usize> = uses.iter().map(|u| u.0).collect();
                 let written: Vec<usize> = uses.iter().filter(|u| u.1).map(|u| u.0).collect();
                 self.out.push_str("  { /* region */\n");
+                self.serial = self
+                    .plan
+                    .block_atomics
+                    .iter()
+                    .any(|&a| a >= *start && a < *end);
                 let guard = self.plan.guards.get(start).copied();
                 match guard {
                     Some(g) => {
@@ -438,6 +479,7 @@ impl Writer<'_> {
                 }
                 self.thread_loop_close();
                 self.out.push_str("  }\n");
+                self.serial = false;
             }
             Piece::Shuffle {
                 stmt,

@@ -152,6 +152,10 @@ pub struct Plan {
     pub regions: usize,
     /// Per shuffle store, the value's type.
     pub shuffles: Vec<String>,
+    /// Atomics on the block's shared memory made plain read-modify-writes (see
+    /// `Analysis::shared_atomics`): where each call's name is. A region holding one is no
+    /// `ivdep` loop (two threads may update the same element).
+    pub block_atomics: Vec<usize>,
 }
 
 /// A kernel found in the unit.
@@ -559,6 +563,7 @@ impl<'a> Analysis<'a> {
         self.collect_uses(body)?;
         self.check_params_and_counters(body)?;
         let remat = self.rematerializable();
+        let block_atomics = self.shared_atomics(body, &remat);
         let expanded = self.expand(&remat)?;
         let (uses, cond_uses) = self.uses_by_region(&expanded);
         let guards = self.guards(&remat);
@@ -597,6 +602,7 @@ impl<'a> Analysis<'a> {
             uses_loop,
             regions: self.regions.len(),
             shuffles: std::mem::take(&mut self.shuffles),
+            block_atomics,
         })
     }
 
@@ -1568,7 +1574,11 @@ impl<'a> Analysis<'a> {
             let Pos::Main(o) = d.location() else { continue };
             let name = self.params[p].spelling();
             let ctx = text::use_context(src, o, name.len());
-            if ctx.writes || ctx.address {
+            // `&p[i]`, `&p->m`: the address of what a pointer parameter points at.
+            let rest = &src[text::skip_blank(src, o + name.len()).min(src.len())..];
+            let pointee = self.params[p].ty().kind() == CXType_Pointer
+                && (rest.starts_with(b"[") || rest.starts_with(b"->"));
+            if ctx.writes || (ctx.address && !pointee) {
                 return self.fail(format!("the kernel changes its parameter {name}"), &d);
             }
         }
@@ -1720,9 +1730,10 @@ impl<'a> Analysis<'a> {
                 );
             }
             let is_array = kind == CXType_ConstantArray;
+            let is_ptr = kind == CXType_Pointer;
             for &u in &var.uses {
                 let ctx = text::use_context(src, u, var.name.len());
-                if ctx.address || (is_array && !ctx.subscript) {
+                if takes_address(src, u, var.name.len(), is_ptr) || (is_array && !ctx.subscript) {
                     return self.fail(
                         format!(
                             "the address of {} is taken and it lives across a barrier",
@@ -1772,9 +1783,11 @@ impl<'a> Analysis<'a> {
                     continue;
                 }
                 let is_array = var.cursor.ty().kind() == CXType_ConstantArray;
+                let is_ptr = var.cursor.ty().kind() == CXType_Pointer;
                 for &u in &var.uses {
                     let ctx = text::use_context(src, u, var.name.len());
-                    if ctx.address || (is_array && !ctx.subscript) {
+                    if takes_address(src, u, var.name.len(), is_ptr) || (is_array && !ctx.subscript)
+                    {
                         let c = var.cursor;
                         return self.fail(
                             format!(
@@ -1948,9 +1961,10 @@ impl<'a> Analysis<'a> {
                 continue;
             };
             // Never changed after its declaration.
+            let is_ptr = var.cursor.ty().kind() == CXType_Pointer;
             if var.uses.iter().any(|&u| {
-                let c = text::use_context(src, u, var.name.len());
-                c.writes || c.address
+                text::use_context(src, u, var.name.len()).writes
+                    || takes_address(src, u, var.name.len(), is_ptr)
             }) {
                 continue;
             }
@@ -2099,6 +2113,162 @@ impl<'a> Analysis<'a> {
         out
     }
 
+    /// Atomics whose address is provably in the block's shared memory (a `BIREN_SHARED`
+    /// variable, or a pointer recomputed from `birenSharedMemory()`), called in a region: one
+    /// OS thread runs the whole block in region form, so no other thread can touch that memory
+    /// meanwhile and a plain read-modify-write does (`birenRegionAtomic*_`, emit.rs). An
+    /// atomic on any other address (global memory: other blocks run on other cores) stays
+    /// atomic. Returns where each rewritten call's name is; the edits rename them.
+    fn shared_atomics(
+        &mut self,
+        body: &Cursor,
+        remat: &[(usize, Remat, Vec<usize>)],
+    ) -> Vec<usize> {
+        let src = self.src;
+        // Pointers into shared memory that are recomputed per region (never changed).
+        let mut shared_ptrs: HashSet<usize> = HashSet::new();
+        for (v, _, _) in remat {
+            let Some(init) = self.vars[*v].cursor.children().last().copied() else {
+                continue;
+            };
+            if self.vars[*v].cursor.ty().kind() == CXType_Pointer
+                && self.ptr_shared(&init, &shared_ptrs, true)
+            {
+                shared_ptrs.insert(*v);
+            }
+        }
+        let mut out = Vec::new();
+        for d in body.descendants() {
+            if d.kind() != CXCursor_CallExpr {
+                continue;
+            }
+            // C's generic atomics are macros over _Generic: a call with no callee libclang
+            // names; its name is the macro's, where the call starts.
+            if d.referenced()
+                .is_some_and(|f| !f.spelling().starts_with("birenAtomic"))
+            {
+                continue;
+            }
+            let Pos::Main(at) = d.start() else { continue };
+            if out.contains(&at) {
+                continue;
+            }
+            if !self.regions.iter().any(|r| at >= r.0 && at < r.1) {
+                continue;
+            }
+            let written = text::ident_at(src, at);
+            let Some(op) = atomic_op(written) else {
+                continue;
+            };
+            let args: Vec<Cursor> = d.children().into_iter().skip(1).collect();
+            let want = if op == "CAS" { 3 } else { 2 };
+            if args.len() != want || !self.ptr_shared(&args[0], &shared_ptrs, false) {
+                continue;
+            }
+            self.edits.push(Edit {
+                start: at,
+                end: at + written.len(),
+                with: EditKind::Text(format!("birenRegionAtomic{op}_")),
+            });
+            out.push(at);
+        }
+        out
+    }
+
+    /// A `BIREN_SHARED` variable of the kernel.
+    fn is_shared_var(&self, r: &Cursor) -> bool {
+        let Some(v) = self.var_of(r) else {
+            return false;
+        };
+        let c = self.vars[v].cursor;
+        // Declared by a statement (moved to the function's top) that starts with BIREN_SHARED.
+        let Pos::Main(o) = c.location() else {
+            return false;
+        };
+        c.storage_static_or_extern()
+            && self.hoisted.iter().any(|h| {
+                o >= h.0
+                    && o < h.1
+                    && text::ident_at(self.src, text::skip_blank(self.src, h.0)) == "BIREN_SHARED"
+            })
+    }
+
+    /// Whether expression `e`'s value points into the block's shared memory; `alloc`: a call
+    /// of `birenSharedMemory()` counts (a recomputed pointer's initializer).
+    fn ptr_shared(&self, e: &Cursor, ptrs: &HashSet<usize>, alloc: bool) -> bool {
+        let e = strip_expr(e);
+        let is_ptr = |c: &Cursor| c.ty().kind() == CXType_Pointer;
+        match e.kind() {
+            CXCursor_DeclRefExpr => e.referenced().is_some_and(|r| {
+                self.var_of(&r).is_some_and(|v| ptrs.contains(&v))
+                    || (is_array(&e) && self.is_shared_var(&r))
+            }),
+            CXCursor_CallExpr => {
+                alloc
+                    && e.referenced()
+                        .is_some_and(|f| f.spelling() == "birenSharedMemory")
+            }
+            CXCursor_CStyleCastExpr => match e.children().last() {
+                Some(c) => self.ptr_shared(c, ptrs, alloc),
+                None => false,
+            },
+            // `&lvalue`: the only unary operator giving a pointer from a non-pointer.
+            CXCursor_UnaryOperator => {
+                let ch = e.children();
+                ch.len() == 1
+                    && is_ptr(&e)
+                    && !is_ptr(&ch[0])
+                    && !is_array(&ch[0])
+                    && self.lval_shared(&ch[0], ptrs)
+            }
+            // pointer + integer, pointer - integer
+            CXCursor_BinaryOperator => {
+                let ch = e.children();
+                // A pointer from a shared pointer and an integer is `+` or `-` (an assignment
+                // cannot change a shared array or a recomputed pointer).
+                ch.len() == 2
+                    && is_ptr(&e)
+                    && self.ptr_shared(&ch[0], ptrs, alloc)
+                    && is_integer(&ch[1])
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether lvalue `e` is stored in the block's shared memory.
+    fn lval_shared(&self, e: &Cursor, ptrs: &HashSet<usize>) -> bool {
+        let e = strip_expr(e);
+        match e.kind() {
+            CXCursor_DeclRefExpr => e.referenced().is_some_and(|r| self.is_shared_var(&r)),
+            CXCursor_ArraySubscriptExpr => {
+                let ch = e.children();
+                if ch.len() != 2 || !is_integer(&ch[1]) {
+                    return false;
+                }
+                let base = strip_expr(&ch[0]);
+                if is_array(&base) {
+                    self.lval_shared(&base, ptrs)
+                } else {
+                    self.ptr_shared(&base, ptrs, false)
+                }
+            }
+            CXCursor_MemberRefExpr => {
+                let Pos::Main(mut j) = e.spelled_location() else {
+                    return false;
+                };
+                while j > 0 && (self.src[j - 1] as char).is_ascii_whitespace() {
+                    j -= 1;
+                }
+                j > 0
+                    && self.src[j - 1] == b'.'
+                    && e.children()
+                        .first()
+                        .is_some_and(|b| self.lval_shared(b, ptrs))
+            }
+            _ => false,
+        }
+    }
+
     /// Per region and checked condition, the recomputed variables to declare there.
     fn remat_uses(
         &self,
@@ -2181,4 +2351,74 @@ impl<'a> Analysis<'a> {
         }
         (uses, cond_uses)
     }
+}
+
+/// The operation of an atomic's name as written (`birenAtomicAdd`, `birenAtomicAddUint`, ...):
+/// the part `birenRegionAtomic{op}_` (emit.rs) implements; None for any other name.
+fn atomic_op(written: &str) -> Option<&'static str> {
+    let rest = written.strip_prefix("birenAtomic")?;
+    for op in [
+        "Add", "Sub", "Exch", "Min", "Max", "Inc", "Dec", "CAS", "And", "Or", "Xor",
+    ] {
+        if let Some(ty) = rest.strip_prefix(op) {
+            if matches!(ty, "" | "Int" | "Uint" | "Ull" | "Float" | "Double") {
+                return Some(op);
+            }
+        }
+    }
+    None
+}
+
+/// `e` without parentheses and implicit conversions.
+fn strip_expr(e: &Cursor) -> Cursor {
+    let mut e = *e;
+    while matches!(e.kind(), CXCursor_ParenExpr | CXCursor_UnexposedExpr) {
+        let ch = e.children();
+        if ch.len() != 1 {
+            break;
+        }
+        e = ch[0];
+    }
+    e
+}
+
+fn is_array(e: &Cursor) -> bool {
+    matches!(
+        e.ty().kind(),
+        CXType_ConstantArray | CXType_IncompleteArray | CXType_VariableArray
+    )
+}
+
+fn is_integer(e: &Cursor) -> bool {
+    let mut t = e.ty();
+    // A typedef (size_t) or elaborated name: its canonical type.
+    if matches!(t.kind(), CXType_Typedef | CXType_Elaborated) {
+        t = t.canonical();
+    }
+    matches!(
+        t.kind(),
+        CXType_Int
+            | CXType_UInt
+            | CXType_Long
+            | CXType_ULong
+            | CXType_LongLong
+            | CXType_ULongLong
+            | CXType_Short
+            | CXType_UShort
+            | CXType_Char_S
+            | CXType_Char_U
+            | CXType_SChar
+            | CXType_UChar
+            | CXType_Bool
+    )
+}
+
+/// Whether the use of a variable at `u` (its name `len` long) takes the variable's address:
+/// `&v`, not `&p[i]` or `&p->m` of a pointer `p` (the address of what it points at).
+fn takes_address(src: &[u8], u: usize, len: usize, is_ptr: bool) -> bool {
+    if !text::use_context(src, u, len).address {
+        return false;
+    }
+    let rest = &src[text::skip_blank(src, u + len).min(src.len())..];
+    !(is_ptr && (rest.starts_with(b"[") || rest.starts_with(b"->")))
 }
