@@ -194,6 +194,32 @@ BIREN_KERNEL(early_return, (int *) out, (int) n) {
   out[i] = s[threadIdx.x];
 }
 
+/* A scan in each row of a 2-D block: two buffers swapped by a variable all threads hold the
+ * same value of (kept once for the block); an `if` on x >= off among other statements (two
+ * thread loops, the condition a constant in each), one on x < E with an else; rows whose
+ * width is no multiple of a vector. */
+BIREN_KERNEL(scan_rows, (const int *) in, (int *) out, (int) valid) {
+  BIREN_SHARED int buf[2][2][64];
+  int t = (int)threadIdx.x, y = (int)threadIdx.y, from = 0, off;
+  int g = ((int)blockIdx.x * 2 + y) * (int)blockDim.x + t;
+  buf[0][y][t] = in[g];
+  birenSyncThreads();
+  for (off = 1; off < (int)blockDim.x; off <<= 1) {
+    int v = buf[from][y][t];
+    if (t >= off) v += buf[from][y][t - off];
+    buf[1 - from][y][t] = v;
+    from = 1 - from;
+    birenSyncThreads();
+  }
+  int r = buf[from][y][t];
+  if (t < valid) {
+    r += 1000;
+  } else {
+    r = -r;
+  }
+  out[g] = r;
+}
+
 /* Atomics on shared memory (BIREN_SHARED arrays, a struct's members, birenSharedMemory(); the
  * typed names, as C99 has no generic ones):
  * region form makes them plain read-modify-writes, as one OS thread runs the whole block; the
@@ -231,6 +257,27 @@ BIREN_KERNEL(shared_atomics, (unsigned *) out, (unsigned *) global) {
     out[blockIdx.x * 14 + 12] = (unsigned)st.lo;
     out[blockIdx.x * 14 + 13] = (unsigned)st.f;
   }
+}
+
+static int test_scan_rows(void) {
+  enum { G = 3, BX = 45, N = G * 2 * BX };
+  int h[N], r[N], *d, *o;
+  for (int i = 0; i < N; i++) h[i] = (i * 7) % 11 - 3;
+  OK(birenMalloc((void **)&d, sizeof h));
+  OK(birenMalloc((void **)&o, sizeof r));
+  OK(birenMemcpy(d, h, sizeof h, birenMemcpyHostToDevice));
+  OK(BIREN_LAUNCH(scan_rows, birenDim3(G, 1, 1), birenDim3(BX, 2, 1), 0, 0, d, o, 20));
+  OK(birenMemcpy(r, o, sizeof r, birenMemcpyDeviceToHost));
+  for (int row = 0; row < G * 2; row++) {
+    int sum = 0;
+    for (int t = 0; t < BX; t++) {
+      sum += h[row * BX + t];
+      EXPECT(r[row * BX + t] == (t < 20 ? sum + 1000 : -sum));
+    }
+  }
+  OK(birenFree(d));
+  OK(birenFree(o));
+  return 0;
 }
 
 static int test_shared_atomics(void) {
@@ -514,7 +561,7 @@ static int test_register_regions_checks_arguments(void) {
 int main(void) {
   OK(birenInit());
   static const test_case tests[] = {
-      TEST(test_register_regions_checks_arguments), TEST(test_shuffles), TEST(test_shared_atomics),
+      TEST(test_register_regions_checks_arguments), TEST(test_shuffles), TEST(test_shared_atomics), TEST(test_scan_rows),
       TEST(test_reduce),        TEST(test_scan_while),   TEST(test_rotate_do),
       TEST(test_uniform_if),    TEST(test_matmul),       TEST(test_live_values),
       TEST(test_reverse_dyn),   TEST(test_mirror3d),     TEST(test_late_return),

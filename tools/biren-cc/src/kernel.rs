@@ -79,6 +79,9 @@ pub struct Expanded {
     pub ty: String,
     /// An array: copied in and out whole (it cannot be assigned).
     pub is_array: bool,
+    /// Every thread holds the same value (see `Analysis::uniform_kept`): kept once for the
+    /// block, not per thread.
+    pub uniform: bool,
 }
 
 /// A variable recomputed where it is used (see `Plan::remat`).
@@ -101,6 +104,15 @@ pub struct Guard {
     pub cond: Span,
     /// The guarded statement (the `if`'s body).
     pub body: usize,
+}
+
+/// See `Plan::splits`.
+#[derive(Debug, Clone, Copy)]
+pub struct Split {
+    /// The condition `x < E` (or `x >= E`, ...) of an `if` in the region.
+    pub cond: Span,
+    /// The threads that pass are a prefix of each row (`x < E`), else a suffix (`x >= E`).
+    pub prefix: bool,
 }
 
 /// A text edit inside a region.
@@ -140,6 +152,11 @@ pub struct Plan {
     /// region start, the condition and where its statement starts. Only threads whose x
     /// passes run (a prefix of each row, found by bisection).
     pub guards: HashMap<usize, Guard>,
+    /// Regions (by start) holding an `if` on `x < E` or `x >= E` (the thread's x index, a
+    /// uniform bound) among other statements: run as two thread loops, over the threads of
+    /// each row that fail and those that pass (found by bisection), the condition written as
+    /// the constant it is in each; the loops then hold no branch on it and vectorise.
+    pub splits: HashMap<usize, Split>,
     /// Per checked condition (by start offset), the expanded variables it uses.
     pub cond_uses: HashMap<usize, Vec<usize>>,
     /// Declarations moved to the function's top (statics, shared arrays, types).
@@ -567,7 +584,8 @@ impl<'a> Analysis<'a> {
         let expanded = self.expand(&remat)?;
         let (uses, cond_uses) = self.uses_by_region(&expanded);
         let guards = self.guards(&remat);
-        let remat_uses = self.remat_uses(&remat, &guards);
+        let splits = self.splits(&remat, &guards);
+        let remat_uses = self.remat_uses(&remat, &guards, &splits);
         // The loop pointer, where a region or a checked condition uses it (the barriers' uses go
         // with them).
         let uses_loop = {
@@ -596,6 +614,7 @@ impl<'a> Analysis<'a> {
                 .collect(),
             remat_uses,
             guards,
+            splits,
             hoisted: std::mem::take(&mut self.hoisted),
             edits: std::mem::take(&mut self.edits),
             returns: self.returns,
@@ -1110,7 +1129,11 @@ impl<'a> Analysis<'a> {
                 remat.iter().any(|(w, rm, _)| {
                     *w == v && {
                         let t = String::from_utf8_lossy(&src[rm.init.0..rm.init.1]);
-                        t.split_whitespace().collect::<String>() == "threadIdx.x"
+                        // Exactly x, or x as an int (exact: x < 2^31; the order is kept).
+                        matches!(
+                            t.split_whitespace().collect::<String>().as_str(),
+                            "threadIdx.x" | "(int)threadIdx.x" | "(unsigned)threadIdx.x"
+                        )
                     }
                 })
             }
@@ -1182,6 +1205,88 @@ impl<'a> Analysis<'a> {
                     body: b,
                 },
             );
+        }
+        out
+    }
+
+    /// An `if` whose condition is `x OP E` or `E OP x` (x the thread's x index, E uniform):
+    /// the condition's span, and whether the threads that pass are a prefix of each row.
+    fn x_compare(&self, s: &Cursor, remat: &[(usize, Remat, Vec<usize>)]) -> Option<(Span, bool)> {
+        let src = self.src;
+        if s.kind() != CXCursor_IfStmt {
+            return None;
+        }
+        let ch = s.children();
+        let cond = strip_parens(ch.first()?);
+        if cond.kind() != CXCursor_BinaryOperator {
+            return None;
+        }
+        let Pos::Main(at) = s.start() else {
+            return None;
+        };
+        if text::ident_at(src, at) != "if" {
+            return None;
+        }
+        let ops = cond.children();
+        let [l, r] = ops.as_slice() else { return None };
+        // The operator: the token before the right operand.
+        let Pos::Main(mut j) = r.start() else {
+            return None;
+        };
+        while j > 0 && (src[j - 1] as char).is_ascii_whitespace() {
+            j -= 1;
+        }
+        let op: &[u8] = if j >= 2 && src[j - 1] == b'=' {
+            &src[j - 2..j]
+        } else {
+            &src[j.saturating_sub(1)..j]
+        };
+        let before = if j > op.len() {
+            src[j - op.len() - 1]
+        } else {
+            b' '
+        };
+        if before == b'<' || before == b'>' || before == b'=' || before == b'!' {
+            return None;
+        }
+        let less = op == b"<" || op == b"<=";
+        let greater = op == b">" || op == b">=";
+        if !(less || greater) {
+            return None;
+        }
+        let prefix = if self.is_thread_x(l, remat) && self.uniform_expr(r) {
+            less
+        } else if self.is_thread_x(r, remat) && self.uniform_expr(l) {
+            greater
+        } else {
+            return None;
+        };
+        let open = text::skip_blank(src, at + 2);
+        let close = (src.get(open) == Some(&b'('))
+            .then(|| text::matching(src, open))
+            .flatten()?;
+        Some(((open + 1, close), prefix))
+    }
+
+    /// The regions to run as two thread loops (see `Plan::splits`): those that are no guard
+    /// and hold an `if` on the thread's x index against a uniform bound (the first one).
+    fn splits(
+        &self,
+        remat: &[(usize, Remat, Vec<usize>)],
+        guards: &HashMap<usize, Guard>,
+    ) -> HashMap<usize, Split> {
+        let mut out = HashMap::new();
+        for (&start, stmts) in &self.run_stmts {
+            if guards.contains_key(&start) || !self.regions.iter().any(|r| r.0 == start) {
+                continue;
+            }
+            let found = stmts
+                .iter()
+                .flat_map(|s| std::iter::once(*s).chain(s.descendants()))
+                .find_map(|d| self.x_compare(&d, remat));
+            if let Some((cond, prefix)) = found {
+                out.insert(start, Split { cond, prefix });
+            }
         }
         out
     }
@@ -1766,6 +1871,7 @@ impl<'a> Analysis<'a> {
                     name: var.name.clone(),
                     ty,
                     is_array,
+                    uniform: false,
                 },
             ));
         }
@@ -1800,11 +1906,159 @@ impl<'a> Analysis<'a> {
                 }
             }
         }
+        let uniform = self.uniform_kept(&out);
+        for (v, e) in out.iter_mut() {
+            e.uniform = uniform.contains(v);
+        }
         // The declarations of expanded variables become assignments.
         let mut rewritten: HashSet<usize> = out.iter().map(|(v, _)| *v).collect();
         rewritten.extend((0..self.vars.len()).filter(|&v| self.vars[v].counter));
         self.rewrite_declarations(&rewritten)?;
         Ok(out)
+    }
+
+    /// The kept scalars every thread of a block holds the same value of (MCUDA's uniform
+    /// variables; `from = 1 - from` in a scan that swaps buffers): each is written only by
+    /// statements of regions that every thread runs (a region's own statements, not inside an
+    /// `if` or a loop): its declaration, `v = E;`, `v op= E;`, `v++;`, where E reads only
+    /// parameters, the block's indices, block-level counters and such variables, no memory.
+    /// Kept once for the block, a region's loads of it are loop invariants and vectorise.
+    fn uniform_kept(&self, kept: &[(usize, Expanded)]) -> HashSet<usize> {
+        let src = self.src;
+        let top: Vec<(Span, Cursor)> = self
+            .run_stmts
+            .values()
+            .flatten()
+            .filter_map(|s| match (s.start(), s.end()) {
+                (Pos::Main(a), Pos::Main(b)) => Some(((a, b), *s)),
+                _ => None,
+            })
+            .collect();
+        let top_stmt = |o: usize| {
+            top.iter()
+                .find(|(sp, _)| o >= sp.0 && o < sp.1)
+                .map(|x| x.1)
+        };
+        let mut set: HashSet<usize> = kept
+            .iter()
+            .filter(|(v, e)| {
+                let t = self.vars[*v].cursor.ty().canonical().kind();
+                !e.is_array
+                    && matches!(
+                        t,
+                        CXType_Int
+                            | CXType_UInt
+                            | CXType_Long
+                            | CXType_ULong
+                            | CXType_LongLong
+                            | CXType_ULongLong
+                            | CXType_Short
+                            | CXType_UShort
+                            | CXType_Char_S
+                            | CXType_Char_U
+                            | CXType_SChar
+                            | CXType_UChar
+                            | CXType_Bool
+                            | CXType_Float
+                            | CXType_Double
+                            | CXType_Enum
+                    )
+            })
+            .map(|(v, _)| *v)
+            .collect();
+        loop {
+            let mut drop = Vec::new();
+            for &v in &set {
+                let var = &self.vars[v];
+                let len = var.name.len();
+                let mut ok = true;
+                // Its declaration: a region's own statement, its initializer (if any) uniform.
+                if let Pos::Main(o) = var.cursor.location() {
+                    ok &= top_stmt(o).is_some_and(|s| s.kind() == CXCursor_DeclStmt);
+                    let init = var.cursor.children().last().copied();
+                    let end =
+                        text::scan_top(src, o, src.len(), |i| src[i] == b';' || src[i] == b',')
+                            .unwrap_or(o);
+                    let has_init = text::scan_top(src, o, end, |i| {
+                        src[i] == b'=' && src.get(i + 1) != Some(&b'=')
+                    })
+                    .is_some();
+                    if has_init {
+                        ok &= init.is_some_and(|e| {
+                            (100..200).contains(&e.kind()) && self.uniform_with(&e, &set)
+                        });
+                    }
+                } else {
+                    ok = false;
+                }
+                for &u in &var.uses {
+                    if !ok {
+                        break;
+                    }
+                    if !text::use_context(src, u, len).writes {
+                        continue;
+                    }
+                    // The whole statement is the write, its target this variable.
+                    let Some(s) = top_stmt(u) else {
+                        ok = false;
+                        break;
+                    };
+                    let e = strip_parens(&s);
+                    let target = e.children().first().map(strip_parens);
+                    ok = matches!(
+                        e.kind(),
+                        CXCursor_BinaryOperator
+                            | CXCursor_CompoundAssignOperator
+                            | CXCursor_UnaryOperator
+                    ) && target.is_some_and(|t| {
+                        t.kind() == CXCursor_DeclRefExpr
+                            && matches!(t.location(), Pos::Main(l) if l == u)
+                    }) && self.uniform_with(&e, &set);
+                }
+                if !ok {
+                    drop.push(v);
+                }
+            }
+            if drop.is_empty() {
+                return set;
+            }
+            for v in drop {
+                set.remove(&v);
+            }
+        }
+    }
+
+    /// As `uniform_expr_as` (writes allowed), the variables of `set` counted as uniform too.
+    fn uniform_with(&self, e: &Cursor, set: &HashSet<usize>) -> bool {
+        let thread = self.params[self.nparams];
+        let lp = self.params[self.nparams + 4];
+        std::iter::once(*e).chain(e.descendants()).all(|d| match d.kind() {
+            CXCursor_DeclRefExpr => d.referenced().is_some_and(|r| {
+                !r.same(&thread)
+                    && !r.same(&lp)
+                    && (self.params.iter().any(|p| p.same(&r))
+                        || r.kind() == CXCursor_EnumConstantDecl
+                        || self
+                            .var_of(&r)
+                            .is_some_and(|v| self.vars[v].block_level || set.contains(&v)))
+            }),
+            CXCursor_MemberRefExpr => dot_member(self.src, &d),
+            CXCursor_UnaryOperator => {
+                matches!(d.start(), Pos::Main(o) if !matches!(self.src.get(o), Some(b'*' | b'&')))
+            }
+            CXCursor_IntegerLiteral
+            | CXCursor_FloatingLiteral
+            | CXCursor_CharacterLiteral
+            | CXCursor_ParenExpr
+            | CXCursor_BinaryOperator
+            | CXCursor_CompoundAssignOperator
+            | CXCursor_ConditionalOperator
+            | CXCursor_CStyleCastExpr
+            | CXCursor_UnexposedExpr
+            | CXCursor_TypeRef
+            | CXCursor_UnaryExpr => true,
+            _ => false,
+        })
     }
 
     /// Rewrites the declaration statements that declare expanded variables.
@@ -2274,9 +2528,14 @@ impl<'a> Analysis<'a> {
         &self,
         remat: &[(usize, Remat, Vec<usize>)],
         guards: &HashMap<usize, Guard>,
+        splits: &HashMap<usize, Split>,
     ) -> HashMap<usize, Vec<usize>> {
         let mut out: HashMap<usize, Vec<usize>> = HashMap::new();
-        let guard_conds: Vec<Span> = guards.values().map(|g| g.cond).collect();
+        let guard_conds: Vec<Span> = guards
+            .values()
+            .map(|g| g.cond)
+            .chain(splits.values().map(|s| s.cond))
+            .collect();
         let spans: Vec<Span> = self
             .regions
             .iter()
@@ -2421,4 +2680,17 @@ fn takes_address(src: &[u8], u: usize, len: usize, is_ptr: bool) -> bool {
     }
     let rest = &src[text::skip_blank(src, u + len).min(src.len())..];
     !(is_ptr && (rest.starts_with(b"[") || rest.starts_with(b"->")))
+}
+
+/// `e` without parentheses.
+fn strip_parens(e: &Cursor) -> Cursor {
+    let mut e = *e;
+    while matches!(e.kind(), CXCursor_ParenExpr | CXCursor_UnexposedExpr) {
+        let ch = e.children();
+        if ch.len() != 1 {
+            break;
+        }
+        e = ch[0];
+    }
+    e
 }
