@@ -28,7 +28,7 @@ for lang in c11 cxx; do
   fi
   cat "$TMP/$lang.report"
   grep -q "fibers" "$TMP/$lang.report" && fail "a kernel of kernels.c kept its fiber form ($lang)"
-  [ "$(grep -c ': loops (' "$TMP/$lang.report")" = 15 ] || fail "expected 15 kernels in loops ($lang)"
+  [ "$(grep -c ': loops (' "$TMP/$lang.report")" = 16 ] || fail "expected 16 kernels in loops ($lang)"
   timeout 300 "$TMP/$lang"
 done
 
@@ -46,6 +46,9 @@ head -n 1 "$TMP/kernels.biren.c" | grep -q '^#line 1 ' || fail "the translated u
 ra=$(sed -n '/shared_atomics_biren_region_(/,/^}/p' "$TMP/kernels.biren.c")
 [ "$(grep -c 'birenRegionAtomic[A-Za-z]*_(' <<<"$ra")" = 12 ] || fail "shared atomics not plain in region form"
 [ "$(grep -c "birenAtomicAddUint(&global" <<<"$ra")" = 3 ] || fail "a global atomic made plain"
+# transpose_tile: the regions after each assignment of x and y recompute them (2 regions x 2).
+tt=$(sed -n '/transpose_tile_biren_region_(/,/^}/p' "$TMP/kernels.biren.c")
+[ "$(grep -c '= (__typeof__(int))($' <<<"$tt")" = 4 ] || fail "transpose_tile: x and y loaded, not recomputed"
 # scan_rows: from is kept once for the block (no per-thread store); the ifs on x >= off and
 # x < valid are constants in the two thread loops of their regions.
 rs=$(sed -n '/scan_rows_biren_region_(/,/^}/p' "$TMP/kernels.biren.c")

@@ -220,6 +220,20 @@ BIREN_KERNEL(scan_rows, (const int *) in, (int *) out, (int) valid) {
   out[g] = r;
 }
 
+/* A tiled transpose: x and y kept across the barrier, reassigned after it from the indices
+ * only; each region that reads them recomputes them from the assignment that reaches it. */
+BIREN_KERNEL(transpose_tile, (const int *) in, (int *) out, (int) n) {
+  BIREN_SHARED int tile[16][17];
+  int x = (int)blockIdx.x * 16 + (int)threadIdx.x, y = (int)blockIdx.y * 16 + (int)threadIdx.y, j;
+  for (j = 0; j < 16; j += 4)
+    if (x < n && y + j < n) tile[threadIdx.y + j][threadIdx.x] = in[(y + j) * n + x];
+  birenSyncThreads();
+  x = (int)blockIdx.y * 16 + (int)threadIdx.x;
+  y = (int)blockIdx.x * 16 + (int)threadIdx.y;
+  for (j = 0; j < 16; j += 4)
+    if (x < n && y + j < n) out[(y + j) * n + x] = tile[threadIdx.x][threadIdx.y + j] + x - (y + j);
+}
+
 /* Atomics on shared memory (BIREN_SHARED arrays, a struct's members, birenSharedMemory(); the
  * typed names, as C99 has no generic ones):
  * region form makes them plain read-modify-writes, as one OS thread runs the whole block; the
@@ -275,6 +289,22 @@ static int test_scan_rows(void) {
       EXPECT(r[row * BX + t] == (t < 20 ? sum + 1000 : -sum));
     }
   }
+  OK(birenFree(d));
+  OK(birenFree(o));
+  return 0;
+}
+
+static int test_transpose_tile(void) {
+  enum { N = 37, G = (N + 15) / 16 };
+  int h[N * N], r[N * N], *d, *o;
+  for (int i = 0; i < N * N; i++) h[i] = i * 3 + 1;
+  OK(birenMalloc((void **)&d, sizeof h));
+  OK(birenMalloc((void **)&o, sizeof r));
+  OK(birenMemcpy(d, h, sizeof h, birenMemcpyHostToDevice));
+  OK(BIREN_LAUNCH(transpose_tile, birenDim3(G, G, 1), birenDim3(16, 4, 1), 0, 0, d, o, N));
+  OK(birenMemcpy(r, o, sizeof r, birenMemcpyDeviceToHost));
+  for (int row = 0; row < N; row++)
+    for (int c = 0; c < N; c++) EXPECT(r[row * N + c] == h[c * N + row] + c - row);
   OK(birenFree(d));
   OK(birenFree(o));
   return 0;
@@ -561,7 +591,7 @@ static int test_register_regions_checks_arguments(void) {
 int main(void) {
   OK(birenInit());
   static const test_case tests[] = {
-      TEST(test_register_regions_checks_arguments), TEST(test_shuffles), TEST(test_shared_atomics), TEST(test_scan_rows),
+      TEST(test_register_regions_checks_arguments), TEST(test_shuffles), TEST(test_shared_atomics), TEST(test_scan_rows), TEST(test_transpose_tile),
       TEST(test_reduce),        TEST(test_scan_while),   TEST(test_rotate_do),
       TEST(test_uniform_if),    TEST(test_matmul),       TEST(test_live_values),
       TEST(test_reverse_dyn),   TEST(test_mirror3d),     TEST(test_late_return),

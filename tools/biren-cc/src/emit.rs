@@ -709,9 +709,22 @@ impl Writer<'_> {
     /// loop. `n`: its label's number.
     fn run_body(&mut self, start: usize, from: usize, end: usize, n: usize) {
         let uses = self.plan.uses.get(&start).cloned().unwrap_or_default();
-        let vars: Vec<usize> = uses.iter().map(|u| u.0).collect();
+        let known = self.plan.known.get(&start).cloned().unwrap_or_default();
+        let vars: Vec<usize> = uses
+            .iter()
+            .map(|u| u.0)
+            .filter(|k| !known.iter().any(|x| x.0 == *k))
+            .collect();
         let written: Vec<usize> = uses.iter().filter(|u| u.1).map(|u| u.0).collect();
         self.load(&vars);
+        // Kept variables whose value here is an expression of the indices: recomputed.
+        for (k, e) in known {
+            let v = &self.plan.expanded[k];
+            let (name, ty) = (v.name.clone(), v.ty.clone());
+            let _ = write!(self.out, "  __typeof__({ty}) {name} = (__typeof__({ty}))(");
+            self.inline_text(e.0, e.1);
+            let _ = writeln!(self.out, "); (void){name};");
+        }
         self.remat(start);
         self.out.push_str("  {\n");
         self.user_text(from, end, n);

@@ -157,6 +157,11 @@ pub struct Plan {
     /// each row that fail and those that pass (found by bisection), the condition written as
     /// the constant it is in each; the loops then hold no branch on it and vectorise.
     pub splits: HashMap<usize, Split>,
+    /// Per region (by start), kept variables it reads but does not change whose value there
+    /// is known as an expression of the thread's and block's indices and the parameters (the
+    /// one assignment that reaches it: `x = blockIdx.x * 32 + threadIdx.x;`): recomputed there
+    /// instead of loaded, so that the compiler sees it affine in the thread loop's counter.
+    pub known: HashMap<usize, Vec<(usize, Span)>>,
     /// Per checked condition (by start offset), the expanded variables it uses.
     pub cond_uses: HashMap<usize, Vec<usize>>,
     /// Declarations moved to the function's top (statics, shared arrays, types).
@@ -583,6 +588,7 @@ impl<'a> Analysis<'a> {
         let block_atomics = self.shared_atomics(body, &remat);
         let expanded = self.expand(&remat)?;
         let (uses, cond_uses) = self.uses_by_region(&expanded);
+        let known = self.known_values(&pieces, &expanded);
         let guards = self.guards(&remat);
         let splits = self.splits(&remat, &guards);
         let remat_uses = self.remat_uses(&remat, &guards, &splits);
@@ -615,6 +621,7 @@ impl<'a> Analysis<'a> {
             remat_uses,
             guards,
             splits,
+            known,
             hoisted: std::mem::take(&mut self.hoisted),
             edits: std::mem::take(&mut self.edits),
             returns: self.returns,
@@ -1915,6 +1922,268 @@ impl<'a> Analysis<'a> {
         rewritten.extend((0..self.vars.len()).filter(|&v| self.vars[v].counter));
         self.rewrite_declarations(&rewritten)?;
         Ok(out)
+    }
+
+    /// See `Plan::known`. Walks the plan in order with, per kept variable, the expression its
+    /// value is (None: unknown). A region that writes a variable only by `v = E;` statements
+    /// of its own, E of indices, parameters and literals only, leaves it E (the last such);
+    /// any other write leaves it unknown; a loop or `if` of the block that writes it inside
+    /// makes it unknown within and after.
+    fn known_values(
+        &self,
+        pieces: &[Piece],
+        kept: &[(usize, Expanded)],
+    ) -> HashMap<usize, Vec<(usize, Span)>> {
+        let mut state: Vec<Option<Span>> = vec![None; kept.len()];
+        let mut out = HashMap::new();
+        self.known_walk(pieces, kept, &mut state, &mut out);
+        out
+    }
+
+    fn known_walk(
+        &self,
+        pieces: &[Piece],
+        kept: &[(usize, Expanded)],
+        state: &mut Vec<Option<Span>>,
+        out: &mut HashMap<usize, Vec<(usize, Span)>>,
+    ) {
+        for p in pieces {
+            match p {
+                Piece::Run { start, end } => {
+                    let span = (*start, *end);
+                    let mut reads = Vec::new();
+                    for (k, (v, e)) in kept.iter().enumerate() {
+                        if e.is_array || e.uniform {
+                            state[k] = None;
+                            continue;
+                        }
+                        let inside: Vec<usize> = self.vars[*v]
+                            .uses
+                            .iter()
+                            .copied()
+                            .filter(|&u| u >= span.0 && u < span.1)
+                            .collect();
+                        let writes = self.writes_of(*v, span);
+                        if writes.is_empty() {
+                            if let (Some(x), false) = (state[k], inside.is_empty()) {
+                                reads.push((k, x));
+                            }
+                            continue;
+                        }
+                        state[k] = self.simple_writes(*v, &writes);
+                    }
+                    if !reads.is_empty() {
+                        out.insert(*start, reads);
+                    }
+                }
+                Piece::Shuffle { stmt, val, .. } => {
+                    for (k, (v, _)) in kept.iter().enumerate() {
+                        if !self.writes_of(*v, *stmt).is_empty()
+                            || !self.writes_of(*v, *val).is_empty()
+                        {
+                            state[k] = None;
+                        }
+                    }
+                }
+                Piece::Barrier { .. } => {}
+                Piece::Scope(ps) => self.known_walk(ps, kept, state, out),
+                Piece::If {
+                    cond, then, els, ..
+                } => {
+                    let mut spans = vec![*cond];
+                    spans.extend(Self::spans_of(then));
+                    if let Some(e) = els {
+                        spans.extend(Self::spans_of(e));
+                    }
+                    self.forget_written(kept, state, &spans);
+                    let mut s1 = state.clone();
+                    self.known_walk(then, kept, &mut s1, out);
+                    if let Some(e) = els {
+                        let mut s2 = state.clone();
+                        self.known_walk(e, kept, &mut s2, out);
+                    }
+                }
+                Piece::Loop {
+                    init,
+                    cond,
+                    inc,
+                    body,
+                    ..
+                } => {
+                    let mut spans: Vec<Span> =
+                        [init, cond, inc].iter().filter_map(|x| **x).collect();
+                    spans.extend(Self::spans_of(body));
+                    self.forget_written(kept, state, &spans);
+                    let mut s1 = state.clone();
+                    self.known_walk(body, kept, &mut s1, out);
+                }
+            }
+        }
+    }
+
+    /// Every span of text a plan's pieces run (regions, conditions, loop headers).
+    fn spans_of(pieces: &[Piece]) -> Vec<Span> {
+        let mut out = Vec::new();
+        for p in pieces {
+            match p {
+                Piece::Run { start, end } => out.push((*start, *end)),
+                Piece::Shuffle { stmt, val, .. } => {
+                    out.push(*stmt);
+                    out.push(*val);
+                }
+                Piece::Barrier { .. } => {}
+                Piece::Scope(ps) => out.extend(Self::spans_of(ps)),
+                Piece::If {
+                    cond, then, els, ..
+                } => {
+                    out.push(*cond);
+                    out.extend(Self::spans_of(then));
+                    if let Some(e) = els {
+                        out.extend(Self::spans_of(e));
+                    }
+                }
+                Piece::Loop {
+                    init,
+                    cond,
+                    inc,
+                    body,
+                    ..
+                } => {
+                    out.extend([init, cond, inc].iter().filter_map(|x| **x));
+                    out.extend(Self::spans_of(body));
+                }
+            }
+        }
+        out
+    }
+
+    /// Unknown: the kept variables written in any of `spans`.
+    fn forget_written(
+        &self,
+        kept: &[(usize, Expanded)],
+        state: &mut [Option<Span>],
+        spans: &[Span],
+    ) {
+        for (k, (v, _)) in kept.iter().enumerate() {
+            if spans.iter().any(|s| !self.writes_of(*v, *s).is_empty()) {
+                state[k] = None;
+            }
+        }
+    }
+
+    /// Where variable `v` is written in `span` (its declaration counts).
+    fn writes_of(&self, v: usize, span: Span) -> Vec<usize> {
+        let var = &self.vars[v];
+        let mut w: Vec<usize> = var
+            .uses
+            .iter()
+            .copied()
+            .filter(|&u| u >= span.0 && u < span.1)
+            .filter(|&u| {
+                let c = text::use_context(self.src, u, var.name.len());
+                c.writes || c.address
+            })
+            .collect();
+        if let Pos::Main(o) = var.cursor.location() {
+            if o >= span.0 && o < span.1 {
+                w.push(o);
+            }
+        }
+        w.sort();
+        w
+    }
+
+    /// The value `v` has after writes at `writes` (sorted), if each is a statement of its
+    /// region of its own, `v = E;` or `T v = E;`, E of indices, parameters and literals.
+    fn simple_writes(&self, v: usize, writes: &[usize]) -> Option<Span> {
+        let src = self.src;
+        let var = &self.vars[v];
+        let top = |o: usize| {
+            self.run_stmts.values().flatten().find(
+                |s| matches!((s.start(), s.end()), (Pos::Main(a), Pos::Main(b)) if o >= a && o < b),
+            )
+        };
+        let mut last = None;
+        for &u in writes {
+            let s = top(u)?;
+            let decl = matches!(var.cursor.location(), Pos::Main(o) if o == u);
+            let value = if decl {
+                if s.kind() != CXCursor_DeclStmt {
+                    return None;
+                }
+                let init = var.cursor.children().last().copied()?;
+                if !(100..200).contains(&init.kind()) {
+                    return None;
+                }
+                let end = text::scan_top(src, u, src.len(), |i| src[i] == b';' || src[i] == b',')?;
+                let eq = text::scan_top(src, u, end, |i| {
+                    src[i] == b'=' && src.get(i + 1) != Some(&b'=')
+                })?;
+                (init, (eq + 1, end))
+            } else {
+                let e = strip_parens(s);
+                if e.kind() != CXCursor_BinaryOperator {
+                    return None;
+                }
+                let ch = e.children();
+                let [l, r] = ch.as_slice() else { return None };
+                let l = strip_parens(l);
+                if l.kind() != CXCursor_DeclRefExpr
+                    || !matches!(l.location(), Pos::Main(o) if o == u)
+                {
+                    return None;
+                }
+                let after = text::skip_blank(src, u + var.name.len());
+                if src.get(after) != Some(&b'=') || src.get(after + 1) == Some(&b'=') {
+                    return None;
+                }
+                let (Pos::Main(_), Pos::Main(se)) = (r.start(), s.end()) else {
+                    return None;
+                };
+                // E: from after '=' to the statement's end (before its ';').
+                let semi = text::scan_top(src, after + 1, src.len(), |i| src[i] == b';')?;
+                if semi + 1 < se {
+                    return None;
+                }
+                (*r, (after + 1, semi))
+            };
+            if !self.index_expr(&value.0) {
+                return None;
+            }
+            last = Some(value.1);
+        }
+        last
+    }
+
+    /// An expression of the thread's and block's indices, the parameters, enumerators and
+    /// literals only (no memory, no call, no write): the same wherever it is evaluated.
+    fn index_expr(&self, e: &Cursor) -> bool {
+        let src = self.src;
+        let lp = self.params[self.nparams + 4];
+        std::iter::once(*e).chain(e.descendants()).all(|d| match d.kind() {
+            CXCursor_DeclRefExpr => d.referenced().is_some_and(|r| {
+                !r.same(&lp)
+                    && (self.params.iter().any(|p| p.same(&r)) || r.kind() == CXCursor_EnumConstantDecl)
+            }),
+            CXCursor_MemberRefExpr => dot_member(src, &d),
+            CXCursor_UnaryOperator => matches!(d.start(), Pos::Main(o)
+                if !matches!(src.get(o), Some(b'*' | b'&'))
+                    && !src[o..].starts_with(b"++")
+                    && !src[o..].starts_with(b"--")
+                    && matches!(d.location(), Pos::Main(l) if !src[l..].starts_with(b"++") && !src[l..].starts_with(b"--"))),
+            CXCursor_BinaryOperator => matches!(d.location(), Pos::Main(l)
+                if !(src[l..].starts_with(b"=") && !src[l..].starts_with(b"=="))),
+            CXCursor_IntegerLiteral
+            | CXCursor_FloatingLiteral
+            | CXCursor_CharacterLiteral
+            | CXCursor_ParenExpr
+            | CXCursor_ConditionalOperator
+            | CXCursor_CStyleCastExpr
+            | CXCursor_UnexposedExpr
+            | CXCursor_TypeRef
+            | CXCursor_UnaryExpr => true,
+            _ => false,
+        })
     }
 
     /// The kept scalars every thread of a block holds the same value of (MCUDA's uniform
