@@ -32,6 +32,22 @@ for lang in c11 cxx; do
   timeout 300 "$TMP/$lang"
 done
 
+echo "-- diagnostics on region-form kernels (c-tests/region/diagnostics.c), both builds"
+"$CC" -std=c11 "${WARN[@]}" -Iinclude -pthread -o "$TMP/diag_fibers" c-tests/region/diagnostics.c "${LIBS[@]}"
+timeout 300 "$TMP/diag_fibers"
+"$BCC" --kernel-report -std=c11 "${WARN[@]}" -o "$TMP/diag" c-tests/region/diagnostics.c 2> "$TMP/diag.report"
+cat "$TMP/diag.report"
+[ "$(grep -c ': loops (' "$TMP/diag.report")" = 3 ] || fail "diagnostics.c: expected 3 kernels in loops"
+grep -q "kernel grid_sum: fibers (grid sync (cooperative launch) at " "$TMP/diag.report" || fail "grid_sum not in fibers"
+timeout 300 "$TMP/diag"
+echo "-- trace and record/replay name and replay region-form launches"
+BIREN_TRACE="$TMP/diag.json" timeout 120 "$TMP/diag" --quiet > /dev/null
+grep -q '"fill_shared"' "$TMP/diag.json" || grep -q 'fill_shared' "$TMP/diag.json" || fail "the trace does not name fill_shared"
+BIREN_RECORD="$TMP/diag.rec" timeout 120 "$TMP/diag" --quiet > "$TMP/rec.out" 2>&1 || fail "the recorded run failed"
+BIREN_REPLAY="$TMP/diag.rec" timeout 120 "$TMP/diag" --quiet > "$TMP/rep.out" 2>&1 || fail "the replayed run failed"
+grep -qi "diverged" "$TMP/rep.out" && fail "the replay diverged"
+grep -q "2 passed, 0 failed" "$TMP/rep.out" || fail "the replayed run did not pass"
+
 echo "-- every fallback reason, with its report line"
 "$BCC" --kernel-report -std=c11 -c c-tests/region/fallbacks.c -o "$TMP/fallbacks.o" 2> "$TMP/fallbacks.report"
 diff -u c-tests/region/fallbacks.expected "$TMP/fallbacks.report" || fail "kernel report differs"
