@@ -234,6 +234,24 @@ BIREN_KERNEL(transpose_tile, (const int *) in, (int *) out, (int) n) {
     if (x < n && y + j < n) out[(y + j) * n + x] = tile[threadIdx.x][threadIdx.y + j] + x - (y + j);
 }
 
+/* Warp votes and a warp barrier: ballot, any and all in a 2-D block whose last warp is partial
+ * (lanes beyond the block's last thread take no part), birenSyncWarp between a write of shared
+ * memory and a read of the neighbour lane's. */
+BIREN_KERNEL(votes, (unsigned *) out) {
+  BIREN_SHARED int s[128];
+  unsigned t = threadIdx.x + threadIdx.y * blockDim.x;
+  unsigned b, a, l;
+  s[t] = (int)t * 3;
+  birenSyncWarp(0xffffffffu);
+  b = birenBallotSync(0xffffffffu, t % 3 == 0);
+  a = (unsigned)birenAnySync(0xffffffffu, t == 40);
+  l = (unsigned)birenAllSync(0xffffffffu, t != 33);
+  out[4 * t] = b;
+  out[4 * t + 1] = a;
+  out[4 * t + 2] = l;
+  out[4 * t + 3] = (unsigned)s[t ^ 1u];
+}
+
 /* Atomics on shared memory (BIREN_SHARED arrays, a struct's members, birenSharedMemory(); the
  * typed names, as C99 has no generic ones):
  * region form makes them plain read-modify-writes, as one OS thread runs the whole block; the
@@ -306,6 +324,25 @@ static int test_transpose_tile(void) {
   for (int row = 0; row < N; row++)
     for (int c = 0; c < N; c++) EXPECT(r[row * N + c] == h[c * N + row] + c - row);
   OK(birenFree(d));
+  OK(birenFree(o));
+  return 0;
+}
+
+static int test_votes(void) {
+  enum { BX = 24, BY = 3, NT = BX * BY };
+  unsigned r[4 * NT], *o;
+  OK(birenMalloc((void **)&o, sizeof r));
+  OK(BIREN_LAUNCH(votes, birenDim3(2, 1, 1), birenDim3(BX, BY, 1), 0, 0, o));
+  OK(birenMemcpy(r, o, sizeof r, birenMemcpyDeviceToHost));
+  for (unsigned t = 0; t < NT; t++) {
+    unsigned w = t / 32, bits = 0;
+    for (unsigned l = 0; l < 32 && w * 32 + l < NT; l++)
+      if ((w * 32 + l) % 3 == 0) bits |= 1u << l;
+    EXPECT(r[4 * t] == bits);
+    EXPECT(r[4 * t + 1] == (w == 1 ? 1u : 0u));
+    EXPECT(r[4 * t + 2] == (w == 1 ? 0u : 1u));
+    EXPECT(r[4 * t + 3] == (t ^ 1u) * 3);
+  }
   OK(birenFree(o));
   return 0;
 }
@@ -591,7 +628,7 @@ static int test_register_regions_checks_arguments(void) {
 int main(void) {
   OK(birenInit());
   static const test_case tests[] = {
-      TEST(test_register_regions_checks_arguments), TEST(test_shuffles), TEST(test_shared_atomics), TEST(test_scan_rows), TEST(test_transpose_tile),
+      TEST(test_register_regions_checks_arguments), TEST(test_shuffles), TEST(test_shared_atomics), TEST(test_scan_rows), TEST(test_transpose_tile), TEST(test_votes),
       TEST(test_reduce),        TEST(test_scan_while),   TEST(test_rotate_do),
       TEST(test_uniform_if),    TEST(test_matmul),       TEST(test_live_values),
       TEST(test_reverse_dyn),   TEST(test_mirror3d),     TEST(test_late_return),

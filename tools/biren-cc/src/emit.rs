@@ -76,6 +76,19 @@ static inline size_t birenRegionShflSrc_(size_t t, unsigned kind, unsigned p, un
   if (src >= nt || (dead && dead[src])) return t;
   return src;
 }
+/* A vote (op 5 ballot, 6 any, 7 all) of thread t's warp: among the lanes of mask that exist and
+ * have not returned (CUDA's partial-warp rule), those whose value v[] is nonzero. */
+static inline unsigned birenRegionVote_(const int *v, size_t t, unsigned mask, unsigned op, size_t nt,
+                                        const unsigned char *dead) {
+  size_t w = t & ~(size_t)31, i;
+  unsigned need = 0, bits = 0;
+  for (i = 0; i < 32 && w + i < nt; i++)
+    if (!(dead && dead[w + i])) need |= 1u << i;
+  need &= mask;
+  for (i = 0; i < 32; i++)
+    if ((need >> i & 1u) && v[w + i]) bits |= 1u << i;
+  return op == 5u ? bits : op == 6u ? (unsigned)(bits != 0) : (unsigned)(bits == need);
+}
 #endif
 ";
 
@@ -538,7 +551,7 @@ impl Writer<'_> {
                 val,
                 width,
                 n,
-                ..
+                vote,
             } => {
                 // The values: every thread's, in its store.
                 let uses = self.plan.uses.get(&val.0).cloned().unwrap_or_default();
@@ -548,9 +561,10 @@ impl Writer<'_> {
                 self.thread_loop_open();
                 self.load(&vars);
                 self.remat(val.0);
-                let _ = write!(self.out, "  biren_shv{n}_[biren_t_] = (");
+                let _ = write!(self.out, "  biren_shv{n}_[biren_t_] = ((");
                 self.inline_text(val.0, val.1);
-                self.out.push_str(");\n");
+                self.out
+                    .push_str(if *vote { ") != 0);\n" } else { "));\n" });
                 self.store(&written);
                 self.thread_loop_close();
                 self.out.push_str("  }\n");
@@ -580,8 +594,8 @@ impl Writer<'_> {
                     end: stmt.1,
                 });
             }
-            Piece::Barrier { offset } => {
-                if self.plan.returns {
+            Piece::Barrier { offset, warp } => {
+                if self.plan.returns && !warp {
                     let line = self.line_of(*offset);
                     let _ = writeln!(
                         self.out,

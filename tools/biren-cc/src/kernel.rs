@@ -28,16 +28,21 @@ pub struct Fallback {
 pub enum Piece {
     /// Statements with no barrier: `text[start..end]`, one loop over the block's threads.
     Run { start: usize, end: usize },
-    /// A barrier statement (at `offset`).
-    Barrier { offset: usize },
+    /// A barrier statement (at `offset`); `warp`: `birenSyncWarp` (a barrier of the block in
+    /// region form, a stronger order than the warp's; threads that returned before it are no
+    /// error, as CUDA's partial-warp rule has it).
+    Barrier { offset: usize, warp: bool },
     /// A statement `text[stmt]` holding one warp shuffle of value `text[val]` and width
     /// `width` (None: 32): a region that stores each thread's value in shuffle store `n`, then
-    /// the statement with the shuffle replaced by a read of the source lane's (an edit).
+    /// the statement with the shuffle replaced by a read of the source lane's (an edit). A
+    /// vote (`vote`: ballot, any, all) stores `val != 0` and the statement reads its warp's
+    /// result (`birenRegionVote_`).
     Shuffle {
         stmt: Span,
         val: Span,
         width: Option<Span>,
         n: usize,
+        vote: bool,
     },
     /// `{ ... }` holding a barrier.
     Scope(Vec<Piece>),
@@ -419,12 +424,34 @@ impl<'a> Analysis<'a> {
             .iter()
             .filter(|d| {
                 d.kind() == CXCursor_CallExpr
-                    && d.referenced().is_some_and(|f| {
+                    && (d.referenced().is_some_and(|f| {
                         let n = f.spelling();
                         is_barrier_fn(&n) || is_shfl_fn(&n)
-                    })
+                    }) || self.warp_vote(d).is_some())
             })
             .count()
+    }
+
+    /// `birenSyncWarp` (0), `birenBallotSync` (5), `birenAnySync` (6), `birenAllSync` (7): the
+    /// header's macros over birenWarpExchange, named where the call is written.
+    fn warp_vote(&self, d: &Cursor) -> Option<u32> {
+        if d.kind() != CXCursor_CallExpr
+            || !d
+                .referenced()
+                .is_some_and(|f| f.spelling() == "birenWarpExchange")
+        {
+            return None;
+        }
+        let Pos::Main(at) = d.start() else {
+            return None;
+        };
+        match text::ident_at(self.src, at) {
+            "birenSyncWarp" => Some(0),
+            "birenBallotSync" => Some(5),
+            "birenAnySync" => Some(6),
+            "birenAllSync" => Some(7),
+            _ => None,
+        }
     }
 
     fn shuffles_in(&self, c: &Cursor) -> usize {
@@ -432,7 +459,8 @@ impl<'a> Analysis<'a> {
             .iter()
             .filter(|d| {
                 d.kind() == CXCursor_CallExpr
-                    && d.referenced().is_some_and(|f| is_shfl_fn(&f.spelling()))
+                    && (d.referenced().is_some_and(|f| is_shfl_fn(&f.spelling()))
+                        || self.warp_vote(d).is_some_and(|op| op != 0))
             })
             .count()
     }
@@ -456,10 +484,10 @@ impl<'a> Analysis<'a> {
 
     fn contains_barrier(&mut self, c: &Cursor) -> bool {
         if c.kind() == CXCursor_CallExpr
-            && c.referenced().is_some_and(|f| {
+            && (c.referenced().is_some_and(|f| {
                 let n = f.spelling();
                 is_barrier_fn(&n) || is_shfl_fn(&n)
-            })
+            }) || self.warp_vote(c).is_some())
         {
             return true;
         }
@@ -540,7 +568,7 @@ impl<'a> Analysis<'a> {
                     if is_grid_fn(&n) {
                         return self.fail("grid sync (cooperative launch)", &d);
                     }
-                    if is_warp_fn(&n) && !is_shfl_fn(&n) {
+                    if is_warp_fn(&n) && !is_shfl_fn(&n) && self.warp_vote(&d).is_none() {
                         // The name the user wrote (the header's macros add In_ / Loop).
                         let shown = n
                             .strip_suffix("In_")
@@ -802,9 +830,27 @@ impl<'a> Analysis<'a> {
         let src = self.src;
         if s.kind() == CXCursor_DeclStmt && self.shuffles_in(s) > 0 {
             return self.fail(
-                "a warp shuffle in a declaration (declare the variable, then assign the shuffle)",
+                "a warp shuffle or vote in a declaration (declare the variable, then assign it)",
                 s,
             );
+        }
+        if text::ident_at(src, start) == "birenSyncWarp" {
+            // The statement is the call and its ';' (nothing else up to the next one).
+            let semi = text::scan_top(src, start, end, |i| src[i] == b';');
+            let call = std::iter::once(*s)
+                .chain(s.descendants())
+                .find(|d| d.kind() == CXCursor_CallExpr);
+            return match (semi, call) {
+                (Some(p), Some(c))
+                    if text::skip_blank(src, p + 1) >= end && self.warp_vote(&c) == Some(0) =>
+                {
+                    Ok(Piece::Barrier {
+                        offset: start,
+                        warp: true,
+                    })
+                }
+                _ => self.fail("a warp barrier inside an expression", s),
+            };
         }
         if (100..200).contains(&s.kind())
             && self.barriers_in(s) + usize::from(s.kind() == CXCursor_CallExpr) > 0
@@ -818,7 +864,7 @@ impl<'a> Analysis<'a> {
                 // The statement is the call and its ';' (nothing else up to the next one).
                 let semi = text::scan_top(src, start, end, |i| src[i] == b';');
                 match semi {
-                    Some(p) if text::skip_blank(src, p + 1) >= end => Ok(Piece::Barrier { offset: start }),
+                    Some(p) if text::skip_blank(src, p + 1) >= end => Ok(Piece::Barrier { offset: start, warp: false }),
                     _ => self.fail("a barrier inside an expression", s),
                 }
             }
@@ -1490,19 +1536,22 @@ impl<'a> Analysis<'a> {
                 d.referenced().is_some_and(|f| {
                     let n = f.spelling();
                     is_barrier_fn(&n) || is_shfl_fn(&n)
-                })
+                }) || self.warp_vote(d).is_some()
             })
             .collect();
-        if calls
-            .iter()
-            .any(|c| c.referenced().is_some_and(|f| is_barrier_fn(&f.spelling())))
-        {
+        if calls.iter().any(|c| {
+            c.referenced().is_some_and(|f| is_barrier_fn(&f.spelling()))
+                || self.warp_vote(c) == Some(0)
+        }) {
             return Ok(None);
         }
         if calls.len() != 1 {
             return self.fail("two warp shuffles in one statement", s);
         }
         let call = calls[0];
+        if let Some(op) = self.warp_vote(&call) {
+            return self.vote_statement(s, &call, op, start, end).map(Some);
+        }
         let name = call.referenced().map(|f| f.spelling()).unwrap_or_default();
         let Pos::Main(at) = call.start() else {
             return self.fail("a warp shuffle written by a macro", s);
@@ -1562,7 +1611,66 @@ impl<'a> Analysis<'a> {
             val,
             width,
             n,
+            vote: false,
         }))
+    }
+
+    /// A statement holding one vote (`birenBallotSync(mask, pred)`, any, all; `op` as
+    /// `warp_vote`): like a shuffle, a region that stores every thread's `pred != 0`, then the
+    /// statement reading its warp's result.
+    fn vote_statement(
+        &mut self,
+        s: &Cursor,
+        call: &Cursor,
+        op: u32,
+        start: usize,
+        end: usize,
+    ) -> Result<Piece, Fallback> {
+        let src = self.src;
+        let Pos::Main(at) = call.start() else {
+            return self.fail("a warp vote written by a macro", s);
+        };
+        let written = text::ident_at(src, at);
+        let open = text::skip_blank(src, at + written.len());
+        let Some(close) = (src.get(open) == Some(&b'('))
+            .then(|| text::matching(src, open))
+            .flatten()
+        else {
+            return self.fail("a warp vote without its arguments", s);
+        };
+        if close >= end {
+            return self.fail("a warp vote written by a macro", s);
+        }
+        let commas = text::split_top(src, open + 1, close, b',');
+        if commas.len() != 1 {
+            return self.fail("a warp vote with an unexpected argument list", s);
+        }
+        let mask = (open + 1, commas[0]);
+        let val = (commas[0] + 1, close);
+        let n = self.shuffles.len();
+        self.shuffles.push("int".to_string());
+        self.regions.push(val);
+        self.regions.push((start, end));
+        self.region_control(s, false)?;
+        let text = |a: Span| String::from_utf8_lossy(&src[a.0..a.1]).into_owned();
+        let ty = if op == 5 { "unsigned" } else { "int" };
+        let read = format!(
+            "(({ty})birenRegionVote_(biren_shv{n}_, biren_t_, (unsigned)({}), {op}u, biren_nt_, biren_deadp_))",
+            text(mask)
+        );
+        let newlines = src[at..close + 1].iter().filter(|&&c| c == b'\n').count();
+        self.edits.push(Edit {
+            start: at,
+            end: close + 1,
+            with: EditKind::Text(read + &"\n".repeat(newlines)),
+        });
+        Ok(Piece::Shuffle {
+            stmt: (start, end),
+            val,
+            width: None,
+            n,
+            vote: true,
+        })
     }
 
     fn compound_pieces(&mut self, c: &Cursor) -> Result<Vec<Piece>, Fallback> {
