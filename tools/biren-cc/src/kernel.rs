@@ -435,11 +435,10 @@ impl<'a> Analysis<'a> {
     /// `birenSyncWarp` (0), `birenBallotSync` (5), `birenAnySync` (6), `birenAllSync` (7): the
     /// header's macros over birenWarpExchange, named where the call is written.
     fn warp_vote(&self, d: &Cursor) -> Option<u32> {
-        if d.kind() != CXCursor_CallExpr
-            || !d
-                .referenced()
-                .is_some_and(|f| f.spelling() == "birenWarpExchange")
-        {
+        let exchange = d
+            .referenced()
+            .is_some_and(|f| f.spelling() == "birenWarpExchange");
+        if d.kind() != CXCursor_CallExpr || !exchange {
             return None;
         }
         let Pos::Main(at) = d.start() else {
@@ -2280,7 +2279,7 @@ impl<'a> Analysis<'a> {
                     && !src[o..].starts_with(b"--")
                     && matches!(d.location(), Pos::Main(l) if !src[l..].starts_with(b"++") && !src[l..].starts_with(b"--"))),
             CXCursor_BinaryOperator => matches!(d.location(), Pos::Main(l)
-                if !(src[l..].starts_with(b"=") && !src[l..].starts_with(b"=="))),
+                if !src[l..].starts_with(b"=") || src[l..].starts_with(b"==")),
             CXCursor_IntegerLiteral
             | CXCursor_FloatingLiteral
             | CXCursor_CharacterLiteral
