@@ -28,9 +28,25 @@ for lang in c11 cxx; do
   fi
   cat "$TMP/$lang.report"
   grep -q "fibers" "$TMP/$lang.report" && fail "a kernel of kernels.c kept its fiber form ($lang)"
-  [ "$(grep -c ': loops (' "$TMP/$lang.report")" = 13 ] || fail "expected 13 kernels in loops ($lang)"
+  [ "$(grep -c ': loops (' "$TMP/$lang.report")" = 17 ] || fail "expected 17 kernels in loops ($lang)"
   timeout 300 "$TMP/$lang"
 done
+
+echo "-- diagnostics on region-form kernels (c-tests/region/diagnostics.c), both builds"
+"$CC" -std=c11 "${WARN[@]}" -Iinclude -pthread -o "$TMP/diag_fibers" c-tests/region/diagnostics.c "${LIBS[@]}"
+timeout 300 "$TMP/diag_fibers"
+"$BCC" --kernel-report -std=c11 "${WARN[@]}" -o "$TMP/diag" c-tests/region/diagnostics.c 2> "$TMP/diag.report"
+cat "$TMP/diag.report"
+[ "$(grep -c ': loops (' "$TMP/diag.report")" = 3 ] || fail "diagnostics.c: expected 3 kernels in loops"
+grep -q "kernel grid_sum: fibers (grid sync (cooperative launch) at " "$TMP/diag.report" || fail "grid_sum not in fibers"
+timeout 300 "$TMP/diag"
+echo "-- trace and record/replay name and replay region-form launches"
+BIREN_TRACE="$TMP/diag.json" timeout 120 "$TMP/diag" --quiet > /dev/null
+grep -q '"fill_shared"' "$TMP/diag.json" || grep -q 'fill_shared' "$TMP/diag.json" || fail "the trace does not name fill_shared"
+BIREN_RECORD="$TMP/diag.rec" timeout 120 "$TMP/diag" --quiet > "$TMP/rec.out" 2>&1 || fail "the recorded run failed"
+BIREN_REPLAY="$TMP/diag.rec" timeout 120 "$TMP/diag" --quiet > "$TMP/rep.out" 2>&1 || fail "the replayed run failed"
+grep -qi "diverged" "$TMP/rep.out" && fail "the replay diverged"
+grep -q "2 passed, 0 failed" "$TMP/rep.out" || fail "the replayed run did not pass"
 
 echo "-- every fallback reason, with its report line"
 "$BCC" --kernel-report -std=c11 -c c-tests/region/fallbacks.c -o "$TMP/fallbacks.o" 2> "$TMP/fallbacks.report"
@@ -41,6 +57,19 @@ echo "-- -save-temps keeps the translated unit: the user's text first, under #li
 [ -f "$TMP/kernels.biren.c" ] || fail "no kernels.biren.c kept"
 head -n 1 "$TMP/kernels.biren.c" | grep -q '^#line 1 ' || fail "the translated unit does not start with #line 1"
 [ "$(sed -n 2p "$TMP/kernels.biren.c")" = "$(sed -n 1p c-tests/region/kernels.c)" ] || fail "the user's first line moved"
+# shared_atomics: the atomics on shared memory are plain in region form, those on global memory
+# stay atomic (each once as the user wrote it, once in the region entry).
+ra=$(sed -n '/shared_atomics_biren_region_(/,/^}/p' "$TMP/kernels.biren.c")
+[ "$(grep -c 'birenRegionAtomic[A-Za-z]*_(' <<<"$ra")" = 12 ] || fail "shared atomics not plain in region form"
+[ "$(grep -c "birenAtomicAddUint(&global" <<<"$ra")" = 3 ] || fail "a global atomic made plain"
+# transpose_tile: the regions after each assignment of x and y recompute them (2 regions x 2).
+tt=$(sed -n '/transpose_tile_biren_region_(/,/^}/p' "$TMP/kernels.biren.c")
+[ "$(grep -c '= (__typeof__(int))($' <<<"$tt")" = 4 ] || fail "transpose_tile: x and y loaded, not recomputed"
+# scan_rows: from is kept once for the block (no per-thread store); the ifs on x >= off and
+# x < valid are constants in the two thread loops of their regions.
+rs=$(sed -n '/scan_rows_biren_region_(/,/^}/p' "$TMP/kernels.biren.c")
+grep -q '/\* from \*/' <<<"$rs" && fail "scan_rows: from kept per thread"
+[ "$(grep -c 'if (0)' <<<"$rs")" = 2 ] && [ "$(grep -c 'if (1)' <<<"$rs")" = 2 ] || fail "scan_rows: a region not split at its if"
 
 echo "-- a program that defines _GNU_SOURCE before its includes still gets it"
 cat > "$TMP/gnu.c" <<'C'

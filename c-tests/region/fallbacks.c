@@ -91,6 +91,17 @@ BIREN_KERNEL(thread_counter, (int *) out) {
   }
 }
 
+BIREN_KERNEL(active_mask, (unsigned *) out) {
+  out[threadIdx.x] = birenActiveMask();
+  birenSyncThreads();
+}
+
+BIREN_KERNEL(vote_in_declaration, (unsigned *) out) {
+  unsigned b = birenBallotSync(0xffffffffu, threadIdx.x & 1u);
+  birenSyncThreads();
+  out[threadIdx.x] = b;
+}
+
 BIREN_KERNEL(no_barrier, (float *) x, (int) n) {
   int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i < n) x[i] *= 2.0f;

@@ -194,6 +194,190 @@ BIREN_KERNEL(early_return, (int *) out, (int) n) {
   out[i] = s[threadIdx.x];
 }
 
+/* A scan in each row of a 2-D block: two buffers swapped by a variable all threads hold the
+ * same value of (kept once for the block); an `if` on x >= off among other statements (two
+ * thread loops, the condition a constant in each), one on x < E with an else; rows whose
+ * width is no multiple of a vector. */
+BIREN_KERNEL(scan_rows, (const int *) in, (int *) out, (int) valid) {
+  BIREN_SHARED int buf[2][2][64];
+  int t = (int)threadIdx.x, y = (int)threadIdx.y, from = 0, off;
+  int g = ((int)blockIdx.x * 2 + y) * (int)blockDim.x + t;
+  buf[0][y][t] = in[g];
+  birenSyncThreads();
+  for (off = 1; off < (int)blockDim.x; off <<= 1) {
+    int v = buf[from][y][t];
+    if (t >= off) v += buf[from][y][t - off];
+    buf[1 - from][y][t] = v;
+    from = 1 - from;
+    birenSyncThreads();
+  }
+  int r = buf[from][y][t];
+  if (t < valid) {
+    r += 1000;
+  } else {
+    r = -r;
+  }
+  out[g] = r;
+}
+
+/* A tiled transpose: x and y kept across the barrier, reassigned after it from the indices
+ * only; each region that reads them recomputes them from the assignment that reaches it. */
+BIREN_KERNEL(transpose_tile, (const int *) in, (int *) out, (int) n) {
+  BIREN_SHARED int tile[16][17];
+  int x = (int)blockIdx.x * 16 + (int)threadIdx.x, y = (int)blockIdx.y * 16 + (int)threadIdx.y, j;
+  for (j = 0; j < 16; j += 4)
+    if (x < n && y + j < n) tile[threadIdx.y + j][threadIdx.x] = in[(y + j) * n + x];
+  birenSyncThreads();
+  x = (int)blockIdx.y * 16 + (int)threadIdx.x;
+  y = (int)blockIdx.x * 16 + (int)threadIdx.y;
+  for (j = 0; j < 16; j += 4)
+    if (x < n && y + j < n) out[(y + j) * n + x] = tile[threadIdx.x][threadIdx.y + j] + x - (y + j);
+}
+
+/* Warp votes and a warp barrier: ballot, any and all in a 2-D block whose last warp is partial
+ * (lanes beyond the block's last thread take no part), birenSyncWarp between a write of shared
+ * memory and a read of the neighbour lane's. */
+BIREN_KERNEL(votes, (unsigned *) out) {
+  BIREN_SHARED int s[128];
+  unsigned t = threadIdx.x + threadIdx.y * blockDim.x;
+  unsigned b, a, l;
+  s[t] = (int)t * 3;
+  birenSyncWarp(0xffffffffu);
+  b = birenBallotSync(0xffffffffu, t % 3 == 0);
+  a = (unsigned)birenAnySync(0xffffffffu, t == 40);
+  l = (unsigned)birenAllSync(0xffffffffu, t != 33);
+  out[4 * t] = b;
+  out[4 * t + 1] = a;
+  out[4 * t + 2] = l;
+  out[4 * t + 3] = (unsigned)s[t ^ 1u];
+}
+
+/* Atomics on shared memory (BIREN_SHARED arrays, a struct's members, birenSharedMemory(); the
+ * typed names, as C99 has no generic ones):
+ * region form makes them plain read-modify-writes, as one OS thread runs the whole block; the
+ * atomic on global memory stays atomic. Every operation, with order-independent results, and
+ * the old values they return. */
+BIREN_KERNEL(shared_atomics, (unsigned *) out, (unsigned *) global) {
+  BIREN_SHARED unsigned s[8];
+  BIREN_SHARED struct { int lo; float f; } st;
+  unsigned *d = (unsigned *)birenSharedMemory();
+  unsigned t = threadIdx.x;
+  if (t < 8) s[t] = t == 5 ? 100u : t == 7 ? 50u : 0u;
+  if (t < 4) d[t] = t == 2 ? ~0u : 0u;
+  if (t == 0) {
+    st.lo = 1000;
+    st.f = 0.0f;
+  }
+  birenSyncThreads();
+  birenAtomicAddUint(&s[t % 4], t);
+  birenAtomicMaxUint(&s[4], t);
+  birenAtomicMinUint(s + 5, t + 7);
+  if (birenAtomicIncUint(&s[6], 9u) == 0) birenAtomicAddUint(&global[1], 1u);
+  birenAtomicDecUint(&s[7], 100u);
+  birenAtomicOrUint(&d[0], 1u << (t % 32));
+  birenAtomicXorUint(d + 1, t);
+  birenAtomicAndUint(&d[2], ~(1u << (t % 32)));
+  if (birenAtomicCASUint(&d[3], 0u, 7u) == 0) birenAtomicAddUint(&global[2], 1u);
+  birenAtomicSubUint(&d[3], 0u);
+  birenAtomicAddInt(&st.lo, 1);
+  birenAtomicAddFloat(&st.f, 0.5f);
+  birenAtomicAddUint(&global[0], 1u);
+  birenSyncThreads();
+  if (t < 8) out[blockIdx.x * 14 + t] = s[t];
+  if (t < 4) out[blockIdx.x * 14 + 8 + t] = d[t];
+  if (t == 0) {
+    out[blockIdx.x * 14 + 12] = (unsigned)st.lo;
+    out[blockIdx.x * 14 + 13] = (unsigned)st.f;
+  }
+}
+
+static int test_scan_rows(void) {
+  enum { G = 3, BX = 45, N = G * 2 * BX };
+  int h[N], r[N], *d, *o;
+  for (int i = 0; i < N; i++) h[i] = (i * 7) % 11 - 3;
+  OK(birenMalloc((void **)&d, sizeof h));
+  OK(birenMalloc((void **)&o, sizeof r));
+  OK(birenMemcpy(d, h, sizeof h, birenMemcpyHostToDevice));
+  OK(BIREN_LAUNCH(scan_rows, birenDim3(G, 1, 1), birenDim3(BX, 2, 1), 0, 0, d, o, 20));
+  OK(birenMemcpy(r, o, sizeof r, birenMemcpyDeviceToHost));
+  for (int row = 0; row < G * 2; row++) {
+    int sum = 0;
+    for (int t = 0; t < BX; t++) {
+      sum += h[row * BX + t];
+      EXPECT(r[row * BX + t] == (t < 20 ? sum + 1000 : -sum));
+    }
+  }
+  OK(birenFree(d));
+  OK(birenFree(o));
+  return 0;
+}
+
+static int test_transpose_tile(void) {
+  enum { N = 37, G = (N + 15) / 16 };
+  int h[N * N], r[N * N], *d, *o;
+  for (int i = 0; i < N * N; i++) h[i] = i * 3 + 1;
+  OK(birenMalloc((void **)&d, sizeof h));
+  OK(birenMalloc((void **)&o, sizeof r));
+  OK(birenMemcpy(d, h, sizeof h, birenMemcpyHostToDevice));
+  OK(BIREN_LAUNCH(transpose_tile, birenDim3(G, G, 1), birenDim3(16, 4, 1), 0, 0, d, o, N));
+  OK(birenMemcpy(r, o, sizeof r, birenMemcpyDeviceToHost));
+  for (int row = 0; row < N; row++)
+    for (int c = 0; c < N; c++) EXPECT(r[row * N + c] == h[c * N + row] + c - row);
+  OK(birenFree(d));
+  OK(birenFree(o));
+  return 0;
+}
+
+static int test_votes(void) {
+  enum { BX = 24, BY = 3, NT = BX * BY };
+  unsigned r[4 * NT], *o;
+  OK(birenMalloc((void **)&o, sizeof r));
+  OK(BIREN_LAUNCH(votes, birenDim3(2, 1, 1), birenDim3(BX, BY, 1), 0, 0, o));
+  OK(birenMemcpy(r, o, sizeof r, birenMemcpyDeviceToHost));
+  for (unsigned t = 0; t < NT; t++) {
+    unsigned w = t / 32, bits = 0;
+    for (unsigned l = 0; l < 32 && w * 32 + l < NT; l++)
+      if ((w * 32 + l) % 3 == 0) bits |= 1u << l;
+    EXPECT(r[4 * t] == bits);
+    EXPECT(r[4 * t + 1] == (w == 1 ? 1u : 0u));
+    EXPECT(r[4 * t + 2] == (w == 1 ? 0u : 1u));
+    EXPECT(r[4 * t + 3] == (t ^ 1u) * 3);
+  }
+  OK(birenFree(o));
+  return 0;
+}
+
+static int test_shared_atomics(void) {
+  enum { G = 3, B = 64 };
+  unsigned r[G * 14], g[3], *o, *dg;
+  OK(birenMalloc((void **)&o, sizeof r));
+  OK(birenMalloc((void **)&dg, sizeof g));
+  OK(birenMemset(dg, 0, sizeof g));
+  OK(BIREN_LAUNCH(shared_atomics, birenDim3(G, 1, 1), birenDim3(B, 1, 1), 4 * sizeof(unsigned), 0, o, dg));
+  OK(birenMemcpy(r, o, sizeof r, birenMemcpyDeviceToHost));
+  OK(birenMemcpy(g, dg, sizeof g, birenMemcpyDeviceToHost));
+  for (int b = 0; b < G; b++) {
+    const unsigned *x = r + b * 14;
+    for (unsigned k = 0; k < 4; k++) EXPECT(x[k] == 480 + 16 * k); /* the sum of t over t % 4 == k */
+    EXPECT(x[4] == B - 1);
+    EXPECT(x[5] == 7);
+    EXPECT(x[6] == B % 10);
+    EXPECT(x[7] == 100 - (B - 51));
+    EXPECT(x[8] == ~0u);
+    EXPECT(x[9] == 0);
+    EXPECT(x[10] == 0);
+    EXPECT(x[11] == 7);
+    EXPECT(x[12] == 1000 + B);
+    EXPECT(x[13] == B / 2);
+  }
+  EXPECT(g[0] == G * B);
+  EXPECT(g[1] == G * ((B + 9) / 10));
+  EXPECT(g[2] == G);
+  OK(birenFree(o));
+  OK(birenFree(dg));
+  return 0;
+}
+
 static int test_reduce(void) {
   enum { N = 5000, B = 256, G = (N + B - 1) / B };
   float *h = CAST(float *, malloc(N * sizeof(float))), ho[G], *d, *o;
@@ -444,7 +628,7 @@ static int test_register_regions_checks_arguments(void) {
 int main(void) {
   OK(birenInit());
   static const test_case tests[] = {
-      TEST(test_register_regions_checks_arguments), TEST(test_shuffles),
+      TEST(test_register_regions_checks_arguments), TEST(test_shuffles), TEST(test_shared_atomics), TEST(test_scan_rows), TEST(test_transpose_tile), TEST(test_votes),
       TEST(test_reduce),        TEST(test_scan_while),   TEST(test_rotate_do),
       TEST(test_uniform_if),    TEST(test_matmul),       TEST(test_live_values),
       TEST(test_reverse_dyn),   TEST(test_mirror3d),     TEST(test_late_return),

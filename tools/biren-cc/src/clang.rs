@@ -374,6 +374,11 @@ impl Type {
             t: unsafe { clang_getArrayElementType(self.t) },
         }
     }
+    pub fn canonical(&self) -> Type {
+        Type {
+            t: unsafe { clang_getCanonicalType(self.t) },
+        }
+    }
     pub fn is_pod(&self) -> bool {
         unsafe { clang_isPODType(self.t) != 0 }
     }

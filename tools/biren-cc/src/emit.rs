@@ -50,6 +50,11 @@ struct Writer<'a> {
     out: String,
     /// Regions and checks written so far (their labels and names).
     n: usize,
+    /// The thread loop being written may carry a dependence (a shared atomic made plain):
+    /// no `ivdep`.
+    serial: bool,
+    /// A condition written as a constant in the region being written (`Plan::splits`).
+    over: Option<(Span, &'static str)>,
 }
 
 /// The source lane of a warp shuffle in region form, by CUDA's rules as the fiber form applies
@@ -71,6 +76,44 @@ static inline size_t birenRegionShflSrc_(size_t t, unsigned kind, unsigned p, un
   if (src >= nt || (dead && dead[src])) return t;
   return src;
 }
+/* A vote (op 5 ballot, 6 any, 7 all) of thread t's warp: among the lanes of mask that exist and
+ * have not returned (CUDA's partial-warp rule), those whose value v[] is nonzero. */
+static inline unsigned birenRegionVote_(const int *v, size_t t, unsigned mask, unsigned op, size_t nt,
+                                        const unsigned char *dead) {
+  size_t w = t & ~(size_t)31, i;
+  unsigned need = 0, bits = 0;
+  for (i = 0; i < 32 && w + i < nt; i++)
+    if (!(dead && dead[w + i])) need |= 1u << i;
+  need &= mask;
+  for (i = 0; i < 32; i++)
+    if ((need >> i & 1u) && v[w + i]) bits |= 1u << i;
+  return op == 5u ? bits : op == 6u ? (unsigned)(bits != 0) : (unsigned)(bits == need);
+}
+#endif
+";
+
+/// CUDA's atomics on the block's shared memory as plain read-modify-writes (see
+/// `Analysis::shared_atomics`): the old value, as the atomic returns it. The operands are
+/// evaluated once, converted to the element's type as the atomic's parameters are.
+const ATOMIC_HELPER: &str = "#ifndef BIREN_REGION_ATOMIC_
+#define BIREN_REGION_ATOMIC_
+#define birenRegionRmw_(p, v, new) __extension__({ __typeof__(&*(p)) biren_ap_ = (p); \\
+  const __typeof__(*biren_ap_) biren_av_ = (v), biren_old_ = *biren_ap_; (void)biren_av_; \\
+  *biren_ap_ = (new); biren_old_; })
+#define birenRegionAtomicAdd_(p, v) birenRegionRmw_(p, v, biren_old_ + biren_av_)
+#define birenRegionAtomicSub_(p, v) birenRegionRmw_(p, v, biren_old_ - biren_av_)
+#define birenRegionAtomicExch_(p, v) birenRegionRmw_(p, v, biren_av_)
+#define birenRegionAtomicMin_(p, v) birenRegionRmw_(p, v, biren_av_ < biren_old_ ? biren_av_ : biren_old_)
+#define birenRegionAtomicMax_(p, v) birenRegionRmw_(p, v, biren_av_ > biren_old_ ? biren_av_ : biren_old_)
+#define birenRegionAtomicAnd_(p, v) birenRegionRmw_(p, v, biren_old_ & biren_av_)
+#define birenRegionAtomicOr_(p, v) birenRegionRmw_(p, v, biren_old_ | biren_av_)
+#define birenRegionAtomicXor_(p, v) birenRegionRmw_(p, v, biren_old_ ^ biren_av_)
+#define birenRegionAtomicInc_(p, v) birenRegionRmw_(p, v, biren_old_ >= biren_av_ ? 0 : biren_old_ + 1)
+#define birenRegionAtomicDec_(p, v) \\
+  birenRegionRmw_(p, v, (biren_old_ == 0 || biren_old_ > biren_av_) ? biren_av_ : biren_old_ - 1)
+#define birenRegionAtomicCAS_(p, c, v) __extension__({ __typeof__(&*(p)) biren_ap_ = (p); \\
+  const __typeof__(*biren_ap_) biren_ac_ = (c), biren_av_ = (v), biren_old_ = *biren_ap_; \\
+  if (biren_old_ == biren_ac_) *biren_ap_ = biren_av_; biren_old_; })
 #endif
 ";
 
@@ -82,6 +125,8 @@ fn entry(src: &[u8], file: &str, k: &Kernel, plan: &Plan) -> String {
         plan,
         out: String::new(),
         n: 0,
+        serial: false,
+        over: None,
     };
     w.function();
     w.out
@@ -135,6 +180,12 @@ impl Writer<'_> {
             let nl = self.src[h.0..h.1].iter().filter(|&&c| c == b'\n').count();
             marks.push((h.0, h.1, "\n".repeat(nl)));
         }
+        if let Some((c, v)) = self.over {
+            if c.0 >= a && c.1 <= b {
+                let nl = self.src[c.0..c.1].iter().filter(|&&ch| ch == b'\n').count();
+                marks.push((c.0, c.1, format!("{v}{}", "\n".repeat(nl))));
+            }
+        }
         marks.sort_by_key(|m| m.0);
         let mut at = a;
         for (s, e, with) in marks {
@@ -156,6 +207,9 @@ impl Writer<'_> {
         let name = &self.k.name;
         if !self.plan.shuffles.is_empty() {
             self.out.push_str(SHUFFLE_HELPER);
+        }
+        if !self.plan.block_atomics.is_empty() {
+            self.out.push_str(ATOMIC_HELPER);
         }
         self.gen_line();
         // GCC's -O2 vectorises only loops whose trip count is a known multiple of the vector
@@ -188,6 +242,9 @@ impl Writer<'_> {
             );
         }
         for (i, v) in self.plan.expanded.iter().enumerate() {
+            if v.uniform {
+                continue;
+            }
             let _ = writeln!(
                 self.out,
                 "  const size_t biren_o{i}_ = biren_o_; biren_o_ += ((size_t)biren_nt_ * sizeof(__typeof__({})) + 63) & ~(size_t)63; /* {} */",
@@ -210,6 +267,9 @@ impl Writer<'_> {
         // Typed, restrict pointers: the compiler may keep values in registers and vectorise
         // regions without checking that the scratch overlaps the kernel's memory.
         for (i, v) in self.plan.expanded.iter().enumerate() {
+            if v.uniform {
+                continue;
+            }
             if v.is_array {
                 let _ = writeln!(
                     self.out,
@@ -259,6 +319,17 @@ impl Writer<'_> {
         );
         for (name, ty) in &self.plan.counters {
             let _ = writeln!(self.out, "  __typeof__({ty}) {name}; (void){name};");
+        }
+        // Kept variables with one value for the block: the value (v) and, while a region
+        // runs, the value its threads leave (w).
+        for (i, v) in self.plan.expanded.iter().enumerate() {
+            if v.uniform {
+                let _ = writeln!(
+                    self.out,
+                    "  __typeof__({ty}) biren_v{i}_ = (__typeof__({ty}))0, biren_w{i}_ = biren_v{i}_; (void)biren_w{i}_;",
+                    ty = v.ty
+                );
+            }
         }
         // Recomputed variables that do not depend on the thread: once per block.
         for k in 0..self.plan.remat.len() {
@@ -311,20 +382,37 @@ impl Writer<'_> {
 
     /// The thread loop over x in [0, `x_end`) of each row.
     fn thread_loop_open_to(&mut self, x_end: &str) {
+        self.thread_loop_open_range("0u", x_end)
+    }
+
+    /// The thread loop over x in [`x_start`, `x_end`) of each row.
+    fn thread_loop_open_range(&mut self, x_start: &str, x_end: &str) {
+        let ivdep = if self.serial {
+            ""
+        } else {
+            "#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC ivdep\n#endif\n"
+        };
         self.out.push_str(
             &"  for (unsigned biren_tz_ = 0; biren_tz_ < blockDim.z; ++biren_tz_)\n\
              \x20 for (unsigned biren_ty_ = 0; biren_ty_ < blockDim.y; ++biren_ty_) {\n\
              \x20 const unsigned biren_row_ = (biren_tz_ * blockDim.y + biren_ty_) * blockDim.x;\n\
              \x20 BIREN_ASSUME_(biren_base_ + blockDim.x >= biren_base_ && biren_base_ + blockDim.x <= 0x7fffffffu);\n\
-             #if defined(__GNUC__) && !defined(__clang__)\n\
-             #pragma GCC ivdep\n\
-             #endif\n\
+             BIREN_IVDEP_\
              \x20 for (int biren_g_ = (int)biren_base_; biren_g_ < (int)(biren_base_ + BIREN_X_END_); ++biren_g_) {\n\
              \x20 const size_t biren_t_ = (size_t)biren_row_ + (size_t)(biren_g_ - (int)biren_base_);\n\
              \x20 dim3 threadIdx;\n\
-             \x20 threadIdx.x = (unsigned)biren_g_ - biren_base_; threadIdx.y = biren_ty_; threadIdx.z = biren_tz_;\n\
+             \x20 threadIdx.x = (unsigned)(biren_g_ - (int)biren_base_); threadIdx.y = biren_ty_; threadIdx.z = biren_tz_;\n\
              \x20 (void)threadIdx; (void)biren_t_;\n"
-                .replace("BIREN_X_END_", x_end),
+                .replace(
+                    "(int)biren_base_; biren_g_",
+                    &if x_start == "0u" {
+                        "(int)biren_base_; biren_g_".to_string()
+                    } else {
+                        format!("(int)(biren_base_ + {x_start}); biren_g_")
+                    },
+                )
+                .replace("BIREN_X_END_", x_end)
+                .replace("BIREN_IVDEP_", ivdep),
         );
         if self.plan.returns {
             self.out
@@ -342,6 +430,14 @@ impl Writer<'_> {
     fn load(&mut self, vars: &[usize]) {
         for &i in vars {
             let v = &self.plan.expanded[i];
+            if v.uniform {
+                let _ = writeln!(
+                    self.out,
+                    "  __typeof__({}) {} = biren_v{i}_; (void){};",
+                    v.ty, v.name, v.name
+                );
+                continue;
+            }
             if !v.is_array {
                 let _ = writeln!(
                     self.out,
@@ -373,6 +469,10 @@ impl Writer<'_> {
     fn store(&mut self, vars: &[usize]) {
         for &i in vars {
             let v = &self.plan.expanded[i];
+            if v.uniform {
+                let _ = writeln!(self.out, "  biren_w{i}_ = {};", v.name);
+                continue;
+            }
             if !v.is_array {
                 let _ = writeln!(self.out, "  biren_v{i}_[biren_t_] = {};", v.name);
                 continue;
@@ -390,61 +490,68 @@ impl Writer<'_> {
             Piece::Run { start, end } => {
                 let n = self.n;
                 self.n += 1;
-                let uses = self.plan.uses.get(start).cloned().unwrap_or_default();
-                let vars: Vec<usize> = uses.iter().map(|u| u.0).collect();
-                let written: Vec<usize> = uses.iter().filter(|u| u.1).map(|u| u.0).collect();
                 self.out.push_str("  { /* region */\n");
-                let guard = self.plan.guards.get(start).copied();
-                match guard {
-                    Some(g) => {
-                        // The threads of a row that pass `x < E` are a prefix: find its end.
-                        self.out.push_str(
-                            "  unsigned biren_lo_ = 0, biren_hi_ = blockDim.x;\n\
-                             \x20 while (biren_lo_ < biren_hi_) {\n\
-                             \x20 const unsigned biren_m_ = biren_lo_ + (biren_hi_ - biren_lo_) / 2;\n\
-                             \x20 dim3 threadIdx; threadIdx.x = biren_m_; threadIdx.y = 0; threadIdx.z = 0; (void)threadIdx;\n",
-                        );
-                        self.remat(g.cond.0);
-                        self.out.push_str("  if (");
-                        self.inline_text(g.cond.0, g.cond.1);
-                        self.out.push_str(
-                            ") biren_lo_ = biren_m_ + 1; else biren_hi_ = biren_m_;\n  }\n",
-                        );
-                        self.thread_loop_open_to("biren_lo_");
-                    }
-                    None => self.thread_loop_open(),
-                }
-                self.load(&vars);
-                self.remat(*start);
-                self.out.push_str("  {\n");
-                let from = guard.map_or(*start, |g| g.body);
-                self.user_text(from, *end, n);
-                // Recomputed variables declared here may be used only in later regions.
-                for r in self
+                self.serial = self
                     .plan
-                    .remat
+                    .block_atomics
                     .iter()
-                    .filter(|r| r.decl >= *start && r.decl < *end)
-                {
-                    let _ = writeln!(self.out, "  (void){};", r.name);
+                    .any(|&a| a >= *start && a < *end);
+                let guard = self.plan.guards.get(start).copied();
+                let split = self.plan.splits.get(start).copied();
+                // Uniform kept variables the region changes: every thread leaves the same value.
+                let uniform_written: Vec<usize> = self
+                    .plan
+                    .uses
+                    .get(start)
+                    .map(|u| {
+                        u.iter()
+                            .filter(|x| x.1 && self.plan.expanded[x.0].uniform)
+                            .map(|x| x.0)
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                for i in &uniform_written {
+                    let _ = writeln!(self.out, "  biren_w{i}_ = biren_v{i}_;");
+                }
+                match (guard, split) {
+                    (Some(g), _) => {
+                        // The threads of a row that pass `x < E` are a prefix: find its end.
+                        self.bisect(g.cond, true);
+                        self.thread_loop_open_to("biren_lo_");
+                        self.run_body(*start, g.body, *end, n);
+                    }
+                    (None, Some(sp)) => {
+                        // Those that pass `x < E` (`x >= E`) are a prefix (suffix): each part's
+                        // loop with the condition as the constant it is there.
+                        self.bisect(sp.cond, sp.prefix);
+                        let (first, second) = if sp.prefix { ("1", "0") } else { ("0", "1") };
+                        self.thread_loop_open_to("biren_lo_");
+                        self.over = Some((sp.cond, first));
+                        self.run_body(*start, *start, *end, n);
+                        let n2 = self.n;
+                        self.n += 1;
+                        self.thread_loop_open_range("biren_lo_", "blockDim.x");
+                        self.over = Some((sp.cond, second));
+                        self.run_body(*start, *start, *end, n2);
+                        self.over = None;
+                    }
+                    (None, None) => {
+                        self.thread_loop_open();
+                        self.run_body(*start, *start, *end, n);
+                    }
+                }
+                for i in &uniform_written {
+                    let _ = writeln!(self.out, "  biren_v{i}_ = biren_w{i}_;");
                 }
                 self.out.push_str("  }\n");
-                self.store(&written);
-                let returns_here = self.plan.edits.iter().any(|e| {
-                    matches!(e.with, EditKind::Return) && e.start >= *start && e.end <= *end
-                });
-                if returns_here {
-                    let _ = writeln!(self.out, "  biren_skip_{n}_: ;");
-                }
-                self.thread_loop_close();
-                self.out.push_str("  }\n");
+                self.serial = false;
             }
             Piece::Shuffle {
                 stmt,
                 val,
                 width,
                 n,
-                ..
+                vote,
             } => {
                 // The values: every thread's, in its store.
                 let uses = self.plan.uses.get(&val.0).cloned().unwrap_or_default();
@@ -454,9 +561,10 @@ impl Writer<'_> {
                 self.thread_loop_open();
                 self.load(&vars);
                 self.remat(val.0);
-                let _ = write!(self.out, "  biren_shv{n}_[biren_t_] = (");
+                let _ = write!(self.out, "  biren_shv{n}_[biren_t_] = ((");
                 self.inline_text(val.0, val.1);
-                self.out.push_str(");\n");
+                self.out
+                    .push_str(if *vote { ") != 0);\n" } else { "));\n" });
                 self.store(&written);
                 self.thread_loop_close();
                 self.out.push_str("  }\n");
@@ -486,8 +594,8 @@ impl Writer<'_> {
                     end: stmt.1,
                 });
             }
-            Piece::Barrier { offset } => {
-                if self.plan.returns {
+            Piece::Barrier { offset, warp } => {
+                if self.plan.returns && !warp {
                     let line = self.line_of(*offset);
                     let _ = writeln!(
                         self.out,
@@ -589,6 +697,71 @@ impl Writer<'_> {
                 }
             }
         }
+    }
+
+    /// `biren_lo_`: the number of threads at the start of a row (x from 0) for which `cond`
+    /// is `prefix` (by bisection: it is monotonic in x).
+    fn bisect(&mut self, cond: Span, prefix: bool) {
+        self.out.push_str(
+            "  unsigned biren_lo_ = 0, biren_hi_ = blockDim.x;\n\
+             \x20 while (biren_lo_ < biren_hi_) {\n\
+             \x20 const unsigned biren_m_ = biren_lo_ + (biren_hi_ - biren_lo_) / 2;\n\
+             \x20 dim3 threadIdx; threadIdx.x = biren_m_; threadIdx.y = 0; threadIdx.z = 0; (void)threadIdx;\n",
+        );
+        self.remat(cond.0);
+        self.out.push_str("  if (");
+        self.inline_text(cond.0, cond.1);
+        self.out.push_str(if prefix {
+            ") biren_lo_ = biren_m_ + 1; else biren_hi_ = biren_m_;\n  }\n"
+        } else {
+            ") biren_hi_ = biren_m_; else biren_lo_ = biren_m_ + 1;\n  }\n"
+        });
+    }
+
+    /// A region's body inside its thread loop (opened): its kept variables loaded, the
+    /// user's statements from `from` to `end`, the variables it changes stored; closes the
+    /// loop. `n`: its label's number.
+    fn run_body(&mut self, start: usize, from: usize, end: usize, n: usize) {
+        let uses = self.plan.uses.get(&start).cloned().unwrap_or_default();
+        let known = self.plan.known.get(&start).cloned().unwrap_or_default();
+        let vars: Vec<usize> = uses
+            .iter()
+            .map(|u| u.0)
+            .filter(|k| !known.iter().any(|x| x.0 == *k))
+            .collect();
+        let written: Vec<usize> = uses.iter().filter(|u| u.1).map(|u| u.0).collect();
+        self.load(&vars);
+        // Kept variables whose value here is an expression of the indices: recomputed.
+        for (k, e) in known {
+            let v = &self.plan.expanded[k];
+            let (name, ty) = (v.name.clone(), v.ty.clone());
+            let _ = write!(self.out, "  __typeof__({ty}) {name} = (__typeof__({ty}))(");
+            self.inline_text(e.0, e.1);
+            let _ = writeln!(self.out, "); (void){name};");
+        }
+        self.remat(start);
+        self.out.push_str("  {\n");
+        self.user_text(from, end, n);
+        // Recomputed variables declared here may be used only in later regions.
+        for r in self
+            .plan
+            .remat
+            .iter()
+            .filter(|r| r.decl >= start && r.decl < end)
+        {
+            let _ = writeln!(self.out, "  (void){};", r.name);
+        }
+        self.out.push_str("  }\n");
+        self.store(&written);
+        let returns_here = self
+            .plan
+            .edits
+            .iter()
+            .any(|e| matches!(e.with, EditKind::Return) && e.start >= start && e.end <= end);
+        if returns_here {
+            let _ = writeln!(self.out, "  biren_skip_{n}_: ;");
+        }
+        self.thread_loop_close();
     }
 
     /// A header's text inline (one line of generated code, the user's text under `#line`).

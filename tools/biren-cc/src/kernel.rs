@@ -28,16 +28,21 @@ pub struct Fallback {
 pub enum Piece {
     /// Statements with no barrier: `text[start..end]`, one loop over the block's threads.
     Run { start: usize, end: usize },
-    /// A barrier statement (at `offset`).
-    Barrier { offset: usize },
+    /// A barrier statement (at `offset`); `warp`: `birenSyncWarp` (a barrier of the block in
+    /// region form, a stronger order than the warp's; threads that returned before it are no
+    /// error, as CUDA's partial-warp rule has it).
+    Barrier { offset: usize, warp: bool },
     /// A statement `text[stmt]` holding one warp shuffle of value `text[val]` and width
     /// `width` (None: 32): a region that stores each thread's value in shuffle store `n`, then
-    /// the statement with the shuffle replaced by a read of the source lane's (an edit).
+    /// the statement with the shuffle replaced by a read of the source lane's (an edit). A
+    /// vote (`vote`: ballot, any, all) stores `val != 0` and the statement reads its warp's
+    /// result (`birenRegionVote_`).
     Shuffle {
         stmt: Span,
         val: Span,
         width: Option<Span>,
         n: usize,
+        vote: bool,
     },
     /// `{ ... }` holding a barrier.
     Scope(Vec<Piece>),
@@ -79,6 +84,9 @@ pub struct Expanded {
     pub ty: String,
     /// An array: copied in and out whole (it cannot be assigned).
     pub is_array: bool,
+    /// Every thread holds the same value (see `Analysis::uniform_kept`): kept once for the
+    /// block, not per thread.
+    pub uniform: bool,
 }
 
 /// A variable recomputed where it is used (see `Plan::remat`).
@@ -101,6 +109,15 @@ pub struct Guard {
     pub cond: Span,
     /// The guarded statement (the `if`'s body).
     pub body: usize,
+}
+
+/// See `Plan::splits`.
+#[derive(Debug, Clone, Copy)]
+pub struct Split {
+    /// The condition `x < E` (or `x >= E`, ...) of an `if` in the region.
+    pub cond: Span,
+    /// The threads that pass are a prefix of each row (`x < E`), else a suffix (`x >= E`).
+    pub prefix: bool,
 }
 
 /// A text edit inside a region.
@@ -140,6 +157,16 @@ pub struct Plan {
     /// region start, the condition and where its statement starts. Only threads whose x
     /// passes run (a prefix of each row, found by bisection).
     pub guards: HashMap<usize, Guard>,
+    /// Regions (by start) holding an `if` on `x < E` or `x >= E` (the thread's x index, a
+    /// uniform bound) among other statements: run as two thread loops, over the threads of
+    /// each row that fail and those that pass (found by bisection), the condition written as
+    /// the constant it is in each; the loops then hold no branch on it and vectorise.
+    pub splits: HashMap<usize, Split>,
+    /// Per region (by start), kept variables it reads but does not change whose value there
+    /// is known as an expression of the thread's and block's indices and the parameters (the
+    /// one assignment that reaches it: `x = blockIdx.x * 32 + threadIdx.x;`): recomputed there
+    /// instead of loaded, so that the compiler sees it affine in the thread loop's counter.
+    pub known: HashMap<usize, Vec<(usize, Span)>>,
     /// Per checked condition (by start offset), the expanded variables it uses.
     pub cond_uses: HashMap<usize, Vec<usize>>,
     /// Declarations moved to the function's top (statics, shared arrays, types).
@@ -152,6 +179,10 @@ pub struct Plan {
     pub regions: usize,
     /// Per shuffle store, the value's type.
     pub shuffles: Vec<String>,
+    /// Atomics on the block's shared memory made plain read-modify-writes (see
+    /// `Analysis::shared_atomics`): where each call's name is. A region holding one is no
+    /// `ivdep` loop (two threads may update the same element).
+    pub block_atomics: Vec<usize>,
 }
 
 /// A kernel found in the unit.
@@ -393,12 +424,33 @@ impl<'a> Analysis<'a> {
             .iter()
             .filter(|d| {
                 d.kind() == CXCursor_CallExpr
-                    && d.referenced().is_some_and(|f| {
+                    && (d.referenced().is_some_and(|f| {
                         let n = f.spelling();
                         is_barrier_fn(&n) || is_shfl_fn(&n)
-                    })
+                    }) || self.warp_vote(d).is_some())
             })
             .count()
+    }
+
+    /// `birenSyncWarp` (0), `birenBallotSync` (5), `birenAnySync` (6), `birenAllSync` (7): the
+    /// header's macros over birenWarpExchange, named where the call is written.
+    fn warp_vote(&self, d: &Cursor) -> Option<u32> {
+        let exchange = d
+            .referenced()
+            .is_some_and(|f| f.spelling() == "birenWarpExchange");
+        if d.kind() != CXCursor_CallExpr || !exchange {
+            return None;
+        }
+        let Pos::Main(at) = d.start() else {
+            return None;
+        };
+        match text::ident_at(self.src, at) {
+            "birenSyncWarp" => Some(0),
+            "birenBallotSync" => Some(5),
+            "birenAnySync" => Some(6),
+            "birenAllSync" => Some(7),
+            _ => None,
+        }
     }
 
     fn shuffles_in(&self, c: &Cursor) -> usize {
@@ -406,7 +458,8 @@ impl<'a> Analysis<'a> {
             .iter()
             .filter(|d| {
                 d.kind() == CXCursor_CallExpr
-                    && d.referenced().is_some_and(|f| is_shfl_fn(&f.spelling()))
+                    && (d.referenced().is_some_and(|f| is_shfl_fn(&f.spelling()))
+                        || self.warp_vote(d).is_some_and(|op| op != 0))
             })
             .count()
     }
@@ -430,10 +483,10 @@ impl<'a> Analysis<'a> {
 
     fn contains_barrier(&mut self, c: &Cursor) -> bool {
         if c.kind() == CXCursor_CallExpr
-            && c.referenced().is_some_and(|f| {
+            && (c.referenced().is_some_and(|f| {
                 let n = f.spelling();
                 is_barrier_fn(&n) || is_shfl_fn(&n)
-            })
+            }) || self.warp_vote(c).is_some())
         {
             return true;
         }
@@ -514,7 +567,7 @@ impl<'a> Analysis<'a> {
                     if is_grid_fn(&n) {
                         return self.fail("grid sync (cooperative launch)", &d);
                     }
-                    if is_warp_fn(&n) && !is_shfl_fn(&n) {
+                    if is_warp_fn(&n) && !is_shfl_fn(&n) && self.warp_vote(&d).is_none() {
                         // The name the user wrote (the header's macros add In_ / Loop).
                         let shown = n
                             .strip_suffix("In_")
@@ -559,10 +612,13 @@ impl<'a> Analysis<'a> {
         self.collect_uses(body)?;
         self.check_params_and_counters(body)?;
         let remat = self.rematerializable();
+        let block_atomics = self.shared_atomics(body, &remat);
         let expanded = self.expand(&remat)?;
         let (uses, cond_uses) = self.uses_by_region(&expanded);
+        let known = self.known_values(&pieces, &expanded);
         let guards = self.guards(&remat);
-        let remat_uses = self.remat_uses(&remat, &guards);
+        let splits = self.splits(&remat, &guards);
+        let remat_uses = self.remat_uses(&remat, &guards, &splits);
         // The loop pointer, where a region or a checked condition uses it (the barriers' uses go
         // with them).
         let uses_loop = {
@@ -591,12 +647,15 @@ impl<'a> Analysis<'a> {
                 .collect(),
             remat_uses,
             guards,
+            splits,
+            known,
             hoisted: std::mem::take(&mut self.hoisted),
             edits: std::mem::take(&mut self.edits),
             returns: self.returns,
             uses_loop,
             regions: self.regions.len(),
             shuffles: std::mem::take(&mut self.shuffles),
+            block_atomics,
         })
     }
 
@@ -770,9 +829,27 @@ impl<'a> Analysis<'a> {
         let src = self.src;
         if s.kind() == CXCursor_DeclStmt && self.shuffles_in(s) > 0 {
             return self.fail(
-                "a warp shuffle in a declaration (declare the variable, then assign the shuffle)",
+                "a warp shuffle or vote in a declaration (declare the variable, then assign it)",
                 s,
             );
+        }
+        if text::ident_at(src, start) == "birenSyncWarp" {
+            // The statement is the call and its ';' (nothing else up to the next one).
+            let semi = text::scan_top(src, start, end, |i| src[i] == b';');
+            let call = std::iter::once(*s)
+                .chain(s.descendants())
+                .find(|d| d.kind() == CXCursor_CallExpr);
+            return match (semi, call) {
+                (Some(p), Some(c))
+                    if text::skip_blank(src, p + 1) >= end && self.warp_vote(&c) == Some(0) =>
+                {
+                    Ok(Piece::Barrier {
+                        offset: start,
+                        warp: true,
+                    })
+                }
+                _ => self.fail("a warp barrier inside an expression", s),
+            };
         }
         if (100..200).contains(&s.kind())
             && self.barriers_in(s) + usize::from(s.kind() == CXCursor_CallExpr) > 0
@@ -786,7 +863,7 @@ impl<'a> Analysis<'a> {
                 // The statement is the call and its ';' (nothing else up to the next one).
                 let semi = text::scan_top(src, start, end, |i| src[i] == b';');
                 match semi {
-                    Some(p) if text::skip_blank(src, p + 1) >= end => Ok(Piece::Barrier { offset: start }),
+                    Some(p) if text::skip_blank(src, p + 1) >= end => Ok(Piece::Barrier { offset: start, warp: false }),
                     _ => self.fail("a barrier inside an expression", s),
                 }
             }
@@ -1104,7 +1181,11 @@ impl<'a> Analysis<'a> {
                 remat.iter().any(|(w, rm, _)| {
                     *w == v && {
                         let t = String::from_utf8_lossy(&src[rm.init.0..rm.init.1]);
-                        t.split_whitespace().collect::<String>() == "threadIdx.x"
+                        // Exactly x, or x as an int (exact: x < 2^31; the order is kept).
+                        matches!(
+                            t.split_whitespace().collect::<String>().as_str(),
+                            "threadIdx.x" | "(int)threadIdx.x" | "(unsigned)threadIdx.x"
+                        )
                     }
                 })
             }
@@ -1176,6 +1257,88 @@ impl<'a> Analysis<'a> {
                     body: b,
                 },
             );
+        }
+        out
+    }
+
+    /// An `if` whose condition is `x OP E` or `E OP x` (x the thread's x index, E uniform):
+    /// the condition's span, and whether the threads that pass are a prefix of each row.
+    fn x_compare(&self, s: &Cursor, remat: &[(usize, Remat, Vec<usize>)]) -> Option<(Span, bool)> {
+        let src = self.src;
+        if s.kind() != CXCursor_IfStmt {
+            return None;
+        }
+        let ch = s.children();
+        let cond = strip_parens(ch.first()?);
+        if cond.kind() != CXCursor_BinaryOperator {
+            return None;
+        }
+        let Pos::Main(at) = s.start() else {
+            return None;
+        };
+        if text::ident_at(src, at) != "if" {
+            return None;
+        }
+        let ops = cond.children();
+        let [l, r] = ops.as_slice() else { return None };
+        // The operator: the token before the right operand.
+        let Pos::Main(mut j) = r.start() else {
+            return None;
+        };
+        while j > 0 && (src[j - 1] as char).is_ascii_whitespace() {
+            j -= 1;
+        }
+        let op: &[u8] = if j >= 2 && src[j - 1] == b'=' {
+            &src[j - 2..j]
+        } else {
+            &src[j.saturating_sub(1)..j]
+        };
+        let before = if j > op.len() {
+            src[j - op.len() - 1]
+        } else {
+            b' '
+        };
+        if before == b'<' || before == b'>' || before == b'=' || before == b'!' {
+            return None;
+        }
+        let less = op == b"<" || op == b"<=";
+        let greater = op == b">" || op == b">=";
+        if !(less || greater) {
+            return None;
+        }
+        let prefix = if self.is_thread_x(l, remat) && self.uniform_expr(r) {
+            less
+        } else if self.is_thread_x(r, remat) && self.uniform_expr(l) {
+            greater
+        } else {
+            return None;
+        };
+        let open = text::skip_blank(src, at + 2);
+        let close = (src.get(open) == Some(&b'('))
+            .then(|| text::matching(src, open))
+            .flatten()?;
+        Some(((open + 1, close), prefix))
+    }
+
+    /// The regions to run as two thread loops (see `Plan::splits`): those that are no guard
+    /// and hold an `if` on the thread's x index against a uniform bound (the first one).
+    fn splits(
+        &self,
+        remat: &[(usize, Remat, Vec<usize>)],
+        guards: &HashMap<usize, Guard>,
+    ) -> HashMap<usize, Split> {
+        let mut out = HashMap::new();
+        for (&start, stmts) in &self.run_stmts {
+            if guards.contains_key(&start) || !self.regions.iter().any(|r| r.0 == start) {
+                continue;
+            }
+            let found = stmts
+                .iter()
+                .flat_map(|s| std::iter::once(*s).chain(s.descendants()))
+                .find_map(|d| self.x_compare(&d, remat));
+            if let Some((cond, prefix)) = found {
+                out.insert(start, Split { cond, prefix });
+            }
         }
         out
     }
@@ -1372,19 +1535,22 @@ impl<'a> Analysis<'a> {
                 d.referenced().is_some_and(|f| {
                     let n = f.spelling();
                     is_barrier_fn(&n) || is_shfl_fn(&n)
-                })
+                }) || self.warp_vote(d).is_some()
             })
             .collect();
-        if calls
-            .iter()
-            .any(|c| c.referenced().is_some_and(|f| is_barrier_fn(&f.spelling())))
-        {
+        if calls.iter().any(|c| {
+            c.referenced().is_some_and(|f| is_barrier_fn(&f.spelling()))
+                || self.warp_vote(c) == Some(0)
+        }) {
             return Ok(None);
         }
         if calls.len() != 1 {
             return self.fail("two warp shuffles in one statement", s);
         }
         let call = calls[0];
+        if let Some(op) = self.warp_vote(&call) {
+            return self.vote_statement(s, &call, op, start, end).map(Some);
+        }
         let name = call.referenced().map(|f| f.spelling()).unwrap_or_default();
         let Pos::Main(at) = call.start() else {
             return self.fail("a warp shuffle written by a macro", s);
@@ -1444,7 +1610,66 @@ impl<'a> Analysis<'a> {
             val,
             width,
             n,
+            vote: false,
         }))
+    }
+
+    /// A statement holding one vote (`birenBallotSync(mask, pred)`, any, all; `op` as
+    /// `warp_vote`): like a shuffle, a region that stores every thread's `pred != 0`, then the
+    /// statement reading its warp's result.
+    fn vote_statement(
+        &mut self,
+        s: &Cursor,
+        call: &Cursor,
+        op: u32,
+        start: usize,
+        end: usize,
+    ) -> Result<Piece, Fallback> {
+        let src = self.src;
+        let Pos::Main(at) = call.start() else {
+            return self.fail("a warp vote written by a macro", s);
+        };
+        let written = text::ident_at(src, at);
+        let open = text::skip_blank(src, at + written.len());
+        let Some(close) = (src.get(open) == Some(&b'('))
+            .then(|| text::matching(src, open))
+            .flatten()
+        else {
+            return self.fail("a warp vote without its arguments", s);
+        };
+        if close >= end {
+            return self.fail("a warp vote written by a macro", s);
+        }
+        let commas = text::split_top(src, open + 1, close, b',');
+        if commas.len() != 1 {
+            return self.fail("a warp vote with an unexpected argument list", s);
+        }
+        let mask = (open + 1, commas[0]);
+        let val = (commas[0] + 1, close);
+        let n = self.shuffles.len();
+        self.shuffles.push("int".to_string());
+        self.regions.push(val);
+        self.regions.push((start, end));
+        self.region_control(s, false)?;
+        let text = |a: Span| String::from_utf8_lossy(&src[a.0..a.1]).into_owned();
+        let ty = if op == 5 { "unsigned" } else { "int" };
+        let read = format!(
+            "(({ty})birenRegionVote_(biren_shv{n}_, biren_t_, (unsigned)({}), {op}u, biren_nt_, biren_deadp_))",
+            text(mask)
+        );
+        let newlines = src[at..close + 1].iter().filter(|&&c| c == b'\n').count();
+        self.edits.push(Edit {
+            start: at,
+            end: close + 1,
+            with: EditKind::Text(read + &"\n".repeat(newlines)),
+        });
+        Ok(Piece::Shuffle {
+            stmt: (start, end),
+            val,
+            width: None,
+            n,
+            vote: true,
+        })
     }
 
     fn compound_pieces(&mut self, c: &Cursor) -> Result<Vec<Piece>, Fallback> {
@@ -1568,7 +1793,11 @@ impl<'a> Analysis<'a> {
             let Pos::Main(o) = d.location() else { continue };
             let name = self.params[p].spelling();
             let ctx = text::use_context(src, o, name.len());
-            if ctx.writes || ctx.address {
+            // `&p[i]`, `&p->m`: the address of what a pointer parameter points at.
+            let rest = &src[text::skip_blank(src, o + name.len()).min(src.len())..];
+            let pointee = self.params[p].ty().kind() == CXType_Pointer
+                && (rest.starts_with(b"[") || rest.starts_with(b"->"));
+            if ctx.writes || (ctx.address && !pointee) {
                 return self.fail(format!("the kernel changes its parameter {name}"), &d);
             }
         }
@@ -1720,9 +1949,10 @@ impl<'a> Analysis<'a> {
                 );
             }
             let is_array = kind == CXType_ConstantArray;
+            let is_ptr = kind == CXType_Pointer;
             for &u in &var.uses {
                 let ctx = text::use_context(src, u, var.name.len());
-                if ctx.address || (is_array && !ctx.subscript) {
+                if takes_address(src, u, var.name.len(), is_ptr) || (is_array && !ctx.subscript) {
                     return self.fail(
                         format!(
                             "the address of {} is taken and it lives across a barrier",
@@ -1755,6 +1985,7 @@ impl<'a> Analysis<'a> {
                     name: var.name.clone(),
                     ty,
                     is_array,
+                    uniform: false,
                 },
             ));
         }
@@ -1772,9 +2003,11 @@ impl<'a> Analysis<'a> {
                     continue;
                 }
                 let is_array = var.cursor.ty().kind() == CXType_ConstantArray;
+                let is_ptr = var.cursor.ty().kind() == CXType_Pointer;
                 for &u in &var.uses {
                     let ctx = text::use_context(src, u, var.name.len());
-                    if ctx.address || (is_array && !ctx.subscript) {
+                    if takes_address(src, u, var.name.len(), is_ptr) || (is_array && !ctx.subscript)
+                    {
                         let c = var.cursor;
                         return self.fail(
                             format!(
@@ -1787,11 +2020,421 @@ impl<'a> Analysis<'a> {
                 }
             }
         }
+        let uniform = self.uniform_kept(&out);
+        for (v, e) in out.iter_mut() {
+            e.uniform = uniform.contains(v);
+        }
         // The declarations of expanded variables become assignments.
         let mut rewritten: HashSet<usize> = out.iter().map(|(v, _)| *v).collect();
         rewritten.extend((0..self.vars.len()).filter(|&v| self.vars[v].counter));
         self.rewrite_declarations(&rewritten)?;
         Ok(out)
+    }
+
+    /// See `Plan::known`. Walks the plan in order with, per kept variable, the expression its
+    /// value is (None: unknown). A region that writes a variable only by `v = E;` statements
+    /// of its own, E of indices, parameters and literals only, leaves it E (the last such);
+    /// any other write leaves it unknown; a loop or `if` of the block that writes it inside
+    /// makes it unknown within and after.
+    fn known_values(
+        &self,
+        pieces: &[Piece],
+        kept: &[(usize, Expanded)],
+    ) -> HashMap<usize, Vec<(usize, Span)>> {
+        let mut state: Vec<Option<Span>> = vec![None; kept.len()];
+        let mut out = HashMap::new();
+        self.known_walk(pieces, kept, &mut state, &mut out);
+        out
+    }
+
+    fn known_walk(
+        &self,
+        pieces: &[Piece],
+        kept: &[(usize, Expanded)],
+        state: &mut Vec<Option<Span>>,
+        out: &mut HashMap<usize, Vec<(usize, Span)>>,
+    ) {
+        for p in pieces {
+            match p {
+                Piece::Run { start, end } => {
+                    let span = (*start, *end);
+                    let mut reads = Vec::new();
+                    for (k, (v, e)) in kept.iter().enumerate() {
+                        if e.is_array || e.uniform {
+                            state[k] = None;
+                            continue;
+                        }
+                        let inside: Vec<usize> = self.vars[*v]
+                            .uses
+                            .iter()
+                            .copied()
+                            .filter(|&u| u >= span.0 && u < span.1)
+                            .collect();
+                        let writes = self.writes_of(*v, span);
+                        if writes.is_empty() {
+                            if let (Some(x), false) = (state[k], inside.is_empty()) {
+                                reads.push((k, x));
+                            }
+                            continue;
+                        }
+                        state[k] = self.simple_writes(*v, &writes);
+                    }
+                    if !reads.is_empty() {
+                        out.insert(*start, reads);
+                    }
+                }
+                Piece::Shuffle { stmt, val, .. } => {
+                    for (k, (v, _)) in kept.iter().enumerate() {
+                        if !self.writes_of(*v, *stmt).is_empty()
+                            || !self.writes_of(*v, *val).is_empty()
+                        {
+                            state[k] = None;
+                        }
+                    }
+                }
+                Piece::Barrier { .. } => {}
+                Piece::Scope(ps) => self.known_walk(ps, kept, state, out),
+                Piece::If {
+                    cond, then, els, ..
+                } => {
+                    let mut spans = vec![*cond];
+                    spans.extend(Self::spans_of(then));
+                    if let Some(e) = els {
+                        spans.extend(Self::spans_of(e));
+                    }
+                    self.forget_written(kept, state, &spans);
+                    let mut s1 = state.clone();
+                    self.known_walk(then, kept, &mut s1, out);
+                    if let Some(e) = els {
+                        let mut s2 = state.clone();
+                        self.known_walk(e, kept, &mut s2, out);
+                    }
+                }
+                Piece::Loop {
+                    init,
+                    cond,
+                    inc,
+                    body,
+                    ..
+                } => {
+                    let mut spans: Vec<Span> =
+                        [init, cond, inc].iter().filter_map(|x| **x).collect();
+                    spans.extend(Self::spans_of(body));
+                    self.forget_written(kept, state, &spans);
+                    let mut s1 = state.clone();
+                    self.known_walk(body, kept, &mut s1, out);
+                }
+            }
+        }
+    }
+
+    /// Every span of text a plan's pieces run (regions, conditions, loop headers).
+    fn spans_of(pieces: &[Piece]) -> Vec<Span> {
+        let mut out = Vec::new();
+        for p in pieces {
+            match p {
+                Piece::Run { start, end } => out.push((*start, *end)),
+                Piece::Shuffle { stmt, val, .. } => {
+                    out.push(*stmt);
+                    out.push(*val);
+                }
+                Piece::Barrier { .. } => {}
+                Piece::Scope(ps) => out.extend(Self::spans_of(ps)),
+                Piece::If {
+                    cond, then, els, ..
+                } => {
+                    out.push(*cond);
+                    out.extend(Self::spans_of(then));
+                    if let Some(e) = els {
+                        out.extend(Self::spans_of(e));
+                    }
+                }
+                Piece::Loop {
+                    init,
+                    cond,
+                    inc,
+                    body,
+                    ..
+                } => {
+                    out.extend([init, cond, inc].iter().filter_map(|x| **x));
+                    out.extend(Self::spans_of(body));
+                }
+            }
+        }
+        out
+    }
+
+    /// Unknown: the kept variables written in any of `spans`.
+    fn forget_written(
+        &self,
+        kept: &[(usize, Expanded)],
+        state: &mut [Option<Span>],
+        spans: &[Span],
+    ) {
+        for (k, (v, _)) in kept.iter().enumerate() {
+            if spans.iter().any(|s| !self.writes_of(*v, *s).is_empty()) {
+                state[k] = None;
+            }
+        }
+    }
+
+    /// Where variable `v` is written in `span` (its declaration counts).
+    fn writes_of(&self, v: usize, span: Span) -> Vec<usize> {
+        let var = &self.vars[v];
+        let mut w: Vec<usize> = var
+            .uses
+            .iter()
+            .copied()
+            .filter(|&u| u >= span.0 && u < span.1)
+            .filter(|&u| {
+                let c = text::use_context(self.src, u, var.name.len());
+                c.writes || c.address
+            })
+            .collect();
+        if let Pos::Main(o) = var.cursor.location() {
+            if o >= span.0 && o < span.1 {
+                w.push(o);
+            }
+        }
+        w.sort();
+        w
+    }
+
+    /// The value `v` has after writes at `writes` (sorted), if each is a statement of its
+    /// region of its own, `v = E;` or `T v = E;`, E of indices, parameters and literals.
+    fn simple_writes(&self, v: usize, writes: &[usize]) -> Option<Span> {
+        let src = self.src;
+        let var = &self.vars[v];
+        let top = |o: usize| {
+            self.run_stmts.values().flatten().find(
+                |s| matches!((s.start(), s.end()), (Pos::Main(a), Pos::Main(b)) if o >= a && o < b),
+            )
+        };
+        let mut last = None;
+        for &u in writes {
+            let s = top(u)?;
+            let decl = matches!(var.cursor.location(), Pos::Main(o) if o == u);
+            let value = if decl {
+                if s.kind() != CXCursor_DeclStmt {
+                    return None;
+                }
+                let init = var.cursor.children().last().copied()?;
+                if !(100..200).contains(&init.kind()) {
+                    return None;
+                }
+                let end = text::scan_top(src, u, src.len(), |i| src[i] == b';' || src[i] == b',')?;
+                let eq = text::scan_top(src, u, end, |i| {
+                    src[i] == b'=' && src.get(i + 1) != Some(&b'=')
+                })?;
+                (init, (eq + 1, end))
+            } else {
+                let e = strip_parens(s);
+                if e.kind() != CXCursor_BinaryOperator {
+                    return None;
+                }
+                let ch = e.children();
+                let [l, r] = ch.as_slice() else { return None };
+                let l = strip_parens(l);
+                if l.kind() != CXCursor_DeclRefExpr
+                    || !matches!(l.location(), Pos::Main(o) if o == u)
+                {
+                    return None;
+                }
+                let after = text::skip_blank(src, u + var.name.len());
+                if src.get(after) != Some(&b'=') || src.get(after + 1) == Some(&b'=') {
+                    return None;
+                }
+                let (Pos::Main(_), Pos::Main(se)) = (r.start(), s.end()) else {
+                    return None;
+                };
+                // E: from after '=' to the statement's end (before its ';').
+                let semi = text::scan_top(src, after + 1, src.len(), |i| src[i] == b';')?;
+                if semi + 1 < se {
+                    return None;
+                }
+                (*r, (after + 1, semi))
+            };
+            if !self.index_expr(&value.0) {
+                return None;
+            }
+            last = Some(value.1);
+        }
+        last
+    }
+
+    /// An expression of the thread's and block's indices, the parameters, enumerators and
+    /// literals only (no memory, no call, no write): the same wherever it is evaluated.
+    fn index_expr(&self, e: &Cursor) -> bool {
+        let src = self.src;
+        let lp = self.params[self.nparams + 4];
+        std::iter::once(*e).chain(e.descendants()).all(|d| match d.kind() {
+            CXCursor_DeclRefExpr => d.referenced().is_some_and(|r| {
+                !r.same(&lp)
+                    && (self.params.iter().any(|p| p.same(&r)) || r.kind() == CXCursor_EnumConstantDecl)
+            }),
+            CXCursor_MemberRefExpr => dot_member(src, &d),
+            CXCursor_UnaryOperator => matches!(d.start(), Pos::Main(o)
+                if !matches!(src.get(o), Some(b'*' | b'&'))
+                    && !src[o..].starts_with(b"++")
+                    && !src[o..].starts_with(b"--")
+                    && matches!(d.location(), Pos::Main(l) if !src[l..].starts_with(b"++") && !src[l..].starts_with(b"--"))),
+            CXCursor_BinaryOperator => matches!(d.location(), Pos::Main(l)
+                if !src[l..].starts_with(b"=") || src[l..].starts_with(b"==")),
+            CXCursor_IntegerLiteral
+            | CXCursor_FloatingLiteral
+            | CXCursor_CharacterLiteral
+            | CXCursor_ParenExpr
+            | CXCursor_ConditionalOperator
+            | CXCursor_CStyleCastExpr
+            | CXCursor_UnexposedExpr
+            | CXCursor_TypeRef
+            | CXCursor_UnaryExpr => true,
+            _ => false,
+        })
+    }
+
+    /// The kept scalars every thread of a block holds the same value of (MCUDA's uniform
+    /// variables; `from = 1 - from` in a scan that swaps buffers): each is written only by
+    /// statements of regions that every thread runs (a region's own statements, not inside an
+    /// `if` or a loop): its declaration, `v = E;`, `v op= E;`, `v++;`, where E reads only
+    /// parameters, the block's indices, block-level counters and such variables, no memory.
+    /// Kept once for the block, a region's loads of it are loop invariants and vectorise.
+    fn uniform_kept(&self, kept: &[(usize, Expanded)]) -> HashSet<usize> {
+        let src = self.src;
+        let top: Vec<(Span, Cursor)> = self
+            .run_stmts
+            .values()
+            .flatten()
+            .filter_map(|s| match (s.start(), s.end()) {
+                (Pos::Main(a), Pos::Main(b)) => Some(((a, b), *s)),
+                _ => None,
+            })
+            .collect();
+        let top_stmt = |o: usize| {
+            top.iter()
+                .find(|(sp, _)| o >= sp.0 && o < sp.1)
+                .map(|x| x.1)
+        };
+        let mut set: HashSet<usize> = kept
+            .iter()
+            .filter(|(v, e)| {
+                let t = self.vars[*v].cursor.ty().canonical().kind();
+                !e.is_array
+                    && matches!(
+                        t,
+                        CXType_Int
+                            | CXType_UInt
+                            | CXType_Long
+                            | CXType_ULong
+                            | CXType_LongLong
+                            | CXType_ULongLong
+                            | CXType_Short
+                            | CXType_UShort
+                            | CXType_Char_S
+                            | CXType_Char_U
+                            | CXType_SChar
+                            | CXType_UChar
+                            | CXType_Bool
+                            | CXType_Float
+                            | CXType_Double
+                            | CXType_Enum
+                    )
+            })
+            .map(|(v, _)| *v)
+            .collect();
+        loop {
+            let mut drop = Vec::new();
+            for &v in &set {
+                let var = &self.vars[v];
+                let len = var.name.len();
+                let mut ok = true;
+                // Its declaration: a region's own statement, its initializer (if any) uniform.
+                if let Pos::Main(o) = var.cursor.location() {
+                    ok &= top_stmt(o).is_some_and(|s| s.kind() == CXCursor_DeclStmt);
+                    let init = var.cursor.children().last().copied();
+                    let end =
+                        text::scan_top(src, o, src.len(), |i| src[i] == b';' || src[i] == b',')
+                            .unwrap_or(o);
+                    let has_init = text::scan_top(src, o, end, |i| {
+                        src[i] == b'=' && src.get(i + 1) != Some(&b'=')
+                    })
+                    .is_some();
+                    if has_init {
+                        ok &= init.is_some_and(|e| {
+                            (100..200).contains(&e.kind()) && self.uniform_with(&e, &set)
+                        });
+                    }
+                } else {
+                    ok = false;
+                }
+                for &u in &var.uses {
+                    if !ok {
+                        break;
+                    }
+                    if !text::use_context(src, u, len).writes {
+                        continue;
+                    }
+                    // The whole statement is the write, its target this variable.
+                    let Some(s) = top_stmt(u) else {
+                        ok = false;
+                        break;
+                    };
+                    let e = strip_parens(&s);
+                    let target = e.children().first().map(strip_parens);
+                    ok = matches!(
+                        e.kind(),
+                        CXCursor_BinaryOperator
+                            | CXCursor_CompoundAssignOperator
+                            | CXCursor_UnaryOperator
+                    ) && target.is_some_and(|t| {
+                        t.kind() == CXCursor_DeclRefExpr
+                            && matches!(t.location(), Pos::Main(l) if l == u)
+                    }) && self.uniform_with(&e, &set);
+                }
+                if !ok {
+                    drop.push(v);
+                }
+            }
+            if drop.is_empty() {
+                return set;
+            }
+            for v in drop {
+                set.remove(&v);
+            }
+        }
+    }
+
+    /// As `uniform_expr_as` (writes allowed), the variables of `set` counted as uniform too.
+    fn uniform_with(&self, e: &Cursor, set: &HashSet<usize>) -> bool {
+        let thread = self.params[self.nparams];
+        let lp = self.params[self.nparams + 4];
+        std::iter::once(*e).chain(e.descendants()).all(|d| match d.kind() {
+            CXCursor_DeclRefExpr => d.referenced().is_some_and(|r| {
+                !r.same(&thread)
+                    && !r.same(&lp)
+                    && (self.params.iter().any(|p| p.same(&r))
+                        || r.kind() == CXCursor_EnumConstantDecl
+                        || self
+                            .var_of(&r)
+                            .is_some_and(|v| self.vars[v].block_level || set.contains(&v)))
+            }),
+            CXCursor_MemberRefExpr => dot_member(self.src, &d),
+            CXCursor_UnaryOperator => {
+                matches!(d.start(), Pos::Main(o) if !matches!(self.src.get(o), Some(b'*' | b'&')))
+            }
+            CXCursor_IntegerLiteral
+            | CXCursor_FloatingLiteral
+            | CXCursor_CharacterLiteral
+            | CXCursor_ParenExpr
+            | CXCursor_BinaryOperator
+            | CXCursor_CompoundAssignOperator
+            | CXCursor_ConditionalOperator
+            | CXCursor_CStyleCastExpr
+            | CXCursor_UnexposedExpr
+            | CXCursor_TypeRef
+            | CXCursor_UnaryExpr => true,
+            _ => false,
+        })
     }
 
     /// Rewrites the declaration statements that declare expanded variables.
@@ -1948,9 +2591,10 @@ impl<'a> Analysis<'a> {
                 continue;
             };
             // Never changed after its declaration.
+            let is_ptr = var.cursor.ty().kind() == CXType_Pointer;
             if var.uses.iter().any(|&u| {
-                let c = text::use_context(src, u, var.name.len());
-                c.writes || c.address
+                text::use_context(src, u, var.name.len()).writes
+                    || takes_address(src, u, var.name.len(), is_ptr)
             }) {
                 continue;
             }
@@ -2099,14 +2743,175 @@ impl<'a> Analysis<'a> {
         out
     }
 
+    /// Atomics whose address is provably in the block's shared memory (a `BIREN_SHARED`
+    /// variable, or a pointer recomputed from `birenSharedMemory()`), called in a region: one
+    /// OS thread runs the whole block in region form, so no other thread can touch that memory
+    /// meanwhile and a plain read-modify-write does (`birenRegionAtomic*_`, emit.rs). An
+    /// atomic on any other address (global memory: other blocks run on other cores) stays
+    /// atomic. Returns where each rewritten call's name is; the edits rename them.
+    fn shared_atomics(
+        &mut self,
+        body: &Cursor,
+        remat: &[(usize, Remat, Vec<usize>)],
+    ) -> Vec<usize> {
+        let src = self.src;
+        // Pointers into shared memory that are recomputed per region (never changed).
+        let mut shared_ptrs: HashSet<usize> = HashSet::new();
+        for (v, _, _) in remat {
+            let Some(init) = self.vars[*v].cursor.children().last().copied() else {
+                continue;
+            };
+            if self.vars[*v].cursor.ty().kind() == CXType_Pointer
+                && self.ptr_shared(&init, &shared_ptrs, true)
+            {
+                shared_ptrs.insert(*v);
+            }
+        }
+        let mut out = Vec::new();
+        for d in body.descendants() {
+            if d.kind() != CXCursor_CallExpr {
+                continue;
+            }
+            // C's generic atomics are macros over _Generic: a call with no callee libclang
+            // names; its name is the macro's, where the call starts.
+            if d.referenced()
+                .is_some_and(|f| !f.spelling().starts_with("birenAtomic"))
+            {
+                continue;
+            }
+            let Pos::Main(at) = d.start() else { continue };
+            if out.contains(&at) {
+                continue;
+            }
+            if !self.regions.iter().any(|r| at >= r.0 && at < r.1) {
+                continue;
+            }
+            let written = text::ident_at(src, at);
+            let Some(op) = atomic_op(written) else {
+                continue;
+            };
+            let args: Vec<Cursor> = d.children().into_iter().skip(1).collect();
+            let want = if op == "CAS" { 3 } else { 2 };
+            if args.len() != want || !self.ptr_shared(&args[0], &shared_ptrs, false) {
+                continue;
+            }
+            self.edits.push(Edit {
+                start: at,
+                end: at + written.len(),
+                with: EditKind::Text(format!("birenRegionAtomic{op}_")),
+            });
+            out.push(at);
+        }
+        out
+    }
+
+    /// A `BIREN_SHARED` variable of the kernel.
+    fn is_shared_var(&self, r: &Cursor) -> bool {
+        let Some(v) = self.var_of(r) else {
+            return false;
+        };
+        let c = self.vars[v].cursor;
+        // Declared by a statement (moved to the function's top) that starts with BIREN_SHARED.
+        let Pos::Main(o) = c.location() else {
+            return false;
+        };
+        c.storage_static_or_extern()
+            && self.hoisted.iter().any(|h| {
+                o >= h.0
+                    && o < h.1
+                    && text::ident_at(self.src, text::skip_blank(self.src, h.0)) == "BIREN_SHARED"
+            })
+    }
+
+    /// Whether expression `e`'s value points into the block's shared memory; `alloc`: a call
+    /// of `birenSharedMemory()` counts (a recomputed pointer's initializer).
+    fn ptr_shared(&self, e: &Cursor, ptrs: &HashSet<usize>, alloc: bool) -> bool {
+        let e = strip_expr(e);
+        let is_ptr = |c: &Cursor| c.ty().kind() == CXType_Pointer;
+        match e.kind() {
+            CXCursor_DeclRefExpr => e.referenced().is_some_and(|r| {
+                self.var_of(&r).is_some_and(|v| ptrs.contains(&v))
+                    || (is_array(&e) && self.is_shared_var(&r))
+            }),
+            CXCursor_CallExpr => {
+                alloc
+                    && e.referenced()
+                        .is_some_and(|f| f.spelling() == "birenSharedMemory")
+            }
+            CXCursor_CStyleCastExpr => match e.children().last() {
+                Some(c) => self.ptr_shared(c, ptrs, alloc),
+                None => false,
+            },
+            // `&lvalue`: the only unary operator giving a pointer from a non-pointer.
+            CXCursor_UnaryOperator => {
+                let ch = e.children();
+                ch.len() == 1
+                    && is_ptr(&e)
+                    && !is_ptr(&ch[0])
+                    && !is_array(&ch[0])
+                    && self.lval_shared(&ch[0], ptrs)
+            }
+            // pointer + integer, pointer - integer
+            CXCursor_BinaryOperator => {
+                let ch = e.children();
+                // A pointer from a shared pointer and an integer is `+` or `-` (an assignment
+                // cannot change a shared array or a recomputed pointer).
+                ch.len() == 2
+                    && is_ptr(&e)
+                    && self.ptr_shared(&ch[0], ptrs, alloc)
+                    && is_integer(&ch[1])
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether lvalue `e` is stored in the block's shared memory.
+    fn lval_shared(&self, e: &Cursor, ptrs: &HashSet<usize>) -> bool {
+        let e = strip_expr(e);
+        match e.kind() {
+            CXCursor_DeclRefExpr => e.referenced().is_some_and(|r| self.is_shared_var(&r)),
+            CXCursor_ArraySubscriptExpr => {
+                let ch = e.children();
+                if ch.len() != 2 || !is_integer(&ch[1]) {
+                    return false;
+                }
+                let base = strip_expr(&ch[0]);
+                if is_array(&base) {
+                    self.lval_shared(&base, ptrs)
+                } else {
+                    self.ptr_shared(&base, ptrs, false)
+                }
+            }
+            CXCursor_MemberRefExpr => {
+                let Pos::Main(mut j) = e.spelled_location() else {
+                    return false;
+                };
+                while j > 0 && (self.src[j - 1] as char).is_ascii_whitespace() {
+                    j -= 1;
+                }
+                j > 0
+                    && self.src[j - 1] == b'.'
+                    && e.children()
+                        .first()
+                        .is_some_and(|b| self.lval_shared(b, ptrs))
+            }
+            _ => false,
+        }
+    }
+
     /// Per region and checked condition, the recomputed variables to declare there.
     fn remat_uses(
         &self,
         remat: &[(usize, Remat, Vec<usize>)],
         guards: &HashMap<usize, Guard>,
+        splits: &HashMap<usize, Split>,
     ) -> HashMap<usize, Vec<usize>> {
         let mut out: HashMap<usize, Vec<usize>> = HashMap::new();
-        let guard_conds: Vec<Span> = guards.values().map(|g| g.cond).collect();
+        let guard_conds: Vec<Span> = guards
+            .values()
+            .map(|g| g.cond)
+            .chain(splits.values().map(|s| s.cond))
+            .collect();
         let spans: Vec<Span> = self
             .regions
             .iter()
@@ -2181,4 +2986,87 @@ impl<'a> Analysis<'a> {
         }
         (uses, cond_uses)
     }
+}
+
+/// The operation of an atomic's name as written (`birenAtomicAdd`, `birenAtomicAddUint`, ...):
+/// the part `birenRegionAtomic{op}_` (emit.rs) implements; None for any other name.
+fn atomic_op(written: &str) -> Option<&'static str> {
+    let rest = written.strip_prefix("birenAtomic")?;
+    for op in [
+        "Add", "Sub", "Exch", "Min", "Max", "Inc", "Dec", "CAS", "And", "Or", "Xor",
+    ] {
+        if let Some(ty) = rest.strip_prefix(op) {
+            if matches!(ty, "" | "Int" | "Uint" | "Ull" | "Float" | "Double") {
+                return Some(op);
+            }
+        }
+    }
+    None
+}
+
+/// `e` without parentheses and implicit conversions.
+fn strip_expr(e: &Cursor) -> Cursor {
+    let mut e = *e;
+    while matches!(e.kind(), CXCursor_ParenExpr | CXCursor_UnexposedExpr) {
+        let ch = e.children();
+        if ch.len() != 1 {
+            break;
+        }
+        e = ch[0];
+    }
+    e
+}
+
+fn is_array(e: &Cursor) -> bool {
+    matches!(
+        e.ty().kind(),
+        CXType_ConstantArray | CXType_IncompleteArray | CXType_VariableArray
+    )
+}
+
+fn is_integer(e: &Cursor) -> bool {
+    let mut t = e.ty();
+    // A typedef (size_t) or elaborated name: its canonical type.
+    if matches!(t.kind(), CXType_Typedef | CXType_Elaborated) {
+        t = t.canonical();
+    }
+    matches!(
+        t.kind(),
+        CXType_Int
+            | CXType_UInt
+            | CXType_Long
+            | CXType_ULong
+            | CXType_LongLong
+            | CXType_ULongLong
+            | CXType_Short
+            | CXType_UShort
+            | CXType_Char_S
+            | CXType_Char_U
+            | CXType_SChar
+            | CXType_UChar
+            | CXType_Bool
+    )
+}
+
+/// Whether the use of a variable at `u` (its name `len` long) takes the variable's address:
+/// `&v`, not `&p[i]` or `&p->m` of a pointer `p` (the address of what it points at).
+fn takes_address(src: &[u8], u: usize, len: usize, is_ptr: bool) -> bool {
+    if !text::use_context(src, u, len).address {
+        return false;
+    }
+    let rest = &src[text::skip_blank(src, u + len).min(src.len())..];
+    !(is_ptr && (rest.starts_with(b"[") || rest.starts_with(b"->")))
+}
+
+/// `e` without parentheses.
+fn strip_parens(e: &Cursor) -> Cursor {
+    let mut e = *e;
+    while matches!(e.kind(), CXCursor_ParenExpr | CXCursor_UnexposedExpr) {
+        let ch = e.children();
+        if ch.len() != 1 {
+            break;
+        }
+        e = ch[0];
+    }
+    e
 }
