@@ -91,7 +91,7 @@ inline const char *kernel_name(const char *base, const char *pretty) {
 namespace biren_cuda {
 /* __syncthreads_count/_and/_or: a barrier that also counts the threads whose predicate holds
  * (one OS thread runs a block, so the block's counter needs no atomics). */
-inline int sync_count(birenKernelLoop *l, int pred) {
+static inline int sync_count(birenKernelLoop *l, int pred) {
   BIREN_SHARED int count;
   const birenKernelCtx *c = birenKernelCtxFast();
   dim3 t = l ? l->tid : c->threadIdx;
@@ -112,7 +112,11 @@ inline unsigned block_threads() {
 #define __syncthreads_count(pred) biren_cuda::sync_count(biren_loop_, (pred) != 0)
 #define __syncthreads_and(pred) (biren_cuda::sync_count(biren_loop_, (pred) != 0) == (int)biren_cuda::block_threads())
 #define __syncthreads_or(pred) (biren_cuda::sync_count(biren_loop_, (pred) != 0) != 0)
-#define __syncwarp(...) birenSyncWarp((0xffffffffu, ##__VA_ARGS__))
+namespace biren_cuda {
+/* __syncwarp()'s mask: all lanes when none is given. */
+inline unsigned warp_mask(unsigned m = 0xffffffffu) { return m; }
+} // namespace biren_cuda
+#define __syncwarp(...) birenSyncWarp(biren_cuda::warp_mask(__VA_ARGS__))
 #define __threadfence() birenThreadFence()
 #define __threadfence_block() birenThreadFenceBlock()
 #define __threadfence_system() birenThreadFence()
@@ -198,20 +202,18 @@ static inline unsigned __float_as_uint(float f) { unsigned x; memcpy(&x, &f, 4);
 static inline double __longlong_as_double(long long x) { double f; memcpy(&f, &x, 8); return f; }
 static inline long long __double_as_longlong(double f) { long long x; memcpy(&x, &f, 8); return x; }
 static inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : (x == x ? x : 0.0f)); }
-/* glibc's math.h declares __expf, __logf, __sinf, ... (its own names of expf, logf, sinf) and
- * exp10f: C++ compilers define _GNU_SOURCE, so they are there; elsewhere they are these. */
-#ifndef __GLIBC__
-static inline float __expf(float x) { return expf(x); }
-static inline float __exp10f(float x) { return powf(10.0f, x); }
-static inline float __logf(float x) { return logf(x); }
-static inline float __log2f(float x) { return log2f(x); }
-static inline float __log10f(float x) { return log10f(x); }
-static inline float __sinf(float x) { return sinf(x); }
-static inline float __cosf(float x) { return cosf(x); }
-static inline float __tanf(float x) { return tanf(x); }
-static inline void __sincosf(float x, float *s, float *c) { *s = sinf(x); *c = cosf(x); }
-static inline float __powf(float x, float y) { return powf(x, y); }
-#endif
+/* CUDA's fast float functions: here the C library's (glibc declares some of these names for
+ * itself without exporting them, so they are macros). */
+#define __expf(x) expf(x)
+#define __exp10f(x) powf(10.0f, (x))
+#define __logf(x) logf(x)
+#define __log2f(x) log2f(x)
+#define __log10f(x) log10f(x)
+#define __sinf(x) sinf(x)
+#define __cosf(x) cosf(x)
+#define __tanf(x) tanf(x)
+#define __sincosf(x, s, c) (*(s) = sinf(x), *(c) = cosf(x), (void)0)
+#define __powf(x, y) powf((x), (y))
 static inline float __fdividef(float x, float y) { return x / y; }
 static inline float __frcp_rn(float x) { return 1.0f / x; }
 static inline float __fsqrt_rn(float x) { return sqrtf(x); }

@@ -545,11 +545,17 @@ pub extern "C" fn birenAssertFail(
         };
         let c = unsafe { &*kernel_ctx::current() };
         let (b, t) = (c.block_idx, c.thread_idx);
+        // A CUDA kernel's body is biren-cc's NAME_biren_thread_ with the hidden indices: the
+        // message names the kernel as the program wrote it.
+        let function = text(function)
+            .replace(", dim3, dim3, dim3, dim3, birenKernelLoop*)", ")")
+            .replace("(dim3, dim3, dim3, dim3, birenKernelLoop*)", "()")
+            .replace("_biren_thread_(", "(");
         eprintln!(
             "{}:{}: {}: block: [{},{},{}], thread: [{},{},{}] Assertion `{}` failed.",
             text(file),
             line,
-            text(function),
+            function,
             b.x,
             b.y,
             b.z,

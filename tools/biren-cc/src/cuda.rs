@@ -234,8 +234,12 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
                     CXCursor_CallExpr => {
                         if let Some(r) = d.referenced() {
                             let n = r.spelling();
-                            if n == "birenThreadIdxIn_" || n == "birenThreadIdx" {
+                            // assert() names the failing thread from the context.
+                            if n == "birenThreadIdxIn_" || n == "birenThreadIdx" || n == "__assert_fail" {
                                 reads_tid.insert(usr.clone());
+                            }
+                            if n == "__assert_fail" {
+                                reads_tid.insert(r.usr());
                             }
                             callees.push(r.usr());
                         }
@@ -252,7 +256,9 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
     while changed {
         changed = false;
         for (f, cs) in &calls {
-            if !reads_tid.contains(f) && cs.iter().any(|c| reads_tid.contains(c) && !kernel_usrs.contains(c)) {
+            if !reads_tid.contains(f)
+                && cs.iter().any(|c| reads_tid.contains(c) && !kernel_usrs.contains(c))
+            {
                 reads_tid.insert(f.clone());
                 changed = true;
             }
@@ -431,6 +437,30 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
     Ok(Translated { text, others, report })
 }
 
+/// Where `extern "C"` (or `"C++"`) before offset `at` starts, else `at`.
+fn linkage_start(src: &[u8], at: usize) -> usize {
+    let mut i = at;
+    while i > 0 && src[i - 1].is_ascii_whitespace() {
+        i -= 1;
+    }
+    let lit = if src[..i].ends_with(b"\"C\"") {
+        3
+    } else if src[..i].ends_with(b"\"C++\"") {
+        5
+    } else {
+        return at;
+    };
+    let mut j = i - lit;
+    while j > 0 && src[j - 1].is_ascii_whitespace() {
+        j -= 1;
+    }
+    if src[..j].ends_with(b"extern") && (j == 6 || !(src[j - 7].is_ascii_alphanumeric() || src[j - 7] == b'_')) {
+        j - 6
+    } else {
+        at
+    }
+}
+
 /// The `;` that ends a declaration whose declarator ends at `from` (skipping the rest of a
 /// declaration list at the top level).
 fn next_semicolon(src: &[u8], from: usize) -> Option<usize> {
@@ -474,15 +504,9 @@ fn kernel_def(
         .extent_in()
         .map(|x| x.1)
         .ok_or_else(|| format!("{path}:{file_line}: error: a kernel declared by a macro"))?;
-    // `extern "C" __global__ void k(...)`: forward declarations go before `extern "C"`.
-    if f.lexical_parent().kind() == CXCursor_LinkageSpec {
-        if let Some((_, ls, _)) = f.lexical_parent().extent_in() {
-            let between = slice(src, ls, decl_start);
-            if !between.contains('{') {
-                decl_start = ls;
-            }
-        }
-    }
+    // `extern "C" __global__ void k(...)`: forward declarations go before `extern "C"`, which
+    // libclang leaves out of the function's extent (C++'s linkage-specification tokens).
+    decl_start = linkage_start(src, decl_start);
     let mut params = Vec::new();
     let mut names = Vec::new();
     let mut name_edits = Vec::new();
