@@ -26,7 +26,7 @@ C_TESTS  := $(patsubst c-tests/%.c,$(BUILD)/c-tests/%,$(wildcard c-tests/*.c))
 EXAMPLES := $(patsubst examples-c/%.c,$(BUILD)/examples/%,$(sort $(wildcard examples-c/*.c)))
 SAMPLES  := $(patsubst samples/%.c,$(BUILD)/samples/%,$(sort $(wildcard samples/*.c)))
 
-.PHONY: all lib prof cc header check-header system-tools venv test test-rust test-c test-examples test-samples test-cuda test-prof test-python test-wheel demo bench bench-peer bench-pocl bench-hip pocl stress valgrind fuzz install uninstall clean docs
+.PHONY: all lib prof cc header check-header system-tools venv test test-rust test-c test-examples test-samples test-cuda test-cu-samples test-prof test-python test-wheel demo bench bench-peer bench-pocl bench-hip pocl stress valgrind fuzz install uninstall clean docs
 
 all: lib prof cc
 
@@ -96,9 +96,13 @@ $(BUILD)/c-tests/cuda/%: c-tests/cuda/%.cpp c-tests/cuda/cuda_host.h c-tests/har
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++11 -Wall -Wextra -Wpedantic -Werror -O2 -g $(CUDA_INC) -pthread -o $@ $< $(LDLIBS)
 
-test-cuda: lib $(CUDA_TESTS)
+test-cuda: lib cc $(CUDA_TESTS)
 	@set -e; for t in $(CUDA_TESTS); do echo "== $$t"; BIREN_ABORT_ON_INTERNAL_ERROR=1 timeout 300 $$t; done
 	@set -e; for s in $(wildcard c-tests/cuda/*.sh); do echo "== $$s"; CC="$(CC)" CXX="$(CXX)" timeout 300 bash $$s; done
+
+# Every vendored cuda-samples program (test-cuda builds and runs those marked quick).
+test-cu-samples: lib cc
+	CU_SAMPLES=all bash c-tests/cuda/test_cu_samples.sh
 
 # ---- Python ----------------------------------------------------------------------------------
 # The tests' Python tools (python/requirements-dev.txt: pytest, numpy, the wheel's build backend)

@@ -2841,8 +2841,8 @@ void birenTrap(void);
  * (`file:line: function: block: [x,y,z], thread: [x,y,z] Assertion `expr` failed.`) and ends
  * the launch, which fails with BIREN_ERROR_ASSERT (sticky, as CUDA's cudaErrorAssert); it does
  * not return. Outside a kernel it returns, and the caller aborts as the C library does. In a
- * loop of threads (kernels with no sync point run their threads in one loop) the thread named
- * is the loop's first. NULL strings print as "?".
+ * kernel written with BIREN_KERNEL whose threads run in one loop, the thread named is the
+ * loop's first (biren-cc keeps CUDA kernels' index exact). NULL strings print as "?".
  */
 void birenAssertFail(const char *expr, const char *file, unsigned int line, const char *function);
 

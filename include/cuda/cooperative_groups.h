@@ -25,6 +25,26 @@ inline unsigned block_size() {
   const birenKernelCtx *c = birenKernelCtxFast();
   return c->blockDim.x * c->blockDim.y * c->blockDim.z;
 }
+/* A shuffle of any trivially copyable value (CUDA's tiles shuffle structs and vectors): its
+ * 32-bit words one after another; arithmetic types go straight to BIREN's shuffles. */
+enum shfl_kind { shfl_idx, shfl_up, shfl_down, shfl_xor };
+inline unsigned shfl_word(birenKernelLoop *l, unsigned mask, unsigned v, int p, int w, shfl_kind k) {
+  switch (k) {
+  case shfl_up: return birenShflUpSyncIn_(l, mask, v, p, w);
+  case shfl_down: return birenShflDownSyncIn_(l, mask, v, p, w);
+  case shfl_xor: return birenShflXorSyncIn_(l, mask, v, p, w);
+  default: return birenShflSyncIn_(l, mask, v, p, w);
+  }
+}
+template <class T> inline T shfl_any(birenKernelLoop *l, unsigned mask, T v, int p, int w, shfl_kind k) {
+  unsigned words[(sizeof(T) + 3) / 4] = {0};
+  memcpy(words, &v, sizeof(T));
+  for (unsigned i = 0; i < (sizeof(T) + 3) / 4; i++) words[i] = shfl_word(l, mask, words[i], p, w, k);
+  T r;
+  memcpy(&r, words, sizeof(T));
+  return r;
+}
+
 /* The lanes of a tile of `n` threads (a power of two <= 32) that holds the calling lane. */
 inline unsigned tile_mask(const birenKernelLoop *l, unsigned n) {
   if (n >= 32) return 0xffffffffu;
@@ -111,10 +131,26 @@ public:
   unsigned long long meta_group_size() const { return (details::block_size() + N - 1) / N; }
   unsigned mask_() const { return details::tile_mask(loop_, N); }
   void sync() const { (void)birenWarpExchange(loop_, mask_(), 0, 0ull, 0, 32); }
-  template <class T> T shfl(T v, int src) const { return birenShflSyncIn_(loop_, mask_(), v, src, (int)N); }
-  template <class T> T shfl_down(T v, unsigned d) const { return birenShflDownSyncIn_(loop_, mask_(), v, (int)d, (int)N); }
-  template <class T> T shfl_up(T v, unsigned d) const { return birenShflUpSyncIn_(loop_, mask_(), v, (int)d, (int)N); }
-  template <class T> T shfl_xor(T v, unsigned m) const { return birenShflXorSyncIn_(loop_, mask_(), v, (int)m, (int)N); }
+  template <class T> T shfl(T v, int src) const { return details::shfl_any(loop_, mask_(), v, src, (int)N, details::shfl_idx); }
+  template <class T> T shfl_down(T v, unsigned d) const { return details::shfl_any(loop_, mask_(), v, (int)d, (int)N, details::shfl_down); }
+  template <class T> T shfl_up(T v, unsigned d) const { return details::shfl_any(loop_, mask_(), v, (int)d, (int)N, details::shfl_up); }
+  template <class T> T shfl_xor(T v, unsigned m) const { return details::shfl_any(loop_, mask_(), v, (int)m, (int)N, details::shfl_xor); }
+  int shfl(int v, int src) const { return birenShflSyncIn_(loop_, mask_(), v, src, (int)N); }
+  unsigned shfl(unsigned v, int src) const { return birenShflSyncIn_(loop_, mask_(), v, src, (int)N); }
+  float shfl(float v, int src) const { return birenShflSyncIn_(loop_, mask_(), v, src, (int)N); }
+  double shfl(double v, int src) const { return birenShflSyncIn_(loop_, mask_(), v, src, (int)N); }
+  int shfl_down(int v, unsigned d) const { return birenShflDownSyncIn_(loop_, mask_(), v, (int)d, (int)N); }
+  unsigned shfl_down(unsigned v, unsigned d) const { return birenShflDownSyncIn_(loop_, mask_(), v, (int)d, (int)N); }
+  float shfl_down(float v, unsigned d) const { return birenShflDownSyncIn_(loop_, mask_(), v, (int)d, (int)N); }
+  double shfl_down(double v, unsigned d) const { return birenShflDownSyncIn_(loop_, mask_(), v, (int)d, (int)N); }
+  int shfl_up(int v, unsigned d) const { return birenShflUpSyncIn_(loop_, mask_(), v, (int)d, (int)N); }
+  unsigned shfl_up(unsigned v, unsigned d) const { return birenShflUpSyncIn_(loop_, mask_(), v, (int)d, (int)N); }
+  float shfl_up(float v, unsigned d) const { return birenShflUpSyncIn_(loop_, mask_(), v, (int)d, (int)N); }
+  double shfl_up(double v, unsigned d) const { return birenShflUpSyncIn_(loop_, mask_(), v, (int)d, (int)N); }
+  int shfl_xor(int v, unsigned m) const { return birenShflXorSyncIn_(loop_, mask_(), v, (int)m, (int)N); }
+  unsigned shfl_xor(unsigned v, unsigned m) const { return birenShflXorSyncIn_(loop_, mask_(), v, (int)m, (int)N); }
+  float shfl_xor(float v, unsigned m) const { return birenShflXorSyncIn_(loop_, mask_(), v, (int)m, (int)N); }
+  double shfl_xor(double v, unsigned m) const { return birenShflXorSyncIn_(loop_, mask_(), v, (int)m, (int)N); }
   unsigned ballot(int pred) const {
     unsigned b = (unsigned)birenWarpExchange(loop_, mask_(), 5, (unsigned long long)(pred != 0), 0, 32);
     return N == 32 ? b : (b >> ((details::block_rank_of(loop_) & 31u) & ~(N - 1u))) & ((1u << N) - 1u);

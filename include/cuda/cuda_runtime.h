@@ -27,7 +27,10 @@
 #define __global__ __attribute__((global))
 #define __device__ __attribute__((device))
 #define __host__ __attribute__((host))
-#define __shared__ __attribute__((shared))
+/* Shared arrays are per block here, in device functions too (clang's CUDA mode refuses them in
+ * the host-and-device functions the pragma below makes of every function): an annotation that
+ * biren-cc reads. */
+#define __shared__ __attribute__((annotate("biren_shared")))
 #define __constant__ __attribute__((constant))
 #define __managed__ __attribute__((managed))
 #define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))

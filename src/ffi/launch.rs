@@ -522,8 +522,8 @@ pub extern "C" fn birenTrap() {
 /// (`file:line: function: block: [x,y,z], thread: [x,y,z] Assertion `expr` failed.`) and ends
 /// the launch, which fails with BIREN_ERROR_ASSERT (sticky, as CUDA's cudaErrorAssert); it does
 /// not return. Outside a kernel it returns, and the caller aborts as the C library does. In a
-/// loop of threads (kernels with no sync point run their threads in one loop) the thread named
-/// is the loop's first. NULL strings print as "?".
+/// kernel written with BIREN_KERNEL whose threads run in one loop, the thread named is the
+/// loop's first (biren-cc keeps CUDA kernels' index exact). NULL strings print as "?".
 #[no_mangle]
 pub extern "C" fn birenAssertFail(
     expr: *const c_char,
@@ -550,7 +550,8 @@ pub extern "C" fn birenAssertFail(
         let function = text(function)
             .replace(", dim3, dim3, dim3, dim3, birenKernelLoop*)", ")")
             .replace("(dim3, dim3, dim3, dim3, birenKernelLoop*)", "()")
-            .replace("_biren_thread_(", "(");
+            .replace("_biren_thread_(", "(")
+            .replace("_biren_fthread_(", "(");
         eprintln!(
             "{}:{}: {}: block: [{},{},{}], thread: [{},{},{}] Assertion `{}` failed.",
             text(file),

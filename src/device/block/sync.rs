@@ -650,11 +650,19 @@ pub unsafe fn illegal_access(lp: *mut KernelLoop, what: &'static str) {
 
 /// Ends the calling kernel thread's block for a failed device-side `assert` (the launch fails
 /// with `BIREN_ERROR_ASSERT`). Outside a kernel: does nothing. Like `illegal_access`, callable
-/// without the loop (`lp` null): the block then names its first thread.
+/// without the loop (`lp` null): the thread named is then the context's.
 /// # Safety
 /// `lp` is null or the calling thread's loop.
 pub unsafe fn assert_failed(lp: *mut KernelLoop) {
-    unsafe { end_thread(lp, |thread| BlockOutcome::AssertFailed { thread }) }
+    unsafe {
+        // biren-cc keeps the context's index current in kernels that assert.
+        let thread = if lp.is_null() {
+            (*kernel_ctx::unit()).ctx.thread_idx
+        } else {
+            (*lp).tid
+        };
+        end_thread(lp, |_| BlockOutcome::AssertFailed { thread })
+    }
 }
 
 /// Ends the calling thread's block with the outcome `end` gives for the thread's index (the

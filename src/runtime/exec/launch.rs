@@ -385,8 +385,15 @@ mod tests {
         // Region entry first (biren-cc's constructor ran before BIREN_KERNEL's) ...
         t.register_regions(k1 as *const () as usize, region);
         assert!(t.get(k1 as *const () as usize).is_none());
-        t.register_entry(k1 as *const () as usize, "k1".into(), vec![4], None, None, None)
-            .unwrap();
+        t.register_entry(
+            k1 as *const () as usize,
+            "k1".into(),
+            vec![4],
+            None,
+            None,
+            None,
+        )
+        .unwrap();
         assert_eq!(
             t.get(k1 as *const () as usize)
                 .unwrap()
@@ -430,7 +437,10 @@ mod tests {
             KernelInfo::thread_entry(info.as_ref(), k1) as usize,
             k2 as *const () as usize
         );
-        assert_eq!(KernelInfo::thread_entry(None, k1) as usize, k1 as *const () as usize);
+        assert_eq!(
+            KernelInfo::thread_entry(None, k1) as usize,
+            k1 as *const () as usize
+        );
         // Registering the kernel again keeps its region entry.
         t.register_entry(
             k2 as *const () as usize,

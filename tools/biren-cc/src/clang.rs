@@ -299,9 +299,21 @@ impl Cursor {
         let (mut file, mut off) = (ptr::null_mut(), 0u32);
         unsafe {
             if spelled {
-                clang_getSpellingLocation(loc, &mut file, ptr::null_mut(), ptr::null_mut(), &mut off);
+                clang_getSpellingLocation(
+                    loc,
+                    &mut file,
+                    ptr::null_mut(),
+                    ptr::null_mut(),
+                    &mut off,
+                );
             } else {
-                clang_getExpansionLocation(loc, &mut file, ptr::null_mut(), ptr::null_mut(), &mut off);
+                clang_getExpansionLocation(
+                    loc,
+                    &mut file,
+                    ptr::null_mut(),
+                    ptr::null_mut(),
+                    &mut off,
+                );
             }
             if file.is_null() {
                 None

@@ -80,11 +80,19 @@ fn slice(src: &[u8], a: usize, b: usize) -> String {
 }
 
 fn line_of(src: &[u8], off: usize) -> usize {
-    src[..off.min(src.len())].iter().filter(|&&b| b == b'\n').count() + 1
+    src[..off.min(src.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
 }
 
 fn line_directive(src: &[u8], off: usize, file: &str) -> String {
-    format!("\n#line {} \"{}\"\n", line_of(src, off), file.replace('\\', "\\\\").replace('"', "\\\""))
+    format!(
+        "\n#line {} \"{}\"\n",
+        line_of(src, off),
+        file.replace('\\', "\\\\").replace('"', "\\\"")
+    )
 }
 
 /// Applies the edits that fall inside `a..b` to that range of `src`.
@@ -235,7 +243,10 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
                         if let Some(r) = d.referenced() {
                             let n = r.spelling();
                             // assert() names the failing thread from the context.
-                            if n == "birenThreadIdxIn_" || n == "birenThreadIdx" || n == "__assert_fail" {
+                            if n == "birenThreadIdxIn_"
+                                || n == "birenThreadIdx"
+                                || n == "__assert_fail"
+                            {
                                 reads_tid.insert(usr.clone());
                             }
                             if n == "__assert_fail" {
@@ -257,7 +268,9 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
         changed = false;
         for (f, cs) in &calls {
             if !reads_tid.contains(f)
-                && cs.iter().any(|c| reads_tid.contains(c) && !kernel_usrs.contains(c))
+                && cs
+                    .iter()
+                    .any(|c| reads_tid.contains(c) && !kernel_usrs.contains(c))
             {
                 reads_tid.insert(f.clone());
                 changed = true;
@@ -284,10 +297,19 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
             if r.spelling() != "clock" || !r.in_system_header() {
                 continue;
             }
-            let Some(callee) = d.children().into_iter().next() else { continue };
-            let Some((path, a, b)) = callee.spelled_extent_in() else { continue };
+            let Some(callee) = d.children().into_iter().next() else {
+                continue;
+            };
+            let Some((path, a, b)) = callee.spelled_extent_in() else {
+                continue;
+            };
             if srcs.user(&path, c) && seen_clock.insert((path.clone(), a)) {
-                edits.push(Edit { file: path, start: a, end: b, text: "biren_cuda::device_clock".into() });
+                edits.push(Edit {
+                    file: path,
+                    start: a,
+                    end: b,
+                    text: "biren_cuda::device_clock".into(),
+                });
             }
         }
     }
@@ -300,7 +322,9 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
             CXCursor_FunctionDecl | CXCursor_FunctionTemplate
                 if c.is_definition() && has_attr(c, CXCursor_CUDAGlobalAttr) =>
             {
-                let Some((path, a, _)) = c.extent_in() else { continue };
+                let Some((path, a, _)) = c.extent_in() else {
+                    continue;
+                };
                 if !srcs.user(&path, c) || !seen_kernels.insert((path.clone(), a)) {
                     continue;
                 }
@@ -308,7 +332,12 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
                 match kernel_def(&fsrc, &path, c, &calls, &reads_tid, &kernel_usrs) {
                     Ok(k) => {
                         for (at, text) in &k.name_edits {
-                            edits.push(Edit { file: path.clone(), start: *at, end: *at, text: text.clone() });
+                            edits.push(Edit {
+                                file: path.clone(),
+                                start: *at,
+                                end: *at,
+                                text: text.clone(),
+                            });
                         }
                         kernels.push(k)
                     }
@@ -319,42 +348,83 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
                 let ch = c.children();
                 let Some(cfg) = ch.iter().find(|x| {
                     x.kind() == CXCursor_CallExpr
-                        && x.referenced().is_some_and(|r| r.spelling() == "cudaConfigureCall")
+                        && x.referenced()
+                            .is_some_and(|r| r.spelling() == "cudaConfigureCall")
                 }) else {
                     continue;
                 };
-                let (Some((path, s, e)), Some((cpath, cs, ce))) = (c.spelled_extent_in(), cfg.spelled_extent_in()) else {
+                let (Some((path, s, e)), Some((cpath, cs, ce))) =
+                    (c.spelled_extent_in(), cfg.spelled_extent_in())
+                else {
                     errors.push(format!(
                         "{file}:{}: error: a kernel launch (<<<...>>>) written inside a macro's definition: biren-cc rewrites launches written in the program's files",
                         c.line()
                     ));
                     continue;
                 };
-                if path != cpath || !srcs.user(&path, c) || !seen_launches.insert((path.clone(), s)) {
+                if path != cpath || !srcs.user(&path, c) || !seen_launches.insert((path.clone(), s))
+                {
                     continue;
                 }
                 let fsrc = srcs.get(&path).cloned().unwrap_or_default();
-                if !(fsrc.get(cs..).is_some_and(|t| t.starts_with(b"<<<")) && ce >= 3 && &fsrc[ce - 3..ce] == b">>>") {
-                    errors.push(format!("{path}:{}: error: a kernel launch biren-cc cannot read", line_of(&fsrc, s)));
+                if in_define(&fsrc, s) {
+                    let line = c.extent_in().map_or(c.line() as usize, |(p, a, _)| {
+                        srcs.get(&p).map_or(0, |t| line_of(t, a))
+                    });
+                    errors.push(format!(
+                        "{file}:{line}: error: a kernel launch (<<<...>>>) written inside a macro's definition ({path}:{}): biren-cc rewrites launches written in the program's files",
+                        line_of(&fsrc, s)
+                    ));
+                    continue;
+                }
+                if !(fsrc.get(cs..).is_some_and(|t| t.starts_with(b"<<<"))
+                    && ce >= 3
+                    && &fsrc[ce - 3..ce] == b">>>")
+                {
+                    // libclang places a launch that a macro's expansion produced at the macro's
+                    // use, where the text is not the launch.
+                    errors.push(format!(
+                        "{path}:{}: error: a kernel launch (<<<...>>>) produced by a macro: biren-cc rewrites launches written in the program's files; write it out",
+                        line_of(&fsrc, s)
+                    ));
                     continue;
                 }
                 edits.push(Edit {
                     file: path.clone(),
                     start: s,
                     end: s,
-                    text: format!("(biren_cuda::configure({}) ? (void)0 : ", slice(&fsrc, cs + 3, ce - 3)),
+                    text: format!(
+                        "(biren_cuda::configure({}) ? (void)0 : ",
+                        slice(&fsrc, cs + 3, ce - 3)
+                    ),
                 });
-                edits.push(Edit { file: path.clone(), start: cs, end: ce, text: String::new() });
-                edits.push(Edit { file: path, start: e, end: e, text: ")".into() });
+                edits.push(Edit {
+                    file: path.clone(),
+                    start: cs,
+                    end: ce,
+                    text: String::new(),
+                });
+                edits.push(Edit {
+                    file: path,
+                    start: e,
+                    end: e,
+                    text: ")".into(),
+                });
             }
             CXCursor_VarDecl => {
-                let Some((path, s, e)) = c.extent_in() else { continue };
-                let shared = has_attr(c, CXCursor_CUDASharedAttr);
+                let Some((path, s, e)) = c.extent_in() else {
+                    continue;
+                };
+                let shared = c
+                    .children()
+                    .iter()
+                    .any(|a| a.kind() == CXCursor_AnnotateAttr && a.spelling() == "biren_shared");
                 let sc = c.storage_extern();
-                let symbol = (has_attr(c, CXCursor_CUDAConstantAttr) || has_attr(c, CXCursor_CUDADeviceAttr))
+                let symbol = (has_attr(c, CXCursor_CUDAConstantAttr)
+                    || has_attr(c, CXCursor_CUDADeviceAttr))
                     && !sc
                     && file_scope(c.lexical_parent().kind());
-                if !(shared && sc) && !symbol {
+                if !(symbol || shared && sc) {
                     continue;
                 }
                 if !srcs.user(&path, c) || !seen_vars.insert((path.clone(), s)) {
@@ -375,11 +445,16 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
                         file: path,
                         start: s,
                         end: e,
-                        text: format!("{elem} *const {} = ({elem} *)birenSharedMemory()", c.spelling()),
+                        text: format!(
+                            "{elem} *const {} = ({elem} *)birenSharedMemory()",
+                            c.spelling()
+                        ),
                     });
                 } else {
                     // A device symbol: registered after its declaration's `;`.
-                    let Some(semi) = next_semicolon(&fsrc, e) else { continue };
+                    let Some(semi) = next_semicolon(&fsrc, e) else {
+                        continue;
+                    };
                     let name = c.spelling();
                     edits.push(Edit {
                         file: path,
@@ -406,8 +481,18 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
         let fsrc = srcs.get(&k.file).cloned().unwrap_or_default();
         let body = apply(&k.file, &fsrc, k.body_open, k.body_end, &edit_refs);
         let (before, stub_body, after) = kernel_text(k, &body, &fsrc, &k.file);
-        kernel_edits.push(Edit { file: k.file.clone(), start: k.decl_start, end: k.decl_start, text: before });
-        kernel_edits.push(Edit { file: k.file.clone(), start: k.body_open, end: k.body_end, text: stub_body + &after });
+        kernel_edits.push(Edit {
+            file: k.file.clone(),
+            start: k.decl_start,
+            end: k.decl_start,
+            text: before,
+        });
+        kernel_edits.push(Edit {
+            file: k.file.clone(),
+            start: k.body_open,
+            end: k.body_end,
+            text: stub_body + &after,
+        });
         if !k.tpl_head.is_empty() || k.reads_tid_in_callee {
             let why = if !k.tpl_head.is_empty() {
                 "a template kernel"
@@ -415,26 +500,59 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
                 "calls a function that reads threadIdx"
             };
             report.push(if k.has_sync {
-                format!("biren-cc: kernel {}: fibers ({why} at {}:{})", k.name, k.file, k.line)
+                format!(
+                    "biren-cc: kernel {}: fibers ({why} at {}:{})",
+                    k.name, k.file, k.line
+                )
             } else {
                 format!("biren-cc: kernel {}: loops (1 regions)", k.name)
             });
         }
     }
-    let in_body = |e: &Edit| kernels.iter().any(|k| k.file == e.file && e.start >= k.body_open && e.end <= k.body_end);
+    let in_body = |e: &Edit| {
+        kernels
+            .iter()
+            .any(|k| k.file == e.file && e.start >= k.body_open && e.end <= k.body_end)
+    };
     let mut all_edits: Vec<&Edit> = edits.iter().filter(|e| !in_body(e)).collect();
     all_edits.extend(kernel_edits.iter());
     let text = apply(file, src, 0, src.len(), &all_edits);
-    let mut files: Vec<String> = all_edits.iter().map(|e| e.file.clone()).filter(|f| f != file).collect();
+    let mut files: Vec<String> = all_edits
+        .iter()
+        .map(|e| e.file.clone())
+        .filter(|f| f != file)
+        .collect();
     files.sort();
     files.dedup();
     let mut others = Vec::new();
     for f in files {
         let fsrc = srcs.get(&f).cloned().unwrap_or_default();
         let t = apply(&f, &fsrc, 0, fsrc.len(), &all_edits);
-        others.push((f.clone(), format!("#line 1 \"{}\"\n{t}", f.replace('\\', "\\\\").replace('"', "\\\""))));
+        others.push((
+            f.clone(),
+            format!(
+                "#line 1 \"{}\"\n{t}",
+                f.replace('\\', "\\\\").replace('"', "\\\"")
+            ),
+        ));
     }
-    Ok(Translated { text, others, report })
+    Ok(Translated {
+        text,
+        others,
+        report,
+    })
+}
+
+/// True when offset `at` is on a `#define` line (the body of a macro).
+fn in_define(src: &[u8], at: usize) -> bool {
+    let start = src[..at.min(src.len())]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
+    let line = String::from_utf8_lossy(&src[start..at.min(src.len())]);
+    let t = line.trim_start();
+    t.strip_prefix('#')
+        .is_some_and(|r| r.trim_start().starts_with("define"))
 }
 
 /// Where `extern "C"` (or `"C++"`) before offset `at` starts, else `at`.
@@ -454,7 +572,9 @@ fn linkage_start(src: &[u8], at: usize) -> usize {
     while j > 0 && src[j - 1].is_ascii_whitespace() {
         j -= 1;
     }
-    if src[..j].ends_with(b"extern") && (j == 6 || !(src[j - 7].is_ascii_alphanumeric() || src[j - 7] == b'_')) {
+    if src[..j].ends_with(b"extern")
+        && (j == 6 || !(src[j - 7].is_ascii_alphanumeric() || src[j - 7] == b'_'))
+    {
         j - 6
     } else {
         at
@@ -491,12 +611,18 @@ fn kernel_def(
     let body = children
         .iter()
         .find(|c| c.kind() == CXCursor_CompoundStmt)
-        .ok_or_else(|| format!("{path}:{file_line}: error: a kernel without a body biren-cc can read"))?;
+        .ok_or_else(|| {
+            format!("{path}:{file_line}: error: a kernel without a body biren-cc can read")
+        })?;
     let Some((_, open, end)) = body.extent_in() else {
-        return Err(format!("{path}:{file_line}: error: a kernel whose body comes from a macro"));
+        return Err(format!(
+            "{path}:{file_line}: error: a kernel whose body comes from a macro"
+        ));
     };
     let (tpl_head, tpl_args) = if f.kind() == CXCursor_FunctionTemplate {
-        template_of(src, f).ok_or_else(|| format!("{path}:{file_line}: error: a kernel template biren-cc cannot read"))?
+        template_of(src, f).ok_or_else(|| {
+            format!("{path}:{file_line}: error: a kernel template biren-cc cannot read")
+        })?
     } else {
         (String::new(), String::new())
     };
@@ -510,9 +636,15 @@ fn kernel_def(
     let mut params = Vec::new();
     let mut names = Vec::new();
     let mut name_edits = Vec::new();
-    for (i, p) in children.iter().filter(|c| c.kind() == CXCursor_ParmDecl).enumerate() {
+    for (i, p) in children
+        .iter()
+        .filter(|c| c.kind() == CXCursor_ParmDecl)
+        .enumerate()
+    {
         let Some((_, a, b)) = p.extent_in() else {
-            return Err(format!("{path}:{file_line}: error: a kernel parameter written by a macro"));
+            return Err(format!(
+                "{path}:{file_line}: error: a kernel parameter written by a macro"
+            ));
         };
         let mut text = slice(src, a, b);
         let mut name = p.spelling();
@@ -529,9 +661,10 @@ fn kernel_def(
         names.push(name);
     }
     let usr = f.usr();
-    let reads = calls
-        .get(&usr)
-        .is_some_and(|cs| cs.iter().any(|c| reads_tid.contains(c) && !kernels.contains(c)));
+    let reads = calls.get(&usr).is_some_and(|cs| {
+        cs.iter()
+            .any(|c| reads_tid.contains(c) && !kernels.contains(c))
+    });
     let has_sync = body.descendants().iter().any(|d| {
         d.kind() == CXCursor_CallExpr && d.referenced().is_some_and(|r| is_sync_call(&r.spelling()))
     });
@@ -557,7 +690,11 @@ fn kernel_def(
 /// registration).
 fn kernel_text(k: &KernelDef, body: &str, src: &[u8], file: &str) -> (String, String, String) {
     let name = &k.name;
-    let tpl = if k.tpl_head.is_empty() { String::new() } else { format!("{} ", k.tpl_head) };
+    let tpl = if k.tpl_head.is_empty() {
+        String::new()
+    } else {
+        format!("{} ", k.tpl_head)
+    };
     let targs = &k.tpl_args;
     let n = k.params.len();
     let reg = format!("{name}_biren_reg_{targs}");
@@ -571,8 +708,16 @@ fn kernel_text(k: &KernelDef, body: &str, src: &[u8], file: &str) -> (String, St
     let stub_body = if n == 0 {
         format!("{{ (void)&{reg}::r; biren_cuda::launch_stub({self_ptr}, (void **)0, (const size_t *)0, 0); }}")
     } else {
-        let ptrs: Vec<String> = k.param_names.iter().map(|p| format!("(void *)&{p}")).collect();
-        let sizes: Vec<String> = k.param_names.iter().map(|p| format!("sizeof({p})")).collect();
+        let ptrs: Vec<String> = k
+            .param_names
+            .iter()
+            .map(|p| format!("(void *)&{p}"))
+            .collect();
+        let sizes: Vec<String> = k
+            .param_names
+            .iter()
+            .map(|p| format!("sizeof({p})"))
+            .collect();
         format!(
             "{{ (void)&{reg}::r; void *biren_p_[] = {{{}}}; const size_t biren_z_[] = {{{}}}; biren_cuda::launch_stub({self_ptr}, biren_p_, biren_z_, {n}); }}",
             ptrs.join(", "),
@@ -608,21 +753,30 @@ fn kernel_text(k: &KernelDef, body: &str, src: &[u8], file: &str) -> (String, St
         }
     };
     // One parenthesised expression: the template's arguments hold commas.
-    let store = if k.reads_tid_in_callee { "biren_ctx_->threadIdx = biren_l_.tid, " } else { "" };
+    let store = if k.reads_tid_in_callee {
+        "biren_ctx_->threadIdx = biren_l_.tid, "
+    } else {
+        ""
+    };
     let call_loop = format!(
         "({store}{thread}{targs}({}))",
         arg_list("biren_l_.tid, biren_bi_, biren_bd_, biren_gd_, &biren_l_")
     );
-    let sizes: Vec<String> = (0..n).map(|i| format!("sizeof(typename {sig}::template arg<{i}>)")).collect();
+    let sizes: Vec<String> = (0..n)
+        .map(|i| format!("sizeof(typename {sig}::template arg<{i}>)"))
+        .collect();
     let sizes_arr = if n == 0 {
         "(const size_t *)0".to_string()
     } else {
-        format!("biren_z_")
+        "biren_z_".to_string()
     };
     let sizes_decl = if n == 0 {
         String::new()
     } else {
-        format!("static const size_t biren_z_[] = {{{}}}; ", sizes.join(", "))
+        format!(
+            "static const size_t biren_z_[] = {{{}}}; ",
+            sizes.join(", ")
+        )
     };
     let name_expr = if k.tpl_head.is_empty() {
         format!("\"{name}\"")

@@ -80,18 +80,54 @@ fn normalize_nvcc(argv: &[String]) -> (Vec<String>, Vec<String>) {
     let mut i = 0;
     // Options whose value is the next argument when not joined by `=`.
     let drop_with_value = [
-        "-arch", "--gpu-architecture", "-gencode", "--generate-code", "-code", "--gpu-code",
-        "-ccbin", "--compiler-bindir", "-maxrregcount", "--maxrregcount", "-Xptxas",
-        "--ptxas-options", "-Xnvlink", "--nvlink-options", "-t", "--threads", "-rdc",
-        "--relocatable-device-code", "-Xcudafe", "-cudart", "--cudart",
+        "-arch",
+        "--gpu-architecture",
+        "-gencode",
+        "--generate-code",
+        "-code",
+        "--gpu-code",
+        "-ccbin",
+        "--compiler-bindir",
+        "-maxrregcount",
+        "--maxrregcount",
+        "-Xptxas",
+        "--ptxas-options",
+        "-Xnvlink",
+        "--nvlink-options",
+        "-t",
+        "--threads",
+        "-rdc",
+        "--relocatable-device-code",
+        "-Xcudafe",
+        "-cudart",
+        "--cudart",
     ];
     let drop_flags = [
-        "-lineinfo", "--generate-line-info", "--use_fast_math", "-use_fast_math", "-G",
-        "--device-debug", "--expt-relaxed-constexpr", "--expt-extended-lambda",
-        "--extended-lambda", "-Wno-deprecated-gpu-targets", "-Wno-deprecated-declarations",
-        "--keep-device-functions", "-src-in-ptx", "--resource-usage", "-res-usage",
-        "--ftz=true", "--ftz=false", "--prec-div=true", "--prec-div=false", "--prec-sqrt=true",
-        "--prec-sqrt=false", "--fmad=true", "--fmad=false", "-dlink", "--device-link",
+        "-lineinfo",
+        "--generate-line-info",
+        "--use_fast_math",
+        "-use_fast_math",
+        "-G",
+        "--device-debug",
+        "--expt-relaxed-constexpr",
+        "--expt-extended-lambda",
+        "--extended-lambda",
+        "-Wno-deprecated-gpu-targets",
+        "-Wno-deprecated-declarations",
+        "--keep-device-functions",
+        "-src-in-ptx",
+        "--resource-usage",
+        "-res-usage",
+        "--ftz=true",
+        "--ftz=false",
+        "--prec-div=true",
+        "--prec-div=false",
+        "--prec-sqrt=true",
+        "--prec-sqrt=false",
+        "--fmad=true",
+        "--fmad=false",
+        "-dlink",
+        "--device-link",
     ];
     while i < argv.len() {
         let a = &argv[i];
@@ -109,7 +145,10 @@ fn normalize_nvcc(argv: &[String]) -> (Vec<String>, Vec<String>) {
             }
             continue;
         }
-        if drop_flags.contains(&a.as_str()) || a.starts_with("-arch=sm_") || a.starts_with("-arch=compute_") {
+        if drop_flags.contains(&a.as_str())
+            || a.starts_with("-arch=sm_")
+            || a.starts_with("-arch=compute_")
+        {
             ignored.push(a.clone());
             i += 1;
             continue;
@@ -117,7 +156,9 @@ fn normalize_nvcc(argv: &[String]) -> (Vec<String>, Vec<String>) {
         match key {
             "-Xcompiler" | "--compiler-options" => {
                 let v = if joined {
-                    a.split_once('=').map(|x| x.1.to_string()).unwrap_or_default()
+                    a.split_once('=')
+                        .map(|x| x.1.to_string())
+                        .unwrap_or_default()
                 } else {
                     i += 1;
                     argv.get(i).cloned().unwrap_or_default()
@@ -410,7 +451,10 @@ fn translate_cuda(
         for e in &errors {
             eprintln!("{}:{}: error: {}", e.file, e.line, e.text);
         }
-        return Err(format!("biren-cc: {path}: the CUDA front end found {} error(s)", errors.len()));
+        return Err(format!(
+            "biren-cc: {path}: the CUDA front end found {} error(s)",
+            errors.len()
+        ));
     }
     let _ = cuda_inc;
     let t = cuda::translate(&unit, &src, path, &include.display().to_string())?;
@@ -418,7 +462,13 @@ fn translate_cuda(
     // copies beside the translated source, where its quoted #include finds them first.
     let main_dir = Path::new(path)
         .parent()
-        .map(|d| if d.as_os_str().is_empty() { Path::new(".") } else { d })
+        .map(|d| {
+            if d.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                d
+            }
+        })
         .and_then(|d| d.canonicalize().ok());
     for (other, text) in &t.others {
         if args.verbose {
@@ -468,7 +518,16 @@ fn translate_cuda(
     let _ = std::fs::create_dir_all(&stage2);
     let extra = cuda_flags(args, include);
     let out_str = out.display().to_string();
-    match regions(&out_str, text.into_bytes(), Lang::Cxx, &extra, args, include, &stage2, None)? {
+    match regions(
+        &out_str,
+        text.into_bytes(),
+        Lang::Cxx,
+        &extra,
+        args,
+        include,
+        &stage2,
+        None,
+    )? {
         Some(p) => Ok(p),
         None => Ok(out),
     }
@@ -495,7 +554,12 @@ fn cuda_flags(args: &Args, include: &Path) -> Vec<String> {
     ];
     // Not -fopenmp: libclang's cursors do not go into OpenMP's captured regions, where a
     // program may launch kernels; without it the pragmas are ignored and the code is read.
-    f.extend(args.parse_flags.iter().filter(|a| !a.starts_with("-fopenmp")).cloned());
+    f.extend(
+        args.parse_flags
+            .iter()
+            .filter(|a| !a.starts_with("-fopenmp"))
+            .cloned(),
+    );
     if !args.parse_flags.iter().any(|a| a.starts_with("-std=")) {
         f.push("-std=c++17".into());
     }
@@ -615,7 +679,13 @@ fn run() -> Result<i32, String> {
                     let _ = std::fs::create_dir_all(&dir);
                     // The program's headers that were translated too are found there first.
                     quote_dirs.push(format!("-iquote{}", dir.display()));
-                    Some(translate_cuda(p, &args, &include, &dir, keep_dir.as_deref())?)
+                    Some(translate_cuda(
+                        p,
+                        &args,
+                        &include,
+                        &dir,
+                        keep_dir.as_deref(),
+                    )?)
                 } else if args.preprocess_only {
                     None
                 } else {
@@ -645,14 +715,28 @@ fn run() -> Result<i32, String> {
             }
         }
     }
-    let lang = if args.any_cxx { Lang::Cxx } else { Lang::C };
+    // A link of object files only (the second step of `-c` builds) may hold C++ or CUDA units:
+    // the C++ driver links them, as nvcc does; it links C objects alike.
+    let any_c_source = args
+        .items
+        .iter()
+        .any(|i| matches!(i, Item::Source(_, Lang::C)));
+    let lang = if args.any_cxx || (!args.compile_only && !any_c_source) {
+        Lang::Cxx
+    } else {
+        Lang::C
+    };
     let cc = compiler(lang);
     let mut full: Vec<String> = Vec::new();
     full.extend(quote_dirs);
     full.extend(cmd_args);
     if args.any_cuda {
         full.push(format!("-I{}", include.join("cuda").display()));
-        if !args.items.iter().any(|i| matches!(i, Item::Flag(f) if f.starts_with("-std="))) {
+        if !args
+            .items
+            .iter()
+            .any(|i| matches!(i, Item::Flag(f) if f.starts_with("-std=")))
+        {
             full.push("-std=c++17".into());
         }
     }

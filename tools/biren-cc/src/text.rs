@@ -187,7 +187,10 @@ pub fn user_line(s: &[u8], off: usize, path: &str) -> (String, usize) {
     let mut i = 0usize;
     let end = off.min(s.len());
     while i < end {
-        let next = s[i..].iter().position(|&b| b == b'\n').map_or(s.len(), |p| i + p);
+        let next = s[i..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(s.len(), |p| i + p);
         let l = &s[i..next.min(s.len())];
         let t = String::from_utf8_lossy(l);
         let t = t.trim_start();

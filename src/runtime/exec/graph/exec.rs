@@ -523,7 +523,12 @@ fn fuse(exec_id: u64, nodes: Vec<ExecNode>) -> Vec<ExecNode> {
         let chain = FusedChain {
             calls: ks
                 .iter()
-                .map(|k| (KernelInfo::thread_entry(k.info.as_ref(), k.kernel), k.args.as_ptr()))
+                .map(|k| {
+                    (
+                        KernelInfo::thread_entry(k.info.as_ref(), k.kernel),
+                        k.args.as_ptr(),
+                    )
+                })
                 .collect(),
             shared: ks.iter().map(|k| k.shared).max().unwrap_or(0),
             _nodes: ks,

@@ -1,0 +1,55 @@
+#!/bin/bash
+# CUDA sources through biren-cc (SPEC §12): the language and device library test
+# (c-tests/cuda/lang/features.cu, two files, nvcc's options), a .cu including a .cu built with
+# -c then linked, NVCC=biren-cc in a Makefile, and each error the driver gives, with its place.
+set -eu
+cd "$(dirname "$0")/../.."
+BCC=$PWD/target/release/biren-cc
+L=c-tests/cuda/lang
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# Two files, an extern "C" kernel declared in one and defined in the other, nvcc's options.
+"$BCC" -O2 -arch=sm_60 -gencode arch=compute_60,code=sm_60 -lineinfo --use_fast_math -rdc=true \
+  -Xcompiler -Wall,-Wno-unused-function --std c++17 $L/features.cu $L/kernels_b.cu -o "$T/features"
+"$T/features" > "$T/features.log" 2>&1 || { cat "$T/features.log"; fail "features"; }
+grep -q "features: all passed" "$T/features.log" || fail "features: no success line"
+# CUDA's assert message, with the kernel's own name and the failing thread.
+grep -q "features.cu:[0-9]*: void asserting(int): block: \[0,0,0\], thread: \[4,0,0\] Assertion \`threadIdx.x < (unsigned)n\` failed." \
+  "$T/features.log" || { cat "$T/features.log"; fail "assert message"; }
+echo "ok   features.cu (+ kernels_b.cu)"
+
+# -c, then the link; a .cu that includes a .cu.
+"$BCC" -O2 -c $L/includes_cu.cu -o "$T/inc.o"
+"$BCC" "$T/inc.o" -o "$T/inc"
+"$T/inc" | grep -q "includes_cu: passed" || fail "includes_cu"
+echo "ok   -c then link, a .cu including a .cu"
+
+# A Makefile written for nvcc, with NVCC=biren-cc.
+cat > "$T/Makefile" <<MK
+NVCC ?= nvcc
+app: features.o kernels_b.o
+	\$(NVCC) -o \$@ \$^
+%.o: $PWD/$L/%.cu
+	\$(NVCC) -arch=sm_60 -O2 -c -o \$@ \$<
+MK
+make -s -C "$T" NVCC="$BCC" app > /dev/null
+"$T/app" 2> /dev/null | grep -q "features: all passed" || fail "Makefile with NVCC=biren-cc"
+echo "ok   make NVCC=biren-cc"
+
+# -v says what it ignores.
+"$BCC" -v -arch=sm_60 -lineinfo -c $L/kernels_b.cu -o "$T/kb.o" 2>&1 | grep -q "ignored (nvcc's, about accelerator code): -arch=sm_60" \
+  || fail "-v does not name the ignored option"
+echo "ok   -v names ignored options"
+
+# Errors, each naming the file and line.
+expect_error() { # file, text the error must contain
+  if "$BCC" -c "$L/$1" -o "$T/x.o" > "$T/err" 2>&1; then fail "$1 compiled"; fi
+  grep -qF -- "$2" "$T/err" || { cat "$T/err"; fail "$1: no '$2'"; }
+  echo "ok   error: $1"
+}
+expect_error launch_in_macro.cu "launch_in_macro.cu:7: error: a kernel launch (<<<...>>>) produced by a macro"
+expect_error extern_shared_file_scope.cu "extern_shared_file_scope.cu:3: error: extern __shared__ at file scope"
+expect_error unsupported_call.cu "cudaStreamSetAttribute: not supported by BIREN"
+echo "CUDA language through biren-cc: all passed"
