@@ -297,6 +297,9 @@ install: $(LIBDIR)/libbiren_runtime.so $(LIBDIR)/libbiren_runtime.a $(LIBDIR)/bi
 	install -m 644 $(LIBDIR)/libbiren_runtime.a $(DESTDIR)$(libdir)/libbiren_runtime.a
 	install -m 644 include/biren_runtime.h $(DESTDIR)$(includedir)/biren_runtime.h
 	install -m 644 include/biren_vector_types.h $(DESTDIR)$(includedir)/biren_vector_types.h
+	install -d $(DESTDIR)$(includedir)/cuda/cooperative_groups
+	install -m 644 include/cuda/*.h $(DESTDIR)$(includedir)/cuda/
+	install -m 644 include/cuda/cooperative_groups/*.h $(DESTDIR)$(includedir)/cuda/cooperative_groups/
 	printf '%s\n' \
 	  'prefix=$(PREFIX)' \
 	  'libdir=$(call pc_rel,$(libdir))' \
@@ -321,6 +324,7 @@ uninstall:
 	      $(DESTDIR)$(pkgconfigdir)/biren_runtime.pc \
 	      $(DESTDIR)$(cmakedir)/biren_runtimeConfig.cmake $(DESTDIR)$(cmakedir)/biren_runtimeConfigVersion.cmake \
 	      $(DESTDIR)$(bindir)/biren-prof $(DESTDIR)$(bindir)/biren-cc
+	rm -rf $(DESTDIR)$(includedir)/cuda
 	-rmdir $(DESTDIR)$(cmakedir) 2>/dev/null
 
 clean:
