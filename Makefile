@@ -324,7 +324,7 @@ uninstall:
 	      $(DESTDIR)$(pkgconfigdir)/biren_runtime.pc \
 	      $(DESTDIR)$(cmakedir)/biren_runtimeConfig.cmake $(DESTDIR)$(cmakedir)/biren_runtimeConfigVersion.cmake \
 	      $(DESTDIR)$(bindir)/biren-prof $(DESTDIR)$(bindir)/biren-cc
-	rm -f $(addprefix $(DESTDIR)$(includedir)/,$(wildcard include/cuda/*.h include/cuda/cooperative_groups/*.h))
+	rm -f $(patsubst include/%,$(DESTDIR)$(includedir)/%,$(wildcard include/cuda/*.h include/cuda/cooperative_groups/*.h))
 	-rmdir $(DESTDIR)$(includedir)/cuda/cooperative_groups $(DESTDIR)$(includedir)/cuda 2>/dev/null
 	-rmdir $(DESTDIR)$(cmakedir) 2>/dev/null
 
