@@ -86,6 +86,8 @@ pub enum ErrorCode {
     CooperativeLaunchTooLarge,
     /// `BIREN_ERROR_INVALID_CHANNEL_DESCRIPTOR` (31).
     InvalidChannelDescriptor,
+    /// `BIREN_ERROR_ASSERT` (32): a device-side assert failed in a kernel.
+    Assert,
     /// `BIREN_ERROR_UNKNOWN` (999).
     Unknown,
     /// A value the header does not list.
@@ -93,7 +95,7 @@ pub enum ErrorCode {
 }
 
 /// `(code, value, name)` for every value the header lists.
-const TABLE: [(ErrorCode, i32, &str); 40] = [
+const TABLE: [(ErrorCode, i32, &str); 41] = [
     (ErrorCode::Success, 0, "BIREN_SUCCESS"),
     (ErrorCode::InvalidValue, 1, "BIREN_ERROR_INVALID_VALUE"),
     (ErrorCode::OutOfMemory, 2, "BIREN_ERROR_OUT_OF_MEMORY"),
@@ -221,6 +223,7 @@ const TABLE: [(ErrorCode, i32, &str); 40] = [
         31,
         "BIREN_ERROR_INVALID_CHANNEL_DESCRIPTOR",
     ),
+    (ErrorCode::Assert, 32, "BIREN_ERROR_ASSERT"),
     (ErrorCode::Unknown, 999, "BIREN_ERROR_UNKNOWN"),
 ];
 
