@@ -25,7 +25,7 @@ NOT_WRAPPED = {
     "birenDeviceSetSchedulingPolicy", "birenDeviceGetSchedulingPolicy", "birenLaunchKernelArgs",
     "birenKernelRegisterBlock", "birenKernelRegisterBlocks", "birenKernelRegister",
     "birenKernelRegisterRegions", "birenSyncThreads", "birenSyncThreadsLoop", "birenGridSync",
-    "birenGridSyncLoop", "birenTrap", "birenTrapLoop", "birenRegionScratch",
+    "birenGridSyncLoop", "birenTrap", "birenTrapLoop", "birenAssertFail", "birenRegionScratch",
     "birenRegionDivergence", "birenRegisterSymbol", "birenRegisterSharedSection",
     "birenUnregisterSharedSection", "birenWarpExchange", "birenSyncWarp", "birenBallotSync",
     "birenAnySync", "birenAllSync", "birenActiveMask", "birenActiveMaskLoop", "birenLaneId",
@@ -149,7 +149,7 @@ cudaDestroyExternalMemory cudaImportExternalSemaphore cudaSignalExternalSemaphor
 cudaWaitExternalSemaphoresAsync cudaDestroyExternalSemaphore
 cudaGraphKernelNodeGetParams cudaGraphKernelNodeSetParams cudaGraphKernelNodeGetAttribute
 cudaGraphKernelNodeSetAttribute cudaGraphKernelNodeCopyAttributes cudaGraphMemcpyNodeGetParams
-cudaGraphMemcpyNodeSetParams cudaGraphMemcpyNodeSetParams1D cudaGraphMemsetNodeGetParams
+cudaGraphMemcpyNodeSetParams1D cudaGraphMemsetNodeGetParams
 cudaGraphMemsetNodeSetParams cudaGraphHostNodeGetParams cudaGraphHostNodeSetParams
 cudaGraphChildGraphNodeGetGraph cudaGraphEventRecordNodeGetEvent cudaGraphEventRecordNodeSetEvent
 cudaGraphEventWaitNodeGetEvent cudaGraphEventWaitNodeSetEvent cudaGraphNodeGetDependencies
@@ -157,7 +157,7 @@ cudaGraphNodeGetDependentNodes cudaGraphDestroyNode cudaGraphNodeFindInClone
 cudaGraphAddMemcpyNodeToSymbol cudaGraphAddMemcpyNodeFromSymbol cudaGraphAddMemAllocNode
 cudaGraphAddMemFreeNode cudaGraphMemAllocNodeGetParams cudaGraphMemFreeNodeGetParams
 cudaGraphAddExternalSemaphoresSignalNode cudaGraphAddExternalSemaphoresWaitNode cudaGraphAddNode
-cudaGraphNodeSetParams cudaGraphExecNodeSetParams cudaGraphExecMemcpyNodeSetParams
+cudaGraphNodeSetParams cudaGraphExecNodeSetParams
 cudaGraphExecMemcpyNodeSetParams1D cudaGraphExecMemsetNodeSetParams cudaGraphExecHostNodeSetParams
 cudaGraphExecChildGraphNodeSetParams cudaGraphExecEventRecordNodeSetEvent
 cudaGraphExecEventWaitNodeSetEvent cudaGraphNodeSetEnabled cudaGraphNodeGetEnabled

@@ -722,6 +722,8 @@ BIREN_CUDA_API_ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, c
 BIREN_CUDA_API_ cudaError_t cudaEventDestroy(cudaEvent_t event) { birenCudaAutoInit_(); return birenEventDestroy(event); }
 BIREN_CUDA_API_ cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags) { birenCudaAutoInit_(); return birenGraphCreate(pGraph, flags); }
 BIREN_CUDA_API_ cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaMemcpy3DParms *pCopyParams) { birenCudaAutoInit_(); return birenGraphAddMemcpyNode(pGraphNode, graph, pDependencies, numDependencies, pCopyParams); }
+BIREN_CUDA_API_ cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node, const struct cudaMemcpy3DParms *pNodeParams) { birenCudaAutoInit_(); return birenGraphMemcpyNodeSetParams(node, pNodeParams); }
+BIREN_CUDA_API_ cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaMemcpy3DParms *pNodeParams) { birenCudaAutoInit_(); return birenGraphExecMemcpyNodeSetParams(hGraphExec, node, pNodeParams); }
 BIREN_CUDA_API_ cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst, const void *src, size_t count, cudaMemcpyKind kind) { birenCudaAutoInit_(); return birenGraphAddMemcpyNode1D(pGraphNode, graph, pDependencies, numDependencies, dst, src, count, kind); }
 BIREN_CUDA_API_ cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaMemsetParams *pMemsetParams) { birenCudaAutoInit_(); return birenGraphAddMemsetNode(pGraphNode, graph, pDependencies, numDependencies, pMemsetParams); }
 BIREN_CUDA_API_ cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaHostNodeParams *pNodeParams) { birenCudaAutoInit_(); return birenGraphAddHostNode(pGraphNode, graph, pDependencies, numDependencies, pNodeParams); }
@@ -753,7 +755,6 @@ BIREN_CUDA_API_ cudaError_t cudaIpcOpenMemHandle(void **devPtr, struct cudaIpcMe
 BIREN_CUDA_API_ cudaError_t cudaIpcCloseMemHandle(void *devPtr) { birenCudaAutoInit_(); return birenIpcCloseMemHandle(devPtr); }
 BIREN_CUDA_API_ cudaError_t cudaLaunchKernel(const void *kernel, dim3 grid, dim3 block, void **args, size_t sharedMem, cudaStream_t stream) { birenCudaAutoInit_(); return birenLaunchKernel(birenCudaKernel_(kernel), grid, block, args, sharedMem, stream); }
 BIREN_CUDA_API_ cudaError_t cudaLaunchCooperativeKernel(const void *kernel, dim3 grid, dim3 block, void **args, size_t sharedMem, cudaStream_t stream) { birenCudaAutoInit_(); return birenLaunchCooperativeKernel(birenCudaKernel_(kernel), grid, block, args, sharedMem, stream); }
-BIREN_CUDA_API_ void cudaAssertFail(const char *expr, const char *file, unsigned int line, const char *function) { return birenAssertFail(expr, file, line, function); }
 BIREN_CUDA_API_ cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags BIREN_CUDA_DV_(cudaMemAttachGlobal)) { birenCudaAutoInit_(); return birenMallocManaged(devPtr, size, flags); }
 BIREN_CUDA_API_ cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count, int dstDevice, cudaStream_t stream BIREN_CUDA_DV_(0)) { birenCudaAutoInit_(); return birenMemPrefetchAsync(devPtr, count, dstDevice, stream); }
 BIREN_CUDA_API_ cudaError_t cudaMemAdvise(const void *devPtr, size_t count, cudaMemoryAdvise advice, int device) { birenCudaAutoInit_(); return birenMemAdvise(devPtr, count, advice, device); }
@@ -1308,7 +1309,6 @@ BIREN_CUDA_UNSUPPORTED_("cudaGraphKernelNodeGetAttribute") cudaError_t cudaGraph
 BIREN_CUDA_UNSUPPORTED_("cudaGraphKernelNodeSetAttribute") cudaError_t cudaGraphKernelNodeSetAttribute(BIREN_CUDA_ANYARGS_);
 BIREN_CUDA_UNSUPPORTED_("cudaGraphKernelNodeCopyAttributes") cudaError_t cudaGraphKernelNodeCopyAttributes(BIREN_CUDA_ANYARGS_);
 BIREN_CUDA_UNSUPPORTED_("cudaGraphMemcpyNodeGetParams") cudaError_t cudaGraphMemcpyNodeGetParams(BIREN_CUDA_ANYARGS_);
-BIREN_CUDA_UNSUPPORTED_("cudaGraphMemcpyNodeSetParams") cudaError_t cudaGraphMemcpyNodeSetParams(BIREN_CUDA_ANYARGS_);
 BIREN_CUDA_UNSUPPORTED_("cudaGraphMemcpyNodeSetParams1D") cudaError_t cudaGraphMemcpyNodeSetParams1D(BIREN_CUDA_ANYARGS_);
 BIREN_CUDA_UNSUPPORTED_("cudaGraphMemsetNodeGetParams") cudaError_t cudaGraphMemsetNodeGetParams(BIREN_CUDA_ANYARGS_);
 BIREN_CUDA_UNSUPPORTED_("cudaGraphMemsetNodeSetParams") cudaError_t cudaGraphMemsetNodeSetParams(BIREN_CUDA_ANYARGS_);
@@ -1334,7 +1334,6 @@ BIREN_CUDA_UNSUPPORTED_("cudaGraphAddExternalSemaphoresWaitNode") cudaError_t cu
 BIREN_CUDA_UNSUPPORTED_("cudaGraphAddNode") cudaError_t cudaGraphAddNode(BIREN_CUDA_ANYARGS_);
 BIREN_CUDA_UNSUPPORTED_("cudaGraphNodeSetParams") cudaError_t cudaGraphNodeSetParams(BIREN_CUDA_ANYARGS_);
 BIREN_CUDA_UNSUPPORTED_("cudaGraphExecNodeSetParams") cudaError_t cudaGraphExecNodeSetParams(BIREN_CUDA_ANYARGS_);
-BIREN_CUDA_UNSUPPORTED_("cudaGraphExecMemcpyNodeSetParams") cudaError_t cudaGraphExecMemcpyNodeSetParams(BIREN_CUDA_ANYARGS_);
 BIREN_CUDA_UNSUPPORTED_("cudaGraphExecMemcpyNodeSetParams1D") cudaError_t cudaGraphExecMemcpyNodeSetParams1D(BIREN_CUDA_ANYARGS_);
 BIREN_CUDA_UNSUPPORTED_("cudaGraphExecMemsetNodeSetParams") cudaError_t cudaGraphExecMemsetNodeSetParams(BIREN_CUDA_ANYARGS_);
 BIREN_CUDA_UNSUPPORTED_("cudaGraphExecHostNodeSetParams") cudaError_t cudaGraphExecHostNodeSetParams(BIREN_CUDA_ANYARGS_);

@@ -1,0 +1,24 @@
+#!/bin/bash
+# A kernel in .cu and the same kernel as BIREN_KERNEL in C, both built by biren-cc -O2
+# -march=native: medians of ROUNDS alternating runs (each the median of 20 launches), and the
+# ratio .cu / C per kernel. Issue 30's target: the same speed (within 5%).
+set -eu
+cd "$(dirname "$0")/../.."
+BCC=target/release/biren-cc
+OUT=build/bench-cuda
+ROUNDS=${ROUNDS:-5}
+mkdir -p "$OUT"
+"$BCC" -O2 -march=native bench/cuda/kernels.cu -o "$OUT/cu"
+"$BCC" -O2 -march=native bench/cuda/kernels_c.c -o "$OUT/c"
+: > "$OUT/cu.txt"; : > "$OUT/c.txt"
+for r in $(seq "$ROUNDS"); do
+  "$OUT/cu" 20 >> "$OUT/cu.txt"
+  "$OUT/c" 20 >> "$OUT/c.txt"
+done
+med() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+for k in saxpy reduce; do
+  col=$([ $k = saxpy ] && echo 2 || echo 5)
+  cu=$(awk -v c=$col '{print $c}' "$OUT/cu.txt" | med)
+  c=$(awk -v c=$col '{print $c}' "$OUT/c.txt" | med)
+  echo "$k: .cu $cu ms, BIREN_KERNEL $c ms, ratio $(awk -v a=$cu -v b=$c 'BEGIN{printf "%.3f", a/b}')"
+done
