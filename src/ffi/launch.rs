@@ -519,7 +519,8 @@ pub extern "C" fn birenTrap() {
 
 /// A failed `assert(expr)` (what CUDA programs built with biren-cc call, through the C
 /// library's `__assert_fail`): in a kernel, prints CUDA's message on stderr
-/// (`file:line: function: block: [x,y,z], thread: [x,y,z] Assertion `expr` failed.`) and ends
+/// ("file:line: function: block: [x,y,z], thread: [x,y,z] Assertion 'expr' failed.", with
+/// CUDA's backquote before expr) and ends
 /// the launch, which fails with BIREN_ERROR_ASSERT (sticky, as CUDA's cudaErrorAssert); it does
 /// not return. Outside a kernel it returns, and the caller aborts as the C library does. In a
 /// kernel written with BIREN_KERNEL whose threads run in one loop, the thread named is the
