@@ -10,15 +10,20 @@ ROUNDS=${ROUNDS:-5}
 mkdir -p "$OUT"
 "$BCC" -O2 -march=native bench/cuda/kernels.cu -o "$OUT/cu"
 "$BCC" -O2 -march=native bench/cuda/kernels_c.c -o "$OUT/c"
-: > "$OUT/cu.txt"; : > "$OUT/c.txt"
+# The same C source compiled as C++: what separates the .cu build from the C one.
+sed 's/(float \*\*)/(void **)/' bench/cuda/kernels_c.c > "$OUT/kernels_c.cpp"
+"$BCC" -O2 -march=native "$OUT/kernels_c.cpp" -o "$OUT/cxx"
+: > "$OUT/cu.txt"; : > "$OUT/c.txt"; : > "$OUT/cxx.txt"
 for r in $(seq "$ROUNDS"); do
   "$OUT/cu" 20 >> "$OUT/cu.txt"
   "$OUT/c" 20 >> "$OUT/c.txt"
+  "$OUT/cxx" 20 >> "$OUT/cxx.txt"
 done
 med() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 for k in saxpy reduce; do
   col=$([ $k = saxpy ] && echo 2 || echo 5)
   cu=$(awk -v c=$col '{print $c}' "$OUT/cu.txt" | med)
   c=$(awk -v c=$col '{print $c}' "$OUT/c.txt" | med)
-  echo "$k: .cu $cu ms, BIREN_KERNEL $c ms, ratio $(awk -v a=$cu -v b=$c 'BEGIN{printf "%.3f", a/b}')"
+  x=$(awk -v c=$col '{print $c}' "$OUT/cxx.txt" | med)
+  echo "$k: .cu $cu ms, BIREN_KERNEL as C $c ms (ratio $(awk -v a=$cu -v b=$c 'BEGIN{printf "%.3f", a/b}')), as C++ $x ms (ratio $(awk -v a=$cu -v b=$x 'BEGIN{printf "%.3f", a/b}'))"
 done
