@@ -20,6 +20,12 @@ grep -q "features.cu:[0-9]*: void asserting(int): block: \[0,0,0\], thread: \[4,
   "$T/features.log" || { cat "$T/features.log"; fail "assert message"; }
 echo "ok   features.cu (+ kernels_b.cu)"
 
+# __CUDA_ARCH__ in device code (a program header's too), not in host code.
+"$BCC" -O2 --kernel-report $L/cuda_arch.cu -o "$T/arch" 2> "$T/arch.report"
+"$T/arch" | grep -q "cuda_arch: passed" || fail "cuda_arch"
+grep -q "kernel arch_kernel: fibers (tests __CUDA_ARCH__" "$T/arch.report" || { cat "$T/arch.report"; fail "cuda_arch: report"; }
+echo "ok   __CUDA_ARCH__"
+
 # -c, then the link; a .cu that includes a .cu.
 "$BCC" -O2 -c $L/includes_cu.cu -o "$T/inc.o"
 "$BCC" "$T/inc.o" -o "$T/inc"

@@ -21,6 +21,23 @@ use crate::clang::{Cursor, Unit};
 use clang_sys::*;
 use std::collections::{HashMap, HashSet};
 
+/// `__CUDA_ARCH__` in device code: the simulated device's compute capability, 6.0.
+const CUDA_ARCH: u32 = 600;
+
+/// True when `src[a..b]` names `__CUDA_ARCH__` (a token, not part of a longer name).
+fn mentions_arch(src: &[u8], a: usize, b: usize) -> bool {
+    const W: &[u8] = b"__CUDA_ARCH__";
+    let Some(t) = src.get(a..b.min(src.len())) else {
+        return false;
+    };
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    t.windows(W.len()).enumerate().any(|(i, w)| {
+        w == W
+            && (i == 0 || !word(t[i - 1]))
+            && t.get(i + W.len()).is_none_or(|&c| !word(c))
+    })
+}
+
 /// One rewrite of the source: bytes start..end become `text`.
 struct Edit {
     file: String,
@@ -47,6 +64,9 @@ struct KernelDef {
     /// The body calls a function that reads threadIdx: the entries keep the context's
     /// threadIdx current for every thread, and the kernel stays out of region form.
     reads_tid_in_callee: bool,
+    /// The body tests `__CUDA_ARCH__`: this stage read its host branches, so what the device
+    /// branches call is unknown and the kernel is treated as `reads_tid_in_callee`.
+    arch_branches: bool,
     line: u32,
     has_sync: bool,
     /// Names given to unnamed parameters in the stub's declaration: (offset, text).
@@ -219,6 +239,7 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
     let mut reads_tid: HashSet<String> = HashSet::new();
     let mut calls: HashMap<String, Vec<String>> = HashMap::new();
     let mut kernel_usrs: HashSet<String> = HashSet::new();
+    let mut arch_usrs: HashSet<String> = HashSet::new();
     for c in &all {
         let k = c.kind();
         if (k == CXCursor_FunctionDecl || k == CXCursor_FunctionTemplate || k == CXCursor_CXXMethod)
@@ -228,6 +249,41 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
             let usr = c.usr();
             if has_attr(c, CXCursor_CUDAGlobalAttr) {
                 kernel_usrs.insert(usr.clone());
+            }
+            // Device code that tests __CUDA_ARCH__ was read here with it undefined (the host
+            // side): its device branches may read threadIdx through calls this stage never
+            // saw, so it counts as reading it (correct, at the price of the region form).
+            if let Some((path, a, b)) = c.extent_in() {
+                if srcs.user(&path, c)
+                    && (has_attr(c, CXCursor_CUDAGlobalAttr) || has_attr(c, CXCursor_CUDADeviceAttr))
+                    && srcs.get(&path).is_some_and(|t| mentions_arch(t, a, b))
+                {
+                    arch_usrs.insert(usr.clone());
+                    if !has_attr(c, CXCursor_CUDAGlobalAttr) {
+                        reads_tid.insert(usr.clone());
+                    }
+                    // A device-only function is device code: __CUDA_ARCH__ is defined over it,
+                    // as in nvcc's device pass. A __host__ __device__ one keeps the host view
+                    // (one pass compiles both, and the host calls it).
+                    if !has_attr(c, CXCursor_CUDAGlobalAttr) && !has_attr(c, CXCursor_CUDAHostAttr) {
+                        let t = srcs.get(&path).cloned().unwrap_or_default();
+                        edits.push(Edit {
+                            file: path.clone(),
+                            start: a,
+                            end: a,
+                            text: format!(
+                                "\n#define __CUDA_ARCH__ {CUDA_ARCH}{}",
+                                line_directive(&t, a, &path)
+                            ),
+                        });
+                        edits.push(Edit {
+                            file: path.clone(),
+                            start: b,
+                            end: b,
+                            text: format!("\n#undef __CUDA_ARCH__{}", line_directive(&t, b, &path)),
+                        });
+                    }
+                }
             }
             let mut callees = Vec::new();
             for d in c.descendants() {
@@ -329,7 +385,7 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
                     continue;
                 }
                 let fsrc = srcs.get(&path).cloned().unwrap_or_default();
-                match kernel_def(&fsrc, &path, c, &calls, &reads_tid, &kernel_usrs) {
+                match kernel_def(&fsrc, &path, c, &calls, &reads_tid, &kernel_usrs, &arch_usrs) {
                     Ok(k) => {
                         for (at, text) in &k.name_edits {
                             edits.push(Edit {
@@ -496,6 +552,8 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
         if !k.tpl_head.is_empty() || k.reads_tid_in_callee {
             let why = if !k.tpl_head.is_empty() {
                 "a template kernel"
+            } else if k.arch_branches {
+                "tests __CUDA_ARCH__"
             } else {
                 "calls a function that reads threadIdx"
             };
@@ -605,6 +663,7 @@ fn kernel_def(
     calls: &HashMap<String, Vec<String>>,
     reads_tid: &HashSet<String>,
     kernels: &HashSet<String>,
+    arch: &HashSet<String>,
 ) -> Result<KernelDef, String> {
     let file_line = f.line();
     let children = f.children();
@@ -665,6 +724,7 @@ fn kernel_def(
         cs.iter()
             .any(|c| reads_tid.contains(c) && !kernels.contains(c))
     });
+    let arch_branches = arch.contains(&usr);
     let has_sync = body.descendants().iter().any(|d| {
         d.kind() == CXCursor_CallExpr && d.referenced().is_some_and(|r| is_sync_call(&r.spelling()))
     });
@@ -678,7 +738,8 @@ fn kernel_def(
         tpl_args,
         params,
         param_names: names,
-        reads_tid_in_callee: reads,
+        reads_tid_in_callee: reads || arch_branches,
+        arch_branches,
         line: file_line,
         has_sync,
         name_edits,
@@ -789,7 +850,7 @@ fn kernel_text(k: &KernelDef, body: &str, src: &[u8], file: &str) -> (String, St
         format!("{tpl}static const char *{name}_biren_name_() {{ return __PRETTY_FUNCTION__; }}\n")
     };
     let after = format!(
-        "\n{tpl}static inline __attribute__((always_inline)) void {thread}({thread_params}){}{body}\n\
+        "\n#define __CUDA_ARCH__ {CUDA_ARCH}\n{tpl}static inline __attribute__((always_inline)) void {thread}({thread_params}){}{body}\n#undef __CUDA_ARCH__\n\
 {tpl}void {name}_biren_entry_(void **biren_args_) {{ {decls}const birenKernelCtx *biren_c_ = birenKernelCtxFast(); (void)biren_args_; {thread}{targs}({}); }}\n\
 {tpl}static void {name}_biren_block_(birenKernelCtx *biren_ctx_, void **biren_args_, unsigned biren_first_, unsigned biren_end_) {{ {decls}(void)biren_args_; BIREN_KERNEL_LOOP_({call_loop}) }}\n\
 {tpl}static unsigned {name}_biren_blocks_(birenKernelCtx *biren_ctx_, void **biren_args_, unsigned biren_count_) {{ {decls}(void)biren_args_; BIREN_KERNEL_RANGE_({call_loop}) }}\n\
