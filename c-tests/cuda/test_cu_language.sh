@@ -26,6 +26,11 @@ echo "ok   features.cu (+ kernels_b.cu)"
 grep -q "kernel arch_kernel: fibers (tests __CUDA_ARCH__" "$T/arch.report" || { cat "$T/arch.report"; fail "cuda_arch: report"; }
 echo "ok   __CUDA_ARCH__"
 
+# A .cu and a .c in one command: the .c file is compiled as C.
+"$BCC" -O2 $L/mixed_main.cu $L/c_helper.c -o "$T/mixed"
+"$T/mixed" | grep -q "mixed: passed" || fail "a .cu and a .c in one command"
+echo "ok   a .cu and a .c in one command"
+
 # -c, then the link; a .cu that includes a .cu.
 "$BCC" -O2 -c $L/includes_cu.cu -o "$T/inc.o"
 "$BCC" "$T/inc.o" -o "$T/inc"

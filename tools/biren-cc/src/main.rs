@@ -666,6 +666,17 @@ fn run() -> Result<i32, String> {
     let tmp = std::env::temp_dir().join(format!("biren-cc-{}", std::process::id()));
     let _ = std::fs::create_dir_all(&tmp);
     let keep_dir = args.keep.then(|| PathBuf::from("."));
+    // A link of object files only (the second step of `-c` builds) may hold C++ or CUDA units:
+    // the C++ driver links them, as nvcc does; it links C objects alike.
+    let any_c_source = args
+        .items
+        .iter()
+        .any(|i| matches!(i, Item::Source(_, Lang::C)));
+    let driver = if args.any_cxx || (!args.compile_only && !any_c_source) {
+        Lang::Cxx
+    } else {
+        Lang::C
+    };
     let mut cmd_args: Vec<String> = Vec::new();
     let mut quote_dirs: Vec<String> = Vec::new();
     let mut n = 0;
@@ -695,6 +706,13 @@ fn run() -> Result<i32, String> {
                     let _ = std::fs::create_dir_all(&dir);
                     translate(p, *lang, &args, &include, &dir, keep_dir.as_deref())?
                 };
+                // The C++ driver (a command that also holds C++ or CUDA) would read a `.c` file
+                // as C++: a C source stays C, as with nvcc and gcc.
+                let as_c = *lang == Lang::C && driver == Lang::Cxx;
+                if as_c {
+                    cmd_args.push("-x".into());
+                    cmd_args.push("c".into());
+                }
                 match translated {
                     Some(t) => {
                         // Quoted includes are looked up beside the user's file, as before.
@@ -712,21 +730,14 @@ fn run() -> Result<i32, String> {
                     }
                     None => cmd_args.push(p.clone()),
                 }
+                if as_c {
+                    cmd_args.push("-x".into());
+                    cmd_args.push("none".into());
+                }
             }
         }
     }
-    // A link of object files only (the second step of `-c` builds) may hold C++ or CUDA units:
-    // the C++ driver links them, as nvcc does; it links C objects alike.
-    let any_c_source = args
-        .items
-        .iter()
-        .any(|i| matches!(i, Item::Source(_, Lang::C)));
-    let lang = if args.any_cxx || (!args.compile_only && !any_c_source) {
-        Lang::Cxx
-    } else {
-        Lang::C
-    };
-    let cc = compiler(lang);
+    let cc = compiler(driver);
     let mut full: Vec<String> = Vec::new();
     full.extend(quote_dirs);
     full.extend(cmd_args);
