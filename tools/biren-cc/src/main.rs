@@ -743,10 +743,14 @@ fn run() -> Result<i32, String> {
     full.extend(cmd_args);
     if args.any_cuda {
         full.push(format!("-I{}", include.join("cuda").display()));
-        if !args
-            .items
-            .iter()
-            .any(|i| matches!(i, Item::Flag(f) if f.starts_with("-std=")))
+        // C++17 at least, as nvcc 12 uses; not where a C source shares the command (the one
+        // flag would reach its C compilation too; g++ from 11 and clang++ from 16 default to
+        // gnu++17 anyway).
+        if !any_c_source
+            && !args
+                .items
+                .iter()
+                .any(|i| matches!(i, Item::Flag(f) if f.starts_with("-std=")))
         {
             full.push("-std=c++17".into());
         }
