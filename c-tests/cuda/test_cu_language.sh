@@ -26,6 +26,11 @@ echo "ok   features.cu (+ kernels_b.cu)"
 grep -q "kernel arch_kernel: fibers (tests __CUDA_ARCH__" "$T/arch.report" || { cat "$T/arch.report"; fail "cuda_arch: report"; }
 echo "ok   __CUDA_ARCH__"
 
+# cuda_fp16.h: conversions, arithmetic and half2 in a kernel, against the compiler's _Float16.
+"$BCC" -O2 $L/fp16.cu -o "$T/fp16"
+"$T/fp16" | grep -q "fp16: all passed" || { "$T/fp16" | tail -5; fail "fp16"; }
+echo "ok   cuda_fp16.h"
+
 # A .cu and a .c in one command: the .c file is compiled as C.
 "$BCC" -O2 $L/mixed_main.cu $L/c_helper.c -o "$T/mixed"
 "$T/mixed" | grep -q "mixed: passed" || fail "a .cu and a .c in one command"
