@@ -310,6 +310,22 @@ __host__ __device__ inline __half2 &operator*=(__half2 &a, const __half2 &b) { r
 __host__ __device__ inline __half2 &operator/=(__half2 &a, const __half2 &b) { return a = a / b; }
 __host__ __device__ inline bool operator==(const __half2 &a, const __half2 &b) { return __hbeq2(a, b); }
 __host__ __device__ inline bool operator!=(const __half2 &a, const __half2 &b) { return __hbneu2(a, b); }
+
+/* ---- Warp shuffles of half and half2 (__shfl*_sync): their bits, as one 32-bit word ---------- */
+#define BIREN_FP16_SHFL_(op)                                                                        \
+  static inline __half biren##op##In_(birenKernelLoop *l, unsigned mask, __half v, int p, int w) {  \
+    return BIREN_FP16_H_(biren##op##In_(l, mask, (unsigned)v.__x, p, w));                           \
+  }                                                                                                 \
+  static inline __half2 biren##op##In_(birenKernelLoop *l, unsigned mask, __half2 v, int p, int w) { \
+    unsigned u = (unsigned)v.x.__x | ((unsigned)v.y.__x << 16);                                     \
+    u = biren##op##In_(l, mask, u, p, w);                                                           \
+    return __half2(BIREN_FP16_H_(u & 0xffffu), BIREN_FP16_H_(u >> 16));                             \
+  }
+BIREN_FP16_SHFL_(ShflSync)
+BIREN_FP16_SHFL_(ShflUpSync)
+BIREN_FP16_SHFL_(ShflDownSync)
+BIREN_FP16_SHFL_(ShflXorSync)
+#undef BIREN_FP16_SHFL_
 #undef BIREN_FP16_H_
 
 #endif /* BIREN_CUDA_FP16_H */

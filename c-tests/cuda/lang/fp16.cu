@@ -55,6 +55,15 @@ __global__ void dot(const half2 *a, const half2 *b, float *out, int n) {
   }
 }
 
+// Shuffles of half and half2: a warp sum by __shfl_down_sync, a broadcast by __shfl_sync.
+__global__ void warp_sum(half2 *o) {
+  half2 v = __floats2half2_rn((float)threadIdx.x, 1.0f);
+  for (int d = 16; d > 0; d >>= 1) v = v + __shfl_down_sync(0xffffffffu, v, d);
+  __half h = __shfl_sync(0xffffffffu, __float2half((float)threadIdx.x), 3);
+  __half x = __shfl_xor_sync(0xffffffffu, __float2half((float)threadIdx.x), 1);
+  if (threadIdx.x == 0) { o[0] = v; o[1] = __halves2half2(h, x); }
+}
+
 int main() {
   // Every value: half -> float -> half is the identity (NaN: CUDA's 0x7fff).
   for (unsigned u = 0; u < 65536; u++) {
@@ -173,6 +182,13 @@ int main() {
   CHECK(out[0] == __low2float(s[0]) && out[1] == __high2float(s[0]), "kernel dot %g %g, host %g %g", out[0], out[1],
         __low2float(s[0]), __high2float(s[0]));
   CHECK(out[2] == __half2float(__float2half(sqrtf(2.0f))) && out[3] == 2.0f && out[4] == 1.0f, "kernel intrinsics");
+  half2 *w;
+  cudaMallocManaged(&w, 2 * sizeof(half2));
+  warp_sum<<<1, 32>>>(w);
+  CHECK(cudaDeviceSynchronize() == cudaSuccess, "warp_sum failed");
+  CHECK(__low2float(w[0]) == 496.0f && __high2float(w[0]) == 32.0f && __low2float(w[1]) == 3.0f &&
+            __high2float(w[1]) == 1.0f,
+        "shuffles: %g %g %g %g", __low2float(w[0]), __high2float(w[0]), __low2float(w[1]), __high2float(w[1]));
   if (failures) {
     printf("fp16: %d failures\n", failures);
     return 1;
