@@ -23,8 +23,14 @@ echo "ok   features.cu (+ kernels_b.cu)"
 # __CUDA_ARCH__ in device code (a program header's too), not in host code.
 "$BCC" -O2 --kernel-report $L/cuda_arch.cu -o "$T/arch" 2> "$T/arch.report"
 "$T/arch" | grep -q "cuda_arch: passed" || fail "cuda_arch"
-grep -q "kernel arch_kernel: fibers (tests __CUDA_ARCH__" "$T/arch.report" || { cat "$T/arch.report"; fail "cuda_arch: report"; }
+grep -q "kernel arch_kernel: loops" "$T/arch.report" || { cat "$T/arch.report"; fail "cuda_arch: report"; }
 echo "ok   __CUDA_ARCH__"
+
+# Device functions that read threadIdx, called by a kernel with barriers: region form, correct.
+"$BCC" -O2 --kernel-report $L/tid_callee.cu -o "$T/tid_callee" 2> "$T/tc.report"
+"$T/tid_callee" | grep -q "tid_callee: passed" || fail "tid_callee"
+grep -q "kernel reverse_in_block: loops" "$T/tc.report" || { cat "$T/tc.report"; fail "tid_callee: not in region form"; }
+echo "ok   device functions reading threadIdx, in region form"
 
 # cuda_fp16.h: conversions, arithmetic and half2 in a kernel, against the compiler's _Float16.
 "$BCC" -O2 $L/fp16.cu -o "$T/fp16"

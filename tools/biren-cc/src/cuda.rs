@@ -61,12 +61,10 @@ struct KernelDef {
     /// The parameter declarations as written, each with a name (unnamed ones get one).
     params: Vec<String>,
     param_names: Vec<String>,
-    /// The body calls a function that reads threadIdx: the entries keep the context's
-    /// threadIdx current for every thread, and the kernel stays out of region form.
+    /// The body calls a function that reads threadIdx, or tests `__CUDA_ARCH__` (this stage
+    /// read its host branches, so what the device branches call is unknown): the entries, and
+    /// the second stage's thread loops, keep the context's threadIdx current for every thread.
     reads_tid_in_callee: bool,
-    /// The body tests `__CUDA_ARCH__`: this stage read its host branches, so what the device
-    /// branches call is unknown and the kernel is treated as `reads_tid_in_callee`.
-    arch_branches: bool,
     line: u32,
     has_sync: bool,
     /// Names given to unnamed parameters in the stub's declaration: (offset, text).
@@ -252,7 +250,7 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
             }
             // Device code that tests __CUDA_ARCH__ was read here with it undefined (the host
             // side): its device branches may read threadIdx through calls this stage never
-            // saw, so it counts as reading it (correct, at the price of the region form).
+            // saw, so it counts as reading it.
             if let Some((path, a, b)) = c.extent_in() {
                 if srcs.user(&path, c)
                     && (has_attr(c, CXCursor_CUDAGlobalAttr) || has_attr(c, CXCursor_CUDADeviceAttr))
@@ -549,17 +547,12 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
             end: k.body_end,
             text: stub_body + &after,
         });
-        if !k.tpl_head.is_empty() || k.reads_tid_in_callee {
-            let why = if !k.tpl_head.is_empty() {
-                "a template kernel"
-            } else if k.arch_branches {
-                "tests __CUDA_ARCH__"
-            } else {
-                "calls a function that reads threadIdx"
-            };
+        // The second stage reports the others (kernels whose callees read threadIdx included:
+        // it reads their `_biren_fthread_`).
+        if !k.tpl_head.is_empty() {
             report.push(if k.has_sync {
                 format!(
-                    "biren-cc: kernel {}: fibers ({why} at {}:{})",
+                    "biren-cc: kernel {}: fibers (a template kernel at {}:{})",
                     k.name, k.file, k.line
                 )
             } else {
@@ -724,7 +717,6 @@ fn kernel_def(
         cs.iter()
             .any(|c| reads_tid.contains(c) && !kernels.contains(c))
     });
-    let arch_branches = arch.contains(&usr);
     let has_sync = body.descendants().iter().any(|d| {
         d.kind() == CXCursor_CallExpr && d.referenced().is_some_and(|r| is_sync_call(&r.spelling()))
     });
@@ -738,8 +730,7 @@ fn kernel_def(
         tpl_args,
         params,
         param_names: names,
-        reads_tid_in_callee: reads || arch_branches,
-        arch_branches,
+        reads_tid_in_callee: reads || arch.contains(&usr),
         line: file_line,
         has_sync,
         name_edits,
@@ -790,8 +781,8 @@ fn kernel_text(k: &KernelDef, body: &str, src: &[u8], file: &str) -> (String, St
     } else {
         format!("{}, BIREN_KERNEL_DIMS_DECL_", k.params.join(", "))
     };
-    // The second stage puts kernels with barriers in region form: not templates (it reads
-    // plain functions), nor kernels whose callees read threadIdx from the context.
+    // The second stage puts kernels with barriers in region form, not templates (it reads
+    // plain functions); `_biren_fthread_` tells it the callees read threadIdx from the context.
     let thread = if k.reads_tid_in_callee {
         format!("{name}_biren_fthread_")
     } else {

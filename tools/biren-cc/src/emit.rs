@@ -387,7 +387,9 @@ impl Writer<'_> {
 
     /// The thread loop over x in [`x_start`, `x_end`) of each row.
     fn thread_loop_open_range(&mut self, x_start: &str, x_end: &str) {
-        let ivdep = if self.serial {
+        // A kernel whose callees read threadIdx from the context stores it there in every
+        // iteration, which orders the iterations: no ivdep.
+        let ivdep = if self.serial || self.k.ctx_tid {
             ""
         } else {
             "#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC ivdep\n#endif\n"
@@ -420,6 +422,9 @@ impl Writer<'_> {
         }
         if self.plan.uses_loop {
             self.out.push_str("  biren_l_.tid = threadIdx;\n");
+        }
+        if self.k.ctx_tid {
+            self.out.push_str("  biren_ctx_->threadIdx = threadIdx;\n");
         }
     }
 
@@ -708,6 +713,9 @@ impl Writer<'_> {
              \x20 const unsigned biren_m_ = biren_lo_ + (biren_hi_ - biren_lo_) / 2;\n\
              \x20 dim3 threadIdx; threadIdx.x = biren_m_; threadIdx.y = 0; threadIdx.z = 0; (void)threadIdx;\n",
         );
+        if self.k.ctx_tid {
+            self.out.push_str("  biren_ctx_->threadIdx = threadIdx;\n");
+        }
         self.remat(cond.0);
         self.out.push_str("  if (");
         self.inline_text(cond.0, cond.1);

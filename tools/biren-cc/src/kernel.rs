@@ -195,10 +195,15 @@ pub struct Kernel {
     /// The kernel's parameters: name and type.
     pub params: Vec<(String, String)>,
     pub has_barrier: bool,
+    /// A CUDA kernel whose callees read threadIdx from the context (`_biren_fthread_`): each
+    /// thread loop stores the thread's index there first.
+    pub ctx_tid: bool,
     pub plan: Result<Plan, Fallback>,
 }
 
 const THREAD_SUFFIX: &str = "_biren_thread_";
+/// The per-thread function of a CUDA kernel whose callees read threadIdx (cuda.rs).
+const CTX_THREAD_SUFFIX: &str = "_biren_fthread_";
 
 fn is_barrier_fn(name: &str) -> bool {
     matches!(name, "birenSyncThreadsLoop" | "birenSyncThreads")
@@ -277,6 +282,11 @@ pub fn find(root: &Cursor, src: &[u8]) -> Vec<Kernel> {
                         if let Some(kernel) = read_kernel(&ch, k, src) {
                             out.push(kernel);
                         }
+                    } else if let Some(k) = name.strip_suffix(CTX_THREAD_SUFFIX) {
+                        if let Some(mut kernel) = read_kernel(&ch, k, src) {
+                            kernel.ctx_tid = true;
+                            out.push(kernel);
+                        }
                     }
                 }
                 _ => {}
@@ -329,6 +339,7 @@ fn read_kernel(f: &Cursor, name: &str, src: &[u8]) -> Option<Kernel> {
         close: close_end - 1,
         params: params[..nparams].to_vec(),
         has_barrier,
+        ctx_tid: false,
         plan,
     })
 }
