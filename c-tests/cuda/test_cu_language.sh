@@ -32,6 +32,13 @@ echo "ok   __CUDA_ARCH__"
 grep -q "kernel reverse_in_block: loops" "$T/tc.report" || { cat "$T/tc.report"; fail "tid_callee: not in region form"; }
 echo "ok   device functions reading threadIdx, in region form"
 
+# cooperative_groups' block barrier (cta.sync(), cg::sync(cta)) in region form; a tile keeps fibers.
+"$BCC" -O2 --kernel-report $L/cg_block.cu -o "$T/cg_block" 2> "$T/cg.report"
+"$T/cg_block" | grep -q "cg_block: passed" || fail "cg_block"
+grep -q "kernel block_sum: loops" "$T/cg.report" || { cat "$T/cg.report"; fail "cg_block: block_sum not in region form"; }
+grep -q "kernel tile_sum: fibers" "$T/cg.report" || { cat "$T/cg.report"; fail "cg_block: tile_sum"; }
+echo "ok   cooperative groups' block barrier, in region form"
+
 # cuda_fp16.h: conversions, arithmetic and half2 in a kernel, against the compiler's _Float16.
 "$BCC" -O2 $L/fp16.cu -o "$T/fp16"
 "$T/fp16" | grep -q "fp16: all passed" || { "$T/fp16" | tail -5; fail "fp16"; }

@@ -209,6 +209,34 @@ fn is_barrier_fn(name: &str) -> bool {
     matches!(name, "birenSyncThreadsLoop" | "birenSyncThreads")
 }
 
+/// A call that is a block barrier: BIREN's, or (CUDA sources) a cooperative group's for the
+/// whole block, `cta.sync()` and `cg::sync(cta)` with `cta` a `cooperative_groups::thread_block`
+/// (include/cuda/cooperative_groups.h: both are `birenSyncThreadsLoop` on the kernel's loop).
+/// Other groups' `sync` (tiles, the grid, `thread_group`) are warp operations or grid syncs and
+/// stay calls.
+fn is_barrier_call(call: &Cursor) -> bool {
+    let Some(f) = call.referenced() else {
+        return false;
+    };
+    let n = f.spelling();
+    if is_barrier_fn(&n) {
+        return true;
+    }
+    if n != "sync" {
+        return false;
+    }
+    let usr = f.usr();
+    if usr.starts_with("c:@N@cooperative_groups@S@thread_block@F@sync#") {
+        return true;
+    }
+    // cg::sync(g), a template over the group: a block barrier when the argument is the block.
+    (usr.starts_with("c:@N@cooperative_groups@F@sync") || usr.starts_with("c:@N@cooperative_groups@FT@"))
+        && call.children().last().is_some_and(|a| {
+            let t = a.ty().canonical().spelling();
+            t.trim_start_matches("const ") == "cooperative_groups::thread_block"
+        })
+}
+
 /// A warp shuffle (birenShfl*Sync*): region form runs it as two regions, one that stores every
 /// thread's value, one that reads the source lane's (`Piece::Shuffle`).
 fn is_shfl_fn(name: &str) -> bool {
@@ -435,10 +463,9 @@ impl<'a> Analysis<'a> {
             .iter()
             .filter(|d| {
                 d.kind() == CXCursor_CallExpr
-                    && (d.referenced().is_some_and(|f| {
-                        let n = f.spelling();
-                        is_barrier_fn(&n) || is_shfl_fn(&n)
-                    }) || self.warp_vote(d).is_some())
+                    && (is_barrier_call(d)
+                        || d.referenced().is_some_and(|f| is_shfl_fn(&f.spelling()))
+                        || self.warp_vote(d).is_some())
             })
             .count()
     }
@@ -482,7 +509,7 @@ impl<'a> Analysis<'a> {
             }
             let Some(f) = d.referenced() else { continue };
             let n = f.spelling();
-            if is_barrier_fn(&n) || is_warp_fn(&n) || is_grid_fn(&n) {
+            if is_barrier_call(&d) || is_warp_fn(&n) || is_grid_fn(&n) {
                 return true;
             }
             if f.definition().is_some() && !n.starts_with("biren") && self.calls_sync(&f, 0) {
@@ -494,10 +521,9 @@ impl<'a> Analysis<'a> {
 
     fn contains_barrier(&mut self, c: &Cursor) -> bool {
         if c.kind() == CXCursor_CallExpr
-            && (c.referenced().is_some_and(|f| {
-                let n = f.spelling();
-                is_barrier_fn(&n) || is_shfl_fn(&n)
-            }) || self.warp_vote(c).is_some())
+            && (is_barrier_call(c)
+                || c.referenced().is_some_and(|f| is_shfl_fn(&f.spelling()))
+                || self.warp_vote(c).is_some())
         {
             return true;
         }
@@ -568,7 +594,7 @@ impl<'a> Analysis<'a> {
                     // barrier behind it fails the launch at run time (sync_point_in_region).
                     let Some(f) = d.referenced() else { continue };
                     let n = f.spelling();
-                    if is_barrier_fn(&n)
+                    if is_barrier_call(&d)
                         || n == "birenTrapLoop"
                         || n == "birenThreadIdxIn_"
                         || n == "birenTrap"
@@ -601,7 +627,12 @@ impl<'a> Analysis<'a> {
                         a.kind() == CXCursor_DeclRefExpr
                             && a.referenced().is_some_and(|r| r.same(&loop_param))
                     });
-                    if passes_loop && !n.starts_with("biren") {
+                    // The block's group object holds the kernel's loop only to read the
+                    // thread's index from it (region form keeps it current); what it can sync
+                    // is the block barrier above.
+                    let block_group = n == "this_thread_block_"
+                        && f.usr().starts_with("c:@N@cooperative_groups@");
+                    if passes_loop && !n.starts_with("biren") && !block_group {
                         return self.fail(format!("the kernel's loop passed to {n}"), &d);
                     }
                     if f.definition().is_some() && !n.starts_with("biren") && self.calls_sync(&f, 0)
@@ -870,7 +901,7 @@ impl<'a> Analysis<'a> {
             }
         }
         match s.kind() {
-            CXCursor_CallExpr if s.referenced().is_some_and(|f| is_barrier_fn(&f.spelling())) => {
+            CXCursor_CallExpr if is_barrier_call(s) => {
                 // The statement is the call and its ';' (nothing else up to the next one).
                 let semi = text::scan_top(src, start, end, |i| src[i] == b';');
                 match semi {
@@ -1543,16 +1574,15 @@ impl<'a> Analysis<'a> {
             .chain(s.descendants())
             .filter(|d| d.kind() == CXCursor_CallExpr)
             .filter(|d| {
-                d.referenced().is_some_and(|f| {
-                    let n = f.spelling();
-                    is_barrier_fn(&n) || is_shfl_fn(&n)
-                }) || self.warp_vote(d).is_some()
+                is_barrier_call(d)
+                    || d.referenced().is_some_and(|f| is_shfl_fn(&f.spelling()))
+                    || self.warp_vote(d).is_some()
             })
             .collect();
-        if calls.iter().any(|c| {
-            c.referenced().is_some_and(|f| is_barrier_fn(&f.spelling()))
-                || self.warp_vote(c) == Some(0)
-        }) {
+        if calls
+            .iter()
+            .any(|c| is_barrier_call(c) || self.warp_vote(c) == Some(0))
+        {
             return Ok(None);
         }
         if calls.len() != 1 {
