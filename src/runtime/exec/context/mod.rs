@@ -23,7 +23,7 @@ use crate::runtime::exec::stream::{
     WaitOn,
 };
 use crate::runtime::exec::stream_set::StreamSet;
-use parking_lot::{Mutex, RwLock};
+use crate::runtime::lock_order::{Rank, RankedMutex, RankedReadGuard, RankedRwLock};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -32,7 +32,7 @@ pub struct DeviceContext {
     pub exec: Arc<Executor>,
     pub default_stream: Arc<StreamCore>,
     /// Streams other than the default one, until destroyed and drained.
-    streams: Mutex<StreamSet>,
+    streams: RankedMutex<StreamSet>,
     /// The streams (default one included) that may have work pending: what
     /// `sync_device` waits for.
     busy: Arc<BusyStreams>,
@@ -41,7 +41,7 @@ pub struct DeviceContext {
     futures: Arc<Futures>,
     /// Held (write) by a reset; (read) by host threads creating streams and allocations, so that
     /// what exists when a reset starts is destroyed and what is created after it survives.
-    reset_lock: RwLock<()>,
+    reset_lock: RankedRwLock<()>,
     deadlock_timeout: Duration,
 }
 
@@ -71,17 +71,17 @@ impl DeviceContext {
             index,
             exec,
             default_stream,
-            streams: Mutex::new(StreamSet::default()),
+            streams: RankedMutex::new(Rank::StreamSet, StreamSet::default()),
             busy,
             futures,
-            reset_lock: RwLock::new(()),
+            reset_lock: RankedRwLock::new(Rank::ResetGate, ()),
             deadlock_timeout: Duration::from_millis(deadlock_timeout_ms),
         }
     }
 
     /// Keeps a reset out while a host thread creates something (not on the device's own
     /// threads: a host function may allocate while a reset waits for it to finish).
-    pub fn creating(&self) -> Option<parking_lot::RwLockReadGuard<'_, ()>> {
+    pub(crate) fn creating(&self) -> Option<RankedReadGuard<'_, ()>> {
         (!on_device_thread()).then(|| self.reset_lock.read())
     }
 
