@@ -83,10 +83,10 @@ mod held {
                 .copied()
         });
         if let Some((r, k, _)) = bad {
-            panic!(
+            broken(format!(
                 "lock order: taking {rank:?} (key {key}) while holding {r:?} (key {k}); \
                  locks are taken in increasing rank (ARCHITECTURE.md, the lock order)"
-            );
+            ));
         }
     }
 
@@ -114,11 +114,19 @@ mod held {
                 .copied()
         });
         if let Some((r, _, _)) = bad {
-            panic!(
+            broken(format!(
                 "lock order: waiting ({what}) while holding {r:?}, which the awaited thread may \
                  need; only locks up to {MAY_WAIT_UNDER:?} may be held while waiting"
-            );
+            ));
         }
+    }
+
+    /// The order is broken: said on stderr as the runtime's internal errors are (the fuzzer and
+    /// the stress test fail on the line even where the panic is caught at the C boundary), then
+    /// a panic at the spot.
+    fn broken(msg: String) -> ! {
+        eprintln!("biren: internal: {msg}");
+        panic!("{msg}");
     }
 
     #[cfg(test)]
