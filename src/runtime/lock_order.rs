@@ -50,6 +50,7 @@ pub(crate) enum Rank {
     Notifier = 90,
 }
 
+#[cfg_attr(not(any(debug_assertions, feature = "lock-order")), allow(dead_code))]
 impl Rank {
     /// Ranks whose locks may be held several at once, taken in increasing key (e.g. stream id).
     /// None today: no path holds two locks of one rank.
@@ -60,6 +61,7 @@ impl Rank {
 
 /// A thread may wait while it holds locks of this rank or below, and none above: the threads
 /// it may wait for (device threads, other hosts finishing a call) never take them.
+#[cfg_attr(not(any(debug_assertions, feature = "lock-order")), allow(dead_code))]
 pub(crate) const MAY_WAIT_UNDER: Rank = Rank::ResetGate;
 
 #[cfg(any(debug_assertions, feature = "lock-order"))]
