@@ -3,7 +3,7 @@
 //! while it holds nothing above `MAY_WAIT_UNDER`. ARCHITECTURE.md ("The lock order") has the
 //! table: what each lock protects, what may be taken under it, whether one may wait holding it.
 //!
-//! In debug builds, tests and builds with the `lock-order` feature (what `make fuzz` and
+//! In debug builds, the crate's tests (release too) and builds with the `lock-order` feature (what `make fuzz` and
 //! `make stress` use with `LOCK_ORDER=1`), each thread keeps the ranks it holds and a lock taken
 //! out of order, or a wait under a lock the awaited thread may need, panics at the moment it is
 //! attempted: the order is broken by one run of the path, not only by the unlucky interleaving
@@ -50,7 +50,10 @@ pub(crate) enum Rank {
     Notifier = 90,
 }
 
-#[cfg_attr(not(any(debug_assertions, feature = "lock-order")), allow(dead_code))]
+#[cfg_attr(
+    not(any(test, debug_assertions, feature = "lock-order")),
+    allow(dead_code)
+)]
 impl Rank {
     /// Ranks whose locks may be held several at once, taken in increasing key (e.g. stream id).
     /// None today: no path holds two locks of one rank.
@@ -61,10 +64,13 @@ impl Rank {
 
 /// A thread may wait while it holds locks of this rank or below, and none above: the threads
 /// it may wait for (device threads, other hosts finishing a call) never take them.
-#[cfg_attr(not(any(debug_assertions, feature = "lock-order")), allow(dead_code))]
+#[cfg_attr(
+    not(any(test, debug_assertions, feature = "lock-order")),
+    allow(dead_code)
+)]
 pub(crate) const MAY_WAIT_UNDER: Rank = Rank::ResetGate;
 
-#[cfg(any(debug_assertions, feature = "lock-order"))]
+#[cfg(any(test, debug_assertions, feature = "lock-order"))]
 mod held {
     use super::{Rank, MAY_WAIT_UNDER};
     use std::cell::RefCell;
@@ -141,17 +147,17 @@ mod held {
 /// thread's progress). Nothing in release builds.
 #[inline(always)]
 pub(crate) fn before_wait(what: &str) {
-    #[cfg(any(debug_assertions, feature = "lock-order"))]
+    #[cfg(any(test, debug_assertions, feature = "lock-order"))]
     held::before_wait(what, 0);
-    #[cfg(not(any(debug_assertions, feature = "lock-order")))]
+    #[cfg(not(any(test, debug_assertions, feature = "lock-order")))]
     let _ = what;
 }
 
 /// A `parking_lot::Mutex` with a rank.
 pub(crate) struct RankedMutex<T> {
-    #[cfg(any(debug_assertions, feature = "lock-order"))]
+    #[cfg(any(test, debug_assertions, feature = "lock-order"))]
     rank: Rank,
-    #[cfg(any(debug_assertions, feature = "lock-order"))]
+    #[cfg(any(test, debug_assertions, feature = "lock-order"))]
     key: u64,
     inner: Mutex<T>,
 }
@@ -167,9 +173,9 @@ impl<T> RankedMutex<T> {
     #[allow(unused_variables)]
     pub const fn with_key(rank: Rank, key: u64, value: T) -> RankedMutex<T> {
         RankedMutex {
-            #[cfg(any(debug_assertions, feature = "lock-order"))]
+            #[cfg(any(test, debug_assertions, feature = "lock-order"))]
             rank,
-            #[cfg(any(debug_assertions, feature = "lock-order"))]
+            #[cfg(any(test, debug_assertions, feature = "lock-order"))]
             key,
             inner: Mutex::new(value),
         }
@@ -182,10 +188,10 @@ impl<T> RankedMutex<T> {
 
     #[inline(always)]
     pub fn lock(&self) -> RankedGuard<'_, T> {
-        #[cfg(any(debug_assertions, feature = "lock-order"))]
+        #[cfg(any(test, debug_assertions, feature = "lock-order"))]
         held::before_lock(self.rank, self.key, self.addr());
         let inner = self.inner.lock();
-        #[cfg(any(debug_assertions, feature = "lock-order"))]
+        #[cfg(any(test, debug_assertions, feature = "lock-order"))]
         held::acquired(self.rank, self.key, self.addr());
         RankedGuard {
             inner,
@@ -197,7 +203,7 @@ impl<T> RankedMutex<T> {
     #[inline(always)]
     pub fn try_lock(&self) -> Option<RankedGuard<'_, T>> {
         let inner = self.inner.try_lock()?;
-        #[cfg(any(debug_assertions, feature = "lock-order"))]
+        #[cfg(any(test, debug_assertions, feature = "lock-order"))]
         held::acquired(self.rank, self.key, self.addr());
         Some(RankedGuard {
             inner,
@@ -208,7 +214,10 @@ impl<T> RankedMutex<T> {
 
 pub(crate) struct RankedGuard<'a, T> {
     inner: MutexGuard<'a, T>,
-    #[cfg_attr(not(any(debug_assertions, feature = "lock-order")), allow(dead_code))]
+    #[cfg_attr(
+        not(any(test, debug_assertions, feature = "lock-order")),
+        allow(dead_code)
+    )]
     addr: usize,
 }
 
@@ -217,14 +226,14 @@ impl<T> RankedGuard<'_, T> {
     /// `MAY_WAIT_UNDER`.
     #[inline(always)]
     pub fn wait(&mut self, cv: &Condvar) {
-        #[cfg(any(debug_assertions, feature = "lock-order"))]
+        #[cfg(any(test, debug_assertions, feature = "lock-order"))]
         held::before_wait("condition variable", self.addr);
         cv.wait(&mut self.inner)
     }
 
     #[inline(always)]
     pub fn wait_until(&mut self, cv: &Condvar, until: Instant) -> WaitTimeoutResult {
-        #[cfg(any(debug_assertions, feature = "lock-order"))]
+        #[cfg(any(test, debug_assertions, feature = "lock-order"))]
         held::before_wait("condition variable", self.addr);
         cv.wait_until(&mut self.inner, until)
     }
@@ -245,7 +254,7 @@ impl<T> DerefMut for RankedGuard<'_, T> {
     }
 }
 
-#[cfg(any(debug_assertions, feature = "lock-order"))]
+#[cfg(any(test, debug_assertions, feature = "lock-order"))]
 impl<T> Drop for RankedGuard<'_, T> {
     fn drop(&mut self) {
         held::released(self.addr);
@@ -254,7 +263,7 @@ impl<T> Drop for RankedGuard<'_, T> {
 
 /// A `parking_lot::RwLock` with a rank (readers and writers alike take it in order).
 pub(crate) struct RankedRwLock<T> {
-    #[cfg(any(debug_assertions, feature = "lock-order"))]
+    #[cfg(any(test, debug_assertions, feature = "lock-order"))]
     rank: Rank,
     inner: RwLock<T>,
 }
@@ -264,7 +273,7 @@ impl<T> RankedRwLock<T> {
     #[allow(unused_variables)]
     pub const fn new(rank: Rank, value: T) -> RankedRwLock<T> {
         RankedRwLock {
-            #[cfg(any(debug_assertions, feature = "lock-order"))]
+            #[cfg(any(test, debug_assertions, feature = "lock-order"))]
             rank,
             inner: RwLock::new(value),
         }
@@ -277,10 +286,10 @@ impl<T> RankedRwLock<T> {
 
     #[inline(always)]
     pub fn read(&self) -> RankedReadGuard<'_, T> {
-        #[cfg(any(debug_assertions, feature = "lock-order"))]
+        #[cfg(any(test, debug_assertions, feature = "lock-order"))]
         held::before_lock(self.rank, 0, self.addr());
         let inner = self.inner.read();
-        #[cfg(any(debug_assertions, feature = "lock-order"))]
+        #[cfg(any(test, debug_assertions, feature = "lock-order"))]
         held::acquired(self.rank, 0, self.addr());
         RankedReadGuard {
             _inner: inner,
@@ -290,10 +299,10 @@ impl<T> RankedRwLock<T> {
 
     #[inline(always)]
     pub fn write(&self) -> RankedWriteGuard<'_, T> {
-        #[cfg(any(debug_assertions, feature = "lock-order"))]
+        #[cfg(any(test, debug_assertions, feature = "lock-order"))]
         held::before_lock(self.rank, 0, self.addr());
         let inner = self.inner.write();
-        #[cfg(any(debug_assertions, feature = "lock-order"))]
+        #[cfg(any(test, debug_assertions, feature = "lock-order"))]
         held::acquired(self.rank, 0, self.addr());
         RankedWriteGuard {
             _inner: inner,
@@ -304,24 +313,30 @@ impl<T> RankedRwLock<T> {
 
 pub(crate) struct RankedReadGuard<'a, T> {
     _inner: RwLockReadGuard<'a, T>,
-    #[cfg_attr(not(any(debug_assertions, feature = "lock-order")), allow(dead_code))]
+    #[cfg_attr(
+        not(any(test, debug_assertions, feature = "lock-order")),
+        allow(dead_code)
+    )]
     addr: usize,
 }
 
 pub(crate) struct RankedWriteGuard<'a, T> {
     _inner: RwLockWriteGuard<'a, T>,
-    #[cfg_attr(not(any(debug_assertions, feature = "lock-order")), allow(dead_code))]
+    #[cfg_attr(
+        not(any(test, debug_assertions, feature = "lock-order")),
+        allow(dead_code)
+    )]
     addr: usize,
 }
 
-#[cfg(any(debug_assertions, feature = "lock-order"))]
+#[cfg(any(test, debug_assertions, feature = "lock-order"))]
 impl<T> Drop for RankedReadGuard<'_, T> {
     fn drop(&mut self) {
         held::released(self.addr);
     }
 }
 
-#[cfg(any(debug_assertions, feature = "lock-order"))]
+#[cfg(any(test, debug_assertions, feature = "lock-order"))]
 impl<T> Drop for RankedWriteGuard<'_, T> {
     fn drop(&mut self) {
         held::released(self.addr);

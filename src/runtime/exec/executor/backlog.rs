@@ -41,7 +41,7 @@ impl Executor {
     #[inline]
     pub fn throttle(&self) {
         // Every enqueue may wait here: checked at each one, not only when the device is full.
-        #[cfg(any(debug_assertions, feature = "lock-order"))]
+        #[cfg(any(test, debug_assertions, feature = "lock-order"))]
         if !crate::device::engine::on_device_thread() {
             crate::runtime::lock_order::before_wait("an enqueue may wait for room on the device");
         }
