@@ -20,6 +20,10 @@ LIBDIR   := target/release
 BUILD    := build
 CFLAGS_STRICT := -std=c99 -Wall -Wextra -Wpedantic -Werror -O2 -g -Iinclude -pthread
 CXXFLAGS_STRICT := -std=c++11 -Wall -Wextra -Wpedantic -Werror -O2 -g -Iinclude -pthread
+# LOCK_ORDER=1 builds the library with the lock-order checker on (runtime/lock_order.rs; debug
+# builds and cargo tests always have it): a lock taken out of order or a wait under a lock
+# prints a "biren: internal:" line and panics. For `make fuzz`, `make stress`, `make test-c`.
+CARGO_FEATURES := $(if $(LOCK_ORDER),--features lock-order)
 LDLIBS   := -L$(LIBDIR) -Wl,-rpath,$(CURDIR)/$(LIBDIR) -lbiren_runtime -lm -pthread
 
 C_TESTS  := $(patsubst c-tests/%.c,$(BUILD)/c-tests/%,$(wildcard c-tests/*.c))
@@ -36,7 +40,7 @@ system-tools:
 	@CC="$(CC)" bash tools/system-tools.sh
 
 lib: system-tools
-	$(CARGO) build --release
+	$(CARGO) build --release $(CARGO_FEATURES)
 	@ln -sf libbiren_runtime.so $(LIBDIR)/$(SONAME)
 
 # biren-cc (tools/biren-cc): the compiler driver, target/release/biren-cc (SPEC §12).

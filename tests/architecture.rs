@@ -67,8 +67,18 @@ const GROUPS: &[&str] = &["memory", "diagnostics", "exec"];
 /// handles, configuration) and API-facing helpers. A path into one of them is not a path to the
 /// root's own items.
 const ROOT_FILES: &[&str] = &[
-    "caps", "config", "copy3d", "copies", "error", "ids", "kernels", "registry", "settings",
-    "symbols", "texture",
+    "caps",
+    "config",
+    "copy3d",
+    "copies",
+    "error",
+    "ids",
+    "kernels",
+    "lock_order",
+    "registry",
+    "settings",
+    "symbols",
+    "texture",
 ];
 
 /// Paths that run up, kept on purpose, each with its reason. Empty is the goal.

@@ -11,6 +11,7 @@ pub mod error;
 pub mod exec;
 pub mod ids;
 pub mod kernels;
+pub mod lock_order;
 pub mod memory;
 pub mod registry;
 pub mod settings;

@@ -8,9 +8,7 @@
 //! The search walks backwards from points, over the unfinished ops of each stream and their
 //! dependencies, scanning each stream's range once.
 
-use crate::runtime::exec::stream::{
-    Dep, Op, OpWork, StreamCore, StreamPoint, StreamQueue, StreamTail,
-};
+use crate::runtime::exec::stream::{Dep, Op, OpWork, StreamCore, StreamPoint};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -41,13 +39,9 @@ pub struct Found {
     pub event: Option<u64>,
 }
 
-/// Searches backwards from `starts`. `held` is a stream whose queue and tail the caller has
-/// locked.
-pub(crate) fn search(
-    starts: &[StreamPoint],
-    held: Option<(&Arc<StreamCore>, &StreamQueue, &StreamTail)>,
-    goal: Goal,
-) -> Option<Found> {
+/// Searches backwards from `starts`. It locks one stream at a time (its queue, then its tail)
+/// and holds no stream lock between two: the caller must hold none either (lock order).
+pub(crate) fn search(starts: &[StreamPoint], goal: Goal) -> Option<Found> {
     let mut scanned: HashMap<u64, u64> = HashMap::new();
     let mut parent: HashMap<u64, Hop> = HashMap::new();
     let mut stack: Vec<(Arc<StreamCore>, u64, Option<Hop>)> = starts
@@ -105,14 +99,9 @@ pub(crate) fn search(
                 }
             }
         };
-        match held {
-            Some((h, q, t)) if Arc::ptr_eq(h, &s) => {
-                StreamCore::scan_ops(q, t, lo, upto, &mut visit)
-            }
-            _ => {
-                let q = s.queue.lock();
-                StreamCore::scan_ops(&q, &s.tail.lock(), lo, upto, &mut visit)
-            }
+        {
+            let q = s.queue.lock();
+            StreamCore::scan_ops(&q, &s.tail.lock(), lo, upto, &mut visit);
         }
         if let Some((seq, event)) = found {
             let mut hops = Vec::new();

@@ -5,7 +5,7 @@
 //! stream.rs; an event is the handle's object that holds its latest record and pending future.
 
 use crate::runtime::exec::stream::{FutureRecord, RecordState};
-use parking_lot::Mutex;
+use crate::runtime::lock_order::{Rank, RankedMutex};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -16,10 +16,18 @@ pub(crate) const EVENT_DISABLE_TIMING: u32 = 2;
 /// record, and the lock that serializes adding and resolving them (the only source of cycles).
 /// One for all devices, since a wait and the record that resolves it may be on different ones.
 /// The count is exact: it moves only with `EventState::future`, under that event's lock.
-#[derive(Default)]
 pub struct Futures {
-    pub lock: Mutex<()>,
+    pub(crate) lock: RankedMutex<()>,
     pending: AtomicUsize,
+}
+
+impl Default for Futures {
+    fn default() -> Futures {
+        Futures {
+            lock: RankedMutex::new(Rank::Futures, ()),
+            pending: AtomicUsize::new(0),
+        }
+    }
 }
 
 impl Futures {
@@ -40,7 +48,7 @@ pub struct EventCore {
     pub device: usize,
     pub flags: u32,
     pub caller: usize,
-    pub state: Mutex<EventState>,
+    pub(crate) state: RankedMutex<EventState>,
 }
 
 #[derive(Default)]
@@ -56,7 +64,7 @@ impl EventCore {
             device,
             flags,
             caller,
-            state: Mutex::new(EventState::default()),
+            state: RankedMutex::new(Rank::EventState, EventState::default()),
         }
     }
 

@@ -3,7 +3,8 @@
 //! parked waiters wait for a later point than the one just reached (a host that synchronizes
 //! behind 100 000 queued kernels is woken once, not once per kernel).
 
-use parking_lot::{Condvar, Mutex};
+use crate::runtime::lock_order::{Rank, RankedMutex};
+use parking_lot::Condvar;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -11,7 +12,7 @@ pub struct Notifier {
     parked: AtomicUsize,
     /// The smallest target of the parked waiters (`u64::MAX`: none registered).
     min_target: AtomicU64,
-    lock: Mutex<()>,
+    lock: RankedMutex<()>,
     cv: Condvar,
 }
 
@@ -20,7 +21,7 @@ impl Default for Notifier {
         Notifier {
             parked: AtomicUsize::new(0),
             min_target: AtomicU64::new(u64::MAX),
-            lock: Mutex::new(()),
+            lock: RankedMutex::new(Rank::Notifier, ()),
             cv: Condvar::new(),
         }
     }
@@ -71,6 +72,8 @@ impl Notifier {
         if done() {
             return true;
         }
+        // The spin is a wait as much as the park is.
+        crate::runtime::lock_order::before_wait("a host waits for a point");
         let spin_end = Instant::now() + SPIN;
         let mut i = 0u32;
         loop {
@@ -103,11 +106,11 @@ impl Notifier {
             }
             match until {
                 Some(t) => {
-                    if self.cv.wait_until(&mut g, t).timed_out() {
+                    if g.wait_until(&self.cv, t).timed_out() {
                         break done();
                     }
                 }
-                None => self.cv.wait(&mut g),
+                None => g.wait(&self.cv),
             }
         };
         drop(g);

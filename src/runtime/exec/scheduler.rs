@@ -17,7 +17,8 @@ use crate::runtime::diagnostics::trace::{self, Track};
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::launch::Launch;
 use crate::runtime::exec::work::Ticket;
-use parking_lot::{Condvar, Mutex};
+use crate::runtime::lock_order::{self, Rank, RankedMutex};
+use parking_lot::Condvar;
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
@@ -53,7 +54,7 @@ pub struct KernelRun {
     /// Set when the kernel is cancelled (a failed block, a device reset): units stop running
     /// the blocks they claimed.
     stopped: AtomicBool,
-    failure: Mutex<Option<(ErrorCode, String)>>,
+    failure: RankedMutex<Option<(ErrorCode, String)>>,
     pub launch: Launch,
     ticket: Ticket,
 }
@@ -108,13 +109,13 @@ struct Queues {
 
 pub struct Scheduler {
     device: usize,
-    queues: Mutex<Queues>,
+    queues: RankedMutex<Queues>,
     work: Condvar,
     version: AtomicU64,
     policy: AtomicU8,
     order: AtomicU64,
     /// One flag per compute unit: set while it claims or runs a block (reset waits for them).
-    busy: Mutex<Vec<Arc<AtomicBool>>>,
+    busy: RankedMutex<Vec<Arc<AtomicBool>>>,
     /// True while an idle unit spins waiting for work.
     spinner: AtomicBool,
     /// Kernels submitted so far (what a spinning unit watches).
@@ -220,12 +221,12 @@ impl Scheduler {
     pub fn new(device: usize, policy: Policy, on_done: KernelDone) -> Scheduler {
         Scheduler {
             device,
-            queues: Mutex::new(Queues::default()),
+            queues: RankedMutex::new(Rank::SchedulerQueues, Queues::default()),
             work: Condvar::new(),
             version: AtomicU64::new(0),
             policy: AtomicU8::new(policy as u8),
             order: AtomicU64::new(0),
-            busy: Mutex::new(Vec::new()),
+            busy: RankedMutex::new(Rank::SchedulerUnits, Vec::new()),
             spinner: AtomicBool::new(false),
             submitted: AtomicU64::new(0),
             on_done,
@@ -267,7 +268,7 @@ impl Scheduler {
             finished: AtomicU64::new(0),
             failed: AtomicBool::new(false),
             stopped: AtomicBool::new(false),
-            failure: Mutex::new(None),
+            failure: RankedMutex::new(Rank::KernelFailure, None),
             launch,
             ticket,
         };
@@ -383,6 +384,7 @@ impl Scheduler {
             self.cancel(k);
         }
         let busy = self.busy.lock().clone();
+        lock_order::before_wait("the scheduler waits for running blocks");
         while busy.iter().any(|b| b.load(Ordering::SeqCst)) {
             std::thread::sleep(std::time::Duration::from_micros(100));
         }
@@ -668,7 +670,7 @@ impl Scheduler {
                     continue;
                 }
                 q.idle += 1;
-                self.work.wait(&mut q);
+                q.wait(&self.work);
                 q.idle -= 1;
                 spun = false;
             }

@@ -85,7 +85,7 @@ impl DeviceContext {
         loop {
             if self.futures.pending() > 0 {
                 if let Some(found) =
-                    deadlock::search(std::slice::from_ref(p), None, Goal::UnresolvedFuture)
+                    deadlock::search(std::slice::from_ref(p), Goal::UnresolvedFuture)
                 {
                     let now = Instant::now();
                     let d = *deadline.get_or_insert(now + self.deadlock_timeout);

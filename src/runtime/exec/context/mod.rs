@@ -23,7 +23,7 @@ use crate::runtime::exec::stream::{
     WaitOn,
 };
 use crate::runtime::exec::stream_set::StreamSet;
-use parking_lot::{Mutex, RwLock};
+use crate::runtime::lock_order::{Rank, RankedMutex, RankedReadGuard, RankedRwLock};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -32,7 +32,7 @@ pub struct DeviceContext {
     pub exec: Arc<Executor>,
     pub default_stream: Arc<StreamCore>,
     /// Streams other than the default one, until destroyed and drained.
-    streams: Mutex<StreamSet>,
+    streams: RankedMutex<StreamSet>,
     /// The streams (default one included) that may have work pending: what
     /// `sync_device` waits for.
     busy: Arc<BusyStreams>,
@@ -41,7 +41,7 @@ pub struct DeviceContext {
     futures: Arc<Futures>,
     /// Held (write) by a reset; (read) by host threads creating streams and allocations, so that
     /// what exists when a reset starts is destroyed and what is created after it survives.
-    reset_lock: RwLock<()>,
+    reset_lock: RankedRwLock<()>,
     deadlock_timeout: Duration,
 }
 
@@ -71,17 +71,17 @@ impl DeviceContext {
             index,
             exec,
             default_stream,
-            streams: Mutex::new(StreamSet::default()),
+            streams: RankedMutex::new(Rank::StreamSet, StreamSet::default()),
             busy,
             futures,
-            reset_lock: RwLock::new(()),
+            reset_lock: RankedRwLock::new(Rank::ResetGate, ()),
             deadlock_timeout: Duration::from_millis(deadlock_timeout_ms),
         }
     }
 
     /// Keeps a reset out while a host thread creates something (not on the device's own
     /// threads: a host function may allocate while a reset waits for it to finish).
-    pub fn creating(&self) -> Option<parking_lot::RwLockReadGuard<'_, ()>> {
+    pub(crate) fn creating(&self) -> Option<RankedReadGuard<'_, ()>> {
         (!on_device_thread()).then(|| self.reset_lock.read())
     }
 
@@ -267,43 +267,33 @@ impl DeviceContext {
             drop(st);
             return self.record(ev, s);
         };
-        // The whole stream in view (consumer's end, then the tail) while we search and push.
-        let q = s.queue.lock();
-        let mut t = s.tail.lock();
-        let seq = s.enqueued() + 1;
-        let mut starts: Vec<StreamPoint> = deps
-            .iter()
-            .filter_map(|d| match d {
-                Dep::Point(p) => Some(p.clone()),
-                Dep::Future(_) => None,
-            })
-            .collect();
-        starts.push(StreamPoint {
-            stream: s.clone(),
-            seq: seq - 1,
-        });
         let waits: Vec<(u64, u64)> = future.waits().iter().map(|(w, n)| (w.id, *n)).collect();
-        if let Some(found) = deadlock::search(&starts, Some((s, &q, &t)), Goal::Waits(&waits)) {
-            let chain = if found.hops.is_empty() {
-                String::new()
-            } else {
-                format!("{}; ", deadlock::describe_hops(&found.hops))
-            };
-            diagnostics::finding(
-                "birenEventRecord",
-                &format!(
-                    "recording event #{} in {} would close a cycle of waits: {}{} waits (its op {}) for this very record of event #{}. \
-                     Returned BIREN_ERROR_DEADLOCK; nothing was enqueued. Make the dependencies a DAG, or record the event in a stream that does not wait for these.",
-                    ev.id,
-                    deadlock::stream_name(s.id),
-                    chain,
-                    deadlock::stream_name(found.stream),
-                    found.seq,
-                    ev.id,
-                ),
-            );
-            return Err(ErrorCode::Deadlock);
-        }
+        // The search locks each stream it visits, one at a time, so it runs with no stream lock
+        // held (the lock order: a stream's locks are never taken under another's). What it
+        // proved holds for the ops of `s` up to `upto`; the record goes right behind them, or,
+        // if another thread enqueued on `s` meanwhile, the search runs again over the new ops.
+        // (No new wait on the future can appear meanwhile: adding one takes the futures lock.)
+        let (mut t, seq) = loop {
+            let upto = s.enqueued();
+            let mut starts: Vec<StreamPoint> = deps
+                .iter()
+                .filter_map(|d| match d {
+                    Dep::Point(p) => Some(p.clone()),
+                    Dep::Future(_) => None,
+                })
+                .collect();
+            starts.push(StreamPoint {
+                stream: s.clone(),
+                seq: upto,
+            });
+            if let Some(found) = deadlock::search(&starts, Goal::Waits(&waits)) {
+                return Err(self.refuse_cycle(ev, s, found));
+            }
+            let t = s.tail.lock();
+            if s.enqueued() == upto {
+                break (t, upto + 1);
+            }
+        };
         let rs = Arc::new(RecordState::new(
             StreamPoint {
                 stream: s.clone(),
@@ -314,7 +304,6 @@ impl DeviceContext {
         ));
         let (_, kick) = s.push_locked(&mut t, OpWork::Record(rs.clone()), deps);
         drop(t);
-        drop(q);
         st.latest = Some(rs.clone());
         st.future = None;
         self.futures.cleared();
@@ -325,6 +314,34 @@ impl DeviceContext {
         }
         run_wakeups(wake);
         Ok(())
+    }
+
+    /// Reports a record refused because it would close a cycle of waits.
+    fn refuse_cycle(
+        &self,
+        ev: &EventCore,
+        s: &Arc<StreamCore>,
+        found: deadlock::Found,
+    ) -> ErrorCode {
+        let chain = if found.hops.is_empty() {
+            String::new()
+        } else {
+            format!("{}; ", deadlock::describe_hops(&found.hops))
+        };
+        diagnostics::finding(
+            "birenEventRecord",
+            &format!(
+                "recording event #{} in {} would close a cycle of waits: {}{} waits (its op {}) for this very record of event #{}. \
+                 Returned BIREN_ERROR_DEADLOCK; nothing was enqueued. Make the dependencies a DAG, or record the event in a stream that does not wait for these.",
+                ev.id,
+                deadlock::stream_name(s.id),
+                chain,
+                deadlock::stream_name(found.stream),
+                found.seq,
+                ev.id,
+            ),
+        );
+        ErrorCode::Deadlock
     }
 
     /// `birenStreamWaitEvent`: later work in `s` waits for the event's latest record, or for its
@@ -342,10 +359,13 @@ impl DeviceContext {
         if let Some(rs) = ev.latest() {
             return wait_for(rs);
         }
-        let _g = self.futures.lock.lock();
+        let g = self.futures.lock.lock();
         let mut st = ev.state.lock();
         if let Some(rs) = st.latest.clone() {
+            // Recorded meanwhile: an ordinary wait, whose enqueue may wait for room on the
+            // device, so not under the futures lock (a host function recording an event needs it).
             drop(st);
+            drop(g);
             return wait_for(rs);
         }
         let future = match &st.future {
@@ -528,6 +548,46 @@ mod tests {
             d.exec.is_idle(),
             "an op on a dead stream counted as pending"
         );
+    }
+
+    /// A record that resolves a future searches the streams its own depends on, for a cycle.
+    /// It locks each of them alone, never one under another's (the lock order: the checker of
+    /// debug builds panicked here when the search ran under the recording stream's locks), and
+    /// still refuses the record that would close a cycle and takes the one that would not.
+    #[test]
+    fn a_resolving_record_searches_other_streams_holding_no_stream_lock() {
+        static GATE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        use crate::runtime::exec::stream::STREAM_NON_BLOCKING;
+        let d = device();
+        let stream = |id| {
+            let s = StreamCore::new(id, 0, STREAM_NON_BLOCKING, 0, false, d.exec.clone(), 0);
+            d.add_stream(s.clone());
+            s
+        };
+        let (a, b, c, x) = (stream(3001), stream(3002), stream(3003), stream(3004));
+        let event = |id| EventCore::new(id, 0, EVENT_DISABLE_TIMING, 0);
+        let (e, f, g) = (event(1), event(2), event(3));
+        // a waits for e's first record; b waits for f, recorded in a behind that wait.
+        d.wait_event(&a, &e).unwrap();
+        d.record(&f, &a).unwrap();
+        d.wait_event(&b, &f).unwrap();
+        // Recording e in b would make b wait for itself.
+        assert!(matches!(d.record(&e, &b), Err(ErrorCode::Deadlock)));
+        // c waits for g, recorded in x behind a host function that holds x: the search walks
+        // from c into x, finds no wait on e, and the record resolves e.
+        let host = HostCall {
+            func: wait_for_gate,
+            data: &GATE as *const _ as usize,
+            despite_error: false,
+        };
+        d.enqueue(&x, Work::Host(host), Vec::new()).unwrap();
+        d.record(&g, &x).unwrap();
+        d.wait_event(&c, &g).unwrap();
+        d.record(&e, &c).unwrap();
+        GATE.store(true, std::sync::atomic::Ordering::SeqCst);
+        for s in [&a, &b, &c, &x] {
+            d.sync_stream(s, "test").unwrap();
+        }
     }
 
     /// A wake-up that is late, not lost (the pushing thread kicks its stream 1.5 s after the

@@ -40,6 +40,11 @@ impl Executor {
     /// The finished count is read every `BACKLOG_STRIDE` enqueues only.
     #[inline]
     pub fn throttle(&self) {
+        // Every enqueue may wait here: checked at each one, not only when the device is full.
+        #[cfg(any(test, debug_assertions, feature = "lock-order"))]
+        if !crate::device::engine::on_device_thread() {
+            crate::runtime::lock_order::before_wait("an enqueue may wait for room on the device");
+        }
         let i = self.ops_in.count.load(Ordering::Relaxed);
         if i >= self.ops_in.next_look.load(Ordering::Relaxed) {
             self.look_at_backlog(i, BACKLOG_PATIENCE);
@@ -73,6 +78,7 @@ impl Executor {
             .load(Ordering::SeqCst)
             .saturating_sub(BACKLOG_LOW);
         let room = || self.ops_out.count.load(Ordering::SeqCst) >= target;
+        crate::runtime::lock_order::before_wait("an enqueue waits for room on the device");
         loop {
             let until = Instant::now() + patience;
             if self.ops_out.room.park_until(target, room, Some(until)) {

@@ -9,8 +9,8 @@ use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::exec::notifier::Notifier;
 use crate::runtime::exec::scheduler::{Policy, Scheduler};
 use crate::runtime::exec::work::{Padded, Point, Started, Ticket, Work};
+use crate::runtime::lock_order::{Rank, RankedMutex};
 use crate::runtime::memory::{Allocation, MemoryTable};
-use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
@@ -62,7 +62,7 @@ pub struct Executor {
     /// pending work of every stream (birenFree), so a later one is releasable only once the
     /// earlier ones are (stream-ordered frees, which wait for one stream, may be held up behind
     /// an older one: the full scan of `reclaim` releases them).
-    deferred: Mutex<VecDeque<DeferredFree>>,
+    deferred: RankedMutex<VecDeque<DeferredFree>>,
     has_deferred: AtomicBool,
     /// A completion found the deferred list locked: its holder looks again after unlocking.
     recheck: AtomicBool,
@@ -71,7 +71,7 @@ pub struct Executor {
     /// Threads between taking an op from a stream and handing it over (a reset waits for them).
     starting: AtomicUsize,
     /// Validator: freed allocations kept poisoned to catch writes after free.
-    quarantine: Mutex<Quarantine>,
+    quarantine: RankedMutex<Quarantine>,
     clock: Instant,
 }
 
@@ -149,12 +149,12 @@ impl Executor {
                 room: Notifier::new(),
             }),
             stalled_at: AtomicU64::new(u64::MAX),
-            deferred: Mutex::new(VecDeque::new()),
+            deferred: RankedMutex::new(Rank::DeferredFrees, VecDeque::new()),
             has_deferred: AtomicBool::new(false),
             recheck: AtomicBool::new(false),
             resetting: AtomicBool::new(false),
             starting: AtomicUsize::new(0),
-            quarantine: Mutex::new(Quarantine::default()),
+            quarantine: RankedMutex::new(Rank::Quarantine, Quarantine::default()),
             clock,
         }
     }

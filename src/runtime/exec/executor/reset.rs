@@ -2,6 +2,7 @@
 //! running work is waited for, and the memory is released.
 
 use super::Executor;
+use crate::runtime::lock_order;
 use std::sync::atomic::Ordering;
 
 impl Executor {
@@ -32,6 +33,7 @@ impl Executor {
 
     /// Waits until no stream is in the middle of starting an op (after `begin_reset`).
     pub fn wait_for_starts(&self) {
+        lock_order::before_wait("a reset waits for starts");
         while self.starting.load(Ordering::SeqCst) > 0 {
             std::thread::yield_now();
         }
@@ -56,6 +58,8 @@ impl Executor {
     /// blocks and jobs already running, releases every allocation, clears the sticky error.
     /// Returns the allocations that were live (for the leak report) as (base, size, caller).
     pub fn reset(&self) -> Vec<(usize, usize, usize)> {
+        // It waits for the device's threads, which take the core's locks as they finish.
+        lock_order::before_wait("a reset waits for the device's threads");
         self.scheduler.cancel_all();
         for e in &self.copy {
             e.cancel_and_wait();

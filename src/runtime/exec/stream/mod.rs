@@ -17,7 +17,7 @@ use crate::runtime::exec::executor::Executor;
 use crate::runtime::exec::notifier::Notifier;
 use crate::runtime::exec::schedule;
 use crate::runtime::exec::work::{Completion, Padded, Progress, Started, Ticket, Work};
-use parking_lot::Mutex;
+use crate::runtime::lock_order::{Rank, RankedMutex};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
@@ -112,12 +112,12 @@ pub struct StreamCore {
     /// This stream (it registers itself as a waiter, and hands itself out as a completion).
     me: Weak<StreamCore>,
     /// The enqueuers' end, and `enqueued`, on their own cache lines.
-    pub(crate) tail: Padded<Mutex<StreamTail>>,
+    pub(crate) tail: Padded<RankedMutex<StreamTail>>,
     enqueued: Padded<AtomicU64>,
     /// The consumer's end, and `completed`.
-    pub(crate) queue: Padded<Mutex<StreamQueue>>,
+    pub(crate) queue: Padded<RankedMutex<StreamQueue>>,
     completed: Padded<AtomicU64>,
-    point_waiters: Mutex<Vec<(u64, Arc<StreamCore>)>>,
+    point_waiters: RankedMutex<Vec<(u64, Arc<StreamCore>)>>,
     /// `point_waiters.len()`, read without the lock by completions.
     point_waiter_count: AtomicUsize,
     pub notifier: Notifier,
@@ -139,9 +139,16 @@ pub(crate) const STREAM_NON_BLOCKING: u32 = 1;
 /// takes off those found idle. A stream with pending work is always on the list: `prune` clears
 /// a stream's mark before it looks at its work a last time, and an enqueue marks the stream
 /// after the op is visible, so one of the two sees the other.
-#[derive(Default)]
 pub struct BusyStreams {
-    list: Mutex<Vec<Arc<StreamCore>>>,
+    list: RankedMutex<Vec<Arc<StreamCore>>>,
+}
+
+impl Default for BusyStreams {
+    fn default() -> BusyStreams {
+        BusyStreams {
+            list: RankedMutex::new(Rank::BusyStreams, Vec::new()),
+        }
+    }
 }
 
 impl BusyStreams {
@@ -204,19 +211,25 @@ impl StreamCore {
             is_default,
             exec,
             caller,
-            tail: Padded(Mutex::new(StreamTail {
-                ops: VecDeque::new(),
-                idle: true,
-            })),
+            tail: Padded(RankedMutex::new(
+                Rank::StreamTail,
+                StreamTail {
+                    ops: VecDeque::new(),
+                    idle: true,
+                },
+            )),
             enqueued: Padded(AtomicU64::new(0)),
-            queue: Padded(Mutex::new(StreamQueue {
-                ops: VecDeque::new(),
-                running: None,
-                blocked_since: 0,
-                span: None,
-            })),
+            queue: Padded(RankedMutex::new(
+                Rank::StreamQueue,
+                StreamQueue {
+                    ops: VecDeque::new(),
+                    running: None,
+                    blocked_since: 0,
+                    span: None,
+                },
+            )),
             completed: Padded(AtomicU64::new(0)),
-            point_waiters: Mutex::new(Vec::new()),
+            point_waiters: RankedMutex::new(Rank::PointWaiters, Vec::new()),
             point_waiter_count: AtomicUsize::new(0),
             notifier: Notifier::new(),
             dead: AtomicBool::new(false),
@@ -735,7 +748,7 @@ mod tests {
     use crate::runtime::exec::work::HostCall;
     use std::time::{Duration, Instant};
 
-    static LOG: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+    static LOG: parking_lot::Mutex<Vec<usize>> = parking_lot::Mutex::new(Vec::new());
 
     unsafe extern "C" fn log_it(data: *mut std::ffi::c_void) {
         LOG.lock().push(data as usize);

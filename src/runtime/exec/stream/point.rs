@@ -4,7 +4,7 @@
 
 use super::StreamCore;
 use crate::runtime::exec::work::Point;
-use parking_lot::Mutex;
+use crate::runtime::lock_order::{Rank, RankedMutex};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -73,7 +73,7 @@ impl RecordState {
 /// The next record of an event that streams already wait for.
 pub struct FutureRecord {
     pub event_id: u64,
-    inner: Mutex<FutureInner>,
+    inner: RankedMutex<FutureInner>,
 }
 
 struct FutureInner {
@@ -88,11 +88,14 @@ impl FutureRecord {
     pub fn new(event_id: u64) -> FutureRecord {
         FutureRecord {
             event_id,
-            inner: Mutex::new(FutureInner {
-                resolved: None,
-                waiters: Vec::new(),
-                waits: Vec::new(),
-            }),
+            inner: RankedMutex::new(
+                Rank::FutureRecord,
+                FutureInner {
+                    resolved: None,
+                    waiters: Vec::new(),
+                    waits: Vec::new(),
+                },
+            ),
         }
     }
 
