@@ -843,8 +843,8 @@ fn kernel_text(k: &KernelDef, body: &str, src: &[u8], file: &str) -> (String, St
     let after = format!(
         "\n#define __CUDA_ARCH__ {CUDA_ARCH}\n{tpl}static inline __attribute__((always_inline)) void {thread}({thread_params}){}{body}\n#undef __CUDA_ARCH__\n\
 {tpl}void {name}_biren_entry_(void **biren_args_) {{ {decls}const birenKernelCtx *biren_c_ = birenKernelCtxFast(); (void)biren_args_; {thread}{targs}({}); }}\n\
-{tpl}static void {name}_biren_block_(birenKernelCtx *biren_ctx_, void **biren_args_, unsigned biren_first_, unsigned biren_end_) {{ {decls}(void)biren_args_; BIREN_KERNEL_LOOP_({call_loop}) }}\n\
-{tpl}static unsigned {name}_biren_blocks_(birenKernelCtx *biren_ctx_, void **biren_args_, unsigned biren_count_) {{ {decls}(void)biren_args_; BIREN_KERNEL_RANGE_({call_loop}) }}\n\
+{tpl}static BIREN_ENTRY_ void {name}_biren_block_(birenKernelCtx *biren_ctx_, void **biren_args_, unsigned biren_first_, unsigned biren_end_) {{ {decls}(void)biren_args_; BIREN_KERNEL_LOOP_({call_loop}) }}\n\
+{tpl}static BIREN_ENTRY_ unsigned {name}_biren_blocks_(birenKernelCtx *biren_ctx_, void **biren_args_, unsigned biren_count_) {{ {decls}(void)biren_args_; BIREN_KERNEL_RANGE_({call_loop}) }}\n\
 {name_fn}{tpl}const birenError_t {reg}::r = [] {{ {sizes_decl}return birenKernelRegisterStub({self_ptr}, {name}_biren_entry_{targs}, {name_expr}, {n}, {sizes_arr}, {name}_biren_block_{targs}, {name}_biren_blocks_{targs}); }}();{}",
         line_directive(src, k.body_open, file),
         arg_list("biren_c_->threadIdx, biren_c_->blockIdx, biren_c_->blockDim, biren_c_->gridDim, (birenKernelLoop *)0"),

@@ -220,7 +220,7 @@ impl Writer<'_> {
             "#if defined(__GNUC__) && !defined(__clang__) && defined(__OPTIMIZE__)\n\
              __attribute__((optimize(\"vect-cost-model=dynamic\")))\n\
              #endif\n\
-             static unsigned {name}_biren_region_(birenKernelCtx *biren_ctx_, void **biren_args_, unsigned biren_count_) {{"
+             static BIREN_ENTRY_ unsigned {name}_biren_region_(birenKernelCtx *biren_ctx_, void **biren_args_, unsigned biren_count_) {{"
         );
         for (i, (p, ty)) in self.k.params.iter().enumerate() {
             let _ = writeln!(
