@@ -20,7 +20,14 @@ one() {
       -o "$OUT/$name" > "$OUT/$name.build" 2>&1; then
     cat "$OUT/$name.build"; echo "FAIL $dir: does not build"; return 1
   fi
-  if ! (cd "$src" && BIREN_DEVICE_COUNT=2 timeout 240 "$OUT/$name" > "$OUT/$name.log" 2>&1); then
+  # A sample with a data/ directory reads its inputs from there and writes its outputs beside
+  # them: it runs in a copy, so the vendored tree stays as it was.
+  local run=$src
+  if [ -d "$src/data" ]; then
+    run=$OUT/$name.run
+    rm -rf "$run" && mkdir -p "$run" && cp -r "$src/data" "$run/"
+  fi
+  if ! (cd "$run" && BIREN_DEVICE_COUNT=2 timeout 240 "$OUT/$name" > "$OUT/$name.log" 2>&1); then
     tail -20 "$OUT/$name.log"; echo "FAIL $dir: exit status"; return 1
   fi
   if [ "$want" != "-" ] && ! grep -qF -- "$want" "$OUT/$name.log"; then
