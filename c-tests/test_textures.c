@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 /* Fetch kinds of the kernel below. */
-enum { T1D = 1, T2D, T3D, T2DL, TFETCH, T2D4, T2DU4, TFETCHI, T2DN, T1DU, CXX2D, CXX2D4 };
+enum { T1D = 1, T2D, T3D, T2DL, TFETCH, T2D4, T2DU4, TFETCHI, T2DN, T1DU, CXX2D, CXX2D4, TCUBE, TCUBEL1, TCUBEL9, CXXCUBE, CXXCUBEL1 };
 
 /* Thread i fetches at (c[3i], c[3i+1], c[3i+2]) and writes up to 4 floats to out[4i..]. */
 BIREN_KERNEL(fetch_k, (unsigned long long) t, (int) op, (const float *) c, (float *) out, (int) n) {
@@ -23,6 +23,9 @@ BIREN_KERNEL(fetch_k, (unsigned long long) t, (int) op, (const float *) c, (floa
   case TFETCH: o[0] = birenTex1DfetchFloat(t, (int)x); break;
   case TFETCHI: o[0] = (float)birenTex1DfetchInt(t, (int)x); break;
   case T1DU: o[0] = (float)birenTex1DUchar(t, x); break;
+  case TCUBE: o[0] = birenTexCubemapFloat(t, x, y, z); break;
+  case TCUBEL1: o[0] = birenTexCubemapLayeredFloat(t, x, y, z, 1); break;
+  case TCUBEL9: o[0] = birenTexCubemapLayeredFloat(t, x, y, z, 9); break;
   case T2D4: {
     float4 v = birenTex2DFloat4(t, x, y);
     o[0] = v.x; o[1] = v.y; o[2] = v.z; o[3] = v.w;
@@ -35,6 +38,8 @@ BIREN_KERNEL(fetch_k, (unsigned long long) t, (int) op, (const float *) c, (floa
   }
 #ifdef __cplusplus
   case CXX2D: o[0] = tex2D<float>(t, x, y); break;
+  case CXXCUBE: o[0] = texCubemap<float>(t, x, y, z); break;
+  case CXXCUBEL1: o[0] = texCubemapLayered<float>(t, x, y, z, 1); break;
   case CXX2D4: {
     float4 v = tex2D<float4>(t, x, y);
     o[0] = v.x; o[1] = v.y; o[2] = v.z; o[3] = v.w;
@@ -341,6 +346,108 @@ static int three_d_layered_and_pitch2d(void) {
   return 0;
 }
 
+/* A cube map of 2 x 2 float faces (cubes: 1, or 2 layered), layer l holding 100 l + 10 y + x. */
+static birenArray_t cube_array(int cubes) {
+  birenChannelFormatDesc f = birenCreateChannelDesc(32, 0, 0, 0, birenChannelFormatKindFloat);
+  birenArray_t a = NULL;
+  float v[48];
+  for (int i = 0; i < 24 * cubes; i++) v[i] = (float)(100 * (i / 4) + 10 * (i % 4 / 2) + i % 2);
+  unsigned flags = birenArrayCubemap | (cubes > 1 ? birenArrayLayered : 0);
+  if (birenMalloc3DArray(&a, &f, make_birenExtent(2, 2, (size_t)(6 * cubes)), flags) != BIREN_SUCCESS) return NULL;
+  birenMemcpy3DParms p;
+  memset(&p, 0, sizeof p);
+  p.srcPtr = make_birenPitchedPtr(v, 8, 2, 2);
+  p.dstArray = a;
+  p.extent = make_birenExtent(2, 2, (size_t)(6 * cubes));
+  p.kind = birenMemcpyHostToDevice;
+  if (birenMemcpy3D(&p) != BIREN_SUCCESS) return NULL;
+  return a;
+}
+
+/* Cube maps: the face of the largest component (ties x, y, z), the face's coordinates
+ * ((s/|m| + 1) / 2, (t/|m| + 1) / 2) from CUDA's table, filtering clamped inside the face. */
+static int cube_maps(void) {
+  birenArray_t a = cube_array(1);
+  EXPECT(a != NULL);
+  birenChannelFormatDesc got;
+  birenExtent e;
+  unsigned flags;
+  OK(birenArrayGetInfo(&got, &e, &flags, a));
+  EXPECT(e.width == 2 && e.height == 2 && e.depth == 6 && flags == birenArrayCubemap);
+  birenResourceDesc r = of_array(a);
+  /* Wrap and unnormalized coordinates: neither applies to cube map fetches. */
+  birenTextureDesc pt = tdesc(birenAddressModeWrap, birenFilterModePoint, birenReadModeElementType, 0);
+  birenTextureDesc ln = tdesc(birenAddressModeWrap, birenFilterModeLinear, birenReadModeElementType, 1);
+  birenTextureObject_t tp, tl;
+  OK(birenCreateTextureObject(&tp, &r, &pt, NULL));
+  OK(birenCreateTextureObject(&tl, &r, &ln, NULL));
+  /* Each direction's face, s, t worked out by hand; u = (s/|m| + 1), v = (t/|m| + 1) in texels
+   * of a 2-texel face. */
+  float c[] = {
+      1.0f, 0.5f, -0.5f,   /* +x: s = -z = 0.5, t = -y = -0.5: u 1.5, v 0.5 -> 1 */
+      -1.0f, -0.5f, -0.5f, /* -x: s = z = -0.5, t = -y = 0.5: u 0.5, v 1.5 -> 110 */
+      0.5f, 2.0f, 1.0f,    /* +y: s = x = 0.5, t = z = 1 (m 2): u 1.25, v 1.5 -> 211 */
+      -0.5f, -1.0f, 0.5f,  /* -y: s = x = -0.5, t = -z = -0.5: u 0.5, v 0.5 -> 300 */
+      0.5f, 0.5f, 1.0f,    /* +z: s = x = 0.5, t = -y = -0.5: u 1.5, v 0.5 -> 401 */
+      0.5f, -0.5f, -1.0f,  /* -z: s = -x = -0.5, t = -y = 0.5: u 0.5, v 1.5 -> 510 */
+      1.0f, 1.0f, 0.0f,    /* tie x = y: +x; s = 0, t = -1: u 1, v 0 -> 1 */
+      1.0f, -1.0f, -1.0f,  /* tie of all three: +x; s = 1, t = 1: u 2, v 2, clamped -> 11 */
+  };
+  float want[] = {1, 110, 211, 300, 401, 510, 1, 11};
+  float o[4 * 8];
+  EXPECT(0 == run(tp, TCUBE, c, 8, o));
+  for (int i = 0; i < 8; i++) EXPECT(o[4 * i] == want[i]);
+  /* Linear: (1, 0, 0) is the face's centre, the mean of its four texels (0 1 10 11); at the
+   * corner (1, -1, -1) the texels past the edge are the edge's (wrap notwithstanding). */
+  float cl[] = {1.0f, 0.0f, 0.0f, 1.0f, -1.0f, -1.0f, 4.0f, 0.0f, 0.0f};
+  EXPECT(0 == run(tl, TCUBE, cl, 3, o));
+  EXPECT(o[0] == 5.5f && o[4] == 11.0f && o[8] == 5.5f);
+  OK(birenDestroyTextureObject(tp));
+  OK(birenDestroyTextureObject(tl));
+  OK(birenFreeArray(a));
+  /* Layered: cube 1's faces are layers 6..11; a cube past the last clamps to it. */
+  a = cube_array(2);
+  EXPECT(a != NULL);
+  r = of_array(a);
+  OK(birenCreateTextureObject(&tp, &r, &pt, NULL));
+  EXPECT(0 == run(tp, TCUBEL1, c + 6, 2, o));
+  EXPECT(o[0] == 811.0f && o[4] == 900.0f);
+  EXPECT(0 == run(tp, TCUBEL9, c + 15, 1, o));
+  EXPECT(o[0] == 1110.0f);
+  OK(birenDestroyTextureObject(tp));
+  OK(birenFreeArray(a));
+  return 0;
+}
+
+/* Cube map arrays' extents and the seamless filtering this runtime does not offer. */
+static int cube_map_errors(void) {
+  birenChannelFormatDesc f = birenCreateChannelDesc(32, 0, 0, 0, birenChannelFormatKindFloat);
+  birenArray_t a = (birenArray_t)(uintptr_t)0x1234;
+  EXPECT_FAIL(birenMalloc3DArray(&a, &f, make_birenExtent(4, 3, 6), birenArrayCubemap), BIREN_ERROR_INVALID_VALUE);
+  EXPECT_FAIL(birenMalloc3DArray(&a, &f, make_birenExtent(4, 4, 12), birenArrayCubemap), BIREN_ERROR_INVALID_VALUE);
+  EXPECT_FAIL(birenMalloc3DArray(&a, &f, make_birenExtent(4, 4, 0), birenArrayCubemap), BIREN_ERROR_INVALID_VALUE);
+  EXPECT_FAIL(birenMalloc3DArray(&a, &f, make_birenExtent(4, 4, 7), birenArrayCubemap | birenArrayLayered), BIREN_ERROR_INVALID_VALUE);
+  EXPECT_FAIL(birenMalloc3DArray(&a, &f, make_birenExtent(32769, 32769, 6), birenArrayCubemap), BIREN_ERROR_INVALID_VALUE);
+  EXPECT_FAIL(birenMallocArray(&a, &f, 4, 4, birenArrayCubemap), BIREN_ERROR_INVALID_VALUE);
+  EXPECT(a == (birenArray_t)(uintptr_t)0x1234); /* nothing written */
+  a = cube_array(1);
+  EXPECT(a != NULL);
+  birenResourceDesc r = of_array(a);
+  birenTextureDesc d = tdesc(birenAddressModeClamp, birenFilterModeLinear, birenReadModeElementType, 1);
+  d.seamlessCubemap = 1;
+  birenTextureObject_t t = 77;
+  EXPECT_FAIL(birenCreateTextureObject(&t, &r, &d, NULL), BIREN_ERROR_NOT_SUPPORTED);
+  EXPECT(t == 77);
+  OK(birenFreeArray(a));
+  /* On another resource the flag means nothing. */
+  a = grid_array(4, 3);
+  r = of_array(a);
+  OK(birenCreateTextureObject(&t, &r, &d, NULL));
+  OK(birenDestroyTextureObject(t));
+  OK(birenFreeArray(a));
+  return 0;
+}
+
 static int read_modes_and_tex1dfetch(void) {
   /* Normalized reads: 8-bit unsigned / 255, signed / 127 at least -1, 16-bit / 65535. */
   birenChannelFormatDesc u8 = birenCreateChannelDesc(8, 0, 0, 0, birenChannelFormatKindUnsigned);
@@ -574,6 +681,19 @@ static int cxx_templates(void) {
   EXPECT(0 == run(t, CXX2D, c, 2, o));
   EXPECT(o[0] == 21.0f && o[4] == 5.5f);
   OK(birenDestroyTextureObject(t));
+  /* texCubemap<T>, texCubemapLayered<T>: -y's texel (0, 0), cube 1's +x texel (1, 0). */
+  birenArray_t ca = cube_array(2);
+  EXPECT(ca != NULL);
+  birenResourceDesc rc = of_array(ca);
+  birenTextureDesc pt = tdesc(birenAddressModeClamp, birenFilterModePoint, birenReadModeElementType, 1);
+  OK(birenCreateTextureObject(&t, &rc, &pt, NULL));
+  float cc[] = {-0.5f, -1.0f, 0.5f, 1.0f, 0.5f, -0.5f};
+  EXPECT(0 == run(t, CXXCUBE, cc, 1, o));
+  EXPECT(o[0] == 300.0f);
+  EXPECT(0 == run(t, CXXCUBEL1, cc + 3, 1, o));
+  EXPECT(o[0] == 601.0f);
+  OK(birenDestroyTextureObject(t));
+  OK(birenFreeArray(ca));
   birenArray_t sa;
   OK(birenMallocArray(&sa, &f, 4, 2, birenArraySurfaceLoadStore));
   birenResourceDesc rs = of_array(sa);
@@ -626,6 +746,17 @@ static int misuse_fails_the_launch(void) {
   capture_stop();
   EXPECT(captured("never was one"));
   OK(birenDeviceReset());
+  /* A cube map fetch through a destroyed object. */
+  a = cube_array(1);
+  r = of_array(a);
+  OK(birenCreateTextureObject(&t, &r, &d, NULL));
+  OK(birenDestroyTextureObject(t));
+  float cube_c[] = {1.0f, 0.0f, 0.0f};
+  capture_start();
+  EXPECT(run(t, TCUBE, cube_c, 1, o) == BIREN_ERROR_ILLEGAL_ADDRESS);
+  capture_stop();
+  EXPECT(captured("was destroyed"));
+  OK(birenDeviceReset());
   /* Surface trap mode. */
   birenChannelFormatDesc f = birenCreateChannelDesc(32, 0, 0, 0, birenChannelFormatKindFloat);
   OK(birenMallocArray(&a, &f, 4, 2, birenArraySurfaceLoadStore));
@@ -649,6 +780,8 @@ static const test_case tests[] = {
     TEST(linear_filtering_with_9_bit_weights),
     TEST(short_paths_agree_with_the_general_sampler),
     TEST(three_d_layered_and_pitch2d),
+    TEST(cube_maps),
+    TEST(cube_map_errors),
     TEST(read_modes_and_tex1dfetch),
     TEST(create_errors_and_queries),
     TEST(surfaces_and_boundary_modes),

@@ -65,7 +65,9 @@
 #define birenArraySurfaceLoadStore 2
 
 /**
- * A cube map (not supported: BIREN_ERROR_INVALID_VALUE).
+ * A cube map (birenMalloc3DArray only): six square faces, the depth's six layers in CUDA's
+ * order +x, -x, +y, -y, +z, -z; with birenArrayLayered, a multiple of six (cube c's faces are
+ * layers 6c .. 6c + 5). Read with birenTexCubemap* / birenTexCubemapLayered*.
  */
 #define birenArrayCubemap 4
 
@@ -1800,7 +1802,8 @@ typedef struct birenTextureDesc {
    */
   int disableTrilinearOptimization;
   /**
-   * Seamless cube maps (ignored).
+   * Filtering across a cube map's faces: not supported (non-zero on a cube map array:
+   * BIREN_ERROR_NOT_SUPPORTED; ignored for other resources, as it means nothing there).
    */
   int seamlessCubemap;
 } birenTextureDesc;
@@ -1876,7 +1879,8 @@ struct birenChannelFormatDesc birenCreateChannelDesc(int x, int y, int z, int w,
  * surface objects may write it), birenArrayTextureGather. Texels are laid out row-major, rows
  * packed. Free it with birenFreeArray.
  * Returns BIREN_ERROR_INVALID_VALUE for NULL array or desc, a zero width, an extent over the
- * limits (1-D 131072; 2-D 131072 x 65536) or unknown flags; BIREN_ERROR_INVALID_CHANNEL_DESCRIPTOR
+ * limits (1-D 131072; 2-D 131072 x 65536), birenArrayLayered, birenArrayCubemap (both made with
+ * birenMalloc3DArray) or unknown flags; BIREN_ERROR_INVALID_CHANNEL_DESCRIPTOR
  * for a format that is not one (1, 2 or 4 channels of one size: 8/16/32-bit integers, 16/32-bit
  * floats); BIREN_ERROR_OUT_OF_MEMORY past the device's capacity. Nothing is written on error.
  * Thread-safe. In C++ height and flags default to 0, as CUDA's.
@@ -1887,10 +1891,13 @@ enum birenError_t birenMallocArray(birenArray_t *array, const struct birenChanne
  * Allocates an array of extent.width x extent.height x extent.depth texels of format *desc
  * (in texels, not bytes) and writes its handle to *array: height and depth 0 a 1-D array,
  * depth 0 a 2-D array, all three a 3-D array; with birenArrayLayered, depth layers of a 1-D
- * (height 0) or 2-D array. Flags as birenMallocArray, plus birenArrayLayered.
+ * (height 0) or 2-D array; with birenArrayCubemap, a cube map: width == height, depth 6 (with
+ * birenArrayLayered as well, a multiple of 6: that many / 6 cubes). Flags as birenMallocArray,
+ * plus birenArrayLayered and birenArrayCubemap.
  * Returns BIREN_ERROR_INVALID_VALUE for NULL array or desc, a zero width, a depth without a
- * height (unlayered), a layered array without layers, an extent over the limits (3-D 16384 each;
- * layered 32768 x 32768 x 2048 layers), birenArrayCubemap or unknown flags;
+ * height (unlayered), a layered array without layers, a cube map whose faces are not square
+ * or whose depth is not 6 (layered: a multiple of 6), an extent over the limits (3-D 16384
+ * each; layered 32768 x 32768 x 2048 layers; cube maps 32768 wide, 2046 cubes) or unknown flags;
  * BIREN_ERROR_INVALID_CHANNEL_DESCRIPTOR; BIREN_ERROR_OUT_OF_MEMORY. Nothing is written on error.
  * Thread-safe. In C++ flags defaults to 0.
  */
@@ -3591,7 +3598,8 @@ enum birenError_t birenMemcpyFromSymbolAsync(void *dst, const void *symbol, size
  * 32-bit or float texels (as CUDA, filtering and normalized reads give floats of 8/16-bit
  * integers and floats); BIREN_ERROR_INVALID_HANDLE for an array freed or never one;
  * BIREN_ERROR_INVALID_CHANNEL_DESCRIPTOR for a format that is not one;
- * BIREN_ERROR_NOT_SUPPORTED for mipmapped arrays, a resource view or sRGB;
+ * BIREN_ERROR_NOT_SUPPORTED for mipmapped arrays, a resource view, sRGB or seamlessCubemap on a
+ * cube map array;
  * BIREN_ERROR_OUT_OF_MEMORY past 16383 live texture objects. Nothing is written on error.
  * The object keeps reading the resource as it is: freeing the array (or memory) while the
  * object is used is the caller's bug (fetches through it then fail the launch). Thread-safe.
@@ -5349,10 +5357,12 @@ static inline unsigned long long birenAtomicCAS(unsigned long long *address, uns
  *   birenTex2DT(t, float x, float y) tex2D
  *   birenTex3DT(t, float x, float y, float z)              tex3D
  *   birenTex2DLayeredT(t, float x, float y, int layer)    tex2DLayered (layer clamped)
+ *   birenTexCubemapT(t, float x, float y, float z)         texCubemap
+ *   birenTexCubemapLayeredT(t, float x, float y, float z, int layer)  texCubemapLayered
  * with T one of Float Float2 Float4 (filtered, and normalized reads of 8/16-bit formats: these
  * return float types) and Int Int2 Int4 Uint Uint4 Uchar Uchar4 Char Short Ushort (element type,
  * point sampling). In C++ CUDA's templates tex1Dfetch<T>, tex1D<T>, tex2D<T>, tex3D<T>,
- * tex2DLayered<T> for the matching types.
+ * tex2DLayered<T>, texCubemap<T>, texCubemapLayered<T> for the matching types.
  *
  * The rules are CUDA's ("Texture Fetching" in its programming guide). Coordinates address
  * texels at their centres: texel i spans [i, i + 1) (normalized: [i/N, (i+1)/N)). Point
@@ -5362,6 +5372,16 @@ static inline unsigned long long birenAtomicCAS(unsigned long long *address, uns
  * modes per dimension: clamp (to the edge texel), border (texels outside read the border
  * colour), wrap and mirror (normalized coordinates only; otherwise they clamp). Normalized-float
  * reads divide unsigned 8/16-bit values by 255/65535 and signed ones by 127/32767 (at least -1).
+ *
+ * Cube maps (an array made with birenArrayCubemap): (x, y, z) is a direction from the cube's
+ * centre. The face is that of its component m of largest magnitude (ties: x before y before z):
+ * |x| the faces +x (layer 0: s = -z, t = -y) and -x (1: s = z, t = -y), |y| +y (2: s = x,
+ * t = z) and -y (3: s = x, t = -z), |z| +z (4: s = x, t = -y) and -z (5: s = -x, t = -y); the
+ * face is read at normalized coordinates ((s / |m| + 1) / 2, (t / |m| + 1) / 2) with the
+ * texture's filter and read modes. Filtering stays inside the face: its coordinates clamp to
+ * the face's edge texels whatever the address modes (seamless filtering across faces is not
+ * offered). texCubemapLayered reads cube `layer` (faces 6 layer .. 6 layer + 5; clamped to the
+ * cubes there are).
  *
  * The fetch is inline: it reads the object's descriptor in the table the library exports
  * (birenTexTable), checks that the descriptor is the object's, and reads the texels. A
@@ -5581,6 +5601,47 @@ static inline const char *birenTexLayer_(const birenTexSlot_ *s, int layer) {
   if (layer >= s->depth) layer = s->depth - 1;
   return s->base + (size_t)layer * s->slice;
 }
+/* A cube map fetch's face (CUDA's selection, see above) and its coordinates in texels. */
+static inline int birenTexCubeFace_(const birenTexSlot_ *s, float x, float y, float z, float *u, float *v) {
+  float ax = x < 0.0f ? -x : x, ay = y < 0.0f ? -y : y, az = z < 0.0f ? -z : z, m, sc, tc;
+  int face;
+  if (ax >= ay && ax >= az) { m = ax; face = x >= 0.0f ? 0 : 1; sc = x >= 0.0f ? -z : z; tc = -y; }
+  else if (ay >= az) { m = ay; face = y >= 0.0f ? 2 : 3; sc = x; tc = y >= 0.0f ? z : -z; }
+  else { m = az; face = z >= 0.0f ? 4 : 5; sc = z >= 0.0f ? x : -x; tc = -y; }
+  *u = (sc / m + 1.0f) * 0.5f * s->fwidth;
+  *v = (tc / m + 1.0f) * 0.5f * s->fheight;
+  return face;
+}
+/* The face's layer of cube `cube` (clamped to the cubes there are) and a copy of the descriptor
+ * that samples it: unnormalized texel coordinates, clamped to the face. */
+static inline const char *birenTexCubeLayer_(const birenTexSlot_ *s, int cube, int face, birenTexSlot_ *c) {
+  int cubes = s->depth / 6;
+  if (cube >= cubes) cube = cubes - 1;
+  if (cube < 0) cube = 0;
+  *c = *s;
+  c->normalized = 0;
+  c->addr[0] = c->addr[1] = 1;
+  return birenTexLayer_(s, cube * 6 + face);
+}
+/* Cube map fetches (cube: the cube of a layered cube map, 0 otherwise), out of line. */
+static BIREN_TEX_OUTLINE_ void birenTexCubeF_(unsigned long long t, float x, float y, float z, int cube, int nch, float *out) {
+  const birenTexSlot_ *s = birenTexSlotOf_(t);
+  birenTexSlot_ c;
+  float u, v;
+  int i, face;
+  if (!s) { for (i = 0; i < nch; i++) out[i] = 0.0f; return; }
+  face = birenTexCubeFace_(s, x, y, z, &u, &v);
+  birenTexSampleF_(&c, birenTexCubeLayer_(s, cube, face, &c), 2, u, v, 0.0f, nch, out);
+}
+static BIREN_TEX_OUTLINE_ void birenTexCubeI_(unsigned long long t, float x, float y, float z, int cube, int nch, long long *out) {
+  const birenTexSlot_ *s = birenTexSlotOf_(t);
+  birenTexSlot_ c;
+  float u, v;
+  int i, face;
+  if (!s) { for (i = 0; i < nch; i++) out[i] = 0; return; }
+  face = birenTexCubeFace_(s, x, y, z, &u, &v);
+  birenTexSampleI_(&c, birenTexCubeLayer_(s, cube, face, &c), 2, u, v, 0.0f, nch, out);
+}
 /* Every other fetch of float results: checks t, then the general sampler (out of line, so that
  * the inline fast paths stay small). */
 static BIREN_TEX_OUTLINE_ void birenTexSlowF_(unsigned long long t, int dims, float x, float y, float z, int layer, int nch, float *out) {
@@ -5690,6 +5751,10 @@ static BIREN_INLINE_ float birenTex2DFloat(unsigned long long t, float x, float 
 static BIREN_INLINE_ float birenTex3DFloat(unsigned long long t, float x, float y, float z) { float v[1]; birenTexF_(t, 3, x, y, z, -1, 1, v); return (float)v[0]; }
 /** CUDA's tex2DLayered<float>. */
 static BIREN_INLINE_ float birenTex2DLayeredFloat(unsigned long long t, float x, float y, int layer) { float v[1]; birenTexF_(t, 2, x, y, 0.0f, layer, 1, v); return (float)v[0]; }
+/** CUDA's texCubemap<float>: the cube map's texel in direction (x, y, z). */
+static BIREN_INLINE_ float birenTexCubemapFloat(unsigned long long t, float x, float y, float z) { float v[1]; birenTexCubeF_(t, x, y, z, 0, 1, v); return (float)v[0]; }
+/** CUDA's texCubemapLayered<float>: cube `layer`'s texel in direction (x, y, z). */
+static BIREN_INLINE_ float birenTexCubemapLayeredFloat(unsigned long long t, float x, float y, float z, int layer) { float v[1]; birenTexCubeF_(t, x, y, z, layer, 1, v); return (float)v[0]; }
 static inline void birenSurf1DwriteFloatIn_(birenKernelLoop *l, float v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline float birenSurf1DreadFloatIn_(birenKernelLoop *l, unsigned long long s, int x, int mode) { float v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
 /** CUDA's surf1Dwrite<float>: (value, surf, xBytes[, boundaryMode]); see the surface section. */
@@ -5730,6 +5795,10 @@ static BIREN_INLINE_ float2 birenTex2DFloat2(unsigned long long t, float x, floa
 static BIREN_INLINE_ float2 birenTex3DFloat2(unsigned long long t, float x, float y, float z) { float v[2]; birenTexF_(t, 3, x, y, z, -1, 2, v); return make_float2((float)v[0], (float)v[1]); }
 /** CUDA's tex2DLayered<float2>. */
 static BIREN_INLINE_ float2 birenTex2DLayeredFloat2(unsigned long long t, float x, float y, int layer) { float v[2]; birenTexF_(t, 2, x, y, 0.0f, layer, 2, v); return make_float2((float)v[0], (float)v[1]); }
+/** CUDA's texCubemap<float2>: the cube map's texel in direction (x, y, z). */
+static BIREN_INLINE_ float2 birenTexCubemapFloat2(unsigned long long t, float x, float y, float z) { float v[2]; birenTexCubeF_(t, x, y, z, 0, 2, v); return make_float2((float)v[0], (float)v[1]); }
+/** CUDA's texCubemapLayered<float2>: cube `layer`'s texel in direction (x, y, z). */
+static BIREN_INLINE_ float2 birenTexCubemapLayeredFloat2(unsigned long long t, float x, float y, float z, int layer) { float v[2]; birenTexCubeF_(t, x, y, z, layer, 2, v); return make_float2((float)v[0], (float)v[1]); }
 static inline void birenSurf1DwriteFloat2In_(birenKernelLoop *l, float2 v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline float2 birenSurf1DreadFloat2In_(birenKernelLoop *l, unsigned long long s, int x, int mode) { float2 v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
 /** CUDA's surf1Dwrite<float2>: (value, surf, xBytes[, boundaryMode]); see the surface section. */
@@ -5770,6 +5839,10 @@ static BIREN_INLINE_ float4 birenTex2DFloat4(unsigned long long t, float x, floa
 static BIREN_INLINE_ float4 birenTex3DFloat4(unsigned long long t, float x, float y, float z) { float v[4]; birenTexF_(t, 3, x, y, z, -1, 4, v); return make_float4((float)v[0], (float)v[1], (float)v[2], (float)v[3]); }
 /** CUDA's tex2DLayered<float4>. */
 static BIREN_INLINE_ float4 birenTex2DLayeredFloat4(unsigned long long t, float x, float y, int layer) { float v[4]; birenTexF_(t, 2, x, y, 0.0f, layer, 4, v); return make_float4((float)v[0], (float)v[1], (float)v[2], (float)v[3]); }
+/** CUDA's texCubemap<float4>: the cube map's texel in direction (x, y, z). */
+static BIREN_INLINE_ float4 birenTexCubemapFloat4(unsigned long long t, float x, float y, float z) { float v[4]; birenTexCubeF_(t, x, y, z, 0, 4, v); return make_float4((float)v[0], (float)v[1], (float)v[2], (float)v[3]); }
+/** CUDA's texCubemapLayered<float4>: cube `layer`'s texel in direction (x, y, z). */
+static BIREN_INLINE_ float4 birenTexCubemapLayeredFloat4(unsigned long long t, float x, float y, float z, int layer) { float v[4]; birenTexCubeF_(t, x, y, z, layer, 4, v); return make_float4((float)v[0], (float)v[1], (float)v[2], (float)v[3]); }
 static inline void birenSurf1DwriteFloat4In_(birenKernelLoop *l, float4 v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline float4 birenSurf1DreadFloat4In_(birenKernelLoop *l, unsigned long long s, int x, int mode) { float4 v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
 /** CUDA's surf1Dwrite<float4>: (value, surf, xBytes[, boundaryMode]); see the surface section. */
@@ -5810,6 +5883,10 @@ static BIREN_INLINE_ int birenTex2DInt(unsigned long long t, float x, float y) {
 static BIREN_INLINE_ int birenTex3DInt(unsigned long long t, float x, float y, float z) { long long v[1]; birenTexI_(t, 3, x, y, z, -1, 1, v); return (int)v[0]; }
 /** CUDA's tex2DLayered<int>. */
 static BIREN_INLINE_ int birenTex2DLayeredInt(unsigned long long t, float x, float y, int layer) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, layer, 1, v); return (int)v[0]; }
+/** CUDA's texCubemap<int>: the cube map's texel in direction (x, y, z). */
+static BIREN_INLINE_ int birenTexCubemapInt(unsigned long long t, float x, float y, float z) { long long v[1]; birenTexCubeI_(t, x, y, z, 0, 1, v); return (int)v[0]; }
+/** CUDA's texCubemapLayered<int>: cube `layer`'s texel in direction (x, y, z). */
+static BIREN_INLINE_ int birenTexCubemapLayeredInt(unsigned long long t, float x, float y, float z, int layer) { long long v[1]; birenTexCubeI_(t, x, y, z, layer, 1, v); return (int)v[0]; }
 static inline void birenSurf1DwriteIntIn_(birenKernelLoop *l, int v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline int birenSurf1DreadIntIn_(birenKernelLoop *l, unsigned long long s, int x, int mode) { int v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
 /** CUDA's surf1Dwrite<int>: (value, surf, xBytes[, boundaryMode]); see the surface section. */
@@ -5850,6 +5927,10 @@ static BIREN_INLINE_ int2 birenTex2DInt2(unsigned long long t, float x, float y)
 static BIREN_INLINE_ int2 birenTex3DInt2(unsigned long long t, float x, float y, float z) { long long v[2]; birenTexI_(t, 3, x, y, z, -1, 2, v); return make_int2((int)v[0], (int)v[1]); }
 /** CUDA's tex2DLayered<int2>. */
 static BIREN_INLINE_ int2 birenTex2DLayeredInt2(unsigned long long t, float x, float y, int layer) { long long v[2]; birenTexI_(t, 2, x, y, 0.0f, layer, 2, v); return make_int2((int)v[0], (int)v[1]); }
+/** CUDA's texCubemap<int2>: the cube map's texel in direction (x, y, z). */
+static BIREN_INLINE_ int2 birenTexCubemapInt2(unsigned long long t, float x, float y, float z) { long long v[2]; birenTexCubeI_(t, x, y, z, 0, 2, v); return make_int2((int)v[0], (int)v[1]); }
+/** CUDA's texCubemapLayered<int2>: cube `layer`'s texel in direction (x, y, z). */
+static BIREN_INLINE_ int2 birenTexCubemapLayeredInt2(unsigned long long t, float x, float y, float z, int layer) { long long v[2]; birenTexCubeI_(t, x, y, z, layer, 2, v); return make_int2((int)v[0], (int)v[1]); }
 static inline void birenSurf1DwriteInt2In_(birenKernelLoop *l, int2 v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline int2 birenSurf1DreadInt2In_(birenKernelLoop *l, unsigned long long s, int x, int mode) { int2 v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
 /** CUDA's surf1Dwrite<int2>: (value, surf, xBytes[, boundaryMode]); see the surface section. */
@@ -5890,6 +5971,10 @@ static BIREN_INLINE_ int4 birenTex2DInt4(unsigned long long t, float x, float y)
 static BIREN_INLINE_ int4 birenTex3DInt4(unsigned long long t, float x, float y, float z) { long long v[4]; birenTexI_(t, 3, x, y, z, -1, 4, v); return make_int4((int)v[0], (int)v[1], (int)v[2], (int)v[3]); }
 /** CUDA's tex2DLayered<int4>. */
 static BIREN_INLINE_ int4 birenTex2DLayeredInt4(unsigned long long t, float x, float y, int layer) { long long v[4]; birenTexI_(t, 2, x, y, 0.0f, layer, 4, v); return make_int4((int)v[0], (int)v[1], (int)v[2], (int)v[3]); }
+/** CUDA's texCubemap<int4>: the cube map's texel in direction (x, y, z). */
+static BIREN_INLINE_ int4 birenTexCubemapInt4(unsigned long long t, float x, float y, float z) { long long v[4]; birenTexCubeI_(t, x, y, z, 0, 4, v); return make_int4((int)v[0], (int)v[1], (int)v[2], (int)v[3]); }
+/** CUDA's texCubemapLayered<int4>: cube `layer`'s texel in direction (x, y, z). */
+static BIREN_INLINE_ int4 birenTexCubemapLayeredInt4(unsigned long long t, float x, float y, float z, int layer) { long long v[4]; birenTexCubeI_(t, x, y, z, layer, 4, v); return make_int4((int)v[0], (int)v[1], (int)v[2], (int)v[3]); }
 static inline void birenSurf1DwriteInt4In_(birenKernelLoop *l, int4 v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline int4 birenSurf1DreadInt4In_(birenKernelLoop *l, unsigned long long s, int x, int mode) { int4 v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
 /** CUDA's surf1Dwrite<int4>: (value, surf, xBytes[, boundaryMode]); see the surface section. */
@@ -5930,6 +6015,10 @@ static BIREN_INLINE_ unsigned int birenTex2DUint(unsigned long long t, float x, 
 static BIREN_INLINE_ unsigned int birenTex3DUint(unsigned long long t, float x, float y, float z) { long long v[1]; birenTexI_(t, 3, x, y, z, -1, 1, v); return (unsigned int)v[0]; }
 /** CUDA's tex2DLayered<unsigned int>. */
 static BIREN_INLINE_ unsigned int birenTex2DLayeredUint(unsigned long long t, float x, float y, int layer) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, layer, 1, v); return (unsigned int)v[0]; }
+/** CUDA's texCubemap<unsigned int>: the cube map's texel in direction (x, y, z). */
+static BIREN_INLINE_ unsigned int birenTexCubemapUint(unsigned long long t, float x, float y, float z) { long long v[1]; birenTexCubeI_(t, x, y, z, 0, 1, v); return (unsigned int)v[0]; }
+/** CUDA's texCubemapLayered<unsigned int>: cube `layer`'s texel in direction (x, y, z). */
+static BIREN_INLINE_ unsigned int birenTexCubemapLayeredUint(unsigned long long t, float x, float y, float z, int layer) { long long v[1]; birenTexCubeI_(t, x, y, z, layer, 1, v); return (unsigned int)v[0]; }
 static inline void birenSurf1DwriteUintIn_(birenKernelLoop *l, unsigned int v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline unsigned int birenSurf1DreadUintIn_(birenKernelLoop *l, unsigned long long s, int x, int mode) { unsigned int v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
 /** CUDA's surf1Dwrite<unsigned int>: (value, surf, xBytes[, boundaryMode]); see the surface section. */
@@ -5970,6 +6059,10 @@ static BIREN_INLINE_ uint4 birenTex2DUint4(unsigned long long t, float x, float 
 static BIREN_INLINE_ uint4 birenTex3DUint4(unsigned long long t, float x, float y, float z) { long long v[4]; birenTexI_(t, 3, x, y, z, -1, 4, v); return make_uint4((unsigned int)v[0], (unsigned int)v[1], (unsigned int)v[2], (unsigned int)v[3]); }
 /** CUDA's tex2DLayered<uint4>. */
 static BIREN_INLINE_ uint4 birenTex2DLayeredUint4(unsigned long long t, float x, float y, int layer) { long long v[4]; birenTexI_(t, 2, x, y, 0.0f, layer, 4, v); return make_uint4((unsigned int)v[0], (unsigned int)v[1], (unsigned int)v[2], (unsigned int)v[3]); }
+/** CUDA's texCubemap<uint4>: the cube map's texel in direction (x, y, z). */
+static BIREN_INLINE_ uint4 birenTexCubemapUint4(unsigned long long t, float x, float y, float z) { long long v[4]; birenTexCubeI_(t, x, y, z, 0, 4, v); return make_uint4((unsigned int)v[0], (unsigned int)v[1], (unsigned int)v[2], (unsigned int)v[3]); }
+/** CUDA's texCubemapLayered<uint4>: cube `layer`'s texel in direction (x, y, z). */
+static BIREN_INLINE_ uint4 birenTexCubemapLayeredUint4(unsigned long long t, float x, float y, float z, int layer) { long long v[4]; birenTexCubeI_(t, x, y, z, layer, 4, v); return make_uint4((unsigned int)v[0], (unsigned int)v[1], (unsigned int)v[2], (unsigned int)v[3]); }
 static inline void birenSurf1DwriteUint4In_(birenKernelLoop *l, uint4 v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline uint4 birenSurf1DreadUint4In_(birenKernelLoop *l, unsigned long long s, int x, int mode) { uint4 v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
 /** CUDA's surf1Dwrite<uint4>: (value, surf, xBytes[, boundaryMode]); see the surface section. */
@@ -6010,6 +6103,10 @@ static BIREN_INLINE_ unsigned char birenTex2DUchar(unsigned long long t, float x
 static BIREN_INLINE_ unsigned char birenTex3DUchar(unsigned long long t, float x, float y, float z) { long long v[1]; birenTexI_(t, 3, x, y, z, -1, 1, v); return (unsigned char)v[0]; }
 /** CUDA's tex2DLayered<unsigned char>. */
 static BIREN_INLINE_ unsigned char birenTex2DLayeredUchar(unsigned long long t, float x, float y, int layer) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, layer, 1, v); return (unsigned char)v[0]; }
+/** CUDA's texCubemap<unsigned char>: the cube map's texel in direction (x, y, z). */
+static BIREN_INLINE_ unsigned char birenTexCubemapUchar(unsigned long long t, float x, float y, float z) { long long v[1]; birenTexCubeI_(t, x, y, z, 0, 1, v); return (unsigned char)v[0]; }
+/** CUDA's texCubemapLayered<unsigned char>: cube `layer`'s texel in direction (x, y, z). */
+static BIREN_INLINE_ unsigned char birenTexCubemapLayeredUchar(unsigned long long t, float x, float y, float z, int layer) { long long v[1]; birenTexCubeI_(t, x, y, z, layer, 1, v); return (unsigned char)v[0]; }
 static inline void birenSurf1DwriteUcharIn_(birenKernelLoop *l, unsigned char v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline unsigned char birenSurf1DreadUcharIn_(birenKernelLoop *l, unsigned long long s, int x, int mode) { unsigned char v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
 /** CUDA's surf1Dwrite<unsigned char>: (value, surf, xBytes[, boundaryMode]); see the surface section. */
@@ -6050,6 +6147,10 @@ static BIREN_INLINE_ uchar4 birenTex2DUchar4(unsigned long long t, float x, floa
 static BIREN_INLINE_ uchar4 birenTex3DUchar4(unsigned long long t, float x, float y, float z) { long long v[4]; birenTexI_(t, 3, x, y, z, -1, 4, v); return make_uchar4((unsigned char)v[0], (unsigned char)v[1], (unsigned char)v[2], (unsigned char)v[3]); }
 /** CUDA's tex2DLayered<uchar4>. */
 static BIREN_INLINE_ uchar4 birenTex2DLayeredUchar4(unsigned long long t, float x, float y, int layer) { long long v[4]; birenTexI_(t, 2, x, y, 0.0f, layer, 4, v); return make_uchar4((unsigned char)v[0], (unsigned char)v[1], (unsigned char)v[2], (unsigned char)v[3]); }
+/** CUDA's texCubemap<uchar4>: the cube map's texel in direction (x, y, z). */
+static BIREN_INLINE_ uchar4 birenTexCubemapUchar4(unsigned long long t, float x, float y, float z) { long long v[4]; birenTexCubeI_(t, x, y, z, 0, 4, v); return make_uchar4((unsigned char)v[0], (unsigned char)v[1], (unsigned char)v[2], (unsigned char)v[3]); }
+/** CUDA's texCubemapLayered<uchar4>: cube `layer`'s texel in direction (x, y, z). */
+static BIREN_INLINE_ uchar4 birenTexCubemapLayeredUchar4(unsigned long long t, float x, float y, float z, int layer) { long long v[4]; birenTexCubeI_(t, x, y, z, layer, 4, v); return make_uchar4((unsigned char)v[0], (unsigned char)v[1], (unsigned char)v[2], (unsigned char)v[3]); }
 static inline void birenSurf1DwriteUchar4In_(birenKernelLoop *l, uchar4 v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline uchar4 birenSurf1DreadUchar4In_(birenKernelLoop *l, unsigned long long s, int x, int mode) { uchar4 v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
 /** CUDA's surf1Dwrite<uchar4>: (value, surf, xBytes[, boundaryMode]); see the surface section. */
@@ -6090,6 +6191,10 @@ static BIREN_INLINE_ char birenTex2DChar(unsigned long long t, float x, float y)
 static BIREN_INLINE_ char birenTex3DChar(unsigned long long t, float x, float y, float z) { long long v[1]; birenTexI_(t, 3, x, y, z, -1, 1, v); return (char)v[0]; }
 /** CUDA's tex2DLayered<char>. */
 static BIREN_INLINE_ char birenTex2DLayeredChar(unsigned long long t, float x, float y, int layer) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, layer, 1, v); return (char)v[0]; }
+/** CUDA's texCubemap<char>: the cube map's texel in direction (x, y, z). */
+static BIREN_INLINE_ char birenTexCubemapChar(unsigned long long t, float x, float y, float z) { long long v[1]; birenTexCubeI_(t, x, y, z, 0, 1, v); return (char)v[0]; }
+/** CUDA's texCubemapLayered<char>: cube `layer`'s texel in direction (x, y, z). */
+static BIREN_INLINE_ char birenTexCubemapLayeredChar(unsigned long long t, float x, float y, float z, int layer) { long long v[1]; birenTexCubeI_(t, x, y, z, layer, 1, v); return (char)v[0]; }
 static inline void birenSurf1DwriteCharIn_(birenKernelLoop *l, char v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline char birenSurf1DreadCharIn_(birenKernelLoop *l, unsigned long long s, int x, int mode) { char v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
 /** CUDA's surf1Dwrite<char>: (value, surf, xBytes[, boundaryMode]); see the surface section. */
@@ -6130,6 +6235,10 @@ static BIREN_INLINE_ short birenTex2DShort(unsigned long long t, float x, float 
 static BIREN_INLINE_ short birenTex3DShort(unsigned long long t, float x, float y, float z) { long long v[1]; birenTexI_(t, 3, x, y, z, -1, 1, v); return (short)v[0]; }
 /** CUDA's tex2DLayered<short>. */
 static BIREN_INLINE_ short birenTex2DLayeredShort(unsigned long long t, float x, float y, int layer) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, layer, 1, v); return (short)v[0]; }
+/** CUDA's texCubemap<short>: the cube map's texel in direction (x, y, z). */
+static BIREN_INLINE_ short birenTexCubemapShort(unsigned long long t, float x, float y, float z) { long long v[1]; birenTexCubeI_(t, x, y, z, 0, 1, v); return (short)v[0]; }
+/** CUDA's texCubemapLayered<short>: cube `layer`'s texel in direction (x, y, z). */
+static BIREN_INLINE_ short birenTexCubemapLayeredShort(unsigned long long t, float x, float y, float z, int layer) { long long v[1]; birenTexCubeI_(t, x, y, z, layer, 1, v); return (short)v[0]; }
 static inline void birenSurf1DwriteShortIn_(birenKernelLoop *l, short v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline short birenSurf1DreadShortIn_(birenKernelLoop *l, unsigned long long s, int x, int mode) { short v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
 /** CUDA's surf1Dwrite<short>: (value, surf, xBytes[, boundaryMode]); see the surface section. */
@@ -6170,6 +6279,10 @@ static BIREN_INLINE_ unsigned short birenTex2DUshort(unsigned long long t, float
 static BIREN_INLINE_ unsigned short birenTex3DUshort(unsigned long long t, float x, float y, float z) { long long v[1]; birenTexI_(t, 3, x, y, z, -1, 1, v); return (unsigned short)v[0]; }
 /** CUDA's tex2DLayered<unsigned short>. */
 static BIREN_INLINE_ unsigned short birenTex2DLayeredUshort(unsigned long long t, float x, float y, int layer) { long long v[1]; birenTexI_(t, 2, x, y, 0.0f, layer, 1, v); return (unsigned short)v[0]; }
+/** CUDA's texCubemap<unsigned short>: the cube map's texel in direction (x, y, z). */
+static BIREN_INLINE_ unsigned short birenTexCubemapUshort(unsigned long long t, float x, float y, float z) { long long v[1]; birenTexCubeI_(t, x, y, z, 0, 1, v); return (unsigned short)v[0]; }
+/** CUDA's texCubemapLayered<unsigned short>: cube `layer`'s texel in direction (x, y, z). */
+static BIREN_INLINE_ unsigned short birenTexCubemapLayeredUshort(unsigned long long t, float x, float y, float z, int layer) { long long v[1]; birenTexCubeI_(t, x, y, z, layer, 1, v); return (unsigned short)v[0]; }
 static inline void birenSurf1DwriteUshortIn_(birenKernelLoop *l, unsigned short v, unsigned long long s, int x, int mode) { char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 static inline unsigned short birenSurf1DreadUshortIn_(birenKernelLoop *l, unsigned long long s, int x, int mode) { unsigned short v; char *p = birenSurfAt_(l, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(&v, p, sizeof v); else memset(&v, 0, sizeof v); return v; }
 /** CUDA's surf1Dwrite<unsigned short>: (value, surf, xBytes[, boundaryMode]); see the surface section. */
@@ -6207,71 +6320,99 @@ template <class T> T tex1D(birenTextureObject_t t, float);
 template <class T> T tex2D(birenTextureObject_t t, float, float);
 template <class T> T tex3D(birenTextureObject_t t, float, float, float);
 template <class T> T tex2DLayered(birenTextureObject_t t, float, float, int);
+template <class T> T texCubemap(birenTextureObject_t t, float, float, float);
+template <class T> T texCubemapLayered(birenTextureObject_t t, float, float, float, int);
 template <> inline float tex1Dfetch<float>(birenTextureObject_t t, int i) { return birenTex1DfetchFloat(t, i); }
 template <> inline float tex1D<float>(birenTextureObject_t t, float x) { return birenTex1DFloat(t, x); }
 template <> inline float tex2D<float>(birenTextureObject_t t, float x, float y) { return birenTex2DFloat(t, x, y); }
 template <> inline float tex3D<float>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DFloat(t, x, y, z); }
 template <> inline float tex2DLayered<float>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredFloat(t, x, y, layer); }
+template <> inline float texCubemap<float>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapFloat(t, x, y, z); }
+template <> inline float texCubemapLayered<float>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredFloat(t, x, y, z, layer); }
 template <> inline float2 tex1Dfetch<float2>(birenTextureObject_t t, int i) { return birenTex1DfetchFloat2(t, i); }
 template <> inline float2 tex1D<float2>(birenTextureObject_t t, float x) { return birenTex1DFloat2(t, x); }
 template <> inline float2 tex2D<float2>(birenTextureObject_t t, float x, float y) { return birenTex2DFloat2(t, x, y); }
 template <> inline float2 tex3D<float2>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DFloat2(t, x, y, z); }
 template <> inline float2 tex2DLayered<float2>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredFloat2(t, x, y, layer); }
+template <> inline float2 texCubemap<float2>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapFloat2(t, x, y, z); }
+template <> inline float2 texCubemapLayered<float2>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredFloat2(t, x, y, z, layer); }
 template <> inline float4 tex1Dfetch<float4>(birenTextureObject_t t, int i) { return birenTex1DfetchFloat4(t, i); }
 template <> inline float4 tex1D<float4>(birenTextureObject_t t, float x) { return birenTex1DFloat4(t, x); }
 template <> inline float4 tex2D<float4>(birenTextureObject_t t, float x, float y) { return birenTex2DFloat4(t, x, y); }
 template <> inline float4 tex3D<float4>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DFloat4(t, x, y, z); }
 template <> inline float4 tex2DLayered<float4>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredFloat4(t, x, y, layer); }
+template <> inline float4 texCubemap<float4>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapFloat4(t, x, y, z); }
+template <> inline float4 texCubemapLayered<float4>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredFloat4(t, x, y, z, layer); }
 template <> inline int tex1Dfetch<int>(birenTextureObject_t t, int i) { return birenTex1DfetchInt(t, i); }
 template <> inline int tex1D<int>(birenTextureObject_t t, float x) { return birenTex1DInt(t, x); }
 template <> inline int tex2D<int>(birenTextureObject_t t, float x, float y) { return birenTex2DInt(t, x, y); }
 template <> inline int tex3D<int>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DInt(t, x, y, z); }
 template <> inline int tex2DLayered<int>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredInt(t, x, y, layer); }
+template <> inline int texCubemap<int>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapInt(t, x, y, z); }
+template <> inline int texCubemapLayered<int>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredInt(t, x, y, z, layer); }
 template <> inline int2 tex1Dfetch<int2>(birenTextureObject_t t, int i) { return birenTex1DfetchInt2(t, i); }
 template <> inline int2 tex1D<int2>(birenTextureObject_t t, float x) { return birenTex1DInt2(t, x); }
 template <> inline int2 tex2D<int2>(birenTextureObject_t t, float x, float y) { return birenTex2DInt2(t, x, y); }
 template <> inline int2 tex3D<int2>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DInt2(t, x, y, z); }
 template <> inline int2 tex2DLayered<int2>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredInt2(t, x, y, layer); }
+template <> inline int2 texCubemap<int2>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapInt2(t, x, y, z); }
+template <> inline int2 texCubemapLayered<int2>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredInt2(t, x, y, z, layer); }
 template <> inline int4 tex1Dfetch<int4>(birenTextureObject_t t, int i) { return birenTex1DfetchInt4(t, i); }
 template <> inline int4 tex1D<int4>(birenTextureObject_t t, float x) { return birenTex1DInt4(t, x); }
 template <> inline int4 tex2D<int4>(birenTextureObject_t t, float x, float y) { return birenTex2DInt4(t, x, y); }
 template <> inline int4 tex3D<int4>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DInt4(t, x, y, z); }
 template <> inline int4 tex2DLayered<int4>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredInt4(t, x, y, layer); }
+template <> inline int4 texCubemap<int4>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapInt4(t, x, y, z); }
+template <> inline int4 texCubemapLayered<int4>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredInt4(t, x, y, z, layer); }
 template <> inline unsigned int tex1Dfetch<unsigned int>(birenTextureObject_t t, int i) { return birenTex1DfetchUint(t, i); }
 template <> inline unsigned int tex1D<unsigned int>(birenTextureObject_t t, float x) { return birenTex1DUint(t, x); }
 template <> inline unsigned int tex2D<unsigned int>(birenTextureObject_t t, float x, float y) { return birenTex2DUint(t, x, y); }
 template <> inline unsigned int tex3D<unsigned int>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DUint(t, x, y, z); }
 template <> inline unsigned int tex2DLayered<unsigned int>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredUint(t, x, y, layer); }
+template <> inline unsigned int texCubemap<unsigned int>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapUint(t, x, y, z); }
+template <> inline unsigned int texCubemapLayered<unsigned int>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredUint(t, x, y, z, layer); }
 template <> inline uint4 tex1Dfetch<uint4>(birenTextureObject_t t, int i) { return birenTex1DfetchUint4(t, i); }
 template <> inline uint4 tex1D<uint4>(birenTextureObject_t t, float x) { return birenTex1DUint4(t, x); }
 template <> inline uint4 tex2D<uint4>(birenTextureObject_t t, float x, float y) { return birenTex2DUint4(t, x, y); }
 template <> inline uint4 tex3D<uint4>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DUint4(t, x, y, z); }
 template <> inline uint4 tex2DLayered<uint4>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredUint4(t, x, y, layer); }
+template <> inline uint4 texCubemap<uint4>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapUint4(t, x, y, z); }
+template <> inline uint4 texCubemapLayered<uint4>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredUint4(t, x, y, z, layer); }
 template <> inline unsigned char tex1Dfetch<unsigned char>(birenTextureObject_t t, int i) { return birenTex1DfetchUchar(t, i); }
 template <> inline unsigned char tex1D<unsigned char>(birenTextureObject_t t, float x) { return birenTex1DUchar(t, x); }
 template <> inline unsigned char tex2D<unsigned char>(birenTextureObject_t t, float x, float y) { return birenTex2DUchar(t, x, y); }
 template <> inline unsigned char tex3D<unsigned char>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DUchar(t, x, y, z); }
 template <> inline unsigned char tex2DLayered<unsigned char>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredUchar(t, x, y, layer); }
+template <> inline unsigned char texCubemap<unsigned char>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapUchar(t, x, y, z); }
+template <> inline unsigned char texCubemapLayered<unsigned char>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredUchar(t, x, y, z, layer); }
 template <> inline uchar4 tex1Dfetch<uchar4>(birenTextureObject_t t, int i) { return birenTex1DfetchUchar4(t, i); }
 template <> inline uchar4 tex1D<uchar4>(birenTextureObject_t t, float x) { return birenTex1DUchar4(t, x); }
 template <> inline uchar4 tex2D<uchar4>(birenTextureObject_t t, float x, float y) { return birenTex2DUchar4(t, x, y); }
 template <> inline uchar4 tex3D<uchar4>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DUchar4(t, x, y, z); }
 template <> inline uchar4 tex2DLayered<uchar4>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredUchar4(t, x, y, layer); }
+template <> inline uchar4 texCubemap<uchar4>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapUchar4(t, x, y, z); }
+template <> inline uchar4 texCubemapLayered<uchar4>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredUchar4(t, x, y, z, layer); }
 template <> inline char tex1Dfetch<char>(birenTextureObject_t t, int i) { return birenTex1DfetchChar(t, i); }
 template <> inline char tex1D<char>(birenTextureObject_t t, float x) { return birenTex1DChar(t, x); }
 template <> inline char tex2D<char>(birenTextureObject_t t, float x, float y) { return birenTex2DChar(t, x, y); }
 template <> inline char tex3D<char>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DChar(t, x, y, z); }
 template <> inline char tex2DLayered<char>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredChar(t, x, y, layer); }
+template <> inline char texCubemap<char>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapChar(t, x, y, z); }
+template <> inline char texCubemapLayered<char>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredChar(t, x, y, z, layer); }
 template <> inline short tex1Dfetch<short>(birenTextureObject_t t, int i) { return birenTex1DfetchShort(t, i); }
 template <> inline short tex1D<short>(birenTextureObject_t t, float x) { return birenTex1DShort(t, x); }
 template <> inline short tex2D<short>(birenTextureObject_t t, float x, float y) { return birenTex2DShort(t, x, y); }
 template <> inline short tex3D<short>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DShort(t, x, y, z); }
 template <> inline short tex2DLayered<short>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredShort(t, x, y, layer); }
+template <> inline short texCubemap<short>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapShort(t, x, y, z); }
+template <> inline short texCubemapLayered<short>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredShort(t, x, y, z, layer); }
 template <> inline unsigned short tex1Dfetch<unsigned short>(birenTextureObject_t t, int i) { return birenTex1DfetchUshort(t, i); }
 template <> inline unsigned short tex1D<unsigned short>(birenTextureObject_t t, float x) { return birenTex1DUshort(t, x); }
 template <> inline unsigned short tex2D<unsigned short>(birenTextureObject_t t, float x, float y) { return birenTex2DUshort(t, x, y); }
 template <> inline unsigned short tex3D<unsigned short>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DUshort(t, x, y, z); }
 template <> inline unsigned short tex2DLayered<unsigned short>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredUshort(t, x, y, layer); }
+template <> inline unsigned short texCubemap<unsigned short>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapUshort(t, x, y, z); }
+template <> inline unsigned short texCubemapLayered<unsigned short>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredUshort(t, x, y, z, layer); }
 template <> inline signed char tex1Dfetch<signed char>(birenTextureObject_t t, int i) { return (signed char)birenTex1DfetchChar(t, i); }
 template <> inline signed char tex2D<signed char>(birenTextureObject_t t, float x, float y) { return (signed char)birenTex2DChar(t, x, y); }
 /* CUDA's surface functions: any type of the texel's size. */

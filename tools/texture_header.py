@@ -19,10 +19,12 @@ w(r"""/* ---- Textures and surfaces in kernels (CUDA's texture and surface funct
  *   birenTex2DT(t, float x, float y) tex2D
  *   birenTex3DT(t, float x, float y, float z)              tex3D
  *   birenTex2DLayeredT(t, float x, float y, int layer)    tex2DLayered (layer clamped)
+ *   birenTexCubemapT(t, float x, float y, float z)         texCubemap
+ *   birenTexCubemapLayeredT(t, float x, float y, float z, int layer)  texCubemapLayered
  * with T one of Float Float2 Float4 (filtered, and normalized reads of 8/16-bit formats: these
  * return float types) and Int Int2 Int4 Uint Uint4 Uchar Uchar4 Char Short Ushort (element type,
  * point sampling). In C++ CUDA's templates tex1Dfetch<T>, tex1D<T>, tex2D<T>, tex3D<T>,
- * tex2DLayered<T> for the matching types.
+ * tex2DLayered<T>, texCubemap<T>, texCubemapLayered<T> for the matching types.
  *
  * The rules are CUDA's ("Texture Fetching" in its programming guide). Coordinates address
  * texels at their centres: texel i spans [i, i + 1) (normalized: [i/N, (i+1)/N)). Point
@@ -32,6 +34,16 @@ w(r"""/* ---- Textures and surfaces in kernels (CUDA's texture and surface funct
  * modes per dimension: clamp (to the edge texel), border (texels outside read the border
  * colour), wrap and mirror (normalized coordinates only; otherwise they clamp). Normalized-float
  * reads divide unsigned 8/16-bit values by 255/65535 and signed ones by 127/32767 (at least -1).
+ *
+ * Cube maps (an array made with birenArrayCubemap): (x, y, z) is a direction from the cube's
+ * centre. The face is that of its component m of largest magnitude (ties: x before y before z):
+ * |x| the faces +x (layer 0: s = -z, t = -y) and -x (1: s = z, t = -y), |y| +y (2: s = x,
+ * t = z) and -y (3: s = x, t = -z), |z| +z (4: s = x, t = -y) and -z (5: s = -x, t = -y); the
+ * face is read at normalized coordinates ((s / |m| + 1) / 2, (t / |m| + 1) / 2) with the
+ * texture's filter and read modes. Filtering stays inside the face: its coordinates clamp to
+ * the face's edge texels whatever the address modes (seamless filtering across faces is not
+ * offered). texCubemapLayered reads cube `layer` (faces 6 layer .. 6 layer + 5; clamped to the
+ * cubes there are).
  *
  * The fetch is inline: it reads the object's descriptor in the table the library exports
  * (birenTexTable), checks that the descriptor is the object's, and reads the texels. A
@@ -252,6 +264,47 @@ static inline const char *birenTexLayer_(const birenTexSlot_ *s, int layer) {
   if (layer >= s->depth) layer = s->depth - 1;
   return s->base + (size_t)layer * s->slice;
 }
+/* A cube map fetch's face (CUDA's selection, see above) and its coordinates in texels. */
+static inline int birenTexCubeFace_(const birenTexSlot_ *s, float x, float y, float z, float *u, float *v) {
+  float ax = x < 0.0f ? -x : x, ay = y < 0.0f ? -y : y, az = z < 0.0f ? -z : z, m, sc, tc;
+  int face;
+  if (ax >= ay && ax >= az) { m = ax; face = x >= 0.0f ? 0 : 1; sc = x >= 0.0f ? -z : z; tc = -y; }
+  else if (ay >= az) { m = ay; face = y >= 0.0f ? 2 : 3; sc = x; tc = y >= 0.0f ? z : -z; }
+  else { m = az; face = z >= 0.0f ? 4 : 5; sc = z >= 0.0f ? x : -x; tc = -y; }
+  *u = (sc / m + 1.0f) * 0.5f * s->fwidth;
+  *v = (tc / m + 1.0f) * 0.5f * s->fheight;
+  return face;
+}
+/* The face's layer of cube `cube` (clamped to the cubes there are) and a copy of the descriptor
+ * that samples it: unnormalized texel coordinates, clamped to the face. */
+static inline const char *birenTexCubeLayer_(const birenTexSlot_ *s, int cube, int face, birenTexSlot_ *c) {
+  int cubes = s->depth / 6;
+  if (cube >= cubes) cube = cubes - 1;
+  if (cube < 0) cube = 0;
+  *c = *s;
+  c->normalized = 0;
+  c->addr[0] = c->addr[1] = 1;
+  return birenTexLayer_(s, cube * 6 + face);
+}
+/* Cube map fetches (cube: the cube of a layered cube map, 0 otherwise), out of line. */
+static BIREN_TEX_OUTLINE_ void birenTexCubeF_(unsigned long long t, float x, float y, float z, int cube, int nch, float *out) {
+  const birenTexSlot_ *s = birenTexSlotOf_(t);
+  birenTexSlot_ c;
+  float u, v;
+  int i, face;
+  if (!s) { for (i = 0; i < nch; i++) out[i] = 0.0f; return; }
+  face = birenTexCubeFace_(s, x, y, z, &u, &v);
+  birenTexSampleF_(&c, birenTexCubeLayer_(s, cube, face, &c), 2, u, v, 0.0f, nch, out);
+}
+static BIREN_TEX_OUTLINE_ void birenTexCubeI_(unsigned long long t, float x, float y, float z, int cube, int nch, long long *out) {
+  const birenTexSlot_ *s = birenTexSlotOf_(t);
+  birenTexSlot_ c;
+  float u, v;
+  int i, face;
+  if (!s) { for (i = 0; i < nch; i++) out[i] = 0; return; }
+  face = birenTexCubeFace_(s, x, y, z, &u, &v);
+  birenTexSampleI_(&c, birenTexCubeLayer_(s, cube, face, &c), 2, u, v, 0.0f, nch, out);
+}
 /* Every other fetch of float results: checks t, then the general sampler (out of line, so that
  * the inline fast paths stay small). */
 static BIREN_TEX_OUTLINE_ void birenTexSlowF_(unsigned long long t, int dims, float x, float y, float z, int layer, int nch, float *out) {
@@ -390,6 +443,12 @@ for suf, ty, n, isf in TYPES:
         w(f"/** CUDA's {cname}<{ty}>. */")
         w(f"static BIREN_INLINE_ {ty} biren{name}{suf}(unsigned long long t, {params}) {{ {vt} v[{n}]; biren{'TexF_' if isf else 'TexI_'}(t, {args}, {n}, v); {ret(ty, n, isf)} }}")
         cpp.append(f"template <> inline {ty} {cname}<{ty}>(birenTextureObject_t t, {cparams}) {{ return biren{name}{suf}(t, {cargs}); }}")
+    w(f"/** CUDA's texCubemap<{ty}>: the cube map's texel in direction (x, y, z). */")
+    w(f"static BIREN_INLINE_ {ty} birenTexCubemap{suf}(unsigned long long t, float x, float y, float z) {{ {vt} v[{n}]; birenTexCube{kind}_(t, x, y, z, 0, {n}, v); {ret(ty, n, isf)} }}")
+    cpp.append(f"template <> inline {ty} texCubemap<{ty}>(birenTextureObject_t t, float x, float y, float z) {{ return birenTexCubemap{suf}(t, x, y, z); }}")
+    w(f"/** CUDA's texCubemapLayered<{ty}>: cube `layer`'s texel in direction (x, y, z). */")
+    w(f"static BIREN_INLINE_ {ty} birenTexCubemapLayered{suf}(unsigned long long t, float x, float y, float z, int layer) {{ {vt} v[{n}]; birenTexCube{kind}_(t, x, y, z, layer, {n}, v); {ret(ty, n, isf)} }}")
+    cpp.append(f"template <> inline {ty} texCubemapLayered<{ty}>(birenTextureObject_t t, float x, float y, float z, int layer) {{ return birenTexCubemapLayered{suf}(t, x, y, z, layer); }}")
     # surfaces
     for d, coords, cdecl in [(1, "x", "int x"), (2, "x, y", "int x, int y"), (3, "x, y, z", "int x, int y, int z")]:
         at = {1: "x, 0, 0", 2: "x, y, 0", 3: "x, y, z"}[d]
@@ -407,8 +466,8 @@ for suf, ty, n, isf in TYPES:
 
 w("#ifdef __cplusplus")
 w("/* CUDA's texture templates: the types above (char and signed char alike). */")
-for _, cname, _, _ in [(0, "tex1Dfetch", 0, 0), (0, "tex1D", 0, 0), (0, "tex2D", 0, 0), (0, "tex3D", 0, 0), (0, "tex2DLayered", 0, 0)]:
-    params = {"tex1Dfetch": "int", "tex1D": "float", "tex2D": "float, float", "tex3D": "float, float, float", "tex2DLayered": "float, float, int"}[cname]
+for _, cname, _, _ in [(0, "tex1Dfetch", 0, 0), (0, "tex1D", 0, 0), (0, "tex2D", 0, 0), (0, "tex3D", 0, 0), (0, "tex2DLayered", 0, 0), (0, "texCubemap", 0, 0), (0, "texCubemapLayered", 0, 0)]:
+    params = {"tex1Dfetch": "int", "tex1D": "float", "tex2D": "float, float", "tex3D": "float, float, float", "tex2DLayered": "float, float, int", "texCubemap": "float, float, float", "texCubemapLayered": "float, float, float, int"}[cname]
     w(f"template <class T> T {cname}(birenTextureObject_t t, {params});")
 w("\n".join(cpp))
 w("""template <> inline signed char tex1Dfetch<signed char>(birenTextureObject_t t, int i) { return (signed char)birenTex1DfetchChar(t, i); }

@@ -79,7 +79,9 @@ pub const birenArrayDefault: c_uint = 0;
 pub const birenArrayLayered: c_uint = 1;
 /// Surface objects may be created on the array (birenCreateSurfaceObject).
 pub const birenArraySurfaceLoadStore: c_uint = 2;
-/// A cube map (not supported: BIREN_ERROR_INVALID_VALUE).
+/// A cube map (birenMalloc3DArray only): six square faces, the depth's six layers in CUDA's
+/// order +x, -x, +y, -y, +z, -z; with birenArrayLayered, a multiple of six (cube c's faces are
+/// layers 6c .. 6c + 5). Read with birenTexCubemap* / birenTexCubemapLayered*.
 pub const birenArrayCubemap: c_uint = 4;
 /// Texture gather (accepted; no gather fetches are offered).
 pub const birenArrayTextureGather: c_uint = 8;
@@ -175,7 +177,8 @@ fn malloc_array(
 /// surface objects may write it), birenArrayTextureGather. Texels are laid out row-major, rows
 /// packed. Free it with birenFreeArray.
 /// Returns BIREN_ERROR_INVALID_VALUE for NULL array or desc, a zero width, an extent over the
-/// limits (1-D 131072; 2-D 131072 x 65536) or unknown flags; BIREN_ERROR_INVALID_CHANNEL_DESCRIPTOR
+/// limits (1-D 131072; 2-D 131072 x 65536), birenArrayLayered, birenArrayCubemap (both made with
+/// birenMalloc3DArray) or unknown flags; BIREN_ERROR_INVALID_CHANNEL_DESCRIPTOR
 /// for a format that is not one (1, 2 or 4 channels of one size: 8/16/32-bit integers, 16/32-bit
 /// floats); BIREN_ERROR_OUT_OF_MEMORY past the device's capacity. Nothing is written on error.
 /// Thread-safe. In C++ height and flags default to 0, as CUDA's.
@@ -188,8 +191,8 @@ pub extern "C" fn birenMallocArray(
     flags: c_uint,
 ) -> birenError_t {
     ffi_call!("birenMallocArray"(array, desc, width, height, flags) {
-        if flags & birenArrayLayered != 0 {
-            diagnostics::finding("birenMallocArray", "birenArrayLayered: layered arrays are made with birenMalloc3DArray");
+        if flags & (birenArrayLayered | birenArrayCubemap) != 0 {
+            diagnostics::finding("birenMallocArray", "birenArrayLayered, birenArrayCubemap: layered arrays and cube maps are made with birenMalloc3DArray");
             return Err(ErrorCode::InvalidValue);
         }
         malloc_array(array, desc, width, height, 0, flags, "birenMallocArray")
@@ -199,10 +202,13 @@ pub extern "C" fn birenMallocArray(
 /// Allocates an array of extent.width x extent.height x extent.depth texels of format *desc
 /// (in texels, not bytes) and writes its handle to *array: height and depth 0 a 1-D array,
 /// depth 0 a 2-D array, all three a 3-D array; with birenArrayLayered, depth layers of a 1-D
-/// (height 0) or 2-D array. Flags as birenMallocArray, plus birenArrayLayered.
+/// (height 0) or 2-D array; with birenArrayCubemap, a cube map: width == height, depth 6 (with
+/// birenArrayLayered as well, a multiple of 6: that many / 6 cubes). Flags as birenMallocArray,
+/// plus birenArrayLayered and birenArrayCubemap.
 /// Returns BIREN_ERROR_INVALID_VALUE for NULL array or desc, a zero width, a depth without a
-/// height (unlayered), a layered array without layers, an extent over the limits (3-D 16384 each;
-/// layered 32768 x 32768 x 2048 layers), birenArrayCubemap or unknown flags;
+/// height (unlayered), a layered array without layers, a cube map whose faces are not square
+/// or whose depth is not 6 (layered: a multiple of 6), an extent over the limits (3-D 16384
+/// each; layered 32768 x 32768 x 2048 layers; cube maps 32768 wide, 2046 cubes) or unknown flags;
 /// BIREN_ERROR_INVALID_CHANNEL_DESCRIPTOR; BIREN_ERROR_OUT_OF_MEMORY. Nothing is written on error.
 /// Thread-safe. In C++ flags defaults to 0.
 #[no_mangle]

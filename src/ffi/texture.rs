@@ -181,7 +181,8 @@ pub struct birenTextureDesc {
     pub maxMipmapLevelClamp: f32,
     /// Trilinear optimization (ignored).
     pub disableTrilinearOptimization: c_int,
-    /// Seamless cube maps (ignored).
+    /// Filtering across a cube map's faces: not supported (non-zero on a cube map array:
+    /// BIREN_ERROR_NOT_SUPPORTED; ignored for other resources, as it means nothing there).
     pub seamlessCubemap: c_int,
 }
 
@@ -326,7 +327,8 @@ fn desc_bytes(t: &birenTextureDesc) -> Vec<u8> {
 /// 32-bit or float texels (as CUDA, filtering and normalized reads give floats of 8/16-bit
 /// integers and floats); BIREN_ERROR_INVALID_HANDLE for an array freed or never one;
 /// BIREN_ERROR_INVALID_CHANNEL_DESCRIPTOR for a format that is not one;
-/// BIREN_ERROR_NOT_SUPPORTED for mipmapped arrays, a resource view or sRGB;
+/// BIREN_ERROR_NOT_SUPPORTED for mipmapped arrays, a resource view, sRGB or seamlessCubemap on a
+/// cube map array;
 /// BIREN_ERROR_OUT_OF_MEMORY past 16383 live texture objects. Nothing is written on error.
 /// The object keeps reading the resource as it is: freeing the array (or memory) while the
 /// object is used is the caller's bug (fetches through it then fail the launch). Thread-safe.
@@ -348,9 +350,14 @@ pub extern "C" fn birenCreateTextureObject(
             diagnostics::finding("birenCreateTextureObject", "resource views are not supported: pResViewDesc must be NULL");
             return Err(ErrorCode::NotSupported);
         }
+        let res = resource(rt, r, "birenCreateTextureObject")?;
+        if t.seamlessCubemap != 0 && res.is_cubemap() {
+            diagnostics::finding("birenCreateTextureObject", "seamlessCubemap: filtering across a cube map's faces is not supported");
+            return Err(ErrorCode::NotSupported);
+        }
         let obj = TexObject {
             device: d.index,
-            resource: resource(rt, r, "birenCreateTextureObject")?,
+            resource: res,
             sampling: sampling(t, "birenCreateTextureObject")?,
             desc_bytes: desc_bytes(t),
         };

@@ -194,6 +194,12 @@ fn format_code(f: &ChannelFormat) -> Result<(u8, u8, u8)> {
 }
 
 impl Resource {
+    /// A cube map array (birenArrayCubemap), read by the cube map fetches.
+    pub fn is_cubemap(&self) -> bool {
+        matches!(self, Resource::Array { array, .. }
+            if array.flags & crate::runtime::memory::array::CUBEMAP != 0)
+    }
+
     fn format(&self) -> ChannelFormat {
         match self {
             Resource::Array { array, .. } => array.format,
@@ -206,7 +212,9 @@ impl Resource {
         let texel = self.format().texel_bytes().max(1);
         match self {
             Resource::Array { array: a, .. } => {
-                let layered = a.flags & crate::runtime::memory::array::LAYERED != 0;
+                use crate::runtime::memory::array::{CUBEMAP, LAYERED};
+                // A cube map's faces are the layers of a 2-D layered array.
+                let layered = a.flags & (LAYERED | CUBEMAP) != 0;
                 let dims = if layered {
                     if a.height == 0 {
                         1

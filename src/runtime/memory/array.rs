@@ -16,16 +16,20 @@ use std::sync::Arc;
 pub(crate) const LAYERED: u32 = 1;
 /// CUDA's cudaArraySurfaceLoadStore.
 pub(crate) const SURFACE_LOAD_STORE: u32 = 2;
+/// CUDA's cudaArrayCubemap: six square faces (layers), or with LAYERED six per cube.
+pub(crate) const CUBEMAP: u32 = 4;
 /// CUDA's cudaArrayTextureGather.
 pub(crate) const TEXTURE_GATHER: u32 = 8;
-/// Flags an array may have (cube maps, sparse and deferred-mapping arrays are not offered).
-pub(crate) const KNOWN_FLAGS: u32 = LAYERED | SURFACE_LOAD_STORE | TEXTURE_GATHER | 0x20;
+/// Flags an array may have (sparse and deferred-mapping arrays are not offered).
+pub(crate) const KNOWN_FLAGS: u32 = LAYERED | SURFACE_LOAD_STORE | CUBEMAP | TEXTURE_GATHER | 0x20;
 
 /// Extent limits (texels) of compute capability 6.0's textures and surfaces.
 pub(crate) const MAX_1D: usize = 131072;
 pub(crate) const MAX_2D: (usize, usize) = (131072, 65536);
 pub(crate) const MAX_3D: usize = 16384;
 pub(crate) const MAX_LAYERED: (usize, usize) = (32768, 2048);
+/// A cube map's face width (and height), and the cubes of a layered cube map.
+pub(crate) const MAX_CUBEMAP: (usize, usize) = (32768, 2046);
 
 /// Channel kinds (CUDA's cudaChannelFormatKind).
 pub(crate) const KIND_SIGNED: i32 = 0;
@@ -67,7 +71,8 @@ impl ChannelFormat {
 }
 
 /// A live array. Height 0: 1-D; depth 0: 2-D (or 1-D layered with LAYERED: height 0, depth
-/// layers). With LAYERED the depth counts layers.
+/// layers). With LAYERED the depth counts layers; with CUBEMAP it counts faces (6 per cube, in
+/// CUDA's order +x, -x, +y, -y, +z, -z), each a width x height (square) layer.
 #[derive(Debug)]
 pub struct ArrayCore {
     pub device: usize,
@@ -153,7 +158,17 @@ pub fn check_extent(
     if flags & !KNOWN_FLAGS != 0 || width == 0 {
         return Err(ErrorCode::InvalidValue);
     }
-    let ok = if flags & LAYERED != 0 {
+    let ok = if flags & CUBEMAP != 0 {
+        let cubes = if flags & LAYERED != 0 {
+            1..=MAX_CUBEMAP.1
+        } else {
+            1..=1
+        };
+        width == height
+            && width <= MAX_CUBEMAP.0
+            && depth.is_multiple_of(6)
+            && cubes.contains(&(depth / 6))
+    } else if flags & LAYERED != 0 {
         width <= MAX_LAYERED.0 && height <= MAX_LAYERED.0 && (1..=MAX_LAYERED.1).contains(&depth)
     } else if depth > 0 {
         height > 0 && width <= MAX_3D && height <= MAX_3D && depth <= MAX_3D
@@ -239,6 +254,23 @@ mod tests {
             check_extent(&fl, 4, 4, 0, LAYERED),
             Err(ErrorCode::InvalidValue)
         );
+        assert_eq!(check_extent(&fl, 4, 4, 6, CUBEMAP), Ok(384));
+        assert_eq!(check_extent(&fl, 4, 4, 12, CUBEMAP | LAYERED), Ok(768));
+        for (w, h, d, fl_) in [
+            (4, 4, 12, CUBEMAP),
+            (4, 3, 6, CUBEMAP),
+            (4, 4, 0, CUBEMAP),
+            (4, 4, 7, CUBEMAP | LAYERED),
+            (4, 4, 0, CUBEMAP | LAYERED),
+            (4, 0, 6, CUBEMAP),
+            (MAX_CUBEMAP.0 + 1, MAX_CUBEMAP.0 + 1, 6, CUBEMAP),
+        ] {
+            assert_eq!(
+                check_extent(&fl, w, h, d, fl_),
+                Err(ErrorCode::InvalidValue),
+                "{w} x {h} x {d} flags {fl_}"
+            );
+        }
         assert_eq!(
             check_extent(&fl, 4, 4, 0, 0x40),
             Err(ErrorCode::InvalidValue)
