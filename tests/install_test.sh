@@ -94,13 +94,14 @@ only_biren() {
   if grep -v '^biren' "$WORK/exports"; then echo "symbols above are not biren*"; return 1; fi
   # Every function the header declares is exported.
   local missing=0
-  # Helpers the header defines as static inline (birenDim3, birenKernelCtxFast, ...) or as
-  # function-like macros (birenShflSyncInt, the generic birenAtomicAdd, ...) need no export.
+  # Helpers the header defines as static inline (birenDim3, birenKernelCtxFast, the texture
+  # fetches, ...) or as function-like macros (birenShflSyncInt, the generic birenAtomicAdd, ...)
+  # need no export. Names are read from code lines, not from the comments that describe them.
   local inline_only
-  inline_only=$({ grep -oE 'static inline [^(]*\bbiren[A-Za-z]+\(' "$ROOT/include/biren_runtime.h"
-    grep -oE '#define biren[A-Za-z]+\(' "$ROOT/include/biren_runtime.h"; } | grep -oE 'biren[A-Za-z]+' | sort -u)
-  for f in $(grep -oE '\bbiren[A-Za-z]+\(' "$ROOT/include/biren_runtime.h" | tr -d '(' | sort -u); do
-    if printf '%s\n' "$inline_only" | grep -qx "$f" && ! grep -qx "$f" "$WORK/exports"; then continue; fi
+  inline_only=$({ grep -oE 'static (inline|BIREN_INLINE_) [^(]*\bbiren[A-Za-z0-9]+\(' "$ROOT/include/biren_runtime.h"
+    grep -oE '#define biren[A-Za-z0-9]+\(' "$ROOT/include/biren_runtime.h"; } | grep -oE 'biren[A-Za-z0-9]+' | sort -u)
+  for f in $(grep -vE '^\s*(/\*|\*)' "$ROOT/include/biren_runtime.h" | grep -oE '\bbiren[A-Za-z0-9]+\(' | tr -d '(' | sort -u); do
+    if grep -qx "$f" <<< "$inline_only" && ! grep -qx "$f" "$WORK/exports"; then continue; fi
     grep -qx "$f" "$WORK/exports" || { echo "not exported: $f"; missing=1; }
   done
   return $missing
