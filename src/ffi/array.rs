@@ -141,7 +141,7 @@ fn malloc_array(
                 if *e == ErrorCode::InvalidChannelDescriptor {
                     "not a texel format (1, 2 or 4 channels of 8, 16 or 32 bits, one size; floats 16 or 32)"
                 } else {
-                    "not an extent an array may have (width > 0; 3-D needs a height; layered a depth of layers; within the device's limits) or unknown flags"
+                    "not an extent an array may have (width > 0; 3-D needs a height; layered a depth of layers; a cube map square faces and a depth of 6, layered a multiple of 6; within the device's limits) or unknown flags"
                 }
             ),
         )
