@@ -275,10 +275,15 @@ static inline int birenTexCubeFace_(const birenTexSlot_ *s, float x, float y, fl
   *v = (tc / m + 1.0f) * 0.5f * s->fheight;
   return face;
 }
-/* The face's layer of cube `cube` (clamped to the cubes there are) and a copy of the descriptor
- * that samples it: unnormalized texel coordinates, clamped to the face. */
-static inline const char *birenTexCubeLayer_(const birenTexSlot_ *s, int cube, int face, birenTexSlot_ *c) {
-  int cubes = s->depth / 6;
+/* A cube map fetch's face layer (of cube `cube`, clamped to the cubes there are), or NULL after
+ * the slow path for an object with no live descriptor; *c becomes a copy of the descriptor that
+ * samples the face at (*u, *v): unnormalized texel coordinates, clamped to the face. */
+static inline const char *birenTexCubeAt_(unsigned long long t, float x, float y, float z, int cube, birenTexSlot_ *c, float *u, float *v) {
+  const birenTexSlot_ *s = birenTexSlotOf_(t);
+  int face, cubes;
+  if (!s) return 0;
+  face = birenTexCubeFace_(s, x, y, z, u, v);
+  cubes = s->depth / 6;
   if (cube >= cubes) cube = cubes - 1;
   if (cube < 0) cube = 0;
   *c = *s;
@@ -288,22 +293,20 @@ static inline const char *birenTexCubeLayer_(const birenTexSlot_ *s, int cube, i
 }
 /* Cube map fetches (cube: the cube of a layered cube map, 0 otherwise), out of line. */
 static BIREN_TEX_OUTLINE_ void birenTexCubeF_(unsigned long long t, float x, float y, float z, int cube, int nch, float *out) {
-  const birenTexSlot_ *s = birenTexSlotOf_(t);
   birenTexSlot_ c;
   float u, v;
-  int i, face;
-  if (!s) { for (i = 0; i < nch; i++) out[i] = 0.0f; return; }
-  face = birenTexCubeFace_(s, x, y, z, &u, &v);
-  birenTexSampleF_(&c, birenTexCubeLayer_(s, cube, face, &c), 2, u, v, 0.0f, nch, out);
+  int i;
+  const char *base = birenTexCubeAt_(t, x, y, z, cube, &c, &u, &v);
+  if (!base) for (i = 0; i < nch; i++) out[i] = 0.0f;
+  else birenTexSampleF_(&c, base, 2, u, v, 0.0f, nch, out);
 }
 static BIREN_TEX_OUTLINE_ void birenTexCubeI_(unsigned long long t, float x, float y, float z, int cube, int nch, long long *out) {
-  const birenTexSlot_ *s = birenTexSlotOf_(t);
   birenTexSlot_ c;
   float u, v;
-  int i, face;
-  if (!s) { for (i = 0; i < nch; i++) out[i] = 0; return; }
-  face = birenTexCubeFace_(s, x, y, z, &u, &v);
-  birenTexSampleI_(&c, birenTexCubeLayer_(s, cube, face, &c), 2, u, v, 0.0f, nch, out);
+  int i;
+  const char *base = birenTexCubeAt_(t, x, y, z, cube, &c, &u, &v);
+  if (!base) for (i = 0; i < nch; i++) out[i] = 0;
+  else birenTexSampleI_(&c, base, 2, u, v, 0.0f, nch, out);
 }
 /* Every other fetch of float results: checks t, then the general sampler (out of line, so that
  * the inline fast paths stay small). */
