@@ -54,7 +54,7 @@ pub struct Runtime {
     /// Managed allocations (birenMallocManaged).
     pub managed: memory::managed::ManagedSet,
     /// Peer access enabled: (device, peer) pairs (birenDeviceEnablePeerAccess).
-    pub peers: parking_lot::Mutex<std::collections::HashSet<(usize, usize)>>,
+    pub(crate) peers: lock_order::RankedMutex<std::collections::HashSet<(usize, usize)>>,
     /// Accelerator arrays (birenMallocArray).
     pub arrays: memory::array::Arrays,
     /// Texture and surface objects.
@@ -172,7 +172,7 @@ pub fn init() -> Result<&'static Runtime> {
         func_attrs: settings::FuncAttrTable::default(),
         pools: memory::pool::Pools::new(device_count),
         managed: Default::default(),
-        peers: Default::default(),
+        peers: lock_order::RankedMutex::new(lock_order::Rank::Leaf, Default::default()),
         arrays: Default::default(),
         textures: Default::default(),
         clock,
