@@ -289,10 +289,15 @@ pub extern "C" fn birenSetRaceCheck(enable: c_int) -> birenError_t {
         let was = diagnostics::racecheck::on();
         diagnostics::racecheck::set(enable != 0);
         if enable != 0 && !was {
+            // Listed first, told after: the race detector's lock is not taken under a table's.
+            let mut live = Vec::new();
             for d in &rt.devices {
-                d.exec.memory.for_each(|a| diagnostics::racecheck::alloc(a.base, a.size, Some(d.index)));
+                d.exec.memory.for_each(|a| live.push((a.base, a.size, Some(d.index))));
             }
-            rt.host_memory.for_each(|a| diagnostics::racecheck::alloc(a.base, a.size, None));
+            rt.host_memory.for_each(|a| live.push((a.base, a.size, None)));
+            for (base, size, device) in live {
+                diagnostics::racecheck::alloc(base, size, device);
+            }
         }
         Ok(())
     })
@@ -325,4 +330,23 @@ pub extern "C" fn birenSetValidatorCallback(
         }
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ffi::memory::{birenFree, birenMalloc};
+
+    /// Turning race detection on tells it of the live allocations. The memory table's lock is a
+    /// leaf of the lock order: the allocations are listed under it and told after it (the
+    /// checker of the crate's tests panicked when the detector's lock was taken under it).
+    #[test]
+    fn race_detection_learns_the_live_allocations_outside_the_tables_lock() {
+        assert_eq!(birenInit(), birenError_t::BIREN_SUCCESS);
+        let mut p: *mut c_void = std::ptr::null_mut();
+        assert_eq!(birenMalloc(&mut p, 4096), birenError_t::BIREN_SUCCESS);
+        assert_eq!(birenSetRaceCheck(1), birenError_t::BIREN_SUCCESS);
+        assert_eq!(birenSetRaceCheck(0), birenError_t::BIREN_SUCCESS);
+        assert_eq!(birenFree(p), birenError_t::BIREN_SUCCESS);
+    }
 }
