@@ -325,16 +325,19 @@ impl Runtime {
 }
 
 impl Runtime {
-    /// `birenDeviceReset` of device `i`: handles first (so nothing new reaches the device), then
-    /// the device itself. Reports leaks when the validator is on.
+    /// `birenDeviceReset` of device `i`: the device, and its handles once its threads are done
+    /// (a host function in progress keeps what it made until it returns). Reports leaks when the
+    /// validator is on.
     pub fn reset_device(&self, i: usize) -> Result<()> {
         let d = self.device(i)?;
         if exec::context::sync_forbidden_here() {
             return Err(ErrorCode::NotPermitted);
         }
-        let streams = self.streams.remove_where(|s| s.device == i);
-        let events = self.events.remove_where(|e| e.device == i);
-        let allocations = d.reset();
+        let (mut streams, mut events) = (Vec::new(), Vec::new());
+        let allocations = d.reset(|| {
+            streams = self.streams.remove_where(|s| s.device == i);
+            events = self.events.remove_where(|e| e.device == i);
+        });
         self.settings[i].reset_limits();
         d.exec.memory.drop_holds();
         self.pools.on_reset(i);
