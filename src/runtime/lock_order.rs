@@ -472,6 +472,25 @@ mod tests {
     }
 
     #[test]
+    fn a_leaf_under_another_leaf_panics_naming_what_each_guards() {
+        let registry = RankedMutex::new(Rank::Leaf, 0u32);
+        let table = RankedRwLock::new(Rank::Leaf, String::new());
+        let msg = panics(|| {
+            let _r = registry.lock();
+            let _t = table.read();
+        });
+        assert!(
+            msg.contains("taking Leaf (key 0, alloc::string::String)")
+                && msg.contains("holding Leaf (key 0, u32)"),
+            "{msg}"
+        );
+        // Under any lock of a lower rank, a leaf is fine.
+        let n = RankedMutex::new(Rank::Notifier, ());
+        let _n = n.lock();
+        let _r = registry.lock();
+    }
+
+    #[test]
     fn waiting_under_a_lock_above_the_threshold_panics() {
         let q = RankedMutex::new(Rank::StreamQueue, ());
         let msg = panics(|| {
