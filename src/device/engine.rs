@@ -1,7 +1,7 @@
 //! An engine thread: runs jobs one at a time in FIFO order (a copy engine, the host-function
 //! runner). Idle, it parks on a condition variable and uses no CPU.
 
-use crate::runtime::lock_order::{Rank, RankedMutex};
+use crate::device::lock_order::{Rank, RankedMutex};
 use parking_lot::Condvar;
 use std::collections::VecDeque;
 use std::sync::Arc;

@@ -11,7 +11,9 @@ pub mod error;
 pub mod exec;
 pub mod ids;
 pub mod kernels;
-pub mod lock_order;
+/// The lock order lives in the device layer, the lowest, so that every layer ranks its locks
+/// with one checker; the runtime names it here.
+pub use crate::device::lock_order;
 pub mod memory;
 pub mod registry;
 pub mod settings;

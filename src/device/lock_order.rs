@@ -1,4 +1,5 @@
-//! The lock order of the execution core. Every lock of it has a `Rank`; a thread takes locks
+//! The lock order of the library's locks (the runtime's and the device engines'; it sits in
+//! the lowest layer so every layer uses the one checker). Every lock has a `Rank`; a thread takes locks
 //! in increasing rank only, and waits (a condition variable, another thread, the device) only
 //! while it holds nothing above `MAY_WAIT_UNDER`. ARCHITECTURE.md ("The lock order") has the
 //! table: what each lock protects, what may be taken under it, whether one may wait holding it.
