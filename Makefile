@@ -20,7 +20,7 @@ LIBDIR   := target/release
 BUILD    := build
 CFLAGS_STRICT := -std=c99 -Wall -Wextra -Wpedantic -Werror -O2 -g -Iinclude -pthread
 CXXFLAGS_STRICT := -std=c++11 -Wall -Wextra -Wpedantic -Werror -O2 -g -Iinclude -pthread
-# LOCK_ORDER=1 builds the library with the lock-order checker on (runtime/lock_order.rs; debug
+# LOCK_ORDER=1 builds the library with the lock-order checker on (device/lock_order.rs; debug
 # builds and cargo tests always have it): a lock taken out of order or a wait under a lock
 # prints a "biren: internal:" line and panics. For `make fuzz`, `make stress`, `make test-c`.
 CARGO_FEATURES := $(if $(LOCK_ORDER),--features lock-order)

@@ -211,10 +211,57 @@ static int malloc_in_a_host_function_does_not_wait_for_itself(void) {
   return 0;
 }
 
+/* A reset waits for the host function in progress before it forgets the device's handles: an
+ * event the function made before the reset began is still there until the function returns (it
+ * destroys it), and one it made during the reset and left is gone with the reset's handles. The
+ * reset forgot them first, and the destroy returned INVALID_HANDLE while the left event
+ * survived the reset. */
+static volatile int fn_stage; /* 1: made its event; 2: may go on */
+static birenError_t fn_destroy_code = BIREN_ERROR_UNKNOWN;
+static birenEvent_t fn_left;
+static void make_destroy_and_leave(void *p) {
+  (void)p;
+  birenEvent_t ev;
+  if (birenEventCreate(&ev) != BIREN_SUCCESS) return;
+  __atomic_store_n(&fn_stage, 1, __ATOMIC_SEQ_CST);
+  while (__atomic_load_n(&fn_stage, __ATOMIC_SEQ_CST) != 2) usleep(1000);
+  fn_destroy_code = birenEventDestroy(ev);
+  if (birenEventCreate(&ev) == BIREN_SUCCESS) fn_left = ev;
+}
+static void *reset_device0(void *p) {
+  (void)p;
+  (void)birenSetDevice(0);
+  return (void *)(intptr_t)birenDeviceReset();
+}
+
+static int a_reset_forgets_handles_after_the_host_function_returns(void) {
+  OK(birenSetDevice(0));
+  OK(birenDeviceReset());
+  fn_stage = 0;
+  fn_left = NULL;
+  birenStream_t s;
+  OK(birenStreamCreate(&s));
+  OK(birenLaunchHostFunc(s, make_destroy_and_leave, NULL));
+  while (__atomic_load_n(&fn_stage, __ATOMIC_SEQ_CST) != 1) usleep(1000);
+  pthread_t t;
+  EXPECT(pthread_create(&t, NULL, reset_device0, NULL) == 0);
+  usleep(100 * 1000); /* the reset is under way: it waits for the function */
+  __atomic_store_n(&fn_stage, 2, __ATOMIC_SEQ_CST);
+  void *code;
+  EXPECT(pthread_join(t, &code) == 0);
+  EXPECT_CODE((birenError_t)(intptr_t)code, BIREN_SUCCESS);
+  EXPECT_CODE(fn_destroy_code, BIREN_SUCCESS);
+  EXPECT(fn_left != NULL);
+  EXPECT_CODE(birenEventQuery(fn_left), BIREN_ERROR_INVALID_HANDLE);
+  EXPECT_CODE(birenStreamDestroy(s), BIREN_ERROR_INVALID_HANDLE);
+  return 0;
+}
+
 /* TESTS-END */
 
 static const test_case tests[] = {
     TEST(malloc_in_a_host_function_does_not_wait_for_itself),
+    TEST(a_reset_forgets_handles_after_the_host_function_returns),
     TEST(resets_race_with_host_functions_one_device),
     TEST(resets_race_with_host_functions_two_devices),
 };

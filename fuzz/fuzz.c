@@ -370,10 +370,6 @@ static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Reset protocol: resets[d] changes only under the write lock of dev_lock[d]. */
 static pthread_rwlock_t dev_lock[MAX_DEV];
 static unsigned long resets[MAX_DEV];
-/* Resets of d under way (op_reset): a reset removes the device's handles before it waits for
- * the host function running on the device, so an event that function creates after the reset
- * began (after resets[d] moved) may be gone when it destroys it. */
-static int resetting[MAX_DEV];
 /* Allocation lock: every birenMalloc/birenMallocHost of the fuzzer takes it shared; a double
  * free test takes it exclusively (so no other thread can be handed the freed address). */
 static pthread_rwlock_t alloc_lock = PTHREAD_RWLOCK_INITIALIZER;
@@ -546,9 +542,7 @@ static int hj_judge(const jobctx *j, unsigned long g0, int line, enum fn f, bire
   mask_t b = B(e);
   __atomic_fetch_add(&busy_calls, 1, __ATOMIC_RELAXED);
   if ((b & expect) && (b & DOC[f].doc)) return 0;
-  if ((b & RESET_TOLERATED) &&
-      (opt_racy || gen_of(j->dev) != g0 || __atomic_load_n(&resetting[j->dev], __ATOMIC_SEQ_CST)))
-    return 1;
+  if ((b & RESET_TOLERATED) && (opt_racy || gen_of(j->dev) != g0)) return 1;
   char want[256];
   mask_names(expect, want, sizeof want);
   fail(NULL, line, "inside a %s on device %d, %s returned %s, expected %s", j->kind == HJ_CALLBACK ? "stream callback" : "host function",
@@ -2528,9 +2522,7 @@ static void op_reset(worker *w) {
   int d = w->dev;
   pthread_rwlock_wrlock(&dev_lock[d]);
   __atomic_fetch_add(&resets[d], 1, __ATOMIC_SEQ_CST);
-  __atomic_fetch_add(&resetting[d], 1, __ATOMIC_SEQ_CST);
   birenError_t e = API(w, birenDeviceReset());
-  __atomic_fetch_sub(&resetting[d], 1, __ATOMIC_SEQ_CST);
   pthread_rwlock_unlock(&dev_lock[d]);
   JUDGE(w, F_DeviceReset, e, S_, -1, NULL);
   lock_dev(d);

@@ -2074,6 +2074,8 @@ enum birenError_t birenInit(void);
  * with BIREN_ERROR_INVALID_HANDLE, a device synchronize with BIREN_SUCCESS). Page-locked host
  * memory from birenMallocHost is not freed. The runtime stays initialized and the device is
  * usable at once. With the validator on, prints a leak report of what was still alive.
+ * A host function running when the reset begins is waited for, and keeps the streams and
+ * events it made until it returns; they are destroyed with the rest.
  *
  * Returns BIREN_ERROR_NOT_PERMITTED from inside a kernel or a host function.
  */

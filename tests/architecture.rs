@@ -543,3 +543,41 @@ fn paths_are_read_like_the_compiler_reads_them() {
         ]
     );
 }
+
+/// The crate's three layers (STYLE.md): `ffi` over `runtime` over `device`; no file of a layer
+/// names a layer above it.
+fn crate_layer_violations(files: &BTreeMap<String, String>) -> Vec<String> {
+    let mut out = Vec::new();
+    for (rel, text) in files {
+        let code = strip(text);
+        let above: &[&str] = if rel.starts_with("device/") {
+            &["crate::runtime", "crate::ffi"]
+        } else if rel.starts_with("runtime/") {
+            &["crate::ffi"]
+        } else {
+            &[]
+        };
+        for a in above {
+            if code.contains(a) {
+                out.push(format!("src/{rel} names {a}, a layer above it"));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn crate_layers_run_one_way() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = BTreeMap::new();
+    read_tree(&root, &root, &mut files);
+    let v = crate_layer_violations(&files);
+    assert!(v.is_empty(), "imports that run up:\n{}", v.join("\n"));
+    // And it would see one.
+    let mut bad = BTreeMap::new();
+    bad.insert(
+        "device/engine.rs".to_string(),
+        "use crate::runtime::lock_order::Rank;".to_string(),
+    );
+    assert_eq!(crate_layer_violations(&bad).len(), 1);
+}

@@ -1,7 +1,8 @@
 //! An engine thread: runs jobs one at a time in FIFO order (a copy engine, the host-function
 //! runner). Idle, it parks on a condition variable and uses no CPU.
 
-use parking_lot::{Condvar, Mutex};
+use crate::device::lock_order::{Rank, RankedMutex};
+use parking_lot::Condvar;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -13,7 +14,7 @@ struct Queue {
 }
 
 pub struct EngineThread {
-    queue: Mutex<Queue>,
+    queue: RankedMutex<Queue>,
     work: Condvar,
     idle: Condvar,
     name: String,
@@ -38,10 +39,13 @@ pub fn mark_device_thread() {
 impl EngineThread {
     pub fn start(name: String) -> Arc<EngineThread> {
         let e = Arc::new(EngineThread {
-            queue: Mutex::new(Queue {
-                jobs: VecDeque::new(),
-                busy: false,
-            }),
+            queue: RankedMutex::new(
+                Rank::Leaf,
+                Queue {
+                    jobs: VecDeque::new(),
+                    busy: false,
+                },
+            ),
             work: Condvar::new(),
             idle: Condvar::new(),
             name,
@@ -69,7 +73,7 @@ impl EngineThread {
                         self.idle.notify_all();
                     }
                 }
-                None => self.work.wait(&mut q),
+                None => q.wait(&self.work),
             }
         }
     }
@@ -89,7 +93,7 @@ impl EngineThread {
         let mut q = self.queue.lock();
         let dropped: Vec<Job> = q.jobs.drain(..).collect();
         while q.busy {
-            self.idle.wait(&mut q);
+            q.wait(&self.idle);
         }
         drop(q);
         drop(dropped);
@@ -104,7 +108,7 @@ mod tests {
     #[test]
     fn runs_jobs_in_order() {
         let e = EngineThread::start("test-engine".into());
-        let log = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::new(parking_lot::Mutex::new(Vec::new()));
         for i in 0..100 {
             let l = log.clone();
             e.submit(Box::new(move || l.lock().push(i)));

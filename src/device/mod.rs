@@ -8,6 +8,7 @@ pub mod engine;
 pub mod fault;
 pub mod fiber;
 pub mod kernel_ctx;
+pub mod lock_order;
 
 pub use block::{BlockFn, BlockOutcome, BlockRunner, BlocksFn, Grid, KernelFn};
 pub use compute_unit::{BlockSource, ComputeUnits};

@@ -835,9 +835,9 @@ pub extern "C" fn birenGraphLaunch(
         let g = e.snapshot();
         check_memory_nodes(rt, &g)?;
         // A host far ahead of the device waits for room here, before taking the exec's locks,
-        // not in the enqueue below (which then finds room: other launches of this exec would
-        // wait on the locks meanwhile).
-        d.exec.throttle();
+        // and the enqueues under them do not wait: a host function launching this exec would
+        // wait on the locks meanwhile, and the device's progress with it.
+        let _room = d.exec.make_room();
         let mut last = e.last.lock();
         // A launch follows the exec's previous launch (CUDA's rule); race detection also wants
         // the edge when that launch is complete already (a reached point costs nothing).
@@ -1049,5 +1049,55 @@ pub(crate) fn report_at_exit() {
                 caller::describe(e.caller)
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ffi::event::{birenEventCreate, birenEventDestroy};
+
+    /// A launch holds its exec's locks while it enqueues (launches of one exec run in order),
+    /// and a host function may launch the same exec: so the enqueues under those locks never
+    /// wait for room on the device (it waits before it takes them). The lock-order checker of
+    /// the crate's tests panicked at the enqueue's wait, which the boundary turned into an
+    /// error, for a plain launch and for one with an event record node (its lanes).
+    #[test]
+    fn a_launch_waits_for_room_before_it_takes_its_execs_locks() {
+        assert_eq!(
+            crate::ffi::control::birenInit(),
+            birenError_t::BIREN_SUCCESS
+        );
+        let mut ev: birenEvent_t = std::ptr::null_mut();
+        assert_eq!(birenEventCreate(&mut ev), birenError_t::BIREN_SUCCESS);
+        for with_event in [false, true] {
+            let mut g: birenGraph_t = std::ptr::null_mut();
+            assert_eq!(birenGraphCreate(&mut g, 0), birenError_t::BIREN_SUCCESS);
+            let mut n: birenGraphNode_t = std::ptr::null_mut();
+            let added = if with_event {
+                birenGraphAddEventRecordNode(&mut n, g, std::ptr::null(), 0, ev)
+            } else {
+                birenGraphAddEmptyNode(&mut n, g, std::ptr::null(), 0)
+            };
+            assert_eq!(added, birenError_t::BIREN_SUCCESS);
+            let mut e: birenGraphExec_t = std::ptr::null_mut();
+            assert_eq!(
+                birenGraphInstantiate(&mut e, g, 0),
+                birenError_t::BIREN_SUCCESS
+            );
+            for _ in 0..3 {
+                assert_eq!(
+                    birenGraphLaunch(e, std::ptr::null_mut()),
+                    birenError_t::BIREN_SUCCESS
+                );
+            }
+            assert_eq!(
+                crate::ffi::control::birenDeviceSynchronize(),
+                birenError_t::BIREN_SUCCESS
+            );
+            assert_eq!(birenGraphExecDestroy(e), birenError_t::BIREN_SUCCESS);
+            assert_eq!(birenGraphDestroy(g), birenError_t::BIREN_SUCCESS);
+        }
+        assert_eq!(birenEventDestroy(ev), birenError_t::BIREN_SUCCESS);
     }
 }

@@ -11,7 +11,9 @@ pub mod error;
 pub mod exec;
 pub mod ids;
 pub mod kernels;
-pub mod lock_order;
+/// The lock order lives in the device layer, the lowest, so that every layer ranks its locks
+/// with one checker; the runtime names it here.
+pub use crate::device::lock_order;
 pub mod memory;
 pub mod registry;
 pub mod settings;
@@ -54,7 +56,7 @@ pub struct Runtime {
     /// Managed allocations (birenMallocManaged).
     pub managed: memory::managed::ManagedSet,
     /// Peer access enabled: (device, peer) pairs (birenDeviceEnablePeerAccess).
-    pub peers: parking_lot::Mutex<std::collections::HashSet<(usize, usize)>>,
+    pub(crate) peers: lock_order::RankedMutex<std::collections::HashSet<(usize, usize)>>,
     /// Accelerator arrays (birenMallocArray).
     pub arrays: memory::array::Arrays,
     /// Texture and surface objects.
@@ -172,7 +174,7 @@ pub fn init() -> Result<&'static Runtime> {
         func_attrs: settings::FuncAttrTable::default(),
         pools: memory::pool::Pools::new(device_count),
         managed: Default::default(),
-        peers: Default::default(),
+        peers: lock_order::RankedMutex::new(lock_order::Rank::Leaf, Default::default()),
         arrays: Default::default(),
         textures: Default::default(),
         clock,
@@ -325,16 +327,19 @@ impl Runtime {
 }
 
 impl Runtime {
-    /// `birenDeviceReset` of device `i`: handles first (so nothing new reaches the device), then
-    /// the device itself. Reports leaks when the validator is on.
+    /// `birenDeviceReset` of device `i`: the device, and its handles once its threads are done
+    /// (a host function in progress keeps what it made until it returns). Reports leaks when the
+    /// validator is on.
     pub fn reset_device(&self, i: usize) -> Result<()> {
         let d = self.device(i)?;
         if exec::context::sync_forbidden_here() {
             return Err(ErrorCode::NotPermitted);
         }
-        let streams = self.streams.remove_where(|s| s.device == i);
-        let events = self.events.remove_where(|e| e.device == i);
-        let allocations = d.reset();
+        let (mut streams, mut events) = (Vec::new(), Vec::new());
+        let allocations = d.reset(|| {
+            streams = self.streams.remove_where(|s| s.device == i);
+            events = self.events.remove_where(|e| e.device == i);
+        });
         self.settings[i].reset_limits();
         d.exec.memory.drop_holds();
         self.pools.on_reset(i);

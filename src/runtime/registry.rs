@@ -7,7 +7,7 @@
 //! that never move, each guarded by its own small lock, so lookups from many threads do not
 //! contend on one lock.
 
-use parking_lot::Mutex;
+use crate::runtime::lock_order::{Rank, RankedMutex};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -37,12 +37,12 @@ struct Slot<T> {
     value: Option<Arc<T>>,
 }
 
-type Segment<T> = Box<[Mutex<Slot<T>>]>;
+type Segment<T> = Box<[RankedMutex<Slot<T>>]>;
 
 pub struct Registry<T> {
     kind: HandleKind,
     segments: Box<[OnceLock<Segment<T>>]>,
-    free: Mutex<FreeList>,
+    free: RankedMutex<FreeList>,
     live: AtomicUsize,
 }
 
@@ -56,10 +56,13 @@ impl<T> Registry<T> {
         Registry {
             kind,
             segments: (0..SEGMENTS).map(|_| OnceLock::new()).collect(),
-            free: Mutex::new(FreeList {
-                indices: Vec::new(),
-                next_fresh: 0,
-            }),
+            free: RankedMutex::new(
+                Rank::Leaf,
+                FreeList {
+                    indices: Vec::new(),
+                    next_fresh: 0,
+                },
+            ),
             live: AtomicUsize::new(0),
         }
     }
@@ -77,19 +80,22 @@ impl<T> Registry<T> {
         Some((low as usize - 1, (handle >> 32) as u32))
     }
 
-    fn slot(&self, index: usize) -> Option<&Mutex<Slot<T>>> {
+    fn slot(&self, index: usize) -> Option<&RankedMutex<Slot<T>>> {
         let seg = self.segments.get(index >> SEGMENT_BITS)?.get()?;
         Some(&seg[index & (SEGMENT_SIZE - 1)])
     }
 
-    fn slot_or_create(&self, index: usize) -> &Mutex<Slot<T>> {
+    fn slot_or_create(&self, index: usize) -> &RankedMutex<Slot<T>> {
         let seg = self.segments[index >> SEGMENT_BITS].get_or_init(|| {
             (0..SEGMENT_SIZE)
                 .map(|_| {
-                    Mutex::new(Slot {
-                        generation: 1,
-                        value: None,
-                    })
+                    RankedMutex::new(
+                        Rank::Leaf,
+                        Slot {
+                            generation: 1,
+                            value: None,
+                        },
+                    )
                 })
                 .collect()
         });

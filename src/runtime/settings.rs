@@ -3,7 +3,7 @@
 
 use crate::runtime::caps::SHARED_MEM_PER_BLOCK_OPTIN;
 use crate::runtime::error::{ErrorCode, Result};
-use parking_lot::RwLock;
+use crate::runtime::lock_order::{Rank, RankedRwLock};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
@@ -142,10 +142,18 @@ impl Default for FuncAttrs {
 }
 
 /// Kernels' attributes by address. Launches skip the lookup while none was set.
-#[derive(Default)]
 pub struct FuncAttrTable {
-    map: RwLock<HashMap<usize, FuncAttrs>>,
+    map: RankedRwLock<HashMap<usize, FuncAttrs>>,
     count: AtomicUsize,
+}
+
+impl Default for FuncAttrTable {
+    fn default() -> FuncAttrTable {
+        FuncAttrTable {
+            map: RankedRwLock::new(Rank::Leaf, HashMap::new()),
+            count: AtomicUsize::new(0),
+        }
+    }
 }
 
 impl FuncAttrTable {

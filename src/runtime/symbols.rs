@@ -3,8 +3,8 @@
 //! table does not wait for `birenInit`.
 
 use crate::runtime::error::{ErrorCode, Result};
+use crate::runtime::lock_order::{Rank, RankedRwLock};
 use crate::runtime::memory::Region;
-use parking_lot::RwLock;
 use std::collections::BTreeMap;
 
 struct Symbol {
@@ -12,7 +12,8 @@ struct Symbol {
     name: String,
 }
 
-static SYMBOLS: RwLock<BTreeMap<usize, Symbol>> = RwLock::new(BTreeMap::new());
+static SYMBOLS: RankedRwLock<BTreeMap<usize, Symbol>> =
+    RankedRwLock::new(Rank::Leaf, BTreeMap::new());
 
 /// Records the symbol `[addr, addr + size)`. Registering the same address again replaces the
 /// entry; a range overlapping another symbol is `InvalidValue`.

@@ -1,7 +1,7 @@
 //! Advice drawn from the seed's lessons, each given at most once per process (validator on).
 
 use crate::runtime::diagnostics;
-use parking_lot::Mutex;
+use crate::runtime::lock_order::{Rank, RankedMutex};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -22,7 +22,7 @@ static EVENT_CHURN: Once = Once::new();
 static MANY_STREAMS: Once = Once::new();
 
 /// Device synchronizes in the current one-second window.
-static SYNC_WINDOW: Mutex<Option<(Instant, u32)>> = Mutex::new(None);
+static SYNC_WINDOW: RankedMutex<Option<(Instant, u32)>> = RankedMutex::new(Rank::Leaf, None);
 pub(crate) const SYNCS_PER_SECOND: u32 = 100;
 
 /// A birenDeviceSynchronize: many per second means the program syncs the whole device in a loop.
@@ -31,14 +31,18 @@ pub fn device_synchronized() {
         return;
     }
     let now = Instant::now();
-    let mut w = SYNC_WINDOW.lock();
-    let (start, n) = w.get_or_insert((now, 0));
-    if now.duration_since(*start) > Duration::from_secs(1) {
-        *start = now;
-        *n = 0;
-    }
-    *n += 1;
-    if *n == SYNCS_PER_SECOND && DEVICE_SYNC_LOOP.first() {
+    // The count under the window's lock, the advice after it (the sink is not called under it).
+    let count = {
+        let mut w = SYNC_WINDOW.lock();
+        let (start, n) = w.get_or_insert((now, 0));
+        if now.duration_since(*start) > Duration::from_secs(1) {
+            *start = now;
+            *n = 0;
+        }
+        *n += 1;
+        *n
+    };
+    if count == SYNCS_PER_SECOND && DEVICE_SYNC_LOOP.first() {
         diagnostics::advice(&format!(
             "birenDeviceSynchronize was called {SYNCS_PER_SECOND} times within a second. Each device-wide sync is a host round trip \
              that drains every stream; synchronize only the stream (birenStreamSynchronize) or the event (birenEventSynchronize) \

@@ -2,6 +2,7 @@
 //! leak reports (only while the validator is on: a stack walk costs microseconds) and for the
 //! call sites of host synchronizations in the trace (only while tracing).
 
+use crate::runtime::lock_order::{Rank, RankedMutex};
 use std::ffi::{c_char, c_int, c_void, CStr};
 
 extern "C" {
@@ -80,8 +81,8 @@ const RTLD_DL_LINKMAP: c_int = 2;
 /// into a source line. Empty if no frame outside this library was found.
 pub fn trace_site() -> String {
     // Call sites repeat (a loop's synchronize): describe each once.
-    static SEEN: parking_lot::Mutex<Option<std::collections::HashMap<usize, String>>> =
-        parking_lot::Mutex::new(None);
+    static SEEN: RankedMutex<Option<std::collections::HashMap<usize, String>>> =
+        RankedMutex::new(Rank::Leaf, None);
     let addr = walk();
     if addr == 0 {
         return String::new();

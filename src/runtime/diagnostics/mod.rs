@@ -8,7 +8,7 @@ pub mod racecheck;
 pub mod trace;
 pub mod validator;
 
-use parking_lot::RwLock;
+use crate::runtime::lock_order::{Rank, RankedRwLock};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static VALIDATOR: AtomicBool = AtomicBool::new(false);
@@ -29,7 +29,7 @@ pub fn take_reported() -> bool {
 }
 
 type Sink = Box<dyn Fn(&str) + Send + Sync>;
-static SINK: RwLock<Option<Sink>> = RwLock::new(None);
+static SINK: RankedRwLock<Option<Sink>> = RankedRwLock::new(Rank::DiagnosticsSink, None);
 
 pub fn validator_on() -> bool {
     VALIDATOR.load(Ordering::Relaxed)
@@ -66,13 +66,14 @@ pub fn finding(call: &str, msg: &str) {
 /// A failure that happened on the device, away from any call: always reported (with the
 /// schedule fuzzing seed, when fuzzing).
 pub fn async_error(msg: &str) {
-    match &*SCHEDULE_NOTE.read() {
+    // The note is copied out: the sink is not called under its lock.
+    match schedule_note() {
         Some(n) => emit(&format!("biren: {msg} [{n}]")),
         None => emit(&format!("biren: {msg}")),
     }
 }
 
-static SCHEDULE_NOTE: RwLock<Option<String>> = RwLock::new(None);
+static SCHEDULE_NOTE: RankedRwLock<Option<String>> = RankedRwLock::new(Rank::Leaf, None);
 
 /// What to say about the schedule with every error and at exit (the fuzzing seed).
 pub fn set_schedule_note(note: String) {

@@ -13,7 +13,7 @@
 //! lists the process's code segments (file, load bias, address range) so that an address in the
 //! trace (an unregistered kernel's `kernel@0x...`) can be traced back to a file and a function.
 
-use parking_lot::Mutex;
+use crate::runtime::lock_order::{Rank, RankedMutex};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::OnceLock;
@@ -117,8 +117,8 @@ pub struct Tracer {
     path: String,
     clock: Instant,
     compute_units: usize,
-    events: Mutex<Vec<Event>>,
-    tracks: Mutex<HashMap<(u64, u64), String>>,
+    events: RankedMutex<Vec<Event>>,
+    tracks: RankedMutex<HashMap<(u64, u64), String>>,
 }
 
 static TRACER: OnceLock<Tracer> = OnceLock::new();
@@ -144,8 +144,8 @@ pub fn start(path: String, clock: Instant, compute_units: usize) {
         path,
         clock,
         compute_units,
-        events: Mutex::new(Vec::new()),
-        tracks: Mutex::new(HashMap::new()),
+        events: RankedMutex::new(Rank::TraceEvents, Vec::new()),
+        tracks: RankedMutex::new(Rank::TraceTracks, HashMap::new()),
     });
 }
 

@@ -2,7 +2,7 @@
 
 use crate::device::{BlockFn, BlocksFn, Dim3, Grid, KernelFn};
 use crate::runtime::error::{ErrorCode, Result};
-use parking_lot::RwLock;
+use crate::runtime::lock_order::{Rank, RankedRwLock};
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -165,10 +165,10 @@ impl std::hash::Hasher for AddressHasher {
 type AddressMap<V> = HashMap<usize, V, std::hash::BuildHasherDefault<AddressHasher>>;
 
 pub struct KernelTable {
-    map: RwLock<AddressMap<Arc<KernelInfo>>>,
+    map: RankedRwLock<AddressMap<Arc<KernelInfo>>>,
     /// Region-form entries by kernel, kept apart from `map`: biren-cc's registration and
     /// BIREN_KERNEL's run from two constructors whose order the linker chooses.
-    regions: RwLock<AddressMap<BlocksFn>>,
+    regions: RankedRwLock<AddressMap<BlocksFn>>,
     /// Registrations so far: launches skip the lookup while there are none.
     count: AtomicUsize,
 }
@@ -186,8 +186,14 @@ pub static BLOCK_KERNELS: KernelTable = KernelTable::new();
 impl KernelTable {
     pub const fn new() -> KernelTable {
         KernelTable {
-            map: RwLock::new(HashMap::with_hasher(std::hash::BuildHasherDefault::new())),
-            regions: RwLock::new(HashMap::with_hasher(std::hash::BuildHasherDefault::new())),
+            map: RankedRwLock::new(
+                Rank::Leaf,
+                HashMap::with_hasher(std::hash::BuildHasherDefault::new()),
+            ),
+            regions: RankedRwLock::new(
+                Rank::Leaf,
+                HashMap::with_hasher(std::hash::BuildHasherDefault::new()),
+            ),
             count: AtomicUsize::new(0),
         }
     }

@@ -24,7 +24,8 @@
 use crate::device::engine::mark_device_thread;
 use crate::runtime::config::Schedule;
 use crate::runtime::exec::replay;
-use parking_lot::{Condvar, Mutex};
+use crate::runtime::lock_order::{Rank, RankedGuard, RankedMutex};
+use parking_lot::Condvar;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -59,13 +60,13 @@ struct Start {
 }
 
 struct Starter {
-    queue: Mutex<Vec<(Instant, u64, Start)>>,
+    queue: RankedMutex<Vec<(Instant, u64, Start)>>,
     ready: Condvar,
 }
 
 struct Fuzz {
     seed: u64,
-    rngs: Mutex<HashMap<u64, u64>>,
+    rngs: RankedMutex<HashMap<u64, u64>>,
 }
 
 #[derive(Default)]
@@ -90,10 +91,10 @@ struct Replayed {
 
 /// The schedule thread of the current runtime (a fresh one for each birenInit: a child made by
 /// fork() starts a new runtime, and the parent's thread does not exist in it).
-static STARTER: parking_lot::Mutex<Option<Arc<Starter>>> = parking_lot::Mutex::new(None);
+static STARTER: RankedMutex<Option<Arc<Starter>>> = RankedMutex::new(Rank::Leaf, None);
 static FUZZ_STATE: OnceLock<Fuzz> = OnceLock::new();
-static SERIAL_STATE: Mutex<Option<Serial>> = Mutex::new(None);
-static REPLAY_STATE: Mutex<Option<Replayed>> = Mutex::new(None);
+static SERIAL_STATE: RankedMutex<Option<Serial>> = RankedMutex::new(Rank::ScheduleState, None);
+static REPLAY_STATE: RankedMutex<Option<Replayed>> = RankedMutex::new(Rank::ScheduleState, None);
 static SEQUENCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// Sets the schedule (at birenInit); `log` says whether the run is recorded or replayed.
@@ -133,7 +134,7 @@ pub fn configure(s: Schedule, log: replay::DeviceLog) {
         Schedule::Fuzz(seed) => {
             let _ = FUZZ_STATE.set(Fuzz {
                 seed,
-                rngs: Mutex::new(HashMap::new()),
+                rngs: RankedMutex::new(Rank::Leaf, HashMap::new()),
             });
             start_thread();
             crate::runtime::diagnostics::set_schedule_note(format!(
@@ -172,7 +173,7 @@ fn splitmix(x: &mut u64) -> u64 {
 /// Starts a schedule thread for this runtime.
 fn start_thread() {
     let st = Arc::new(Starter {
-        queue: Mutex::new(Vec::new()),
+        queue: RankedMutex::new(Rank::Leaf, Vec::new()),
         ready: Condvar::new(),
     });
     let me = st.clone();
@@ -204,9 +205,9 @@ fn run_starter(st: Arc<Starter>) {
         }
         match q.iter().map(|e| e.0).min() {
             Some(t) => {
-                st.ready.wait_until(&mut q, t);
+                q.wait_until(&st.ready, t);
             }
-            None => st.ready.wait(&mut q),
+            None => q.wait(&st.ready),
         }
     }
 }
@@ -314,7 +315,7 @@ pub(crate) fn release(id: u64, device: usize, seq: u64) {
 
 /// Nothing runs: the next waiting op starts (the first, or a drawn one when recording a fuzzed
 /// run).
-fn serial_next(mut g: parking_lot::MutexGuard<'_, Option<Serial>>) {
+fn serial_next(mut g: RankedGuard<'_, Option<Serial>>) {
     let Some(s) = g.as_mut() else { return };
     let i = match (s.rng.as_mut(), s.waiting.len()) {
         (_, 0) => return,
@@ -396,7 +397,7 @@ fn replay_before_start<W>(
 
 /// Replay, nothing running: starts the next recorded op if it is held; when the recorded
 /// starts have run out, starts everything.
-fn replay_next(mut g: parking_lot::MutexGuard<'_, Option<Replayed>>) {
+fn replay_next(mut g: RankedGuard<'_, Option<Replayed>>) {
     let Some(r) = g.as_mut() else { return };
     if r.busy.is_some() || r.free {
         return;

@@ -5,7 +5,7 @@
 //! runtime's own heap. The mapping is reserved with MAP_NORESERVE, so untouched capacity costs
 //! nothing; freed ranges are reused, and large ones are handed back to the kernel.
 
-use parking_lot::Mutex;
+use crate::runtime::lock_order::{Rank, RankedMutex};
 use std::collections::BTreeMap;
 
 const GRANULE: usize = 256;
@@ -20,7 +20,7 @@ pub struct Arena {
     /// The memfd the mapping shares (so another process can map an allocation: IPC), or -1
     /// when the arena is a private anonymous mapping (memfd unavailable).
     fd: i32,
-    state: Mutex<State>,
+    state: RankedMutex<State>,
 }
 
 struct State {
@@ -75,11 +75,14 @@ impl Arena {
             base: p as usize,
             len,
             fd,
-            state: Mutex::new(State {
-                top: 0,
-                small: vec![Vec::new(); classes],
-                large: BTreeMap::new(),
-            }),
+            state: RankedMutex::new(
+                Rank::Leaf,
+                State {
+                    top: 0,
+                    small: vec![Vec::new(); classes],
+                    large: BTreeMap::new(),
+                },
+            ),
         })
     }
 

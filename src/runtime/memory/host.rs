@@ -2,12 +2,19 @@
 //! birenHostRegister), by base address. The ranges themselves live in the runtime's host
 //! memory table, where the copy checks and birenPointerGetAttributes find them.
 
-use parking_lot::RwLock;
+use crate::runtime::lock_order::{Rank, RankedRwLock};
 use std::collections::HashMap;
 
-#[derive(Default)]
 pub struct HostFlags {
-    map: RwLock<HashMap<usize, u32>>,
+    map: RankedRwLock<HashMap<usize, u32>>,
+}
+
+impl Default for HostFlags {
+    fn default() -> HostFlags {
+        HostFlags {
+            map: RankedRwLock::new(Rank::Leaf, HashMap::new()),
+        }
+    }
 }
 
 impl HostFlags {

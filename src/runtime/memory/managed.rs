@@ -1,7 +1,7 @@
 //! Managed allocations (birenMallocManaged): device allocations marked as usable from host and
 //! device alike, with their attach flags and the advice given for them.
 
-use parking_lot::RwLock;
+use crate::runtime::lock_order::{Rank, RankedRwLock};
 use std::collections::HashMap;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -13,9 +13,16 @@ pub struct Managed {
     pub preferred: Option<i32>,
 }
 
-#[derive(Default)]
 pub struct ManagedSet {
-    map: RwLock<HashMap<usize, Managed>>,
+    map: RankedRwLock<HashMap<usize, Managed>>,
+}
+
+impl Default for ManagedSet {
+    fn default() -> ManagedSet {
+        ManagedSet {
+            map: RankedRwLock::new(Rank::Leaf, HashMap::new()),
+        }
+    }
 }
 
 impl ManagedSet {

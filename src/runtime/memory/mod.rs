@@ -9,8 +9,8 @@ pub mod pool;
 pub mod side;
 
 use crate::runtime::error::{ErrorCode, Result};
+use crate::runtime::lock_order::{Rank, RankedMutex, RankedRwLock};
 use arena::Arena;
-use parking_lot::{Mutex, RwLock};
 use std::alloc::Layout;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -76,14 +76,14 @@ enum Backing {
 }
 
 pub struct MemoryTable {
-    map: RwLock<BTreeMap<usize, Allocation>>,
+    map: RankedRwLock<BTreeMap<usize, Allocation>>,
     backing: Backing,
     used: AtomicU64,
     capacity: u64,
     serial: AtomicU64,
     /// Capacity that memory pools keep in reserve (counted in `used`), and the generation of
     /// those holds: `drop_holds` takes them all back and starts a new one.
-    held: Mutex<Held>,
+    held: RankedMutex<Held>,
 }
 
 /// Capacity held by pools (`MemoryTable::hold`).
@@ -97,12 +97,12 @@ impl MemoryTable {
     /// A table of host memory (no capacity in practice).
     pub fn new(capacity: u64) -> MemoryTable {
         MemoryTable {
-            map: RwLock::new(BTreeMap::new()),
+            map: RankedRwLock::new(Rank::Leaf, BTreeMap::new()),
             backing: Backing::Heap,
             used: AtomicU64::new(0),
             capacity,
             serial: AtomicU64::new(0),
-            held: Mutex::new(Held::default()),
+            held: RankedMutex::new(Rank::Leaf, Held::default()),
         }
     }
 
@@ -368,7 +368,8 @@ impl MemoryTable {
             .collect()
     }
 
-    /// Runs `f` over every live allocation.
+    /// Runs `f` over every live allocation, under the table's lock (a leaf of the lock order:
+    /// `f` takes no lock).
     pub fn for_each(&self, mut f: impl FnMut(&Allocation)) {
         for a in self.map.read().values() {
             f(a);

@@ -16,8 +16,8 @@
 
 use super::MemoryTable;
 use crate::runtime::error::{ErrorCode, Result};
+use crate::runtime::lock_order::{Rank, RankedGuard, RankedMutex, RankedRwLock};
 use crate::runtime::registry::Registry;
-use parking_lot::{Mutex, RwLock};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -31,7 +31,7 @@ pub struct PoolCore {
     used: AtomicU64,
     used_high: AtomicU64,
     /// The reserve: bytes freed to the pool and kept, held in the device's memory table.
-    reserve: Mutex<Reserve>,
+    reserve: RankedMutex<Reserve>,
     reserved_high: AtomicU64,
     /// Destroyed (birenMemPoolDestroy): what is freed to it later is not kept.
     retired: AtomicBool,
@@ -39,7 +39,7 @@ pub struct PoolCore {
     /// ReuseFollowEventDependencies, ReuseAllowOpportunistic, ReuseAllowInternalDependencies.
     pub reuse: [AtomicI32; 3],
     /// Access granted to other devices (birenMemPoolSetAccess): device -> flags.
-    pub access: Mutex<HashMap<usize, i32>>,
+    pub(crate) access: RankedMutex<HashMap<usize, i32>>,
 }
 
 impl PoolCore {
@@ -50,12 +50,12 @@ impl PoolCore {
             max_size,
             used: AtomicU64::new(0),
             used_high: AtomicU64::new(0),
-            reserve: Mutex::new(Reserve::default()),
+            reserve: RankedMutex::new(Rank::PoolReserve, Reserve::default()),
             reserved_high: AtomicU64::new(0),
             retired: AtomicBool::new(false),
             release_threshold: AtomicU64::new(0),
             reuse: [AtomicI32::new(1), AtomicI32::new(1), AtomicI32::new(1)],
-            access: Mutex::new(HashMap::new()),
+            access: RankedMutex::new(Rank::Leaf, HashMap::new()),
         }
     }
 
@@ -73,7 +73,7 @@ impl PoolCore {
     }
 
     /// The reserve, as it stands in `mem` (dropped holds count no more).
-    fn reserve<'a>(&'a self, mem: &MemoryTable) -> parking_lot::MutexGuard<'a, Reserve> {
+    fn reserve<'a>(&'a self, mem: &MemoryTable) -> RankedGuard<'a, Reserve> {
         let mut r = self.reserve.lock();
         if r.generation != mem.hold_generation() {
             r.bytes = 0;
@@ -193,11 +193,11 @@ pub struct Pools {
     pub registry: Registry<PoolCore>,
     /// Per device: (default pool handle, current pool handle).
     defaults: Vec<OnceLock<u64>>,
-    current: Vec<Mutex<u64>>,
+    current: Vec<RankedMutex<u64>>,
     /// Live pool allocations: base -> (pool, bytes charged).
-    live: Mutex<HashMap<usize, (Arc<PoolCore>, u64)>>,
+    live: RankedMutex<HashMap<usize, (Arc<PoolCore>, u64)>>,
     /// Recently freed ranges (at most FREED_KEPT), by base.
-    freed: RwLock<BTreeMap<usize, FreedRange>>,
+    freed: RankedRwLock<BTreeMap<usize, FreedRange>>,
 }
 
 const FREED_KEPT: usize = 4096;
@@ -207,9 +207,11 @@ impl Pools {
         Pools {
             registry: Registry::new(crate::runtime::registry::HandleKind::MemPool),
             defaults: (0..devices).map(|_| OnceLock::new()).collect(),
-            current: (0..devices).map(|_| Mutex::new(0)).collect(),
-            live: Mutex::new(HashMap::new()),
-            freed: RwLock::new(BTreeMap::new()),
+            current: (0..devices)
+                .map(|_| RankedMutex::new(Rank::Leaf, 0))
+                .collect(),
+            live: RankedMutex::new(Rank::Leaf, HashMap::new()),
+            freed: RankedRwLock::new(Rank::Leaf, BTreeMap::new()),
         }
     }
 

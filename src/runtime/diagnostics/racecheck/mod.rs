@@ -35,7 +35,7 @@
 
 use crate::runtime::diagnostics::{self, caller};
 use crate::runtime::ids::{self, stream_name};
-use parking_lot::Mutex;
+use crate::runtime::lock_order::{Rank, RankedGuard, RankedMutex};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
@@ -465,8 +465,8 @@ struct State {
 /// Spare snapshot buffers kept.
 const SPARE: usize = 16;
 
-static STATE: std::sync::LazyLock<Mutex<State>> =
-    std::sync::LazyLock::new(|| Mutex::new(State::default()));
+static STATE: std::sync::LazyLock<RankedMutex<State>> =
+    std::sync::LazyLock::new(|| RankedMutex::new(Rank::RaceState, State::default()));
 
 struct HostThread {
     comp: u64,
@@ -868,9 +868,9 @@ impl State {
 /// Takes a copy or digest of `allocs` (those whose bytes may be read); small ones under the
 /// lock `st`, which is given back.
 fn snapshots(
-    mut st: parking_lot::MutexGuard<'static, State>,
+    mut st: RankedGuard<'static, State>,
     allocs: &[(usize, usize, bool)],
-) -> (Option<parking_lot::MutexGuard<'static, State>>, Digests) {
+) -> (Option<RankedGuard<'static, State>>, Digests) {
     let live = || allocs.iter().filter(|a| a.2).map(|a| (a.0, a.1));
     if live().map(|a| a.1).sum::<usize>() <= SMALL {
         let d = live()
@@ -1073,7 +1073,7 @@ pub fn finished(stream: u64, seq: u64) {
 /// Compares what `op`'s allocations hold now with `digests` and records the changed chunks as
 /// its writes.
 fn find_writes(
-    st: parking_lot::MutexGuard<'static, State>,
+    st: RankedGuard<'static, State>,
     op: &Arc<OpInfo>,
     clock: &Arc<Clock>,
     digests: Digests,

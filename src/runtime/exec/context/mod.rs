@@ -412,8 +412,11 @@ impl DeviceContext {
         waiting
     }
 
-    /// Drops queued work, waits for running work, destroys all streams (returned, for handle
-    /// invalidation) and frees all memory. Returns the live allocations as (base, size, caller).
+    /// Drops queued work, waits for running work, destroys all streams and frees all memory.
+    /// Returns the live allocations as (base, size, caller). `forget_handles` runs once the
+    /// device's threads are done, before anything starts again: what the host function in
+    /// progress created is then gone with the rest (before the reset), and what a host thread
+    /// creates once the reset lock is free stays (after it); never half of one.
     ///
     /// It waits for the device's threads (running blocks, copies, the host function in progress)
     /// while holding only the reset lock, which they never take (`creating` skips it on device
@@ -422,7 +425,7 @@ impl DeviceContext {
     /// never finish (issue 31, hang 1). Nothing here needs it: a reset adds, resolves and counts
     /// no future; the streams it kills answer every point as reached, and a cycle search that
     /// meets one mid-kill sees it complete.
-    pub fn reset(&self) -> Vec<(usize, usize, usize)> {
+    pub fn reset(&self, forget_handles: impl FnOnce()) -> Vec<(usize, usize, usize)> {
         let _r = self.reset_lock.write();
         self.exec.begin_reset();
         self.exec.wait_for_starts();
@@ -432,6 +435,12 @@ impl DeviceContext {
         }
         self.default_stream.drain();
         let live = self.exec.reset();
+        // The host function in progress has returned: the streams made meanwhile (by it, or as
+        // a graph launch's lanes) go too.
+        for s in self.streams.lock().take() {
+            s.kill();
+        }
+        forget_handles();
         if racecheck::on() {
             racecheck::reset_device(self.index);
         }
@@ -534,7 +543,7 @@ mod tests {
             .unwrap();
         let reset = {
             let d = d.clone();
-            std::thread::spawn(move || d.reset())
+            std::thread::spawn(move || d.reset(|| {}))
         };
         std::thread::sleep(Duration::from_millis(50));
         GATE.store(true, std::sync::atomic::Ordering::SeqCst);

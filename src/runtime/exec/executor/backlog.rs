@@ -3,6 +3,7 @@
 
 use super::Executor;
 use crate::runtime::exec::schedule;
+use std::cell::Cell;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -26,7 +27,41 @@ pub(super) const BACKLOG_PATIENCE: Duration = Duration::from_millis(10);
 /// time). The bound is kept to within this many ops.
 pub(super) const BACKLOG_STRIDE: u64 = 64;
 
+thread_local! {
+    /// Set while this thread enqueues under locks that the device's threads may need, having
+    /// made room before it took them (`Executor::make_room`).
+    static ROOM_MADE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// While alive, the thread's enqueues do not wait for room: it waited before it took locks that
+/// the device's threads may need (a host function launching the same executable graph), and
+/// waiting again under them would hold those threads up until the backlog's patience ran out.
+/// The bound is kept to within the ops enqueued meanwhile.
+pub struct RoomMade {
+    was: bool,
+}
+
+impl Drop for RoomMade {
+    fn drop(&mut self) {
+        ROOM_MADE.with(|r| r.set(self.was));
+    }
+}
+
+fn room_made() -> bool {
+    ROOM_MADE.with(|r| r.get())
+}
+
 impl Executor {
+    /// Waits for room as an enqueue does (`throttle`), then lets this thread's enqueues go
+    /// without waiting until the returned value is dropped: for a caller that enqueues under
+    /// locks the device's threads may need (`birenGraphLaunch` under its exec's locks).
+    pub fn make_room(&self) -> RoomMade {
+        self.throttle();
+        RoomMade {
+            was: ROOM_MADE.with(|r| r.replace(true)),
+        }
+    }
+
     /// Counts an op enqueued on the device; returns how many were before it (a device-wide
     /// order of enqueues).
     pub fn op_enqueued(&self) -> u64 {
@@ -42,7 +77,7 @@ impl Executor {
     pub fn throttle(&self) {
         // Every enqueue may wait here: checked at each one, not only when the device is full.
         #[cfg(any(test, debug_assertions, feature = "lock-order"))]
-        if !crate::device::engine::on_device_thread() {
+        if !crate::device::engine::on_device_thread() && !room_made() {
             crate::runtime::lock_order::before_wait("an enqueue may wait for room on the device");
         }
         let i = self.ops_in.count.load(Ordering::Relaxed);
@@ -67,6 +102,7 @@ impl Executor {
     #[cold]
     pub(super) fn wait_for_room(&self, mut out: u64, patience: Duration) {
         if crate::device::engine::on_device_thread()
+            || room_made()
             || schedule::active()
             || self.stalled_at.load(Ordering::Relaxed) == out
         {

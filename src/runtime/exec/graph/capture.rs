@@ -15,7 +15,7 @@ use crate::runtime::exec::event::EventCore;
 use crate::runtime::exec::stream::StreamCore;
 use crate::runtime::exec::strided::StridedOp;
 use crate::runtime::exec::work::Work;
-use parking_lot::Mutex;
+use crate::runtime::lock_order::{Rank, RankedMutex};
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -73,7 +73,7 @@ struct Table {
     marks: HashMap<u64, (u64, Vec<u32>)>,
 }
 
-static TABLE: Mutex<Option<Table>> = Mutex::new(None);
+static TABLE: RankedMutex<Option<Table>> = RankedMutex::new(Rank::CaptureTable, None);
 static CAPTURE_IDS: AtomicU64 = AtomicU64::new(0);
 
 fn with<R>(f: impl FnOnce(&mut Table) -> R) -> R {
@@ -172,7 +172,7 @@ pub fn begin(s: &Arc<StreamCore>, mode: i32, caller: usize) -> Result<()> {
 /// True, the first time per kernel and with the validator on, for a launch whose arguments are
 /// read by reference (the advice is given once per kernel).
 fn captured_by_reference(l: &crate::runtime::exec::launch::Launch) -> bool {
-    static ADVISED: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+    static ADVISED: RankedMutex<Vec<usize>> = RankedMutex::new(Rank::Leaf, Vec::new());
     let by_reference = matches!(
         l.args,
         crate::runtime::exec::launch::KernelArgs::ByReference(p) if !p.is_null()

@@ -31,7 +31,7 @@
 use super::run::GraphRun;
 use crate::runtime::exec::stream::StreamCore;
 use crate::runtime::exec::work::{Started, Ticket};
-use parking_lot::Mutex;
+use crate::runtime::lock_order::{Rank, RankedMutex};
 use std::sync::Arc;
 
 /// The lanes of an executable graph's event nodes, one per node, reused by its launches (which
@@ -65,15 +65,19 @@ enum Gate {
 
 /// The event nodes of one launch: where each wait node and each gate stands.
 pub struct LaunchEvents {
-    waits: Box<[Mutex<WaitState>]>,
-    gates: Box<[Mutex<Gate>]>,
+    waits: Box<[RankedMutex<WaitState>]>,
+    gates: Box<[RankedMutex<Gate>]>,
 }
 
 impl LaunchEvents {
     pub(crate) fn new(waits: usize, records: usize) -> LaunchEvents {
         LaunchEvents {
-            waits: (0..waits).map(|_| Mutex::new(WaitState::Idle)).collect(),
-            gates: (0..records).map(|_| Mutex::new(Gate::Closed)).collect(),
+            waits: (0..waits)
+                .map(|_| RankedMutex::new(Rank::Leaf, WaitState::Idle))
+                .collect(),
+            gates: (0..records)
+                .map(|_| RankedMutex::new(Rank::Leaf, Gate::Closed))
+                .collect(),
         }
     }
 

@@ -9,7 +9,7 @@ use crate::runtime::exec::event::EventCore;
 use crate::runtime::exec::launch::KernelInfo;
 use crate::runtime::exec::stream::StreamPoint;
 use crate::runtime::exec::work::HostCall;
-use parking_lot::Mutex;
+use crate::runtime::lock_order::{Rank, RankedMutex};
 use std::sync::Arc;
 
 /// What an executable node does.
@@ -341,12 +341,12 @@ fn event_slots(nodes: &mut [ExecNode], preds: &[Vec<u32>]) -> (Box<[EventSlot]>,
 pub struct GraphExec {
     pub id: u64,
     pub device: usize,
-    pub current: Mutex<Arc<ExecGraph>>,
+    pub(crate) current: RankedMutex<Arc<ExecGraph>>,
     /// The point after its latest launch: launches of one exec run one after another, also
     /// across streams. Held while a launch is enqueued.
-    pub last: Mutex<Option<StreamPoint>>,
+    pub(crate) last: RankedMutex<Option<StreamPoint>>,
     /// The lanes of its event nodes (taken after `last`).
-    pub lanes: Mutex<super::events::EventLanes>,
+    pub(crate) lanes: RankedMutex<super::events::EventLanes>,
     pub caller: usize,
 }
 
@@ -355,9 +355,12 @@ impl GraphExec {
         GraphExec {
             id,
             device,
-            current: Mutex::new(Arc::new(ExecGraph::build(id, graph_id, Arc::new(body)))),
-            last: Mutex::new(None),
-            lanes: Mutex::new(Default::default()),
+            current: RankedMutex::new(
+                Rank::GraphExecForm,
+                Arc::new(ExecGraph::build(id, graph_id, Arc::new(body))),
+            ),
+            last: RankedMutex::new(Rank::GraphExecLaunch, None),
+            lanes: RankedMutex::new(Rank::GraphExecLanes, Default::default()),
             caller,
         }
     }

@@ -18,8 +18,8 @@ use crate::runtime::exec::event::EventCore;
 use crate::runtime::exec::launch::{KernelArgs, KernelInfo};
 use crate::runtime::exec::strided::Side;
 use crate::runtime::exec::work::HostCall;
+use crate::runtime::lock_order::{Rank, RankedMutex};
 use crate::runtime::registry::{HandleKind, Registry};
-use parking_lot::Mutex;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -391,7 +391,7 @@ impl GraphBody {
 /// A graph: its id (messages, traces) and its contents.
 pub struct GraphCore {
     pub id: u64,
-    pub body: Mutex<GraphBody>,
+    pub(crate) body: RankedMutex<GraphBody>,
     /// Return address of the creator (leak reports).
     pub caller: usize,
 }
@@ -436,7 +436,7 @@ impl Tables {
         let id = self.next_id();
         let g = Arc::new(GraphCore {
             id,
-            body: Mutex::new(GraphBody::default()),
+            body: RankedMutex::new(Rank::GraphBody, GraphBody::default()),
             caller,
         });
         for (i, n) in body.nodes.iter_mut().enumerate() {

@@ -5,7 +5,7 @@ use crate::runtime::diagnostics::racecheck::{GraphDesc, NodeDesc, Range, Reach};
 use crate::runtime::exec::graph::exec::{ExecGraph, ExecWork};
 use crate::runtime::exec::graph::{CopyNode, FillNode};
 use crate::runtime::exec::race::{kernel_words, strided_ranges};
-use parking_lot::Mutex;
+use crate::runtime::lock_order::{Rank, RankedMutex};
 use std::sync::{Arc, Weak};
 
 fn copy_node_ranges(c: &CopyNode) -> Vec<Range> {
@@ -19,7 +19,8 @@ fn fill_node_ranges(f: &FillNode) -> Vec<Range> {
 
 /// Executable graphs described lately (an executable graph is immutable; the weak reference
 /// keeps its address from being reused while it is listed).
-static GRAPHS: Mutex<Vec<(Weak<ExecGraph>, Arc<GraphDesc>)>> = Mutex::new(Vec::new());
+static GRAPHS: RankedMutex<Vec<(Weak<ExecGraph>, Arc<GraphDesc>)>> =
+    RankedMutex::new(Rank::RaceGraphs, Vec::new());
 const GRAPHS_KEPT: usize = 32;
 
 /// What each node of `g` touches, and which node comes before which (once per executable graph).

@@ -25,8 +25,9 @@
 pub mod log;
 
 use crate::runtime::error::{ErrorCode, Result};
+use crate::runtime::lock_order::{Rank, RankedGuard, RankedMutex};
 use log::{Call, Header, Recording};
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Condvar;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::io::Write;
@@ -45,9 +46,9 @@ static PROGRESS: AtomicU64 = AtomicU64::new(0);
 static DEVICE_HELD: AtomicUsize = AtomicUsize::new(0);
 /// The device side's hooks: start every held operation (a replay running free), and say which
 /// start it waits for.
-static DEVICE_HOOKS: Mutex<Option<DeviceHooks>> = Mutex::new(None);
+static DEVICE_HOOKS: RankedMutex<Option<DeviceHooks>> = RankedMutex::new(Rank::Leaf, None);
 type DeviceHooks = (fn(), fn() -> String);
-static FILE: Mutex<Option<std::fs::File>> = Mutex::new(None);
+static FILE: RankedMutex<Option<std::fs::File>> = RankedMutex::new(Rank::Leaf, None);
 
 thread_local! {
     static ORDINAL: Cell<u32> = const { Cell::new(u32::MAX) };
@@ -85,7 +86,7 @@ struct HostState {
     replay: Option<Replay>,
 }
 
-static HOST: Mutex<Option<HostState>> = Mutex::new(None);
+static HOST: RankedMutex<Option<HostState>> = RankedMutex::new(Rank::ReplayTurn, None);
 static TURN_FREED: Condvar = Condvar::new();
 
 /// True while recording or replaying (one relaxed load).
@@ -241,7 +242,7 @@ pub fn enter(name: &str) -> bool {
 fn enter_recording(name: &str) -> Option<()> {
     let mut g = HOST.lock();
     while g.as_ref()?.busy {
-        TURN_FREED.wait(&mut g);
+        g.wait(&TURN_FREED);
     }
     let st = g.as_mut()?;
     let ord = ORDINAL.with(|o| {
@@ -297,7 +298,7 @@ enum Entry {
 /// A call the recording does not have: it waits until every recorded call has been made (the
 /// recording was cut short: a crashed run), then the replay runs free. If the recorded calls
 /// stop coming meanwhile, the watchdog calls it a divergence.
-fn after_end(mut g: parking_lot::MutexGuard<'_, Option<HostState>>, what: String) {
+fn after_end(mut g: RankedGuard<'_, Option<HostState>>, what: String) {
     loop {
         if MODE.load(Ordering::Relaxed) != REPLAY {
             return;
@@ -311,7 +312,7 @@ fn after_end(mut g: parking_lot::MutexGuard<'_, Option<HostState>>, what: String
         }
         st.waiting += 1;
         st.unrecorded = Some(what.clone());
-        TURN_FREED.wait(&mut g);
+        g.wait(&TURN_FREED);
         if let Some(st) = g.as_mut() {
             st.waiting -= 1;
             st.unrecorded = None;
@@ -331,7 +332,7 @@ const ARRIVAL_GRACE: Duration = Duration::from_millis(200);
 /// Replay: gives a thread making its first call the ordinal of a recorded thread that began
 /// with the same call. When several did, the threads that arrive within `ARRIVAL_GRACE` of each
 /// other are matched to them in the order of their kernel thread ids (creation order).
-fn assign_ordinal(g: &mut parking_lot::MutexGuard<'_, Option<HostState>>, name: &str) {
+fn assign_ordinal(g: &mut RankedGuard<'_, Option<HostState>>, name: &str) {
     let me = thread_id();
     let since = Instant::now();
     let Some(st) = g.as_mut() else { return };
@@ -382,7 +383,7 @@ fn assign_ordinal(g: &mut parking_lot::MutexGuard<'_, Option<HostState>>, name: 
             continue;
         }
         let left = ARRIVAL_GRACE.saturating_sub(since.elapsed());
-        TURN_FREED.wait_for(g, left);
+        g.wait_for(&TURN_FREED, left);
     }
 }
 
@@ -411,7 +412,7 @@ fn enter_replaying(name: &str) -> Option<()> {
             break;
         }
         st.waiting += 1;
-        TURN_FREED.wait(&mut g);
+        g.wait(&TURN_FREED);
         g.as_mut()?.waiting -= 1;
     }
     let st = g.as_mut()?;
@@ -446,7 +447,7 @@ fn expected(st: &HostState) -> String {
 
 /// Stops replaying: every waiting call and held operation goes, and nothing waits again. Says
 /// why in one line: `biren replay: <what>; running free`.
-fn run_free(g: parking_lot::MutexGuard<'_, Option<HostState>>, what: String) {
+fn run_free(g: RankedGuard<'_, Option<HostState>>, what: String) {
     if MODE.swap(OFF, Ordering::Relaxed) == REPLAY {
         let _ = std::io::stderr()
             .lock()

@@ -1,4 +1,5 @@
-//! The lock order of the execution core. Every lock of it has a `Rank`; a thread takes locks
+//! The lock order of the library's locks (the runtime's and the device engines'; it sits in
+//! the lowest layer so every layer uses the one checker). Every lock has a `Rank`; a thread takes locks
 //! in increasing rank only, and waits (a condition variable, another thread, the device) only
 //! while it holds nothing above `MAY_WAIT_UNDER`. ARCHITECTURE.md ("The lock order") has the
 //! table: what each lock protects, what may be taken under it, whether one may wait holding it.
@@ -13,17 +14,30 @@ use parking_lot::{
     Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, WaitTimeoutResult,
 };
 use std::ops::{Deref, DerefMut};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The ranks, lowest (taken first) to highest. Gaps leave room.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 pub(crate) enum Rank {
     /// `DeviceContext`'s reset gate (written by a reset, read by hosts creating things).
     ResetGate = 10,
+    /// The recorded or replayed order of API calls (replay's host state): taken at a call's
+    /// entry, holding nothing else.
+    ReplayTurn = 12,
+    /// An executable graph's latest launch: held while a launch of it is enqueued.
+    GraphExecLaunch = 14,
+    /// An executable graph's event-node lanes (taken after its latest launch).
+    GraphExecLanes = 16,
+    /// An executable graph's current executable form.
+    GraphExecForm = 18,
     /// The runtime's futures lock: serializes adding and resolving futures.
     Futures = 20,
     /// An event's latest record and pending future.
     EventState = 30,
+    /// The stream captures in progress.
+    CaptureTable = 34,
+    /// A graph's nodes and edges.
+    GraphBody = 36,
     /// A device's set of streams.
     StreamSet = 40,
     /// A stream's consumer end (`StreamQueue`).
@@ -34,6 +48,9 @@ pub(crate) enum Rank {
     BusyStreams = 65,
     /// The streams parked on a stream's points (taken under another stream's queue).
     PointWaiters = 70,
+    /// A debugging schedule's state (serial, recorded or replayed starts): an op about to
+    /// start asks it under its stream's queue.
+    ScheduleState = 72,
     /// A future's resolution and waiters (read under a stream's queue or tail).
     FutureRecord = 75,
     /// The executor's deferred frees.
@@ -48,6 +65,22 @@ pub(crate) enum Rank {
     KernelFailure = 87,
     /// A notifier's lock (host waiters park on its condition variable).
     Notifier = 90,
+    /// A memory pool's reserve (it holds device memory in the memory table's holds).
+    PoolReserve = 92,
+    /// The race detector's state.
+    RaceState = 94,
+    /// The race detector's descriptions of executable graphs.
+    RaceGraphs = 95,
+    /// Where validator lines go (a sink called under it takes no lock of the runtime).
+    DiagnosticsSink = 96,
+    /// The trace's events, then its track names.
+    TraceEvents = 97,
+    TraceTracks = 98,
+    /// Locks under which no other lock is ever taken: handle registries' slots and free lists,
+    /// memory tables and pools' maps, kernel and symbol tables, engine queues, graph event
+    /// nodes' states, the debug hooks' small tables. Any of them may be taken under any lock
+    /// above, and since they share this rank, the checker refuses one taken under another.
+    Leaf = 100,
 }
 
 #[cfg_attr(
@@ -76,37 +109,42 @@ mod held {
     use std::cell::RefCell;
 
     thread_local! {
-        /// The locks this thread holds: (rank, key, address), in the order taken.
-        static HELD: RefCell<Vec<(Rank, u64, usize)>> = const { RefCell::new(Vec::new()) };
+        /// The locks this thread holds: (rank, key, address, what it guards), in the order
+        /// taken.
+        static HELD: RefCell<Vec<(Rank, u64, usize, &'static str)>> = const { RefCell::new(Vec::new()) };
     }
 
     /// Before blocking on a lock: panics if the thread holds one it must not take it under.
-    pub fn before_lock(rank: Rank, key: u64, addr: usize) {
-        let bad = HELD.with(|h| {
-            h.borrow()
-                .iter()
-                .find(|&&(r, k, a)| {
-                    a == addr || r > rank || (r == rank && !(rank.ordered_within() && k < key))
-                })
-                .copied()
-        });
-        if let Some((r, k, _)) = bad {
+    /// A thread whose locals are torn down (an exit handler on the main thread) holds nothing
+    /// that the checker can see: it checks nothing there (`try_with`).
+    pub fn before_lock(rank: Rank, key: u64, addr: usize, what: &'static str) {
+        let bad = HELD
+            .try_with(|h| {
+                h.borrow()
+                    .iter()
+                    .find(|&&(r, k, a, _)| {
+                        a == addr || r > rank || (r == rank && !(rank.ordered_within() && k < key))
+                    })
+                    .copied()
+            })
+            .ok()
+            .flatten();
+        if let Some((r, k, _, held)) = bad {
             broken(format!(
-                "lock order: taking {rank:?} (key {key}) while holding {r:?} (key {k}); \
-                 locks are taken in increasing rank (ARCHITECTURE.md, the lock order)"
+                "lock order: taking {rank:?} (key {key}, {what}) while holding {r:?} (key {k}, \
+                 {held}); locks are taken in increasing rank (ARCHITECTURE.md, the lock order)"
             ));
         }
     }
 
-    pub fn acquired(rank: Rank, key: u64, addr: usize) {
-        HELD.with(|h| h.borrow_mut().push((rank, key, addr)));
+    pub fn acquired(rank: Rank, key: u64, addr: usize, what: &'static str) {
+        let _ = HELD.try_with(|h| h.borrow_mut().push((rank, key, addr, what)));
     }
 
     pub fn released(addr: usize) {
-        // `try_with`: a guard dropped while the thread's locals are torn down.
         let _ = HELD.try_with(|h| {
             let mut h = h.borrow_mut();
-            if let Some(i) = h.iter().rposition(|&(_, _, a)| a == addr) {
+            if let Some(i) = h.iter().rposition(|&(_, _, a, _)| a == addr) {
                 h.remove(i);
             }
         });
@@ -115,16 +153,19 @@ mod held {
     /// Before a wait: panics if the thread holds a lock above the threshold, other than
     /// `releasing` (the lock a condition variable's wait gives up).
     pub fn before_wait(what: &str, releasing: usize) {
-        let bad = HELD.with(|h| {
-            h.borrow()
-                .iter()
-                .find(|&&(r, _, a)| r > MAY_WAIT_UNDER && a != releasing)
-                .copied()
-        });
-        if let Some((r, _, _)) = bad {
+        let bad = HELD
+            .try_with(|h| {
+                h.borrow()
+                    .iter()
+                    .find(|&&(r, _, a, _)| r > MAY_WAIT_UNDER && a != releasing)
+                    .copied()
+            })
+            .ok()
+            .flatten();
+        if let Some((r, _, _, held)) = bad {
             broken(format!(
-                "lock order: waiting ({what}) while holding {r:?}, which the awaited thread may \
-                 need; only locks up to {MAY_WAIT_UNDER:?} may be held while waiting"
+                "lock order: waiting ({what}) while holding {r:?} ({held}), which the awaited \
+                 thread may need; only locks up to {MAY_WAIT_UNDER:?} may be held while waiting"
             ));
         }
     }
@@ -189,10 +230,10 @@ impl<T> RankedMutex<T> {
     #[inline(always)]
     pub fn lock(&self) -> RankedGuard<'_, T> {
         #[cfg(any(test, debug_assertions, feature = "lock-order"))]
-        held::before_lock(self.rank, self.key, self.addr());
+        held::before_lock(self.rank, self.key, self.addr(), std::any::type_name::<T>());
         let inner = self.inner.lock();
         #[cfg(any(test, debug_assertions, feature = "lock-order"))]
-        held::acquired(self.rank, self.key, self.addr());
+        held::acquired(self.rank, self.key, self.addr(), std::any::type_name::<T>());
         RankedGuard {
             inner,
             addr: self.addr(),
@@ -204,7 +245,7 @@ impl<T> RankedMutex<T> {
     pub fn try_lock(&self) -> Option<RankedGuard<'_, T>> {
         let inner = self.inner.try_lock()?;
         #[cfg(any(test, debug_assertions, feature = "lock-order"))]
-        held::acquired(self.rank, self.key, self.addr());
+        held::acquired(self.rank, self.key, self.addr(), std::any::type_name::<T>());
         Some(RankedGuard {
             inner,
             addr: self.addr(),
@@ -236,6 +277,13 @@ impl<T> RankedGuard<'_, T> {
         #[cfg(any(test, debug_assertions, feature = "lock-order"))]
         held::before_wait("condition variable", self.addr);
         cv.wait_until(&mut self.inner, until)
+    }
+
+    #[inline(always)]
+    pub fn wait_for(&mut self, cv: &Condvar, timeout: Duration) -> WaitTimeoutResult {
+        #[cfg(any(test, debug_assertions, feature = "lock-order"))]
+        held::before_wait("condition variable", self.addr);
+        cv.wait_for(&mut self.inner, timeout)
     }
 }
 
@@ -287,12 +335,12 @@ impl<T> RankedRwLock<T> {
     #[inline(always)]
     pub fn read(&self) -> RankedReadGuard<'_, T> {
         #[cfg(any(test, debug_assertions, feature = "lock-order"))]
-        held::before_lock(self.rank, 0, self.addr());
+        held::before_lock(self.rank, 0, self.addr(), std::any::type_name::<T>());
         let inner = self.inner.read();
         #[cfg(any(test, debug_assertions, feature = "lock-order"))]
-        held::acquired(self.rank, 0, self.addr());
+        held::acquired(self.rank, 0, self.addr(), std::any::type_name::<T>());
         RankedReadGuard {
-            _inner: inner,
+            inner,
             addr: self.addr(),
         }
     }
@@ -300,19 +348,19 @@ impl<T> RankedRwLock<T> {
     #[inline(always)]
     pub fn write(&self) -> RankedWriteGuard<'_, T> {
         #[cfg(any(test, debug_assertions, feature = "lock-order"))]
-        held::before_lock(self.rank, 0, self.addr());
+        held::before_lock(self.rank, 0, self.addr(), std::any::type_name::<T>());
         let inner = self.inner.write();
         #[cfg(any(test, debug_assertions, feature = "lock-order"))]
-        held::acquired(self.rank, 0, self.addr());
+        held::acquired(self.rank, 0, self.addr(), std::any::type_name::<T>());
         RankedWriteGuard {
-            _inner: inner,
+            inner,
             addr: self.addr(),
         }
     }
 }
 
 pub(crate) struct RankedReadGuard<'a, T> {
-    _inner: RwLockReadGuard<'a, T>,
+    inner: RwLockReadGuard<'a, T>,
     #[cfg_attr(
         not(any(test, debug_assertions, feature = "lock-order")),
         allow(dead_code)
@@ -321,12 +369,35 @@ pub(crate) struct RankedReadGuard<'a, T> {
 }
 
 pub(crate) struct RankedWriteGuard<'a, T> {
-    _inner: RwLockWriteGuard<'a, T>,
+    inner: RwLockWriteGuard<'a, T>,
     #[cfg_attr(
         not(any(test, debug_assertions, feature = "lock-order")),
         allow(dead_code)
     )]
     addr: usize,
+}
+
+impl<T> Deref for RankedReadGuard<'_, T> {
+    type Target = T;
+    #[inline(always)]
+    fn deref(&self) -> &T {
+        &self.inner
+    }
+}
+
+impl<T> Deref for RankedWriteGuard<'_, T> {
+    type Target = T;
+    #[inline(always)]
+    fn deref(&self) -> &T {
+        &self.inner
+    }
+}
+
+impl<T> DerefMut for RankedWriteGuard<'_, T> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.inner
+    }
 }
 
 #[cfg(any(test, debug_assertions, feature = "lock-order"))]
@@ -399,6 +470,25 @@ mod tests {
             let _b = b.lock();
         });
         assert!(msg.contains("holding StreamQueue"), "{msg}");
+    }
+
+    #[test]
+    fn a_leaf_under_another_leaf_panics_naming_what_each_guards() {
+        let registry = RankedMutex::new(Rank::Leaf, 0u32);
+        let table = RankedRwLock::new(Rank::Leaf, String::new());
+        let msg = panics(|| {
+            let _r = registry.lock();
+            let _t = table.read();
+        });
+        assert!(
+            msg.contains("taking Leaf (key 0, alloc::string::String)")
+                && msg.contains("holding Leaf (key 0, u32)"),
+            "{msg}"
+        );
+        // Under any lock of a lower rank, a leaf is fine.
+        let n = RankedMutex::new(Rank::Notifier, ());
+        let _n = n.lock();
+        let _r = registry.lock();
     }
 
     #[test]
