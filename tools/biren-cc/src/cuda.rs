@@ -17,7 +17,7 @@
 
 #![allow(non_upper_case_globals)]
 
-use crate::clang::{Cursor, Unit};
+use crate::clang::{self, Cursor, Unit};
 use clang_sys::*;
 use std::collections::{HashMap, HashSet};
 
@@ -65,8 +65,6 @@ struct KernelDef {
     /// read its host branches, so what the device branches call is unknown): the entries, and
     /// the second stage's thread loops, keep the context's threadIdx current for every thread.
     reads_tid_in_callee: bool,
-    line: u32,
-    has_sync: bool,
     /// Names given to unnamed parameters in the stub's declaration: (offset, text).
     name_edits: Vec<(usize, String)>,
 }
@@ -77,9 +75,6 @@ pub struct Translated {
     /// Other files of the program that hold kernels, launches or device variables: their
     /// path as libclang read them, and their translation.
     pub others: Vec<(String, String)>,
-    /// Report lines for kernels the second stage will not see (templates, kernels calling
-    /// functions that read threadIdx).
-    pub report: Vec<String>,
 }
 
 /// A declaration context at file scope: the unit (libclang numbers it 350 since version 5,
@@ -137,67 +132,6 @@ fn apply(file: &str, src: &[u8], a: usize, b: usize, edits: &[&Edit]) -> String 
 /// Every cursor of the unit worth a look, depth first.
 fn walk(root: &Cursor) -> Vec<Cursor> {
     root.descendants()
-}
-
-/// Names of sync points and warp operations (after the headers' macros) in a body.
-fn is_sync_call(name: &str) -> bool {
-    matches!(
-        name,
-        "birenSyncThreadsLoop" | "birenWarpExchange" | "birenGridSyncLoop" | "sync_count"
-    ) || (name.starts_with("birenShfl") && name.ends_with("In_"))
-}
-
-/// Reads the template head of a function template: `template <...>` as written, and the
-/// arguments that name its parameters (`<T, N>`, packs expanded).
-fn template_of(src: &[u8], f: &Cursor) -> Option<(String, String)> {
-    let (_, start, _) = f.extent_in()?;
-    let t = src.get(start..)?;
-    if !t.starts_with(b"template") {
-        return None;
-    }
-    let mut i = start + 8;
-    while i < src.len() && src[i].is_ascii_whitespace() {
-        i += 1;
-    }
-    if src.get(i) != Some(&b'<') {
-        return None;
-    }
-    let mut depth = 0i32;
-    let mut paren = 0i32;
-    let mut j = i;
-    while j < src.len() {
-        match src[j] {
-            b'(' => paren += 1,
-            b')' => paren -= 1,
-            b'<' if paren == 0 => depth += 1,
-            b'>' if paren == 0 => {
-                depth -= 1;
-                if depth == 0 {
-                    break;
-                }
-            }
-            _ => {}
-        }
-        j += 1;
-    }
-    let head = slice(src, start, j + 1);
-    let mut args = Vec::new();
-    for ch in f.children() {
-        match ch.kind() {
-            CXCursor_TemplateTypeParameter
-            | CXCursor_NonTypeTemplateParameter
-            | CXCursor_TemplateTemplateParameter => {
-                let name = ch.spelling();
-                let pack = match ch.extent_in() {
-                    Some((_, a, b)) => slice(src, a, b).contains("..."),
-                    None => false,
-                };
-                args.push(if pack { format!("{name}...") } else { name });
-            }
-            _ => {}
-        }
-    }
-    Some((head, format!("<{}>", args.join(", "))))
 }
 
 /// The program's own files, as libclang names them: read once, on demand. Files of the system
@@ -528,7 +462,6 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
     }
 
     // Kernels: edits inside each body are applied to the moved body.
-    let mut report = Vec::new();
     let edit_refs: Vec<&Edit> = edits.iter().collect();
     let mut kernel_edits: Vec<Edit> = Vec::new();
     for k in &kernels {
@@ -547,18 +480,6 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
             end: k.body_end,
             text: stub_body + &after,
         });
-        // The second stage reports the others (kernels whose callees read threadIdx included:
-        // it reads their `_biren_fthread_`).
-        if !k.tpl_head.is_empty() {
-            report.push(if k.has_sync {
-                format!(
-                    "biren-cc: kernel {}: fibers (a template kernel at {}:{})",
-                    k.name, k.file, k.line
-                )
-            } else {
-                format!("biren-cc: kernel {}: loops (1 regions)", k.name)
-            });
-        }
     }
     let in_body = |e: &Edit| {
         kernels
@@ -590,7 +511,6 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
     Ok(Translated {
         text,
         others,
-        report,
     })
 }
 
@@ -672,7 +592,7 @@ fn kernel_def(
         ));
     };
     let (tpl_head, tpl_args) = if f.kind() == CXCursor_FunctionTemplate {
-        template_of(src, f).ok_or_else(|| {
+        clang::template_of(src, f).ok_or_else(|| {
             format!("{path}:{file_line}: error: a kernel template biren-cc cannot read")
         })?
     } else {
@@ -717,9 +637,6 @@ fn kernel_def(
         cs.iter()
             .any(|c| reads_tid.contains(c) && !kernels.contains(c))
     });
-    let has_sync = body.descendants().iter().any(|d| {
-        d.kind() == CXCursor_CallExpr && d.referenced().is_some_and(|r| is_sync_call(&r.spelling()))
-    });
     Ok(KernelDef {
         name: f.spelling(),
         file: path.to_string(),
@@ -731,8 +648,6 @@ fn kernel_def(
         params,
         param_names: names,
         reads_tid_in_callee: reads || arch.contains(&usr),
-        line: file_line,
-        has_sync,
         name_edits,
     })
 }

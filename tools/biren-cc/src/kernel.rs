@@ -198,7 +198,19 @@ pub struct Kernel {
     /// A CUDA kernel whose callees read threadIdx from the context (`_biren_fthread_`): each
     /// thread loop stores the thread's index there first.
     pub ctx_tid: bool,
+    /// A CUDA kernel template: its region form is a template too, registered per instantiation.
+    pub template: Option<Template>,
     pub plan: Result<Plan, Fallback>,
+}
+
+/// The template a kernel's per-thread function is (cuda.rs writes one per kernel template).
+pub struct Template {
+    /// `template <...>` as written.
+    pub head: String,
+    /// The arguments naming its parameters: `<T, N>`.
+    pub args: String,
+    /// Where `template` starts.
+    pub start: usize,
 }
 
 const THREAD_SUFFIX: &str = "_biren_thread_";
@@ -263,6 +275,15 @@ fn is_grid_fn(name: &str) -> bool {
     name.starts_with("birenGridSync")
 }
 
+/// A name with one value for the whole program: an enumerator, or (kernel templates) a
+/// non-type template parameter, a constant of each instantiation.
+fn is_constant(r: &Cursor) -> bool {
+    matches!(
+        r.kind(),
+        CXCursor_EnumConstantDecl | CXCursor_NonTypeTemplateParameter
+    )
+}
+
 fn is_stmt_kind(k: CXCursorKind) -> bool {
     (200..=299).contains(&k)
 }
@@ -304,17 +325,30 @@ pub fn find(root: &Cursor, src: &[u8]) -> Vec<Kernel> {
                 {
                     stack.push(ch)
                 }
-                CXCursor_FunctionDecl if ch.is_definition() && ch.in_main_file() => {
+                CXCursor_FunctionDecl | CXCursor_FunctionTemplate
+                    if ch.is_definition() && ch.in_main_file() =>
+                {
                     let name = ch.spelling();
-                    if let Some(k) = name.strip_suffix(THREAD_SUFFIX) {
-                        if let Some(kernel) = read_kernel(&ch, k, src) {
-                            out.push(kernel);
-                        }
+                    let template = if ch.kind() == CXCursor_FunctionTemplate {
+                        let Some((head, args)) = crate::clang::template_of(src, &ch) else {
+                            continue;
+                        };
+                        let Pos::Main(start) = ch.start() else { continue };
+                        Some(Template { head, args, start })
+                    } else {
+                        None
+                    };
+                    let (k, ctx_tid) = if let Some(k) = name.strip_suffix(THREAD_SUFFIX) {
+                        (k, false)
                     } else if let Some(k) = name.strip_suffix(CTX_THREAD_SUFFIX) {
-                        if let Some(mut kernel) = read_kernel(&ch, k, src) {
-                            kernel.ctx_tid = true;
-                            out.push(kernel);
-                        }
+                        (k, true)
+                    } else {
+                        continue;
+                    };
+                    if let Some(mut kernel) = read_kernel(&ch, k, src) {
+                        kernel.ctx_tid = ctx_tid;
+                        kernel.template = template;
+                        out.push(kernel);
                     }
                 }
                 _ => {}
@@ -368,6 +402,7 @@ fn read_kernel(f: &Cursor, name: &str, src: &[u8]) -> Option<Kernel> {
         params: params[..nparams].to_vec(),
         has_barrier,
         ctx_tid: false,
+        template: None,
         plan,
     })
 }
@@ -650,10 +685,11 @@ impl<'a> Analysis<'a> {
     fn plan(&mut self, body: &Cursor, open: usize, close: usize) -> Result<Plan, Fallback> {
         self.screen(body)?;
         self.find_counters(body);
-        let pieces = self.split(body, open + 1, close)?;
+        let mut pieces = self.split(body, open + 1, close)?;
         self.collect_uses(body)?;
         self.check_params_and_counters(body)?;
         let remat = self.rematerializable();
+        self.settle_checks(body, &mut pieces, &remat);
         let block_atomics = self.shared_atomics(body, &remat);
         let expanded = self.expand(&remat)?;
         let (uses, cond_uses) = self.uses_by_region(&expanded);
@@ -1099,7 +1135,7 @@ impl<'a> Analysis<'a> {
                         || !(is_param
                             || is_counter
                             || is_block
-                            || r.kind() == CXCursor_EnumConstantDecl)
+                            || is_constant(&r))
                     {
                         return false;
                     }
@@ -1154,7 +1190,7 @@ impl<'a> Analysis<'a> {
                         return false;
                     }
                     let ok = self.params.iter().any(|p| p.same(&r))
-                        || r.kind() == CXCursor_EnumConstantDecl
+                        || is_constant(&r)
                         || self.var_of(&r).is_some_and(|v| self.vars[v].block_level);
                     if !ok {
                         return false;
@@ -1774,6 +1810,76 @@ impl<'a> Analysis<'a> {
         Ok(check)
     }
 
+    /// Conditions around barriers that `condition` could only check (they read a local
+    /// variable) and that read only block values once the recomputed variables are known
+    /// (`aEnd = aBegin + wA - 1`, uniform: see `rematerializable`): evaluated once for the
+    /// block, unchecked, as those variables are declared before the block's statements.
+    fn settle_checks(
+        &mut self,
+        body: &Cursor,
+        pieces: &mut [Piece],
+        remat: &[(usize, Remat, Vec<usize>)],
+    ) {
+        let set: HashSet<usize> = remat
+            .iter()
+            .filter(|r| r.1.uniform)
+            .map(|r| r.0)
+            .collect();
+        if set.is_empty() || self.checked_conds.is_empty() {
+            return;
+        }
+        let nodes = body.descendants();
+        let src = self.src;
+        let uniform = |span: Span| {
+            nodes
+                .iter()
+                .filter(|d| matches!(d.start(), Pos::Main(o) if o >= span.0 && o < span.1))
+                .all(|d| {
+                    let writes = matches!(d.location(), Pos::Main(e) if {
+                        let t = &src[e.min(src.len())..];
+                        t.starts_with(b"++") || t.starts_with(b"--") || (t.starts_with(b"=") && !t.starts_with(b"=="))
+                    });
+                    !writes
+                        && d.kind() != CXCursor_CompoundAssignOperator
+                        && self.uniform_with(d, &set)
+                })
+        };
+        let settled: Vec<Span> = self
+            .checked_conds
+            .iter()
+            .copied()
+            .filter(|&c| uniform(c))
+            .collect();
+        if settled.is_empty() {
+            return;
+        }
+        fn walk(pieces: &mut [Piece], settled: &[Span]) {
+            for p in pieces {
+                match p {
+                    Piece::If { cond, then, els, check, .. } => {
+                        if settled.contains(cond) {
+                            *check = false;
+                        }
+                        walk(then, settled);
+                        if let Some(e) = els {
+                            walk(e, settled);
+                        }
+                    }
+                    Piece::Loop { cond, body, check, .. } => {
+                        if cond.is_some_and(|c| settled.contains(&c)) {
+                            *check = false;
+                        }
+                        walk(body, settled);
+                    }
+                    Piece::Scope(inner) => walk(inner, settled),
+                    _ => {}
+                }
+            }
+        }
+        walk(pieces, &settled);
+        self.checked_conds.retain(|c| !settled.contains(c));
+    }
+
     /// A variable whose declaration reads threadIdx (directly or through another such).
     fn tainted(&self, v: usize) -> bool {
         let thread = &self.params[self.nparams];
@@ -1892,7 +1998,10 @@ impl<'a> Analysis<'a> {
         }
         for v in 0..self.vars.len() {
             let var = &self.vars[v];
-            if var.block_level || var.cursor.storage_static_or_extern() {
+            // A recomputed variable of one value for the block is declared, once per block,
+            // before the block's statements: a loop's header may read it.
+            let block_value = remat.iter().any(|r| r.0 == v && r.1.uniform);
+            if var.block_level || block_value || var.cursor.storage_static_or_extern() {
                 continue;
             }
             for &u in &var.uses {
@@ -2311,7 +2420,7 @@ impl<'a> Analysis<'a> {
         std::iter::once(*e).chain(e.descendants()).all(|d| match d.kind() {
             CXCursor_DeclRefExpr => d.referenced().is_some_and(|r| {
                 !r.same(&lp)
-                    && (self.params.iter().any(|p| p.same(&r)) || r.kind() == CXCursor_EnumConstantDecl)
+                    && (self.params.iter().any(|p| p.same(&r)) || is_constant(&r))
             }),
             CXCursor_MemberRefExpr => dot_member(src, &d),
             CXCursor_UnaryOperator => matches!(d.start(), Pos::Main(o)
@@ -2454,7 +2563,7 @@ impl<'a> Analysis<'a> {
                 !r.same(&thread)
                     && !r.same(&lp)
                     && (self.params.iter().any(|p| p.same(&r))
-                        || r.kind() == CXCursor_EnumConstantDecl
+                        || is_constant(&r)
                         || self
                             .var_of(&r)
                             .is_some_and(|v| self.vars[v].block_level || set.contains(&v)))
@@ -2721,7 +2830,7 @@ impl<'a> Analysis<'a> {
                         let Some(r) = d.referenced() else {
                             continue 'vars;
                         };
-                        if r.kind() == CXCursor_EnumConstantDecl {
+                        if is_constant(&r) {
                             continue;
                         }
                         if r.kind() == CXCursor_FunctionDecl

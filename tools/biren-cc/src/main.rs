@@ -490,11 +490,6 @@ fn translate_cuda(
         }
         std::fs::write(&dst, text).map_err(|e| format!("biren-cc: {}: {e}", dst.display()))?;
     }
-    if args.report {
-        for l in &t.report {
-            eprintln!("{l}");
-        }
-    }
     // What nvcc puts before every .cu source: CUDA's macros and cuda_runtime.h.
     let text = format!(
         "#define __CUDACC__ 1\n#define __NVCC__ 1\n#define __CUDACC_VER_MAJOR__ 12\n#define __CUDACC_VER_MINOR__ 4\n#include \"cuda_runtime.h\"\n#line 1 \"{}\"\n{}",
