@@ -67,6 +67,31 @@ struct KernelDef {
     reads_tid_in_callee: bool,
     /// Names given to unnamed parameters in the stub's declaration: (offset, text).
     name_edits: Vec<(usize, String)>,
+    /// The local copies of the parameters the body changes, put first in the per-thread
+    /// function's body (see `kernel_def`).
+    param_copies: String,
+}
+
+/// `body` (of a kernel in `path`) writes parameter `p` (named `name`) or takes its address.
+fn changes(src: &[u8], path: &str, body: &Cursor, p: &Cursor, name: &str) -> bool {
+    !name.is_empty()
+        && body.descendants().iter().any(|d| {
+            d.kind() == CXCursor_DeclRefExpr
+                && d.referenced().is_some_and(|r| r.same(p))
+                && matches!(d.extent_in(), Some((f, u, _)) if f == path && u < src.len() && {
+                    let c = crate::text::use_context(src, u, name.len());
+                    c.writes || c.address
+                })
+        })
+}
+
+/// Where the last whole-word `word` is in `text`.
+fn last_word(text: &str, word: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    text.rmatch_indices(word).map(|(i, _)| i).find(|&i| {
+        (i == 0 || !ident(b[i - 1])) && b.get(i + word.len()).is_none_or(|&c| !ident(c))
+    })
 }
 
 /// What the first stage gives the driver.
@@ -608,6 +633,7 @@ fn kernel_def(
     let mut params = Vec::new();
     let mut names = Vec::new();
     let mut name_edits = Vec::new();
+    let mut copies = String::new();
     for (i, p) in children
         .iter()
         .filter(|c| c.kind() == CXCursor_ParmDecl)
@@ -629,6 +655,17 @@ fn kernel_def(
         if let Some(eq) = text.find('=') {
             text.truncate(eq);
         }
+        // A parameter the body changes (`d_Src += offset` with the thread's offset) is each
+        // thread's own variable in CUDA: the per-thread function takes it under another name
+        // and the body starts with a local copy, which the second stage keeps per thread as
+        // any local (a parameter it must take for one value of the block).
+        if changes(src, path, &body, p, &name) {
+            if let Some(at) = last_word(&text, &name) {
+                let renamed = format!("{name}_biren_in_");
+                text.replace_range(at..at + name.len(), &renamed);
+                copies.push_str(&format!(" decltype({renamed}) {name} = {renamed};"));
+            }
+        }
         params.push(text.trim().to_string());
         names.push(name);
     }
@@ -648,6 +685,7 @@ fn kernel_def(
         params,
         param_names: names,
         reads_tid_in_callee: reads || arch.contains(&usr),
+        param_copies: copies,
         name_edits,
     })
 }
@@ -690,6 +728,12 @@ fn kernel_text(k: &KernelDef, body: &str, src: &[u8], file: &str) -> (String, St
             ptrs.join(", "),
             sizes.join(", ")
         )
+    };
+    // The copies go on the body's first line, after its brace: the user's lines keep their
+    // numbers.
+    let body = match body.strip_prefix('{') {
+        Some(rest) if !k.param_copies.is_empty() => format!("{{{}{rest}", k.param_copies),
+        _ => body.to_string(),
     };
     let thread_params = if n == 0 {
         "BIREN_KERNEL_DIMS_DECL_".to_string()

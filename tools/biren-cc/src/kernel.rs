@@ -284,6 +284,57 @@ fn is_constant(r: &Cursor) -> bool {
     )
 }
 
+/// The operator of a unary, binary or compound-assignment expression, as written. libclang 14
+/// places such an expression at its start, not at its operator, so the operator is read from
+/// the text: a binary one just before its right operand, a unary one at its start (prefix) or
+/// at its end (postfix). Empty when the text is not the file's (a macro's).
+fn operator<'a>(src: &'a [u8], e: &Cursor) -> &'a [u8] {
+    const OP: &[u8] = b"=<>!+-*/%&|^~";
+    match e.kind() {
+        CXCursor_BinaryOperator | CXCursor_CompoundAssignOperator => {
+            let ch = e.children();
+            let Some(Pos::Main(mut j)) = ch.get(1).map(|r| r.start()) else {
+                return b"";
+            };
+            while j > 0 && src[j - 1].is_ascii_whitespace() {
+                j -= 1;
+            }
+            let end = j;
+            while j > 0 && OP.contains(&src[j - 1]) {
+                j -= 1;
+            }
+            &src[j..end]
+        }
+        CXCursor_UnaryOperator => {
+            let (Pos::Main(a), Pos::Main(b)) = (e.start(), e.end()) else {
+                return b"";
+            };
+            let (a, b) = (a.min(src.len()), b.min(src.len()));
+            if a < b && OP.contains(&src[a]) {
+                let mut j = a;
+                while j < b && OP.contains(&src[j]) && j - a < 2 {
+                    j += 1;
+                }
+                &src[a..j]
+            } else {
+                let mut j = b;
+                while j > a && OP.contains(&src[j - 1]) && b - j < 2 {
+                    j -= 1;
+                }
+                &src[j..b]
+            }
+        }
+        _ => b"",
+    }
+}
+
+/// An operator that writes its operand: `=`, a compound assignment, `++`, `--`.
+fn writes_operand(op: &[u8]) -> bool {
+    op == b"++"
+        || op == b"--"
+        || (op.ends_with(b"=") && !matches!(op, b"==" | b"<=" | b">=" | b"!="))
+}
+
 fn is_stmt_kind(k: CXCursorKind) -> bool {
     (200..=299).contains(&k)
 }
@@ -1199,14 +1250,13 @@ impl<'a> Analysis<'a> {
                 CXCursor_MemberRefExpr if !dot_member(src, &d) => return false,
                 CXCursor_MemberRefExpr => {}
                 CXCursor_UnaryOperator => {
-                    let Pos::Main(o) = d.start() else {
-                        return false;
-                    };
-                    if matches!(src.get(o), Some(b'*' | b'&'))
-                        || (!writes && (src[o..].starts_with(b"++") || src[o..].starts_with(b"--")))
-                    {
+                    let op = operator(src, &d);
+                    if op.is_empty() || op == b"*" || op == b"&" || (!writes && writes_operand(op)) {
                         return false;
                     }
+                }
+                CXCursor_BinaryOperator if !writes && writes_operand(operator(src, &d)) => {
+                    return false
                 }
                 CXCursor_CompoundAssignOperator if writes => {}
                 CXCursor_IntegerLiteral
@@ -1792,12 +1842,7 @@ impl<'a> Analysis<'a> {
                 | CXCursor_BinaryOperator
                 | CXCursor_CompoundAssignOperator => {
                     // ++, --, = in a condition: evaluated by each thread, as written.
-                    let Pos::Main(e) = d.location() else { continue };
-                    let t = &self.src[e.min(self.src.len())..];
-                    if t.starts_with(b"++")
-                        || t.starts_with(b"--")
-                        || (t.starts_with(b"=") && !t.starts_with(b"=="))
-                    {
+                    if writes_operand(operator(self.src, &d)) {
                         check = true;
                     }
                 }
@@ -1835,11 +1880,7 @@ impl<'a> Analysis<'a> {
                 .iter()
                 .filter(|d| matches!(d.start(), Pos::Main(o) if o >= span.0 && o < span.1))
                 .all(|d| {
-                    let writes = matches!(d.location(), Pos::Main(e) if {
-                        let t = &src[e.min(src.len())..];
-                        t.starts_with(b"++") || t.starts_with(b"--") || (t.starts_with(b"=") && !t.starts_with(b"=="))
-                    });
-                    !writes
+                    !writes_operand(operator(src, d))
                         && d.kind() != CXCursor_CompoundAssignOperator
                         && self.uniform_with(d, &set)
                 })
@@ -2423,13 +2464,11 @@ impl<'a> Analysis<'a> {
                     && (self.params.iter().any(|p| p.same(&r)) || is_constant(&r))
             }),
             CXCursor_MemberRefExpr => dot_member(src, &d),
-            CXCursor_UnaryOperator => matches!(d.start(), Pos::Main(o)
-                if !matches!(src.get(o), Some(b'*' | b'&'))
-                    && !src[o..].starts_with(b"++")
-                    && !src[o..].starts_with(b"--")
-                    && matches!(d.location(), Pos::Main(l) if !src[l..].starts_with(b"++") && !src[l..].starts_with(b"--"))),
-            CXCursor_BinaryOperator => matches!(d.location(), Pos::Main(l)
-                if !src[l..].starts_with(b"=") || src[l..].starts_with(b"==")),
+            CXCursor_UnaryOperator => {
+                let op = operator(src, &d);
+                !op.is_empty() && op != b"*" && op != b"&" && !writes_operand(op)
+            }
+            CXCursor_BinaryOperator => !writes_operand(operator(src, &d)),
             CXCursor_IntegerLiteral
             | CXCursor_FloatingLiteral
             | CXCursor_CharacterLiteral
@@ -2799,28 +2838,13 @@ impl<'a> Analysis<'a> {
                             )
                         }) => {}
                     CXCursor_UnaryOperator => {
-                        let Pos::Main(o) = d.start() else {
-                            continue 'vars;
-                        };
-                        if matches!(src.get(o), Some(b'*' | b'&'))
-                            || src[o..].starts_with(b"++")
-                            || src[o..].starts_with(b"--")
-                        {
-                            continue 'vars;
-                        }
-                        // A postfix ++/-- ends the operand.
-                        let Pos::Main(e) = d.location() else {
-                            continue 'vars;
-                        };
-                        if src[e..].starts_with(b"++") || src[e..].starts_with(b"--") {
+                        let op = operator(src, &d);
+                        if op.is_empty() || op == b"*" || op == b"&" || writes_operand(op) {
                             continue 'vars;
                         }
                     }
                     CXCursor_BinaryOperator => {
-                        let Pos::Main(e) = d.location() else {
-                            continue 'vars;
-                        };
-                        if src[e..].starts_with(b"=") && !src[e..].starts_with(b"==") {
+                        if writes_operand(operator(src, &d)) {
                             continue 'vars;
                         }
                     }
@@ -2869,6 +2893,13 @@ impl<'a> Analysis<'a> {
                 }
             }
             let Some(eq) = eq else { continue };
+            // A value of one block is computed before the block's statements: only where that
+            // cannot fault when the declaration itself would not be reached (a division after
+            // `if (n == 0) return;`), i.e. a division is moved only from the body's top level
+            // with no return before it.
+            if uniform && self.may_fault(&init) && !self.reached_by_all(&var.cursor) {
+                uniform = false;
+            }
             let spelled = ty.spelling();
             let t = if ty.is_const() {
                 match spelled.strip_prefix("const ") {
@@ -2891,6 +2922,33 @@ impl<'a> Analysis<'a> {
             ));
         }
         out
+    }
+
+    /// An integer division or remainder in `e` (by zero it faults; a float one does not).
+    fn may_fault(&self, e: &Cursor) -> bool {
+        std::iter::once(*e).chain(e.descendants()).any(|d| {
+            matches!(d.kind(), CXCursor_BinaryOperator | CXCursor_CompoundAssignOperator)
+                && matches!(operator(self.src, &d), b"/" | b"%" | b"/=" | b"%=")
+                && !matches!(
+                    d.ty().canonical().kind(),
+                    CXType_Float | CXType_Double | CXType_LongDouble | CXType_Half | CXType_Float16
+                )
+        })
+    }
+
+    /// A declaration every thread of the block reaches: a statement of the body's top level,
+    /// no `return` before it.
+    fn reached_by_all(&self, decl: &Cursor) -> bool {
+        let Pos::Main(at) = decl.start() else {
+            return false;
+        };
+        let top = self.body.children().iter().any(|c| {
+            c.kind() == CXCursor_DeclStmt
+                && matches!((c.start(), c.end()), (Pos::Main(a), Pos::Main(b)) if at >= a && at < b)
+        });
+        top && !self.body.descendants().iter().any(|d| {
+            d.kind() == CXCursor_ReturnStmt && matches!(d.start(), Pos::Main(o) if o < at)
+        })
     }
 
     /// Atomics whose address is provably in the block's shared memory (a `BIREN_SHARED`

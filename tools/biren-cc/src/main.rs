@@ -511,7 +511,18 @@ fn translate_cuda(
     }
     let stage2 = tmp.join("regions");
     let _ = std::fs::create_dir_all(&stage2);
-    let extra = cuda_flags(args, include);
+    // The translation is read from the temporary directory: the program's quoted includes are
+    // looked up where the final compilation finds them (its translated headers first, then
+    // beside the user's file), or the kernels would not parse and keep the fiber form.
+    let user_dir = match Path::new(path).parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let mut extra = vec![
+        format!("-iquote{}", tmp.display()),
+        format!("-iquote{}", user_dir.display()),
+    ];
+    extra.extend(cuda_flags(args, include));
     let out_str = out.display().to_string();
     match regions(
         &out_str,
@@ -521,7 +532,7 @@ fn translate_cuda(
         args,
         include,
         &stage2,
-        None,
+        out_dir_for_keep,
     )? {
         Some(p) => Ok(p),
         None => Ok(out),
@@ -595,6 +606,15 @@ fn regions(
     let kernels = kernel::find(&unit.root(), &src);
     if args.report {
         for k in &kernels {
+            // A unit the front end could not read whole is compiled as written (below): its
+            // analysis saw a tree with the unreadable statements left out.
+            if let Some(e) = errors.first() {
+                eprintln!(
+                    "biren-cc: kernel {}: fibers (the front end read an error: {} at {}:{})",
+                    k.name, e.text, e.file, e.line
+                );
+                continue;
+            }
             let line = match &k.plan {
                 Ok(p) => format!("biren-cc: kernel {}: loops ({} regions)", k.name, p.regions),
                 Err(_) if !k.has_barrier => {
