@@ -324,6 +324,19 @@ impl Cursor {
     }
 
     /// The cursor's extent (start, end one past) in whichever file it is, by expansion.
+    /// The cursor's own location (a declaration's name, a reference's identifier) in any
+    /// file, by expansion: the file and the byte offset.
+    pub fn location_in(&self) -> Option<(String, usize)> {
+        Self::file_pos(unsafe { clang_getCursorLocation(self.c) }, false)
+    }
+
+    /// A function's result type.
+    pub fn result_type(&self) -> Type {
+        Type {
+            t: unsafe { clang_getCursorResultType(self.c) },
+        }
+    }
+
     pub fn extent_in(&self) -> Option<(String, usize, usize)> {
         let r = unsafe { clang_getCursorExtent(self.c) };
         let (f, a) = Self::file_pos(unsafe { clang_getRangeStart(r) }, false)?;

@@ -18,6 +18,7 @@
 #![allow(non_upper_case_globals)]
 
 use crate::clang::{self, Cursor, Unit};
+use crate::inline;
 use clang_sys::*;
 use std::collections::{HashMap, HashSet};
 
@@ -39,11 +40,12 @@ fn mentions_arch(src: &[u8], a: usize, b: usize) -> bool {
 }
 
 /// One rewrite of the source: bytes start..end become `text`.
-struct Edit {
-    file: String,
-    start: usize,
-    end: usize,
-    text: String,
+#[derive(Clone)]
+pub(crate) struct Edit {
+    pub(crate) file: String,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) text: String,
 }
 
 /// A kernel whose body the translation moves.
@@ -86,7 +88,7 @@ fn changes(src: &[u8], path: &str, body: &Cursor, p: &Cursor, name: &str) -> boo
 }
 
 /// Where the last whole-word `word` is in `text`.
-fn last_word(text: &str, word: &str) -> Option<usize> {
+pub(crate) fn last_word(text: &str, word: &str) -> Option<usize> {
     let b = text.as_bytes();
     let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     text.rmatch_indices(word).map(|(i, _)| i).find(|&i| {
@@ -125,7 +127,7 @@ fn line_of(src: &[u8], off: usize) -> usize {
         + 1
 }
 
-fn line_directive(src: &[u8], off: usize, file: &str) -> String {
+pub(crate) fn line_directive(src: &[u8], off: usize, file: &str) -> String {
     format!(
         "\n#line {} \"{}\"\n",
         line_of(src, off),
@@ -134,7 +136,7 @@ fn line_directive(src: &[u8], off: usize, file: &str) -> String {
 }
 
 /// Applies the edits that fall inside `a..b` to that range of `src`.
-fn apply(file: &str, src: &[u8], a: usize, b: usize, edits: &[&Edit]) -> String {
+pub(crate) fn apply(file: &str, src: &[u8], a: usize, b: usize, edits: &[&Edit]) -> String {
     let mut inside: Vec<&&Edit> = edits
         .iter()
         .filter(|e| e.file == file && e.start >= a && e.end <= b)
@@ -161,8 +163,8 @@ fn walk(root: &Cursor) -> Vec<Cursor> {
 
 /// The program's own files, as libclang names them: read once, on demand. Files of the system
 /// and of BIREN's headers are not the program's.
-struct Sources {
-    files: HashMap<String, Option<Vec<u8>>>,
+pub(crate) struct Sources {
+    pub(crate) files: HashMap<String, Option<Vec<u8>>>,
     include: String,
 }
 
@@ -170,7 +172,7 @@ impl Sources {
     fn user(&mut self, path: &str, c: &Cursor) -> bool {
         !c.in_system_header() && !path.starts_with(&self.include) && self.get(path).is_some()
     }
-    fn get(&mut self, path: &str) -> Option<&Vec<u8>> {
+    pub(crate) fn get(&mut self, path: &str) -> Option<&Vec<u8>> {
         self.files
             .entry(path.to_string())
             .or_insert_with(|| std::fs::read(path).ok())
@@ -328,6 +330,7 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
     }
 
     let mut seen_kernels: HashSet<(String, usize)> = HashSet::new();
+    let mut kernel_cursors: Vec<(String, Cursor)> = Vec::new();
     let mut seen_launches: HashSet<(String, usize)> = HashSet::new();
     let mut seen_vars: HashSet<(String, usize)> = HashSet::new();
     for c in &all {
@@ -344,6 +347,7 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
                 let fsrc = srcs.get(&path).cloned().unwrap_or_default();
                 match kernel_def(&fsrc, &path, c, &calls, &reads_tid, &kernel_usrs, &arch_usrs) {
                     Ok(k) => {
+                        kernel_cursors.push((path.clone(), *c));
                         for (at, text) in &k.name_edits {
                             edits.push(Edit {
                                 file: path.clone(),
@@ -484,6 +488,62 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
     }
     if !errors.is_empty() {
         return Err(errors.join("\n"));
+    }
+
+    // A block group's size in kernels: one value for the block (inline::block_size_edits).
+    for (path, c) in &kernel_cursors {
+        if let Some(body) = c.children().into_iter().find(|b| b.kind() == CXCursor_CompoundStmt) {
+            edits.extend(inline::block_size_edits(path, &body, |v| {
+                v.ty().canonical().spelling().trim_start_matches("const ")
+                    == "cooperative_groups::thread_block"
+            }));
+        }
+    }
+
+    // Helpers with barriers, inlined into the kernels that call them (inline.rs).
+    let mut helpers = inline::barrier_functions(&all, &calls, &kernel_usrs);
+    // The program's own device functions, not BIREN's (cooperative_groups.h's are the barriers).
+    helpers.retain(|_, c| {
+        has_attr(c, CXCursor_CUDADeviceAttr)
+            && c.extent_in().is_some_and(|(p, _, _)| srcs.user(&p, c))
+    });
+    if !helpers.is_empty() {
+        let mut inliner = inline::Inliner {
+            callees: &helpers,
+            edits: &edits,
+            srcs: &mut srcs,
+            n: 0,
+            inlined: HashSet::new(),
+            bodies: Vec::new(),
+        };
+        let mut more = Vec::new();
+        for (i, (path, c)) in kernel_cursors.iter().enumerate() {
+            let Some(body) = c.children().into_iter().find(|b| b.kind() == CXCursor_CompoundStmt) else {
+                continue;
+            };
+            inliner.bodies.clear();
+            more.extend(inliner.body_edits(path, &body, 0, &[]));
+            if inliner.bodies.is_empty() {
+                continue;
+            }
+            // The helpers' own reads of threadIdx are the kernel's now: the kernel reads it
+            // through a callee only by a call left as a call.
+            let reads = std::iter::once(body)
+                .chain(inliner.bodies.iter().copied())
+                .flat_map(|b| b.descendants())
+                .filter(|d| d.kind() == CXCursor_CallExpr)
+                .filter(|d| {
+                    d.extent_in()
+                        .is_none_or(|(f, a, _)| !inliner.inlined.contains(&(f, a)))
+                })
+                .filter_map(|d| d.referenced())
+                .any(|r| {
+                    let u = r.usr();
+                    (reads_tid.contains(&u) || arch_usrs.contains(&u)) && !kernel_usrs.contains(&u)
+                });
+            kernels[i].reads_tid_in_callee = reads || arch_usrs.contains(&c.usr());
+        }
+        edits.extend(more);
     }
 
     // Kernels: edits inside each body are applied to the moved body.
@@ -659,7 +719,7 @@ fn kernel_def(
         // thread's own variable in CUDA: the per-thread function takes it under another name
         // and the body starts with a local copy, which the second stage keeps per thread as
         // any local (a parameter it must take for one value of the block).
-        if changes(src, path, &body, p, &name) {
+        if changes(src, path, body, p, &name) {
             if let Some(at) = last_word(&text, &name) {
                 let renamed = format!("{name}_biren_in_");
                 text.replace_range(at..at + name.len(), &renamed);

@@ -1838,13 +1838,13 @@ impl<'a> Analysis<'a> {
                     }
                 }
                 CXCursor_CallExpr => check = true,
+                // ++, --, = in a condition: evaluated by each thread, as written.
                 CXCursor_UnaryOperator
                 | CXCursor_BinaryOperator
-                | CXCursor_CompoundAssignOperator => {
-                    // ++, --, = in a condition: evaluated by each thread, as written.
-                    if writes_operand(operator(self.src, &d)) {
-                        check = true;
-                    }
+                | CXCursor_CompoundAssignOperator
+                    if writes_operand(operator(self.src, &d)) =>
+                {
+                    check = true
                 }
                 _ => {}
             }

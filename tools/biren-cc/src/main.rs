@@ -7,6 +7,7 @@
 mod clang;
 mod cuda;
 mod emit;
+mod inline;
 mod kernel;
 mod text;
 
@@ -437,13 +438,7 @@ fn translate_cuda(
     flags.extend(cuda_flags(args, include));
     flags.push("-include".into());
     flags.push("cuda_runtime.h".into());
-    // The system compiler's own headers (omp.h, ...), which libclang does not know.
-    if let Some(dir) = system_compiler_include() {
-        flags.push("-idirafter".into());
-        flags.push(dir);
-        // GCC's omp.h names a deallocator in __malloc__(f), which clang does not read.
-        flags.push("-D__malloc__(...)=__malloc__".into());
-    }
+    flags.extend(system_compiler_flags());
     flags.push("-Wno-everything".into());
     let unit = clang::Unit::parse(path, &flags)?;
     let errors = unit.errors();
@@ -523,6 +518,7 @@ fn translate_cuda(
         format!("-iquote{}", user_dir.display()),
     ];
     extra.extend(cuda_flags(args, include));
+    extra.extend(system_compiler_flags());
     let out_str = out.display().to_string();
     match regions(
         &out_str,
@@ -536,6 +532,20 @@ fn translate_cuda(
     )? {
         Some(p) => Ok(p),
         None => Ok(out),
+    }
+}
+
+/// The system compiler's own headers (omp.h, ...), which libclang does not know, for reading
+/// a CUDA source or its translation.
+fn system_compiler_flags() -> Vec<String> {
+    match system_compiler_include() {
+        // GCC's omp.h names a deallocator in __malloc__(f), which clang does not read.
+        Some(dir) => vec![
+            "-idirafter".into(),
+            dir,
+            "-D__malloc__(...)=__malloc__".into(),
+        ],
+        None => Vec::new(),
     }
 }
 
