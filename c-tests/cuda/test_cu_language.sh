@@ -37,6 +37,7 @@ echo "ok   device functions reading threadIdx, in region form"
 "$T/template_barrier" | grep -q "template_barrier: passed" || fail "template_barrier"
 grep -q "kernel tiled_mul: loops" "$T/tb.report" || { cat "$T/tb.report"; fail "template_barrier: tiled_mul not in region form"; }
 grep -q "kernel block_sum: loops" "$T/tb.report" || { cat "$T/tb.report"; fail "template_barrier: block_sum not in region form"; }
+grep -q "kernel calls_template_helper: fibers (barrier in a function the kernel template calls" "$T/tb.report" || { cat "$T/tb.report"; fail "template_barrier: calls_template_helper"; }
 [ "$(nm -C "$T/template_barrier" | grep -c ' t .*_biren_region_<')" = 5 ] || fail "template_barrier: not one region entry per instantiation"
 echo "ok   kernel templates with barriers, in region form per instantiation"
 

@@ -359,6 +359,7 @@ fn dot_member(src: &[u8], d: &Cursor) -> bool {
 /// Finds the BIREN_KERNEL kernels whose bodies are written in the main file.
 pub fn find(root: &Cursor, src: &[u8]) -> Vec<Kernel> {
     let mut out = Vec::new();
+    let by_name = functions_by_name(root);
     let mut stack = vec![*root];
     while let Some(c) = stack.pop() {
         for ch in c.children() {
@@ -396,7 +397,7 @@ pub fn find(root: &Cursor, src: &[u8]) -> Vec<Kernel> {
                     } else {
                         continue;
                     };
-                    if let Some(mut kernel) = read_kernel(&ch, k, src) {
+                    if let Some(mut kernel) = read_kernel(&ch, k, src, &by_name) {
                         kernel.ctx_tid = ctx_tid;
                         kernel.template = template;
                         out.push(kernel);
@@ -410,7 +411,30 @@ pub fn find(root: &Cursor, src: &[u8]) -> Vec<Kernel> {
     out
 }
 
-fn read_kernel(f: &Cursor, name: &str, src: &[u8]) -> Option<Kernel> {
+/// The function (and function template) definitions at namespace scope, by name.
+fn functions_by_name(root: &Cursor) -> HashMap<String, Vec<Cursor>> {
+    let mut out: HashMap<String, Vec<Cursor>> = HashMap::new();
+    let mut stack = vec![*root];
+    while let Some(c) = stack.pop() {
+        for ch in c.children() {
+            match ch.kind() {
+                CXCursor_Namespace | CXCursor_LinkageSpec | CXCursor_UnexposedDecl => stack.push(ch),
+                CXCursor_FunctionDecl | CXCursor_FunctionTemplate if ch.is_definition() => {
+                    out.entry(ch.spelling()).or_default().push(ch)
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+fn read_kernel(
+    f: &Cursor,
+    name: &str,
+    src: &[u8],
+    by_name: &HashMap<String, Vec<Cursor>>,
+) -> Option<Kernel> {
     let children = f.children();
     let body = children
         .iter()
@@ -434,6 +458,7 @@ fn read_kernel(f: &Cursor, name: &str, src: &[u8]) -> Option<Kernel> {
         .copied()
         .collect();
     let mut a = Analysis::new(src, body, &all_params, nparams);
+    a.by_name = by_name.clone();
     // Any sync point, direct or in a function the body calls: without one the header's own
     // block entry is already a plain loop.
     let has_barrier = a.reaches_sync(body);
@@ -496,6 +521,9 @@ struct Analysis<'a> {
     /// Spans evaluated once for the block (loop init and increment).
     block_exprs: Vec<Span>,
     barrier_fns: HashMap<u32, bool>,
+    /// The unit's function definitions by name: what a call a template leaves unresolved
+    /// (`merge<sortDir>(...)`) may reach.
+    by_name: HashMap<String, Vec<Cursor>>,
 }
 
 impl<'a> Analysis<'a> {
@@ -516,6 +544,7 @@ impl<'a> Analysis<'a> {
             checked_conds: Vec::new(),
             block_exprs: Vec::new(),
             barrier_fns: HashMap::new(),
+            by_name: HashMap::new(),
         };
         for c in body.descendants() {
             if c.kind() == CXCursor_VarDecl {
@@ -593,7 +622,12 @@ impl<'a> Analysis<'a> {
             if d.kind() != CXCursor_CallExpr {
                 continue;
             }
-            let Some(f) = d.referenced() else { continue };
+            let Some(f) = d.referenced() else {
+                if self.unresolved_may_sync(&d, 0) {
+                    return true;
+                }
+                continue;
+            };
             let n = f.spelling();
             if is_barrier_call(&d) || is_warp_fn(&n) || is_grid_fn(&n) {
                 return true;
@@ -647,9 +681,17 @@ impl<'a> Analysis<'a> {
                 if d.kind() != CXCursor_CallExpr {
                     continue;
                 }
-                let Some(g) = d.referenced() else { continue };
+                let Some(g) = d.referenced() else {
+                    if self.unresolved_may_sync(&d, depth + 1) {
+                        r = true;
+                        break;
+                    }
+                    continue;
+                };
                 let n = g.spelling();
                 if is_barrier_fn(&n)
+                    || is_barrier_call(&d)
+                    || (n == "sync" && g.definition().is_none())
                     || is_warp_fn(&n)
                     || is_grid_fn(&n)
                     || (g.definition().is_some() && self.calls_sync(&g, depth + 1))
@@ -661,6 +703,33 @@ impl<'a> Analysis<'a> {
         }
         self.barrier_fns.insert(h, r);
         r
+    }
+
+    /// A call a template leaves unresolved (its callee depends on the template's parameters):
+    /// a sync point if it is named as one (a group's `sync`, a barrier, a warp operation) or
+    /// if a function of its name may reach one.
+    fn unresolved_may_sync(&mut self, call: &Cursor, depth: usize) -> bool {
+        // The callee's name: the call's, else its callee expression's (`merge<sortDir>`, an
+        // unresolved lookup), else as written at the call's start.
+        let mut n = call.spelling();
+        if n.is_empty() {
+            n = call.children().first().map(|c| c.spelling()).unwrap_or_default();
+        }
+        if n.is_empty() {
+            if let Pos::Main(o) = call.start() {
+                n = text::ident_at(self.src, o).to_string();
+            }
+        }
+        // A qualified name's last part.
+        let n = n.rsplit("::").next().unwrap_or("").to_string();
+        if n.is_empty() {
+            return false;
+        }
+        if n == "sync" || n.starts_with("__sync") || is_barrier_fn(&n) || is_warp_fn(&n) || is_grid_fn(&n) {
+            return true;
+        }
+        let candidates = self.by_name.get(&n).cloned().unwrap_or_default();
+        candidates.iter().any(|c| self.calls_sync(c, depth))
     }
 
     /// Checks the whole body for what region form cannot take.
@@ -678,7 +747,13 @@ impl<'a> Analysis<'a> {
                 CXCursor_CallExpr => {
                     // A call through a pointer (C11's generic atomics, a function pointer): a
                     // barrier behind it fails the launch at run time (sync_point_in_region).
-                    let Some(f) = d.referenced() else { continue };
+                    // One a template leaves unresolved is judged by the functions of its name.
+                    let Some(f) = d.referenced() else {
+                        if self.unresolved_may_sync(&d, 0) {
+                            return self.fail("barrier in a function the kernel template calls", &d);
+                        }
+                        continue;
+                    };
                     let n = f.spelling();
                     if is_barrier_call(&d)
                         || n == "birenTrapLoop"
