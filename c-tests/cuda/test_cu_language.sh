@@ -32,6 +32,27 @@ echo "ok   __CUDA_ARCH__"
 grep -q "kernel reverse_in_block: loops" "$T/tc.report" || { cat "$T/tc.report"; fail "tid_callee: not in region form"; }
 echo "ok   device functions reading threadIdx, in region form"
 
+# Kernel templates with barriers in region form, one region entry per instantiation.
+"$BCC" -O2 --kernel-report $L/template_barrier.cu -o "$T/template_barrier" 2> "$T/tb.report"
+"$T/template_barrier" | grep -q "template_barrier: passed" || fail "template_barrier"
+grep -q "kernel tiled_mul: loops" "$T/tb.report" || { cat "$T/tb.report"; fail "template_barrier: tiled_mul not in region form"; }
+grep -q "kernel block_sum: loops" "$T/tb.report" || { cat "$T/tb.report"; fail "template_barrier: block_sum not in region form"; }
+grep -q "kernel calls_template_helper: fibers (barrier in a function the kernel template calls" "$T/tb.report" || { cat "$T/tb.report"; fail "template_barrier: calls_template_helper"; }
+[ "$(nm -C "$T/template_barrier" | grep -c ' t .*_biren_region_<')" = 5 ] || fail "template_barrier: not one region entry per instantiation"
+echo "ok   kernel templates with barriers, in region form per instantiation"
+
+# A changed parameter, a local header, a division after a return: region form, CUDA's results.
+"$BCC" -O2 --kernel-report $L/param_change.cu -o "$T/param_change" 2> "$T/pc.report"
+"$T/param_change" | grep -q "param_change: passed" || { "$T/param_change"; fail "param_change"; }
+[ "$(grep -c ': loops (' "$T/pc.report")" = 2 ] || { cat "$T/pc.report"; fail "param_change: not in region form"; }
+echo "ok   changed parameters, local headers, a skipped division, in region form"
+
+# Device functions with barriers, inlined into the kernel (region form).
+"$BCC" -O2 --kernel-report $L/helper_barrier.cu -o "$T/helper_barrier" 2> "$T/hb.report"
+"$T/helper_barrier" | grep -q "helper_barrier: passed" || { "$T/helper_barrier"; fail "helper_barrier"; }
+grep -q "kernel helpers: loops" "$T/hb.report" || { cat "$T/hb.report"; fail "helper_barrier: not in region form"; }
+echo "ok   device functions with barriers, inlined, in region form"
+
 # cooperative_groups' block barrier (cta.sync(), cg::sync(cta)) in region form; a tile keeps fibers.
 "$BCC" -O2 --kernel-report $L/cg_block.cu -o "$T/cg_block" 2> "$T/cg.report"
 "$T/cg_block" | grep -q "cg_block: passed" || fail "cg_block"

@@ -91,6 +91,14 @@ BIREN_KERNEL(thread_counter, (int *) out) {
   }
 }
 
+BIREN_KERNEL(thread_bound, (int *) out) {
+  int first = (int)threadIdx.x * 2;
+  for (int k = first; k < 64; k += 16) {
+    birenSyncThreads();
+    out[k] = 0;
+  }
+}
+
 BIREN_KERNEL(active_mask, (unsigned *) out) {
   out[threadIdx.x] = birenActiveMask();
   birenSyncThreads();

@@ -96,6 +96,28 @@ BIREN_KERNEL(matmul, (const float *) A, (const float *) B, (float *) C, (int) n)
   C[row * (unsigned)n + col] = sum;
 }
 
+/* CUDA's matrixMul shape: the loop's bounds and steps are locals of one value for the block
+ * (declared once, from the block's index and the parameters), read by the loop's header. */
+BIREN_KERNEL(matmul_ranges, (const float *) A, (const float *) B, (float *) C, (int) n) {
+  BIREN_SHARED float As[TILE][TILE];
+  BIREN_SHARED float Bs[TILE][TILE];
+  int tx = (int)threadIdx.x, ty = (int)threadIdx.y;
+  int aBegin = n * TILE * (int)blockIdx.y;
+  int aEnd = aBegin + n - 1;
+  int aStep = TILE;
+  int bBegin = TILE * (int)blockIdx.x;
+  int bStep = TILE * n;
+  float sum = 0.0f;
+  for (int a = aBegin, b = bBegin; a <= aEnd; a += aStep, b += bStep) {
+    As[ty][tx] = A[a + n * ty + tx];
+    Bs[ty][tx] = B[b + n * ty + tx];
+    birenSyncThreads();
+    for (int k = 0; k < TILE; k++) sum += As[ty][k] * Bs[k][tx];
+    birenSyncThreads();
+  }
+  C[n * TILE * (int)blockIdx.y + TILE * (int)blockIdx.x + n * ty + tx] = sum;
+}
+
 /* Arrays and structs live across barriers, kept per thread. */
 struct pair_s {
   int a;
@@ -466,6 +488,15 @@ static int test_matmul(void) {
   OK(birenMemcpy(dB, b, N * N * sizeof(float), birenMemcpyHostToDevice));
   int n = N;
   OK(BIREN_LAUNCH(matmul, birenDim3(N / TILE, N / TILE, 1), birenDim3(TILE, TILE, 1), 0, 0, dA, dB, dC, n));
+  OK(birenMemcpy(c, dC, N * N * sizeof(float), birenMemcpyDeviceToHost));
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++) {
+      float e = 0;
+      for (int k = 0; k < N; k++) e += a[i * N + k] * b[k * N + j];
+      EXPECT(c[i * N + j] == e);
+    }
+  OK(birenMemset(dC, 0, N * N * sizeof(float)));
+  OK(BIREN_LAUNCH(matmul_ranges, birenDim3(N / TILE, N / TILE, 1), birenDim3(TILE, TILE, 1), 0, 0, dA, dB, dC, n));
   OK(birenMemcpy(c, dC, N * N * sizeof(float), birenMemcpyDeviceToHost));
   for (int i = 0; i < N; i++)
     for (int j = 0; j < N; j++) {

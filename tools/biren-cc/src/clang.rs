@@ -324,6 +324,19 @@ impl Cursor {
     }
 
     /// The cursor's extent (start, end one past) in whichever file it is, by expansion.
+    /// The cursor's own location (a declaration's name, a reference's identifier) in any
+    /// file, by expansion: the file and the byte offset.
+    pub fn location_in(&self) -> Option<(String, usize)> {
+        Self::file_pos(unsafe { clang_getCursorLocation(self.c) }, false)
+    }
+
+    /// A function's result type.
+    pub fn result_type(&self) -> Type {
+        Type {
+            t: unsafe { clang_getCursorResultType(self.c) },
+        }
+    }
+
     pub fn extent_in(&self) -> Option<(String, usize, usize)> {
         let r = unsafe { clang_getCursorExtent(self.c) };
         let (f, a) = Self::file_pos(unsafe { clang_getRangeStart(r) }, false)?;
@@ -394,4 +407,58 @@ impl Type {
     pub fn is_pod(&self) -> bool {
         unsafe { clang_isPODType(self.t) != 0 }
     }
+}
+
+/// Reads the template head of a function template: `template <...>` as written, and the
+/// arguments that name its parameters (`<T, N>`, packs expanded).
+#[allow(non_upper_case_globals)] // libclang's cursor kinds keep their C names.
+pub fn template_of(src: &[u8], f: &Cursor) -> Option<(String, String)> {
+    let (_, start, _) = f.extent_in()?;
+    let t = src.get(start..)?;
+    if !t.starts_with(b"template") {
+        return None;
+    }
+    let mut i = start + 8;
+    while i < src.len() && src[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    if src.get(i) != Some(&b'<') {
+        return None;
+    }
+    let mut depth = 0i32;
+    let mut paren = 0i32;
+    let mut j = i;
+    while j < src.len() {
+        match src[j] {
+            b'(' => paren += 1,
+            b')' => paren -= 1,
+            b'<' if paren == 0 => depth += 1,
+            b'>' if paren == 0 => {
+                depth -= 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+            _ => {}
+        }
+        j += 1;
+    }
+    let head = String::from_utf8_lossy(&src[start..(j + 1).min(src.len())]).into_owned();
+    let mut args = Vec::new();
+    for ch in f.children() {
+        match ch.kind() {
+            CXCursor_TemplateTypeParameter
+            | CXCursor_NonTypeTemplateParameter
+            | CXCursor_TemplateTemplateParameter => {
+                let name = ch.spelling();
+                let pack = match ch.extent_in() {
+                    Some((_, a, b)) => src.get(a..b).is_some_and(|t| t.windows(3).any(|w| w == b"...")),
+                    None => false,
+                };
+                args.push(if pack { format!("{name}...") } else { name });
+            }
+            _ => {}
+        }
+    }
+    Some((head, format!("<{}>", args.join(", "))))
 }

@@ -17,7 +17,8 @@
 
 #![allow(non_upper_case_globals)]
 
-use crate::clang::{Cursor, Unit};
+use crate::clang::{self, Cursor, Unit};
+use crate::inline;
 use clang_sys::*;
 use std::collections::{HashMap, HashSet};
 
@@ -39,11 +40,12 @@ fn mentions_arch(src: &[u8], a: usize, b: usize) -> bool {
 }
 
 /// One rewrite of the source: bytes start..end become `text`.
-struct Edit {
-    file: String,
-    start: usize,
-    end: usize,
-    text: String,
+#[derive(Clone)]
+pub(crate) struct Edit {
+    pub(crate) file: String,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) text: String,
 }
 
 /// A kernel whose body the translation moves.
@@ -65,10 +67,33 @@ struct KernelDef {
     /// read its host branches, so what the device branches call is unknown): the entries, and
     /// the second stage's thread loops, keep the context's threadIdx current for every thread.
     reads_tid_in_callee: bool,
-    line: u32,
-    has_sync: bool,
     /// Names given to unnamed parameters in the stub's declaration: (offset, text).
     name_edits: Vec<(usize, String)>,
+    /// The local copies of the parameters the body changes, put first in the per-thread
+    /// function's body (see `kernel_def`).
+    param_copies: String,
+}
+
+/// `body` (of a kernel in `path`) writes parameter `p` (named `name`) or takes its address.
+fn changes(src: &[u8], path: &str, body: &Cursor, p: &Cursor, name: &str) -> bool {
+    !name.is_empty()
+        && body.descendants().iter().any(|d| {
+            d.kind() == CXCursor_DeclRefExpr
+                && d.referenced().is_some_and(|r| r.same(p))
+                && matches!(d.extent_in(), Some((f, u, _)) if f == path && u < src.len() && {
+                    let c = crate::text::use_context(src, u, name.len());
+                    c.writes || c.address
+                })
+        })
+}
+
+/// Where the last whole-word `word` is in `text`.
+pub(crate) fn last_word(text: &str, word: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    text.rmatch_indices(word).map(|(i, _)| i).find(|&i| {
+        (i == 0 || !ident(b[i - 1])) && b.get(i + word.len()).is_none_or(|&c| !ident(c))
+    })
 }
 
 /// What the first stage gives the driver.
@@ -77,9 +102,6 @@ pub struct Translated {
     /// Other files of the program that hold kernels, launches or device variables: their
     /// path as libclang read them, and their translation.
     pub others: Vec<(String, String)>,
-    /// Report lines for kernels the second stage will not see (templates, kernels calling
-    /// functions that read threadIdx).
-    pub report: Vec<String>,
 }
 
 /// A declaration context at file scope: the unit (libclang numbers it 350 since version 5,
@@ -105,7 +127,7 @@ fn line_of(src: &[u8], off: usize) -> usize {
         + 1
 }
 
-fn line_directive(src: &[u8], off: usize, file: &str) -> String {
+pub(crate) fn line_directive(src: &[u8], off: usize, file: &str) -> String {
     format!(
         "\n#line {} \"{}\"\n",
         line_of(src, off),
@@ -114,7 +136,7 @@ fn line_directive(src: &[u8], off: usize, file: &str) -> String {
 }
 
 /// Applies the edits that fall inside `a..b` to that range of `src`.
-fn apply(file: &str, src: &[u8], a: usize, b: usize, edits: &[&Edit]) -> String {
+pub(crate) fn apply(file: &str, src: &[u8], a: usize, b: usize, edits: &[&Edit]) -> String {
     let mut inside: Vec<&&Edit> = edits
         .iter()
         .filter(|e| e.file == file && e.start >= a && e.end <= b)
@@ -139,71 +161,10 @@ fn walk(root: &Cursor) -> Vec<Cursor> {
     root.descendants()
 }
 
-/// Names of sync points and warp operations (after the headers' macros) in a body.
-fn is_sync_call(name: &str) -> bool {
-    matches!(
-        name,
-        "birenSyncThreadsLoop" | "birenWarpExchange" | "birenGridSyncLoop" | "sync_count"
-    ) || (name.starts_with("birenShfl") && name.ends_with("In_"))
-}
-
-/// Reads the template head of a function template: `template <...>` as written, and the
-/// arguments that name its parameters (`<T, N>`, packs expanded).
-fn template_of(src: &[u8], f: &Cursor) -> Option<(String, String)> {
-    let (_, start, _) = f.extent_in()?;
-    let t = src.get(start..)?;
-    if !t.starts_with(b"template") {
-        return None;
-    }
-    let mut i = start + 8;
-    while i < src.len() && src[i].is_ascii_whitespace() {
-        i += 1;
-    }
-    if src.get(i) != Some(&b'<') {
-        return None;
-    }
-    let mut depth = 0i32;
-    let mut paren = 0i32;
-    let mut j = i;
-    while j < src.len() {
-        match src[j] {
-            b'(' => paren += 1,
-            b')' => paren -= 1,
-            b'<' if paren == 0 => depth += 1,
-            b'>' if paren == 0 => {
-                depth -= 1;
-                if depth == 0 {
-                    break;
-                }
-            }
-            _ => {}
-        }
-        j += 1;
-    }
-    let head = slice(src, start, j + 1);
-    let mut args = Vec::new();
-    for ch in f.children() {
-        match ch.kind() {
-            CXCursor_TemplateTypeParameter
-            | CXCursor_NonTypeTemplateParameter
-            | CXCursor_TemplateTemplateParameter => {
-                let name = ch.spelling();
-                let pack = match ch.extent_in() {
-                    Some((_, a, b)) => slice(src, a, b).contains("..."),
-                    None => false,
-                };
-                args.push(if pack { format!("{name}...") } else { name });
-            }
-            _ => {}
-        }
-    }
-    Some((head, format!("<{}>", args.join(", "))))
-}
-
 /// The program's own files, as libclang names them: read once, on demand. Files of the system
 /// and of BIREN's headers are not the program's.
-struct Sources {
-    files: HashMap<String, Option<Vec<u8>>>,
+pub(crate) struct Sources {
+    pub(crate) files: HashMap<String, Option<Vec<u8>>>,
     include: String,
 }
 
@@ -211,7 +172,7 @@ impl Sources {
     fn user(&mut self, path: &str, c: &Cursor) -> bool {
         !c.in_system_header() && !path.starts_with(&self.include) && self.get(path).is_some()
     }
-    fn get(&mut self, path: &str) -> Option<&Vec<u8>> {
+    pub(crate) fn get(&mut self, path: &str) -> Option<&Vec<u8>> {
         self.files
             .entry(path.to_string())
             .or_insert_with(|| std::fs::read(path).ok())
@@ -369,6 +330,7 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
     }
 
     let mut seen_kernels: HashSet<(String, usize)> = HashSet::new();
+    let mut kernel_cursors: Vec<(String, Cursor)> = Vec::new();
     let mut seen_launches: HashSet<(String, usize)> = HashSet::new();
     let mut seen_vars: HashSet<(String, usize)> = HashSet::new();
     for c in &all {
@@ -385,6 +347,7 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
                 let fsrc = srcs.get(&path).cloned().unwrap_or_default();
                 match kernel_def(&fsrc, &path, c, &calls, &reads_tid, &kernel_usrs, &arch_usrs) {
                     Ok(k) => {
+                        kernel_cursors.push((path.clone(), *c));
                         for (at, text) in &k.name_edits {
                             edits.push(Edit {
                                 file: path.clone(),
@@ -527,8 +490,63 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
         return Err(errors.join("\n"));
     }
 
+    // A block group's size in kernels: one value for the block (inline::block_size_edits).
+    for (path, c) in &kernel_cursors {
+        if let Some(body) = c.children().into_iter().find(|b| b.kind() == CXCursor_CompoundStmt) {
+            edits.extend(inline::block_size_edits(path, &body, |v| {
+                v.ty().canonical().spelling().trim_start_matches("const ")
+                    == "cooperative_groups::thread_block"
+            }));
+        }
+    }
+
+    // Helpers with barriers, inlined into the kernels that call them (inline.rs).
+    let mut helpers = inline::barrier_functions(&all, &calls, &kernel_usrs);
+    // The program's own device functions, not BIREN's (cooperative_groups.h's are the barriers).
+    helpers.retain(|_, c| {
+        has_attr(c, CXCursor_CUDADeviceAttr)
+            && c.extent_in().is_some_and(|(p, _, _)| srcs.user(&p, c))
+    });
+    if !helpers.is_empty() {
+        let mut inliner = inline::Inliner {
+            callees: &helpers,
+            edits: &edits,
+            srcs: &mut srcs,
+            n: 0,
+            inlined: HashSet::new(),
+            bodies: Vec::new(),
+        };
+        let mut more = Vec::new();
+        for (i, (path, c)) in kernel_cursors.iter().enumerate() {
+            let Some(body) = c.children().into_iter().find(|b| b.kind() == CXCursor_CompoundStmt) else {
+                continue;
+            };
+            inliner.bodies.clear();
+            more.extend(inliner.body_edits(path, &body, 0, &[]));
+            if inliner.bodies.is_empty() {
+                continue;
+            }
+            // The helpers' own reads of threadIdx are the kernel's now: the kernel reads it
+            // through a callee only by a call left as a call.
+            let reads = std::iter::once(body)
+                .chain(inliner.bodies.iter().copied())
+                .flat_map(|b| b.descendants())
+                .filter(|d| d.kind() == CXCursor_CallExpr)
+                .filter(|d| {
+                    d.extent_in()
+                        .is_none_or(|(f, a, _)| !inliner.inlined.contains(&(f, a)))
+                })
+                .filter_map(|d| d.referenced())
+                .any(|r| {
+                    let u = r.usr();
+                    (reads_tid.contains(&u) || arch_usrs.contains(&u)) && !kernel_usrs.contains(&u)
+                });
+            kernels[i].reads_tid_in_callee = reads || arch_usrs.contains(&c.usr());
+        }
+        edits.extend(more);
+    }
+
     // Kernels: edits inside each body are applied to the moved body.
-    let mut report = Vec::new();
     let edit_refs: Vec<&Edit> = edits.iter().collect();
     let mut kernel_edits: Vec<Edit> = Vec::new();
     for k in &kernels {
@@ -547,18 +565,6 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
             end: k.body_end,
             text: stub_body + &after,
         });
-        // The second stage reports the others (kernels whose callees read threadIdx included:
-        // it reads their `_biren_fthread_`).
-        if !k.tpl_head.is_empty() {
-            report.push(if k.has_sync {
-                format!(
-                    "biren-cc: kernel {}: fibers (a template kernel at {}:{})",
-                    k.name, k.file, k.line
-                )
-            } else {
-                format!("biren-cc: kernel {}: loops (1 regions)", k.name)
-            });
-        }
     }
     let in_body = |e: &Edit| {
         kernels
@@ -590,7 +596,6 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
     Ok(Translated {
         text,
         others,
-        report,
     })
 }
 
@@ -672,7 +677,7 @@ fn kernel_def(
         ));
     };
     let (tpl_head, tpl_args) = if f.kind() == CXCursor_FunctionTemplate {
-        template_of(src, f).ok_or_else(|| {
+        clang::template_of(src, f).ok_or_else(|| {
             format!("{path}:{file_line}: error: a kernel template biren-cc cannot read")
         })?
     } else {
@@ -688,6 +693,7 @@ fn kernel_def(
     let mut params = Vec::new();
     let mut names = Vec::new();
     let mut name_edits = Vec::new();
+    let mut copies = String::new();
     for (i, p) in children
         .iter()
         .filter(|c| c.kind() == CXCursor_ParmDecl)
@@ -709,6 +715,17 @@ fn kernel_def(
         if let Some(eq) = text.find('=') {
             text.truncate(eq);
         }
+        // A parameter the body changes (`d_Src += offset` with the thread's offset) is each
+        // thread's own variable in CUDA: the per-thread function takes it under another name
+        // and the body starts with a local copy, which the second stage keeps per thread as
+        // any local (a parameter it must take for one value of the block).
+        if changes(src, path, body, p, &name) {
+            if let Some(at) = last_word(&text, &name) {
+                let renamed = format!("{name}_biren_in_");
+                text.replace_range(at..at + name.len(), &renamed);
+                copies.push_str(&format!(" decltype({renamed}) {name} = {renamed};"));
+            }
+        }
         params.push(text.trim().to_string());
         names.push(name);
     }
@@ -716,9 +733,6 @@ fn kernel_def(
     let reads = calls.get(&usr).is_some_and(|cs| {
         cs.iter()
             .any(|c| reads_tid.contains(c) && !kernels.contains(c))
-    });
-    let has_sync = body.descendants().iter().any(|d| {
-        d.kind() == CXCursor_CallExpr && d.referenced().is_some_and(|r| is_sync_call(&r.spelling()))
     });
     Ok(KernelDef {
         name: f.spelling(),
@@ -731,8 +745,7 @@ fn kernel_def(
         params,
         param_names: names,
         reads_tid_in_callee: reads || arch.contains(&usr),
-        line: file_line,
-        has_sync,
+        param_copies: copies,
         name_edits,
     })
 }
@@ -775,6 +788,12 @@ fn kernel_text(k: &KernelDef, body: &str, src: &[u8], file: &str) -> (String, St
             ptrs.join(", "),
             sizes.join(", ")
         )
+    };
+    // The copies go on the body's first line, after its brace: the user's lines keep their
+    // numbers.
+    let body = match body.strip_prefix('{') {
+        Some(rest) if !k.param_copies.is_empty() => format!("{{{}{rest}", k.param_copies),
+        _ => body.to_string(),
     };
     let thread_params = if n == 0 {
         "BIREN_KERNEL_DIMS_DECL_".to_string()

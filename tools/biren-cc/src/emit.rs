@@ -16,6 +16,20 @@ pub fn unit(src: &[u8], file: &str, kernels: &[Kernel]) -> String {
     for k in kernels {
         let Ok(plan) = &k.plan else { continue };
         let after = k.close + 1;
+        if let Some(t) = &k.template {
+            // A template's region form is registered when the template is instantiated: its
+            // per-thread function (which every launch instantiates through the stub) names the
+            // registration, declared before it and defined with the region entry.
+            out.push_str(&String::from_utf8_lossy(&src[at..t.start]));
+            let _ = write!(
+                out,
+                "{} struct {}_biren_rreg_ {{ static const birenError_t r; }}; ",
+                t.head, k.name
+            );
+            out.push_str(&String::from_utf8_lossy(&src[t.start..k.open + 1]));
+            let _ = write!(out, " (void)&{}_biren_rreg_{}::r;", k.name, t.args);
+            at = k.open + 1;
+        }
         out.push_str(&String::from_utf8_lossy(&src[at..after]));
         out.push('\n');
         out.push_str(&entry(src, &file_lit, k, plan));
@@ -212,6 +226,11 @@ impl Writer<'_> {
             self.out.push_str(ATOMIC_HELPER);
         }
         self.gen_line();
+        let (head, targs) = match &self.k.template {
+            Some(t) => (format!("{}\n", t.head), t.args.as_str()),
+            None => (String::new(), ""),
+        };
+        self.out.push_str(&head);
         // GCC's -O2 vectorises only loops whose trip count is a known multiple of the vector
         // length; the thread loops' is the block's width, known at run time: the region entry
         // asks for the cost model -O3 uses.
@@ -354,6 +373,13 @@ impl Writer<'_> {
             self.out.push_str("  biren_end_: ;\n");
         }
         self.out.push_str("  }\n  return biren_count_;\n}\n");
+        if self.k.template.is_some() {
+            let _ = writeln!(
+                self.out,
+                "{head}const birenError_t {name}_biren_rreg_{targs}::r = birenKernelRegisterRegions(reinterpret_cast<birenKernel_t>(&{name}{targs}), {name}_biren_region_{targs});"
+            );
+            return;
+        }
         let _ = writeln!(
             self.out,
             "#if defined(__cplusplus)\n\

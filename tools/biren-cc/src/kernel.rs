@@ -198,7 +198,19 @@ pub struct Kernel {
     /// A CUDA kernel whose callees read threadIdx from the context (`_biren_fthread_`): each
     /// thread loop stores the thread's index there first.
     pub ctx_tid: bool,
+    /// A CUDA kernel template: its region form is a template too, registered per instantiation.
+    pub template: Option<Template>,
     pub plan: Result<Plan, Fallback>,
+}
+
+/// The template a kernel's per-thread function is (cuda.rs writes one per kernel template).
+pub struct Template {
+    /// `template <...>` as written.
+    pub head: String,
+    /// The arguments naming its parameters: `<T, N>`.
+    pub args: String,
+    /// Where `template` starts.
+    pub start: usize,
 }
 
 const THREAD_SUFFIX: &str = "_biren_thread_";
@@ -263,6 +275,66 @@ fn is_grid_fn(name: &str) -> bool {
     name.starts_with("birenGridSync")
 }
 
+/// A name with one value for the whole program: an enumerator, or (kernel templates) a
+/// non-type template parameter, a constant of each instantiation.
+fn is_constant(r: &Cursor) -> bool {
+    matches!(
+        r.kind(),
+        CXCursor_EnumConstantDecl | CXCursor_NonTypeTemplateParameter
+    )
+}
+
+/// The operator of a unary, binary or compound-assignment expression, as written. libclang 14
+/// places such an expression at its start, not at its operator, so the operator is read from
+/// the text: a binary one just before its right operand, a unary one at its start (prefix) or
+/// at its end (postfix). Empty when the text is not the file's (a macro's).
+fn operator<'a>(src: &'a [u8], e: &Cursor) -> &'a [u8] {
+    const OP: &[u8] = b"=<>!+-*/%&|^~";
+    match e.kind() {
+        CXCursor_BinaryOperator | CXCursor_CompoundAssignOperator => {
+            let ch = e.children();
+            let Some(Pos::Main(mut j)) = ch.get(1).map(|r| r.start()) else {
+                return b"";
+            };
+            while j > 0 && src[j - 1].is_ascii_whitespace() {
+                j -= 1;
+            }
+            let end = j;
+            while j > 0 && OP.contains(&src[j - 1]) {
+                j -= 1;
+            }
+            &src[j..end]
+        }
+        CXCursor_UnaryOperator => {
+            let (Pos::Main(a), Pos::Main(b)) = (e.start(), e.end()) else {
+                return b"";
+            };
+            let (a, b) = (a.min(src.len()), b.min(src.len()));
+            if a < b && OP.contains(&src[a]) {
+                let mut j = a;
+                while j < b && OP.contains(&src[j]) && j - a < 2 {
+                    j += 1;
+                }
+                &src[a..j]
+            } else {
+                let mut j = b;
+                while j > a && OP.contains(&src[j - 1]) && b - j < 2 {
+                    j -= 1;
+                }
+                &src[j..b]
+            }
+        }
+        _ => b"",
+    }
+}
+
+/// An operator that writes its operand: `=`, a compound assignment, `++`, `--`.
+fn writes_operand(op: &[u8]) -> bool {
+    op == b"++"
+        || op == b"--"
+        || (op.ends_with(b"=") && !matches!(op, b"==" | b"<=" | b">=" | b"!="))
+}
+
 fn is_stmt_kind(k: CXCursorKind) -> bool {
     (200..=299).contains(&k)
 }
@@ -287,6 +359,7 @@ fn dot_member(src: &[u8], d: &Cursor) -> bool {
 /// Finds the BIREN_KERNEL kernels whose bodies are written in the main file.
 pub fn find(root: &Cursor, src: &[u8]) -> Vec<Kernel> {
     let mut out = Vec::new();
+    let by_name = functions_by_name(root);
     let mut stack = vec![*root];
     while let Some(c) = stack.pop() {
         for ch in c.children() {
@@ -304,17 +377,30 @@ pub fn find(root: &Cursor, src: &[u8]) -> Vec<Kernel> {
                 {
                     stack.push(ch)
                 }
-                CXCursor_FunctionDecl if ch.is_definition() && ch.in_main_file() => {
+                CXCursor_FunctionDecl | CXCursor_FunctionTemplate
+                    if ch.is_definition() && ch.in_main_file() =>
+                {
                     let name = ch.spelling();
-                    if let Some(k) = name.strip_suffix(THREAD_SUFFIX) {
-                        if let Some(kernel) = read_kernel(&ch, k, src) {
-                            out.push(kernel);
-                        }
+                    let template = if ch.kind() == CXCursor_FunctionTemplate {
+                        let Some((head, args)) = crate::clang::template_of(src, &ch) else {
+                            continue;
+                        };
+                        let Pos::Main(start) = ch.start() else { continue };
+                        Some(Template { head, args, start })
+                    } else {
+                        None
+                    };
+                    let (k, ctx_tid) = if let Some(k) = name.strip_suffix(THREAD_SUFFIX) {
+                        (k, false)
                     } else if let Some(k) = name.strip_suffix(CTX_THREAD_SUFFIX) {
-                        if let Some(mut kernel) = read_kernel(&ch, k, src) {
-                            kernel.ctx_tid = true;
-                            out.push(kernel);
-                        }
+                        (k, true)
+                    } else {
+                        continue;
+                    };
+                    if let Some(mut kernel) = read_kernel(&ch, k, src, &by_name) {
+                        kernel.ctx_tid = ctx_tid;
+                        kernel.template = template;
+                        out.push(kernel);
                     }
                 }
                 _ => {}
@@ -325,7 +411,30 @@ pub fn find(root: &Cursor, src: &[u8]) -> Vec<Kernel> {
     out
 }
 
-fn read_kernel(f: &Cursor, name: &str, src: &[u8]) -> Option<Kernel> {
+/// The function (and function template) definitions at namespace scope, by name.
+fn functions_by_name(root: &Cursor) -> HashMap<String, Vec<Cursor>> {
+    let mut out: HashMap<String, Vec<Cursor>> = HashMap::new();
+    let mut stack = vec![*root];
+    while let Some(c) = stack.pop() {
+        for ch in c.children() {
+            match ch.kind() {
+                CXCursor_Namespace | CXCursor_LinkageSpec | CXCursor_UnexposedDecl => stack.push(ch),
+                CXCursor_FunctionDecl | CXCursor_FunctionTemplate if ch.is_definition() => {
+                    out.entry(ch.spelling()).or_default().push(ch)
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+fn read_kernel(
+    f: &Cursor,
+    name: &str,
+    src: &[u8],
+    by_name: &HashMap<String, Vec<Cursor>>,
+) -> Option<Kernel> {
     let children = f.children();
     let body = children
         .iter()
@@ -349,6 +458,7 @@ fn read_kernel(f: &Cursor, name: &str, src: &[u8]) -> Option<Kernel> {
         .copied()
         .collect();
     let mut a = Analysis::new(src, body, &all_params, nparams);
+    a.by_name = by_name.clone();
     // Any sync point, direct or in a function the body calls: without one the header's own
     // block entry is already a plain loop.
     let has_barrier = a.reaches_sync(body);
@@ -368,6 +478,7 @@ fn read_kernel(f: &Cursor, name: &str, src: &[u8]) -> Option<Kernel> {
         params: params[..nparams].to_vec(),
         has_barrier,
         ctx_tid: false,
+        template: None,
         plan,
     })
 }
@@ -410,6 +521,9 @@ struct Analysis<'a> {
     /// Spans evaluated once for the block (loop init and increment).
     block_exprs: Vec<Span>,
     barrier_fns: HashMap<u32, bool>,
+    /// The unit's function definitions by name: what a call a template leaves unresolved
+    /// (`merge<sortDir>(...)`) may reach.
+    by_name: HashMap<String, Vec<Cursor>>,
 }
 
 impl<'a> Analysis<'a> {
@@ -430,6 +544,7 @@ impl<'a> Analysis<'a> {
             checked_conds: Vec::new(),
             block_exprs: Vec::new(),
             barrier_fns: HashMap::new(),
+            by_name: HashMap::new(),
         };
         for c in body.descendants() {
             if c.kind() == CXCursor_VarDecl {
@@ -507,7 +622,12 @@ impl<'a> Analysis<'a> {
             if d.kind() != CXCursor_CallExpr {
                 continue;
             }
-            let Some(f) = d.referenced() else { continue };
+            let Some(f) = d.referenced() else {
+                if self.unresolved_may_sync(&d, 0) {
+                    return true;
+                }
+                continue;
+            };
             let n = f.spelling();
             if is_barrier_call(&d) || is_warp_fn(&n) || is_grid_fn(&n) {
                 return true;
@@ -561,9 +681,17 @@ impl<'a> Analysis<'a> {
                 if d.kind() != CXCursor_CallExpr {
                     continue;
                 }
-                let Some(g) = d.referenced() else { continue };
+                let Some(g) = d.referenced() else {
+                    if self.unresolved_may_sync(&d, depth + 1) {
+                        r = true;
+                        break;
+                    }
+                    continue;
+                };
                 let n = g.spelling();
                 if is_barrier_fn(&n)
+                    || is_barrier_call(&d)
+                    || (n == "sync" && g.definition().is_none())
                     || is_warp_fn(&n)
                     || is_grid_fn(&n)
                     || (g.definition().is_some() && self.calls_sync(&g, depth + 1))
@@ -575,6 +703,33 @@ impl<'a> Analysis<'a> {
         }
         self.barrier_fns.insert(h, r);
         r
+    }
+
+    /// A call a template leaves unresolved (its callee depends on the template's parameters):
+    /// a sync point if it is named as one (a group's `sync`, a barrier, a warp operation) or
+    /// if a function of its name may reach one.
+    fn unresolved_may_sync(&mut self, call: &Cursor, depth: usize) -> bool {
+        // The callee's name: the call's, else its callee expression's (`merge<sortDir>`, an
+        // unresolved lookup), else as written at the call's start.
+        let mut n = call.spelling();
+        if n.is_empty() {
+            n = call.children().first().map(|c| c.spelling()).unwrap_or_default();
+        }
+        if n.is_empty() {
+            if let Pos::Main(o) = call.start() {
+                n = text::ident_at(self.src, o).to_string();
+            }
+        }
+        // A qualified name's last part.
+        let n = n.rsplit("::").next().unwrap_or("").to_string();
+        if n.is_empty() {
+            return false;
+        }
+        if n == "sync" || n.starts_with("__sync") || is_barrier_fn(&n) || is_warp_fn(&n) || is_grid_fn(&n) {
+            return true;
+        }
+        let candidates = self.by_name.get(&n).cloned().unwrap_or_default();
+        candidates.iter().any(|c| self.calls_sync(c, depth))
     }
 
     /// Checks the whole body for what region form cannot take.
@@ -592,7 +747,13 @@ impl<'a> Analysis<'a> {
                 CXCursor_CallExpr => {
                     // A call through a pointer (C11's generic atomics, a function pointer): a
                     // barrier behind it fails the launch at run time (sync_point_in_region).
-                    let Some(f) = d.referenced() else { continue };
+                    // One a template leaves unresolved is judged by the functions of its name.
+                    let Some(f) = d.referenced() else {
+                        if self.unresolved_may_sync(&d, 0) {
+                            return self.fail("barrier in a function the kernel template calls", &d);
+                        }
+                        continue;
+                    };
                     let n = f.spelling();
                     if is_barrier_call(&d)
                         || n == "birenTrapLoop"
@@ -650,10 +811,11 @@ impl<'a> Analysis<'a> {
     fn plan(&mut self, body: &Cursor, open: usize, close: usize) -> Result<Plan, Fallback> {
         self.screen(body)?;
         self.find_counters(body);
-        let pieces = self.split(body, open + 1, close)?;
+        let mut pieces = self.split(body, open + 1, close)?;
         self.collect_uses(body)?;
         self.check_params_and_counters(body)?;
         let remat = self.rematerializable();
+        self.settle_checks(body, &mut pieces, &remat);
         let block_atomics = self.shared_atomics(body, &remat);
         let expanded = self.expand(&remat)?;
         let (uses, cond_uses) = self.uses_by_region(&expanded);
@@ -1099,7 +1261,7 @@ impl<'a> Analysis<'a> {
                         || !(is_param
                             || is_counter
                             || is_block
-                            || r.kind() == CXCursor_EnumConstantDecl)
+                            || is_constant(&r))
                     {
                         return false;
                     }
@@ -1154,7 +1316,7 @@ impl<'a> Analysis<'a> {
                         return false;
                     }
                     let ok = self.params.iter().any(|p| p.same(&r))
-                        || r.kind() == CXCursor_EnumConstantDecl
+                        || is_constant(&r)
                         || self.var_of(&r).is_some_and(|v| self.vars[v].block_level);
                     if !ok {
                         return false;
@@ -1163,14 +1325,13 @@ impl<'a> Analysis<'a> {
                 CXCursor_MemberRefExpr if !dot_member(src, &d) => return false,
                 CXCursor_MemberRefExpr => {}
                 CXCursor_UnaryOperator => {
-                    let Pos::Main(o) = d.start() else {
-                        return false;
-                    };
-                    if matches!(src.get(o), Some(b'*' | b'&'))
-                        || (!writes && (src[o..].starts_with(b"++") || src[o..].starts_with(b"--")))
-                    {
+                    let op = operator(src, &d);
+                    if op.is_empty() || op == b"*" || op == b"&" || (!writes && writes_operand(op)) {
                         return false;
                     }
+                }
+                CXCursor_BinaryOperator if !writes && writes_operand(operator(src, &d)) => {
+                    return false
                 }
                 CXCursor_CompoundAssignOperator if writes => {}
                 CXCursor_IntegerLiteral
@@ -1752,18 +1913,13 @@ impl<'a> Analysis<'a> {
                     }
                 }
                 CXCursor_CallExpr => check = true,
+                // ++, --, = in a condition: evaluated by each thread, as written.
                 CXCursor_UnaryOperator
                 | CXCursor_BinaryOperator
-                | CXCursor_CompoundAssignOperator => {
-                    // ++, --, = in a condition: evaluated by each thread, as written.
-                    let Pos::Main(e) = d.location() else { continue };
-                    let t = &self.src[e.min(self.src.len())..];
-                    if t.starts_with(b"++")
-                        || t.starts_with(b"--")
-                        || (t.starts_with(b"=") && !t.starts_with(b"=="))
-                    {
-                        check = true;
-                    }
+                | CXCursor_CompoundAssignOperator
+                    if writes_operand(operator(self.src, &d)) =>
+                {
+                    check = true
                 }
                 _ => {}
             }
@@ -1772,6 +1928,72 @@ impl<'a> Analysis<'a> {
             self.checked_conds.push(span);
         }
         Ok(check)
+    }
+
+    /// Conditions around barriers that `condition` could only check (they read a local
+    /// variable) and that read only block values once the recomputed variables are known
+    /// (`aEnd = aBegin + wA - 1`, uniform: see `rematerializable`): evaluated once for the
+    /// block, unchecked, as those variables are declared before the block's statements.
+    fn settle_checks(
+        &mut self,
+        body: &Cursor,
+        pieces: &mut [Piece],
+        remat: &[(usize, Remat, Vec<usize>)],
+    ) {
+        let set: HashSet<usize> = remat
+            .iter()
+            .filter(|r| r.1.uniform)
+            .map(|r| r.0)
+            .collect();
+        if set.is_empty() || self.checked_conds.is_empty() {
+            return;
+        }
+        let nodes = body.descendants();
+        let src = self.src;
+        let uniform = |span: Span| {
+            nodes
+                .iter()
+                .filter(|d| matches!(d.start(), Pos::Main(o) if o >= span.0 && o < span.1))
+                .all(|d| {
+                    !writes_operand(operator(src, d))
+                        && d.kind() != CXCursor_CompoundAssignOperator
+                        && self.uniform_with(d, &set)
+                })
+        };
+        let settled: Vec<Span> = self
+            .checked_conds
+            .iter()
+            .copied()
+            .filter(|&c| uniform(c))
+            .collect();
+        if settled.is_empty() {
+            return;
+        }
+        fn walk(pieces: &mut [Piece], settled: &[Span]) {
+            for p in pieces {
+                match p {
+                    Piece::If { cond, then, els, check, .. } => {
+                        if settled.contains(cond) {
+                            *check = false;
+                        }
+                        walk(then, settled);
+                        if let Some(e) = els {
+                            walk(e, settled);
+                        }
+                    }
+                    Piece::Loop { cond, body, check, .. } => {
+                        if cond.is_some_and(|c| settled.contains(&c)) {
+                            *check = false;
+                        }
+                        walk(body, settled);
+                    }
+                    Piece::Scope(inner) => walk(inner, settled),
+                    _ => {}
+                }
+            }
+        }
+        walk(pieces, &settled);
+        self.checked_conds.retain(|c| !settled.contains(c));
     }
 
     /// A variable whose declaration reads threadIdx (directly or through another such).
@@ -1892,7 +2114,10 @@ impl<'a> Analysis<'a> {
         }
         for v in 0..self.vars.len() {
             let var = &self.vars[v];
-            if var.block_level || var.cursor.storage_static_or_extern() {
+            // A recomputed variable of one value for the block is declared, once per block,
+            // before the block's statements: a loop's header may read it.
+            let block_value = remat.iter().any(|r| r.0 == v && r.1.uniform);
+            if var.block_level || block_value || var.cursor.storage_static_or_extern() {
                 continue;
             }
             for &u in &var.uses {
@@ -2311,16 +2536,14 @@ impl<'a> Analysis<'a> {
         std::iter::once(*e).chain(e.descendants()).all(|d| match d.kind() {
             CXCursor_DeclRefExpr => d.referenced().is_some_and(|r| {
                 !r.same(&lp)
-                    && (self.params.iter().any(|p| p.same(&r)) || r.kind() == CXCursor_EnumConstantDecl)
+                    && (self.params.iter().any(|p| p.same(&r)) || is_constant(&r))
             }),
             CXCursor_MemberRefExpr => dot_member(src, &d),
-            CXCursor_UnaryOperator => matches!(d.start(), Pos::Main(o)
-                if !matches!(src.get(o), Some(b'*' | b'&'))
-                    && !src[o..].starts_with(b"++")
-                    && !src[o..].starts_with(b"--")
-                    && matches!(d.location(), Pos::Main(l) if !src[l..].starts_with(b"++") && !src[l..].starts_with(b"--"))),
-            CXCursor_BinaryOperator => matches!(d.location(), Pos::Main(l)
-                if !src[l..].starts_with(b"=") || src[l..].starts_with(b"==")),
+            CXCursor_UnaryOperator => {
+                let op = operator(src, &d);
+                !op.is_empty() && op != b"*" && op != b"&" && !writes_operand(op)
+            }
+            CXCursor_BinaryOperator => !writes_operand(operator(src, &d)),
             CXCursor_IntegerLiteral
             | CXCursor_FloatingLiteral
             | CXCursor_CharacterLiteral
@@ -2454,7 +2677,7 @@ impl<'a> Analysis<'a> {
                 !r.same(&thread)
                     && !r.same(&lp)
                     && (self.params.iter().any(|p| p.same(&r))
-                        || r.kind() == CXCursor_EnumConstantDecl
+                        || is_constant(&r)
                         || self
                             .var_of(&r)
                             .is_some_and(|v| self.vars[v].block_level || set.contains(&v)))
@@ -2690,28 +2913,13 @@ impl<'a> Analysis<'a> {
                             )
                         }) => {}
                     CXCursor_UnaryOperator => {
-                        let Pos::Main(o) = d.start() else {
-                            continue 'vars;
-                        };
-                        if matches!(src.get(o), Some(b'*' | b'&'))
-                            || src[o..].starts_with(b"++")
-                            || src[o..].starts_with(b"--")
-                        {
-                            continue 'vars;
-                        }
-                        // A postfix ++/-- ends the operand.
-                        let Pos::Main(e) = d.location() else {
-                            continue 'vars;
-                        };
-                        if src[e..].starts_with(b"++") || src[e..].starts_with(b"--") {
+                        let op = operator(src, &d);
+                        if op.is_empty() || op == b"*" || op == b"&" || writes_operand(op) {
                             continue 'vars;
                         }
                     }
                     CXCursor_BinaryOperator => {
-                        let Pos::Main(e) = d.location() else {
-                            continue 'vars;
-                        };
-                        if src[e..].starts_with(b"=") && !src[e..].starts_with(b"==") {
+                        if writes_operand(operator(src, &d)) {
                             continue 'vars;
                         }
                     }
@@ -2721,7 +2929,7 @@ impl<'a> Analysis<'a> {
                         let Some(r) = d.referenced() else {
                             continue 'vars;
                         };
-                        if r.kind() == CXCursor_EnumConstantDecl {
+                        if is_constant(&r) {
                             continue;
                         }
                         if r.kind() == CXCursor_FunctionDecl
@@ -2760,6 +2968,13 @@ impl<'a> Analysis<'a> {
                 }
             }
             let Some(eq) = eq else { continue };
+            // A value of one block is computed before the block's statements: only where that
+            // cannot fault when the declaration itself would not be reached (a division after
+            // `if (n == 0) return;`), i.e. a division is moved only from the body's top level
+            // with no return before it.
+            if uniform && self.may_fault(&init) && !self.reached_by_all(&var.cursor) {
+                uniform = false;
+            }
             let spelled = ty.spelling();
             let t = if ty.is_const() {
                 match spelled.strip_prefix("const ") {
@@ -2782,6 +2997,33 @@ impl<'a> Analysis<'a> {
             ));
         }
         out
+    }
+
+    /// An integer division or remainder in `e` (by zero it faults; a float one does not).
+    fn may_fault(&self, e: &Cursor) -> bool {
+        std::iter::once(*e).chain(e.descendants()).any(|d| {
+            matches!(d.kind(), CXCursor_BinaryOperator | CXCursor_CompoundAssignOperator)
+                && matches!(operator(self.src, &d), b"/" | b"%" | b"/=" | b"%=")
+                && !matches!(
+                    d.ty().canonical().kind(),
+                    CXType_Float | CXType_Double | CXType_LongDouble | CXType_Half | CXType_Float16
+                )
+        })
+    }
+
+    /// A declaration every thread of the block reaches: a statement of the body's top level,
+    /// no `return` before it.
+    fn reached_by_all(&self, decl: &Cursor) -> bool {
+        let Pos::Main(at) = decl.start() else {
+            return false;
+        };
+        let top = self.body.children().iter().any(|c| {
+            c.kind() == CXCursor_DeclStmt
+                && matches!((c.start(), c.end()), (Pos::Main(a), Pos::Main(b)) if at >= a && at < b)
+        });
+        top && !self.body.descendants().iter().any(|d| {
+            d.kind() == CXCursor_ReturnStmt && matches!(d.start(), Pos::Main(o) if o < at)
+        })
     }
 
     /// Atomics whose address is provably in the block's shared memory (a `BIREN_SHARED`

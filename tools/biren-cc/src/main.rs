@@ -7,6 +7,7 @@
 mod clang;
 mod cuda;
 mod emit;
+mod inline;
 mod kernel;
 mod text;
 
@@ -437,13 +438,7 @@ fn translate_cuda(
     flags.extend(cuda_flags(args, include));
     flags.push("-include".into());
     flags.push("cuda_runtime.h".into());
-    // The system compiler's own headers (omp.h, ...), which libclang does not know.
-    if let Some(dir) = system_compiler_include() {
-        flags.push("-idirafter".into());
-        flags.push(dir);
-        // GCC's omp.h names a deallocator in __malloc__(f), which clang does not read.
-        flags.push("-D__malloc__(...)=__malloc__".into());
-    }
+    flags.extend(system_compiler_flags());
     flags.push("-Wno-everything".into());
     let unit = clang::Unit::parse(path, &flags)?;
     let errors = unit.errors();
@@ -490,11 +485,6 @@ fn translate_cuda(
         }
         std::fs::write(&dst, text).map_err(|e| format!("biren-cc: {}: {e}", dst.display()))?;
     }
-    if args.report {
-        for l in &t.report {
-            eprintln!("{l}");
-        }
-    }
     // What nvcc puts before every .cu source: CUDA's macros and cuda_runtime.h.
     let text = format!(
         "#define __CUDACC__ 1\n#define __NVCC__ 1\n#define __CUDACC_VER_MAJOR__ 12\n#define __CUDACC_VER_MINOR__ 4\n#include \"cuda_runtime.h\"\n#line 1 \"{}\"\n{}",
@@ -516,7 +506,19 @@ fn translate_cuda(
     }
     let stage2 = tmp.join("regions");
     let _ = std::fs::create_dir_all(&stage2);
-    let extra = cuda_flags(args, include);
+    // The translation is read from the temporary directory: the program's quoted includes are
+    // looked up where the final compilation finds them (its translated headers first, then
+    // beside the user's file), or the kernels would not parse and keep the fiber form.
+    let user_dir = match Path::new(path).parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let mut extra = vec![
+        format!("-iquote{}", tmp.display()),
+        format!("-iquote{}", user_dir.display()),
+    ];
+    extra.extend(cuda_flags(args, include));
+    extra.extend(system_compiler_flags());
     let out_str = out.display().to_string();
     match regions(
         &out_str,
@@ -526,10 +528,24 @@ fn translate_cuda(
         args,
         include,
         &stage2,
-        None,
+        out_dir_for_keep,
     )? {
         Some(p) => Ok(p),
         None => Ok(out),
+    }
+}
+
+/// The system compiler's own headers (omp.h, ...), which libclang does not know, for reading
+/// a CUDA source or its translation.
+fn system_compiler_flags() -> Vec<String> {
+    match system_compiler_include() {
+        // GCC's omp.h names a deallocator in __malloc__(f), which clang does not read.
+        Some(dir) => vec![
+            "-idirafter".into(),
+            dir,
+            "-D__malloc__(...)=__malloc__".into(),
+        ],
+        None => Vec::new(),
     }
 }
 
@@ -600,6 +616,15 @@ fn regions(
     let kernels = kernel::find(&unit.root(), &src);
     if args.report {
         for k in &kernels {
+            // A unit the front end could not read whole is compiled as written (below): its
+            // analysis saw a tree with the unreadable statements left out.
+            if let Some(e) = errors.first() {
+                eprintln!(
+                    "biren-cc: kernel {}: fibers (the front end read an error: {} at {}:{})",
+                    k.name, e.text, e.file, e.line
+                );
+                continue;
+            }
             let line = match &k.plan {
                 Ok(p) => format!("biren-cc: kernel {}: loops ({} regions)", k.name, p.regions),
                 Err(_) if !k.has_barrier => {
