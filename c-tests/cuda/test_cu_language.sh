@@ -39,7 +39,13 @@ grep -q "kernel tiled_mul: loops" "$T/tb.report" || { cat "$T/tb.report"; fail "
 grep -q "kernel block_sum: loops" "$T/tb.report" || { cat "$T/tb.report"; fail "template_barrier: block_sum not in region form"; }
 grep -q "kernel calls_template_helper: fibers (barrier in a function the kernel template calls" "$T/tb.report" || { cat "$T/tb.report"; fail "template_barrier: calls_template_helper"; }
 [ "$(nm -C "$T/template_barrier" | grep -c ' t .*_biren_region_<')" = 5 ] || fail "template_barrier: not one region entry per instantiation"
-echo "ok   kernel templates with barriers, in region form per instantiation"
+# The same program with every kernel in fiber form (--fibers): the same results, no region entry.
+"$BCC" -O2 --fibers $L/template_barrier.cu -o "$T/template_fibers"
+"$T/template_fibers" | grep -q "template_barrier: passed" || fail "template_barrier --fibers"
+[ "$(nm -C "$T/template_fibers" | grep -c ' t .*_biren_region_<')" = 0 ] || fail "--fibers: a region entry"
+"$BCC" -O2 --fibers $L/helper_barrier.cu -o "$T/helper_fibers"
+"$T/helper_fibers" | grep -q "helper_barrier: passed" || fail "helper_barrier --fibers"
+echo "ok   kernel templates with barriers, in region form per instantiation (and --fibers)"
 
 # A changed parameter, a local header, a division after a return: region form, CUDA's results.
 "$BCC" -O2 --kernel-report $L/param_change.cu -o "$T/param_change" 2> "$T/pc.report"

@@ -42,6 +42,8 @@ struct Args {
     preprocess_only: bool,
     keep: bool,
     report: bool,
+    /// Every kernel in fiber form (no region stage): the same program to compare against.
+    fibers: bool,
     verbose: bool,
     /// `-x c` / `-x c++` given: the language of the sources that follow.
     forced: Option<Lang>,
@@ -66,6 +68,7 @@ const HELP: &str = "biren-cc: compiles BIREN programs with the system compiler (
 Flags go to the compiler as they are (-c -o -I -D -U -O -g -std= -march= -l -L -W...). biren-cc adds
 the BIREN include directory and, when linking, -lbiren_runtime with an rpath.
   --kernel-report      one line per kernel on stderr: loops (N regions) or fibers (REASON at FILE:LINE)
+  --fibers             every kernel in fiber form (to compare a program's region form with)
   -save-temps, --keep  keep the translated sources (next to the output, NAME.biren.c)
   -v                   print the commands run
 Environment: CC, CXX (the compilers), BIREN_CC_INCLUDE, BIREN_CC_LIBDIR (where BIREN is),
@@ -239,6 +242,11 @@ fn parse_args(argv: &[String]) -> Args {
         match arg.as_str() {
             "--kernel-report" => {
                 a.report = true;
+                i += 1;
+                continue;
+            }
+            "--fibers" => {
+                a.fibers = true;
                 i += 1;
                 continue;
             }
@@ -594,6 +602,9 @@ fn regions(
     tmp: &Path,
     out_dir_for_keep: Option<&Path>,
 ) -> Result<Option<PathBuf>, String> {
+    if args.fibers {
+        return Ok(None);
+    }
     clang::load()?;
     let mut flags: Vec<String> = vec![
         "-x".into(),
