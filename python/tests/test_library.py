@@ -18,7 +18,8 @@ def header_functions():
     names = set()
     for line in text.splitlines():
         line = line.strip()
-        if line.startswith(("static", "#", "return")):
+        # Statements inside the header's inline helpers are not declarations.
+        if re.match(r"#|(static|return|else|if|for|while|do|case|switch)\b", line):
             continue
         m = re.match(
             r"^(?:const\s+)?(?:(?:enum|struct|unsigned|signed|long|short)\s+)*\w+[\s\*]+(biren[A-Z]\w*)\s*\(",
