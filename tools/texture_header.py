@@ -453,17 +453,17 @@ for suf, ty, n, isf in TYPES:
     kind = "F" if isf else "I"
     w(f"/** CUDA's tex1Dfetch<{ty}>: texel i (0 out of range). */")
     w(f"static BIREN_INLINE_ {ty} birenTex1Dfetch{suf}(unsigned long long t, int i) {{ {vt} v[{n}]; birenTexFetch{kind}_(t, i, {n}, v); {ret(ty, n, isf)} }}")
-    cpp.append(f"template <> inline {ty} tex1Dfetch<{ty}>(birenTextureObject_t t, int i) {{ return birenTex1Dfetch{suf}(t, i); }}")
+    cpp.append(f"template <> BIREN_INLINE_ {ty} tex1Dfetch<{ty}>(birenTextureObject_t t, int i) {{ return birenTex1Dfetch{suf}(t, i); }}")
     for name, params, args, cname, cparams, cargs in FETCHES:
         w(f"/** CUDA's {cname}<{ty}>. */")
         w(f"static BIREN_INLINE_ {ty} biren{name}{suf}(unsigned long long t, {params}) {{ {vt} v[{n}]; biren{'TexF_' if isf else 'TexI_'}(t, {args}, {n}, v); {ret(ty, n, isf)} }}")
-        cpp.append(f"template <> inline {ty} {cname}<{ty}>(birenTextureObject_t t, {cparams}) {{ return biren{name}{suf}(t, {cargs}); }}")
+        cpp.append(f"template <> BIREN_INLINE_ {ty} {cname}<{ty}>(birenTextureObject_t t, {cparams}) {{ return biren{name}{suf}(t, {cargs}); }}")
     w(f"/** CUDA's texCubemap<{ty}>: the cube map's texel in direction (x, y, z). */")
     w(f"static BIREN_INLINE_ {ty} birenTexCubemap{suf}(unsigned long long t, float x, float y, float z) {{ {vt} v[{n}]; birenTexCube{kind}_(t, x, y, z, 0, {n}, v); {ret(ty, n, isf)} }}")
-    cpp.append(f"template <> inline {ty} texCubemap<{ty}>(birenTextureObject_t t, float x, float y, float z) {{ return birenTexCubemap{suf}(t, x, y, z); }}")
+    cpp.append(f"template <> BIREN_INLINE_ {ty} texCubemap<{ty}>(birenTextureObject_t t, float x, float y, float z) {{ return birenTexCubemap{suf}(t, x, y, z); }}")
     w(f"/** CUDA's texCubemapLayered<{ty}>: cube `layer`'s texel in direction (x, y, z). */")
     w(f"static BIREN_INLINE_ {ty} birenTexCubemapLayered{suf}(unsigned long long t, float x, float y, float z, int layer) {{ {vt} v[{n}]; birenTexCube{kind}_(t, x, y, z, layer, {n}, v); {ret(ty, n, isf)} }}")
-    cpp.append(f"template <> inline {ty} texCubemapLayered<{ty}>(birenTextureObject_t t, float x, float y, float z, int layer) {{ return birenTexCubemapLayered{suf}(t, x, y, z, layer); }}")
+    cpp.append(f"template <> BIREN_INLINE_ {ty} texCubemapLayered<{ty}>(birenTextureObject_t t, float x, float y, float z, int layer) {{ return birenTexCubemapLayered{suf}(t, x, y, z, layer); }}")
     # surfaces
     for d, coords, cdecl in [(1, "x", "int x"), (2, "x, y", "int x, int y"), (3, "x, y, z", "int x, int y, int z")]:
         at = {1: "x, 0, 0", 2: "x, y, 0", 3: "x, y, z"}[d]
@@ -480,13 +480,13 @@ for suf, ty, n, isf in TYPES:
         w(f"#define birenSurf{d}Dread{suf}_{na}(s, {coords}, mode) birenSurf{d}Dread{suf}In_(biren_loop_, (s), {coords}, (mode))")
 
 w("#ifdef __cplusplus")
-w("/* CUDA's texture templates: the types above (char and signed char alike). */")
+w("/* CUDA's texture templates: the types above (char and signed char alike). Forced inline like\n * the functions they call: left to the compiler, a fetch in a kernel is often a call per thread\n * that reads the descriptor again each time. */")
 for _, cname, _, _ in [(0, "tex1Dfetch", 0, 0), (0, "tex1D", 0, 0), (0, "tex2D", 0, 0), (0, "tex3D", 0, 0), (0, "tex2DLayered", 0, 0), (0, "texCubemap", 0, 0), (0, "texCubemapLayered", 0, 0)]:
     params = {"tex1Dfetch": "int", "tex1D": "float", "tex2D": "float, float", "tex3D": "float, float, float", "tex2DLayered": "float, float, int", "texCubemap": "float, float, float", "texCubemapLayered": "float, float, float, int"}[cname]
     w(f"template <class T> T {cname}(birenTextureObject_t t, {params});")
 w("\n".join(cpp))
-w("""template <> inline signed char tex1Dfetch<signed char>(birenTextureObject_t t, int i) { return (signed char)birenTex1DfetchChar(t, i); }
-template <> inline signed char tex2D<signed char>(birenTextureObject_t t, float x, float y) { return (signed char)birenTex2DChar(t, x, y); }
+w("""template <> BIREN_INLINE_ signed char tex1Dfetch<signed char>(birenTextureObject_t t, int i) { return (signed char)birenTex1DfetchChar(t, i); }
+template <> BIREN_INLINE_ signed char tex2D<signed char>(birenTextureObject_t t, float x, float y) { return (signed char)birenTex2DChar(t, x, y); }
 /* CUDA's surface functions: any type of the texel's size. */
 template <class T> inline void surf1Dwrite(T v, birenSurfaceObject_t s, int x, int mode = 2) { char *p = birenSurfAt_(0, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 template <class T> inline void surf2Dwrite(T v, birenSurfaceObject_t s, int x, int y, int mode = 2) { char *p = birenSurfAt_(0, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
