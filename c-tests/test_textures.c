@@ -213,9 +213,10 @@ static float bilinear_ref(const float *v, int w, int h, float x, float y) {
 }
 
 /* The header's short paths (float texels, clamped, unnormalized: point and bilinear) give what
- * the general sampler gives (reached here through normalized coordinates, exact for sizes that
- * are powers of two) and what the rule gives, inside, at the edges and beyond them; a linear
- * texture wider than the short path takes (8192) gives the rule's values too. */
+ * the same fetches with normalized coordinates give (exact for sizes that are powers of two; the
+ * bilinear one through the general sampler, the point one through its own inline path) and what
+ * the rule gives, inside, at the edges and beyond them; a linear texture wider than the short
+ * path takes (8192) gives the rule's values too. */
 static int short_paths_agree_with_the_general_sampler(void) {
   enum { W = 8, H = 4 };
   birenArray_t a = grid_array(W, H);
