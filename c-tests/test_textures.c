@@ -213,9 +213,10 @@ static float bilinear_ref(const float *v, int w, int h, float x, float y) {
 }
 
 /* The header's short paths (float texels, clamped, unnormalized: point and bilinear) give what
- * the general sampler gives (reached here through normalized coordinates, exact for sizes that
- * are powers of two) and what the rule gives, inside, at the edges and beyond them; a linear
- * texture wider than the short path takes (8192) gives the rule's values too. */
+ * the same fetches with normalized coordinates give (exact for sizes that are powers of two; the
+ * bilinear one through the general sampler, the point one through its own inline path) and what
+ * the rule gives, inside, at the edges and beyond them; a linear texture wider than the short
+ * path takes (8192) gives the rule's values too. */
 static int short_paths_agree_with_the_general_sampler(void) {
   enum { W = 8, H = 4 };
   birenArray_t a = grid_array(W, H);
@@ -279,6 +280,125 @@ static int short_paths_agree_with_the_general_sampler(void) {
   for (int k = 0; k < 5; k++) EXPECT(fabsf(o[4 * k] - bilinear_ref(wv, WIDE, 1, c[3 * k], c[3 * k + 1])) < 1e-4f);
   OK(birenDestroyTextureObject(lf));
   OK(birenFreeArray(wa));
+  return 0;
+}
+
+/* Thread i: the inline fetch and the general sampler (the header's birenTexSlowF_) at
+ * (c[2i], c[2i+1]), in 2-D and in 1-D; out[4i..4i+3]. */
+BIREN_KERNEL(agree_k, (unsigned long long) t, (const float *) c, (float *) out, (int) n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float x = c[2 * i], y = c[2 * i + 1];
+  out[4 * i] = birenTex2DFloat(t, x, y);
+  birenTexSlowF_(t, 2, x, y, 0.0f, -1, 1, &out[4 * i + 1]);
+  out[4 * i + 2] = birenTex1DFloat(t, x);
+  birenTexSlowF_(t, 1, x, 0.0f, 0.0f, -1, 1, &out[4 * i + 3]);
+}
+
+/* Coordinates for the comparison below: scale times every texel boundary k/n of n texels
+ * (k = -2n .. 3n) and the floats either side of it, a sweep over [-3, 3), zeros, tiny and
+ * huge values, infinities and NaN. Returns how many (x, y) pairs (at most max). */
+static int edge_coords(float *c, int max, int nx, int ny, float scale) {
+  int n = 0;
+  for (int k = -2 * nx; k <= 3 * nx && n + 3 <= max; k++) {
+    float b = (float)k / (float)nx * scale;
+    float v[3] = {nextafterf(b, -INFINITY), b, nextafterf(b, INFINITY)};
+    for (int j = 0; j < 3; j++, n++) {
+      c[2 * n] = v[j];
+      c[2 * n + 1] = (float)((k * 5 + j) % (3 * ny) - ny) / (float)ny * scale; /* -1 .. 2 */
+    }
+  }
+  for (int k = -2 * ny; k <= 3 * ny && n + 3 <= max; k++) {
+    float b = (float)k / (float)ny * scale;
+    float v[3] = {nextafterf(b, -INFINITY), b, nextafterf(b, INFINITY)};
+    for (int j = 0; j < 3; j++, n++) {
+      c[2 * n] = (float)((k * 3 + j) % 11) * 0.173f * scale;
+      c[2 * n + 1] = v[j];
+    }
+  }
+  for (int k = 0; k < 600 && n < max; k++, n++) {
+    c[2 * n] = (-3.0f + 0.01f * (float)k) * scale;
+    c[2 * n + 1] = (2.9f - 0.0097f * (float)k) * scale;
+  }
+  const float odd[] = {0.0f, -0.0f, 1e-30f, -1e-30f, 1e-10f, -1e-10f, 0.99999994f, 1.0f, 1.0000001f,
+                       -0.99999994f, 1e7f, -1e7f, 8388608.5f, 1e30f, -1e30f, INFINITY, -INFINITY, NAN};
+  int m = (int)(sizeof odd / sizeof odd[0]);
+  for (int i = 0; i < m && n < max; i++)
+    for (int j = 0; j < m && n < max; j++, n++) {
+      c[2 * n] = odd[i];
+      c[2 * n + 1] = odd[j];
+    }
+  return n;
+}
+
+/* The inline point paths give the general sampler's texel to the bit, for normalized
+ * coordinates under every mix of wrap, mirror and clamp and for unnormalized ones, on sizes
+ * that are powers of two and that are not (their texel boundaries k/n are not floats). A float4
+ * texture fetched as float reads each texel's first channel. */
+static int point_paths_agree_with_the_general_sampler_bit_for_bit(void) {
+  enum { MAXC = 2048 };
+  static float c[2 * MAXC], o[4 * MAXC];
+  float *dc, *dout;
+  OK(birenMalloc((void **)&dc, sizeof c));
+  OK(birenMalloc((void **)&dout, sizeof o));
+  const int sizes[][2] = {{7, 5}, {8, 4}, {1, 3}};
+  const int modes[][2] = {{birenAddressModeWrap, birenAddressModeWrap},
+                          {birenAddressModeMirror, birenAddressModeMirror},
+                          {birenAddressModeClamp, birenAddressModeClamp},
+                          {birenAddressModeWrap, birenAddressModeMirror},
+                          {birenAddressModeMirror, birenAddressModeClamp},
+                          {birenAddressModeClamp, birenAddressModeWrap}};
+  for (int sz = 0; sz < 3; sz++) {
+    int w = sizes[sz][0], h = sizes[sz][1];
+    birenArray_t a = grid_array(w, h);
+    EXPECT(a != NULL);
+    birenResourceDesc r = of_array(a);
+    for (int m = 0; m <= 6; m++) {
+      int norm = m < 6; /* m == 6: unnormalized coordinates, clamped */
+      birenTextureDesc d = tdesc(birenAddressModeClamp, birenFilterModePoint, birenReadModeElementType, norm);
+      if (norm) {
+        d.addressMode[0] = (birenTextureAddressMode)modes[m][0];
+        d.addressMode[1] = (birenTextureAddressMode)modes[m][1];
+      }
+      birenTextureObject_t t;
+      OK(birenCreateTextureObject(&t, &r, &d, NULL));
+      EXPECT(birenTexTable[t & BIREN_TEX_TABLE_MASK_].fast == (norm ? 3 : 1)); /* the inline path */
+      int n = edge_coords(c, MAXC, w, h, norm ? 1.0f : (float)w);
+      OK(birenMemcpy(dc, c, sizeof(float) * 2 * (size_t)n, birenMemcpyHostToDevice));
+      OK(BIREN_LAUNCH(agree_k, birenDim3((unsigned)(n + 255) / 256, 1, 1), birenDim3(256, 1, 1), 0, NULL, t, dc, dout, n));
+      OK(birenDeviceSynchronize());
+      OK(birenMemcpy(o, dout, sizeof(float) * 4 * (size_t)n, birenMemcpyDeviceToHost));
+      int bad = 0;
+      for (int i = 0; i < n; i++)
+        if (memcmp(&o[4 * i], &o[4 * i + 1], sizeof(float)) != 0 || memcmp(&o[4 * i + 2], &o[4 * i + 3], sizeof(float)) != 0) {
+          if (bad++ < 3)
+            fprintf(stderr, "  %dx%d modes %d: (%a, %a): inline %g %g, general %g %g\n", w, h, m, (double)c[2 * i],
+                    (double)c[2 * i + 1], (double)o[4 * i], (double)o[4 * i + 2], (double)o[4 * i + 1], (double)o[4 * i + 3]);
+        }
+      EXPECT(bad == 0);
+      OK(birenDestroyTextureObject(t));
+    }
+    OK(birenFreeArray(a));
+  }
+  /* float4 texels: texel i's x at 16 i bytes, whatever the path. */
+  birenChannelFormatDesc f4 = birenCreateChannelDesc(32, 32, 32, 32, birenChannelFormatKindFloat);
+  birenArray_t a4;
+  float v4[4 * 4 * 2];
+  for (int i = 0; i < 4 * 4 * 2; i++) v4[i] = (float)i;
+  OK(birenMallocArray(&a4, &f4, 4, 2, 0));
+  OK(birenMemcpy2DToArray(a4, 0, 0, v4, 64, 64, 2, birenMemcpyHostToDevice));
+  birenResourceDesc r4 = of_array(a4);
+  birenTextureDesc d4 = tdesc(birenAddressModeClamp, birenFilterModePoint, birenReadModeElementType, 0);
+  birenTextureObject_t t4;
+  OK(birenCreateTextureObject(&t4, &r4, &d4, NULL));
+  float c4[] = {2.5f, 1.5f, 0, 0.5f, 0.5f, 0};
+  float o4[4 * 2];
+  EXPECT(0 == run(t4, T2D, c4, 2, o4));
+  EXPECT(o4[0] == 24.0f && o4[4] == 0.0f);
+  OK(birenDestroyTextureObject(t4));
+  OK(birenFreeArray(a4));
+  OK(birenFree(dc));
+  OK(birenFree(dout));
   return 0;
 }
 
@@ -779,6 +899,7 @@ static const test_case tests[] = {
     TEST(point_sampling_and_address_modes),
     TEST(linear_filtering_with_9_bit_weights),
     TEST(short_paths_agree_with_the_general_sampler),
+    TEST(point_paths_agree_with_the_general_sampler_bit_for_bit),
     TEST(three_d_layered_and_pitch2d),
     TEST(cube_maps),
     TEST(cube_map_errors),

@@ -5408,8 +5408,9 @@ typedef struct birenTexSlot_ {
   float fwidth, fheight, fdepth;
   float border[4];
   unsigned char format, channels, texel, normalized, linear, readNormalized, addr[3], dims, layered;
-  /* The shortest path: 1 point, 2 linear filtering, of float texels read as they are, every
-   * dimension clamped, unnormalized coordinates; 0 the general sampler. */
+  /* The short paths, for one-channel float texels read as they are: 1 point, 2 linear
+   * filtering, with unnormalized coordinates and every dimension clamped; 3 point with
+   * normalized coordinates, x and y each wrapped, mirrored or clamped; 0 the general sampler. */
   unsigned char fast;
   float xmax, ymax, zmax; /* the last texel's coordinates: width - 1, height - 1, depth - 1 */
 } birenTexSlot_;
@@ -5430,9 +5431,13 @@ extern const birenTexSlot_ birenSurfTable[BIREN_TEX_TABLE_MASK_ + 1];
 #if defined(__GNUC__) || defined(__clang__)
 #define BIREN_UNLIKELY_(c) __builtin_expect(!!(c), 0)
 #define BIREN_TEX_OUTLINE_ __attribute__((noinline, unused))
+/* cold: the compiler then keeps a fetch loop's values in registers across the call (it is
+ * taken for the formats and modes the short paths do not cover, and for invalid objects). */
+#define BIREN_TEX_COLD_ __attribute__((noinline, unused, cold))
 #else
 #define BIREN_UNLIKELY_(c) (c)
 #define BIREN_TEX_OUTLINE_ inline
+#define BIREN_TEX_COLD_ inline
 #endif
 static inline float birenTexBits_(unsigned u) {
   float f;
@@ -5478,17 +5483,26 @@ static inline long long birenTexChanI_(const birenTexSlot_ *s, const char *p, in
   default: return (long long)birenTexChanF_(s, p, c);
   }
 }
+/* A point fetch's texel index in one dimension, x in texels clamped to [0, last] (NaN: 0).
+ * Written as a compare and a min, which compilers emit without branches. The low bound -0.5
+ * truncates to texel 0 as 0 would, and stays in a register (a zero is rebuilt each time). */
+static inline size_t birenTexPointIdx_(float x, float last) {
+  x = x > -0.5f ? x : -0.5f;
+  x = x < last ? x : last;
+  return (size_t)(long long)x;
+}
+/* A normalized coordinate of a point fetch after wrap (mode 0) or mirror (2) into [0, 1]; as it
+ * is for the other modes. */
+static inline float birenTexPointWrap_(float x, int mode) {
+  if (mode == 0) x -= birenTexFloor_(x);
+  else if (mode == 2) { x -= 2.0f * birenTexFloor_(x * 0.5f); if (x > 1.0f) x = 2.0f - x; }
+  return x;
+}
 /* Point sampling in one dimension: the texel index, or -1 (border). */
 static inline int birenTexPoint_(float x, float fn, int norm, int mode) {
-  if (norm) {
-    if (mode == 0) x -= birenTexFloor_(x);
-    else if (mode == 2) { x -= 2.0f * birenTexFloor_(x * 0.5f); if (x > 1.0f) x = 2.0f - x; }
-    x *= fn;
-  }
+  if (norm) x = birenTexPointWrap_(x, mode) * fn;
   if (mode == 3) return (x >= 0.0f && x < fn) ? (int)x : -1;
-  if (!(x >= 0.0f)) x = 0.0f;
-  if (x > fn - 1.0f) x = fn - 1.0f;
-  return (int)x;
+  return (int)birenTexPointIdx_(x, fn - 1.0f);
 }
 /* A texel index after the address mode (linear filtering's neighbours). */
 static inline int birenTexWrapIdx_(int i, int n, int mode) {
@@ -5649,42 +5663,40 @@ static BIREN_TEX_OUTLINE_ void birenTexCubeI_(unsigned long long t, float x, flo
 }
 /* Every other fetch of float results: checks t, then the general sampler (out of line, so that
  * the inline fast paths stay small). */
-static BIREN_TEX_OUTLINE_ void birenTexSlowF_(unsigned long long t, int dims, float x, float y, float z, int layer, int nch, float *out) {
+static BIREN_TEX_COLD_ void birenTexSlowF_(unsigned long long t, int dims, float x, float y, float z, int layer, int nch, float *out) {
   const birenTexSlot_ *s = birenTexSlotOf_(t);
   int c;
   if (!s) { for (c = 0; c < nch; c++) out[c] = 0.0f; return; }
   birenTexSampleF_(s, layer < 0 ? s->base : birenTexLayer_(s, layer), dims, x, y, z, nch, out);
 }
-/* A fetch of float results. The common cases (one channel of float texels, clamped,
- * unnormalized coordinates: the descriptor's `fast`) take a few instructions inline. The
- * descriptor's fields are read before any branch: loads made on every call, from a table the
- * compiler takes as const, are kept in registers for all of a block's threads, so that per
- * thread a point fetch is two compares, two clamps and a load. */
+/* A fetch of float results. The common cases (one channel of float texels: the descriptor's
+ * `fast`) take a few instructions inline. The descriptor's fields, and which path to take (0
+ * when the key is not t's), are read and computed without branches before any: values computed
+ * on every call from a table the compiler takes as const are kept in registers for all of a
+ * block's threads, so that per thread a point fetch is one compare, a clamp and a load. */
 static BIREN_INLINE_ void birenTexF_(unsigned long long t, int dims, float x, float y, float z, int layer, int nch, float *out) {
   const birenTexSlot_ *s = &birenTexTable[t & BIREN_TEX_TABLE_MASK_];
-  const unsigned long long key = s->key;
-  int fast = nch == 1 && layer < 0 ? s->fast : 0;
+  const unsigned fast = (nch == 1 && layer < 0 ? (unsigned)s->fast : 0u) & (0u - (unsigned)(s->key == t));
   const char *const base = s->base;
   const size_t pitch = s->pitch;
   const float xmax = s->xmax, ymax = s->ymax;
   const int wl = s->width - 1, hl = s->height - 1;
-  if (BIREN_UNLIKELY_(key != t)) fast = 0;
   if (fast == 1) {
-    /* Point: clamp in float (NaN -> 0), truncate, load. */
-    float cx = x > 0.0f ? x : 0.0f, cy = y > 0.0f ? y : 0.0f;
-    const char *p;
-    cx = cx < xmax ? cx : xmax;
-    p = base + (size_t)(int)cx * 4u;
-    if (dims > 1) {
-      cy = cy < ymax ? cy : ymax;
-      p += (size_t)(int)cy * pitch;
-    }
-    if (dims > 2) {
-      float cz = z > 0.0f ? z : 0.0f;
-      cz = cz < s->zmax ? cz : s->zmax;
-      p += (size_t)(int)cz * s->slice;
-    }
-    out[0] = *(const float *)p;
+    /* Point, unnormalized coordinates: clamp, truncate, load. */
+    const char *row = base;
+    if (dims > 1) row += birenTexPointIdx_(y, ymax) * pitch;
+    if (dims > 2) row += birenTexPointIdx_(z, s->zmax) * s->slice;
+    out[0] = ((const float *)row)[birenTexPointIdx_(x, xmax)];
+    return;
+  }
+  /* Marked unlikely only so that compilers lay it out after the other two and give them the
+   * registers: its wrap and mirror steps cost more than a few spills. */
+  if (BIREN_UNLIKELY_(fast == 3) && dims <= 2) {
+    /* Point, normalized coordinates: the general sampler's steps (birenTexPoint_) for the
+     * modes the descriptor allows here, so the same texel to the bit. */
+    const char *row = base;
+    if (dims > 1) row += birenTexPointIdx_(birenTexPointWrap_(y, s->addr[1]) * s->fheight, ymax) * pitch;
+    out[0] = ((const float *)row)[birenTexPointIdx_(birenTexPointWrap_(x, s->addr[0]) * s->fwidth, xmax)];
     return;
   }
   if (fast == 2 && dims == 2) {
@@ -6319,7 +6331,9 @@ static inline unsigned short birenSurf3DreadUshortIn_(birenKernelLoop *l, unsign
 #define birenSurf3DreadUshort_4(s, x, y, z) birenSurf3DreadUshortIn_(biren_loop_, (s), x, y, z, 2)
 #define birenSurf3DreadUshort_5(s, x, y, z, mode) birenSurf3DreadUshortIn_(biren_loop_, (s), x, y, z, (mode))
 #ifdef __cplusplus
-/* CUDA's texture templates: the types above (char and signed char alike). */
+/* CUDA's texture templates: the types above (char and signed char alike). Forced inline like
+ * the functions they call: left to the compiler, a fetch in a kernel is often a call per thread
+ * that reads the descriptor again each time. */
 template <class T> T tex1Dfetch(birenTextureObject_t t, int);
 template <class T> T tex1D(birenTextureObject_t t, float);
 template <class T> T tex2D(birenTextureObject_t t, float, float);
@@ -6327,99 +6341,99 @@ template <class T> T tex3D(birenTextureObject_t t, float, float, float);
 template <class T> T tex2DLayered(birenTextureObject_t t, float, float, int);
 template <class T> T texCubemap(birenTextureObject_t t, float, float, float);
 template <class T> T texCubemapLayered(birenTextureObject_t t, float, float, float, int);
-template <> inline float tex1Dfetch<float>(birenTextureObject_t t, int i) { return birenTex1DfetchFloat(t, i); }
-template <> inline float tex1D<float>(birenTextureObject_t t, float x) { return birenTex1DFloat(t, x); }
-template <> inline float tex2D<float>(birenTextureObject_t t, float x, float y) { return birenTex2DFloat(t, x, y); }
-template <> inline float tex3D<float>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DFloat(t, x, y, z); }
-template <> inline float tex2DLayered<float>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredFloat(t, x, y, layer); }
-template <> inline float texCubemap<float>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapFloat(t, x, y, z); }
-template <> inline float texCubemapLayered<float>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredFloat(t, x, y, z, layer); }
-template <> inline float2 tex1Dfetch<float2>(birenTextureObject_t t, int i) { return birenTex1DfetchFloat2(t, i); }
-template <> inline float2 tex1D<float2>(birenTextureObject_t t, float x) { return birenTex1DFloat2(t, x); }
-template <> inline float2 tex2D<float2>(birenTextureObject_t t, float x, float y) { return birenTex2DFloat2(t, x, y); }
-template <> inline float2 tex3D<float2>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DFloat2(t, x, y, z); }
-template <> inline float2 tex2DLayered<float2>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredFloat2(t, x, y, layer); }
-template <> inline float2 texCubemap<float2>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapFloat2(t, x, y, z); }
-template <> inline float2 texCubemapLayered<float2>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredFloat2(t, x, y, z, layer); }
-template <> inline float4 tex1Dfetch<float4>(birenTextureObject_t t, int i) { return birenTex1DfetchFloat4(t, i); }
-template <> inline float4 tex1D<float4>(birenTextureObject_t t, float x) { return birenTex1DFloat4(t, x); }
-template <> inline float4 tex2D<float4>(birenTextureObject_t t, float x, float y) { return birenTex2DFloat4(t, x, y); }
-template <> inline float4 tex3D<float4>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DFloat4(t, x, y, z); }
-template <> inline float4 tex2DLayered<float4>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredFloat4(t, x, y, layer); }
-template <> inline float4 texCubemap<float4>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapFloat4(t, x, y, z); }
-template <> inline float4 texCubemapLayered<float4>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredFloat4(t, x, y, z, layer); }
-template <> inline int tex1Dfetch<int>(birenTextureObject_t t, int i) { return birenTex1DfetchInt(t, i); }
-template <> inline int tex1D<int>(birenTextureObject_t t, float x) { return birenTex1DInt(t, x); }
-template <> inline int tex2D<int>(birenTextureObject_t t, float x, float y) { return birenTex2DInt(t, x, y); }
-template <> inline int tex3D<int>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DInt(t, x, y, z); }
-template <> inline int tex2DLayered<int>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredInt(t, x, y, layer); }
-template <> inline int texCubemap<int>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapInt(t, x, y, z); }
-template <> inline int texCubemapLayered<int>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredInt(t, x, y, z, layer); }
-template <> inline int2 tex1Dfetch<int2>(birenTextureObject_t t, int i) { return birenTex1DfetchInt2(t, i); }
-template <> inline int2 tex1D<int2>(birenTextureObject_t t, float x) { return birenTex1DInt2(t, x); }
-template <> inline int2 tex2D<int2>(birenTextureObject_t t, float x, float y) { return birenTex2DInt2(t, x, y); }
-template <> inline int2 tex3D<int2>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DInt2(t, x, y, z); }
-template <> inline int2 tex2DLayered<int2>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredInt2(t, x, y, layer); }
-template <> inline int2 texCubemap<int2>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapInt2(t, x, y, z); }
-template <> inline int2 texCubemapLayered<int2>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredInt2(t, x, y, z, layer); }
-template <> inline int4 tex1Dfetch<int4>(birenTextureObject_t t, int i) { return birenTex1DfetchInt4(t, i); }
-template <> inline int4 tex1D<int4>(birenTextureObject_t t, float x) { return birenTex1DInt4(t, x); }
-template <> inline int4 tex2D<int4>(birenTextureObject_t t, float x, float y) { return birenTex2DInt4(t, x, y); }
-template <> inline int4 tex3D<int4>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DInt4(t, x, y, z); }
-template <> inline int4 tex2DLayered<int4>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredInt4(t, x, y, layer); }
-template <> inline int4 texCubemap<int4>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapInt4(t, x, y, z); }
-template <> inline int4 texCubemapLayered<int4>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredInt4(t, x, y, z, layer); }
-template <> inline unsigned int tex1Dfetch<unsigned int>(birenTextureObject_t t, int i) { return birenTex1DfetchUint(t, i); }
-template <> inline unsigned int tex1D<unsigned int>(birenTextureObject_t t, float x) { return birenTex1DUint(t, x); }
-template <> inline unsigned int tex2D<unsigned int>(birenTextureObject_t t, float x, float y) { return birenTex2DUint(t, x, y); }
-template <> inline unsigned int tex3D<unsigned int>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DUint(t, x, y, z); }
-template <> inline unsigned int tex2DLayered<unsigned int>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredUint(t, x, y, layer); }
-template <> inline unsigned int texCubemap<unsigned int>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapUint(t, x, y, z); }
-template <> inline unsigned int texCubemapLayered<unsigned int>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredUint(t, x, y, z, layer); }
-template <> inline uint4 tex1Dfetch<uint4>(birenTextureObject_t t, int i) { return birenTex1DfetchUint4(t, i); }
-template <> inline uint4 tex1D<uint4>(birenTextureObject_t t, float x) { return birenTex1DUint4(t, x); }
-template <> inline uint4 tex2D<uint4>(birenTextureObject_t t, float x, float y) { return birenTex2DUint4(t, x, y); }
-template <> inline uint4 tex3D<uint4>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DUint4(t, x, y, z); }
-template <> inline uint4 tex2DLayered<uint4>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredUint4(t, x, y, layer); }
-template <> inline uint4 texCubemap<uint4>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapUint4(t, x, y, z); }
-template <> inline uint4 texCubemapLayered<uint4>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredUint4(t, x, y, z, layer); }
-template <> inline unsigned char tex1Dfetch<unsigned char>(birenTextureObject_t t, int i) { return birenTex1DfetchUchar(t, i); }
-template <> inline unsigned char tex1D<unsigned char>(birenTextureObject_t t, float x) { return birenTex1DUchar(t, x); }
-template <> inline unsigned char tex2D<unsigned char>(birenTextureObject_t t, float x, float y) { return birenTex2DUchar(t, x, y); }
-template <> inline unsigned char tex3D<unsigned char>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DUchar(t, x, y, z); }
-template <> inline unsigned char tex2DLayered<unsigned char>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredUchar(t, x, y, layer); }
-template <> inline unsigned char texCubemap<unsigned char>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapUchar(t, x, y, z); }
-template <> inline unsigned char texCubemapLayered<unsigned char>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredUchar(t, x, y, z, layer); }
-template <> inline uchar4 tex1Dfetch<uchar4>(birenTextureObject_t t, int i) { return birenTex1DfetchUchar4(t, i); }
-template <> inline uchar4 tex1D<uchar4>(birenTextureObject_t t, float x) { return birenTex1DUchar4(t, x); }
-template <> inline uchar4 tex2D<uchar4>(birenTextureObject_t t, float x, float y) { return birenTex2DUchar4(t, x, y); }
-template <> inline uchar4 tex3D<uchar4>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DUchar4(t, x, y, z); }
-template <> inline uchar4 tex2DLayered<uchar4>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredUchar4(t, x, y, layer); }
-template <> inline uchar4 texCubemap<uchar4>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapUchar4(t, x, y, z); }
-template <> inline uchar4 texCubemapLayered<uchar4>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredUchar4(t, x, y, z, layer); }
-template <> inline char tex1Dfetch<char>(birenTextureObject_t t, int i) { return birenTex1DfetchChar(t, i); }
-template <> inline char tex1D<char>(birenTextureObject_t t, float x) { return birenTex1DChar(t, x); }
-template <> inline char tex2D<char>(birenTextureObject_t t, float x, float y) { return birenTex2DChar(t, x, y); }
-template <> inline char tex3D<char>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DChar(t, x, y, z); }
-template <> inline char tex2DLayered<char>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredChar(t, x, y, layer); }
-template <> inline char texCubemap<char>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapChar(t, x, y, z); }
-template <> inline char texCubemapLayered<char>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredChar(t, x, y, z, layer); }
-template <> inline short tex1Dfetch<short>(birenTextureObject_t t, int i) { return birenTex1DfetchShort(t, i); }
-template <> inline short tex1D<short>(birenTextureObject_t t, float x) { return birenTex1DShort(t, x); }
-template <> inline short tex2D<short>(birenTextureObject_t t, float x, float y) { return birenTex2DShort(t, x, y); }
-template <> inline short tex3D<short>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DShort(t, x, y, z); }
-template <> inline short tex2DLayered<short>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredShort(t, x, y, layer); }
-template <> inline short texCubemap<short>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapShort(t, x, y, z); }
-template <> inline short texCubemapLayered<short>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredShort(t, x, y, z, layer); }
-template <> inline unsigned short tex1Dfetch<unsigned short>(birenTextureObject_t t, int i) { return birenTex1DfetchUshort(t, i); }
-template <> inline unsigned short tex1D<unsigned short>(birenTextureObject_t t, float x) { return birenTex1DUshort(t, x); }
-template <> inline unsigned short tex2D<unsigned short>(birenTextureObject_t t, float x, float y) { return birenTex2DUshort(t, x, y); }
-template <> inline unsigned short tex3D<unsigned short>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DUshort(t, x, y, z); }
-template <> inline unsigned short tex2DLayered<unsigned short>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredUshort(t, x, y, layer); }
-template <> inline unsigned short texCubemap<unsigned short>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapUshort(t, x, y, z); }
-template <> inline unsigned short texCubemapLayered<unsigned short>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredUshort(t, x, y, z, layer); }
-template <> inline signed char tex1Dfetch<signed char>(birenTextureObject_t t, int i) { return (signed char)birenTex1DfetchChar(t, i); }
-template <> inline signed char tex2D<signed char>(birenTextureObject_t t, float x, float y) { return (signed char)birenTex2DChar(t, x, y); }
+template <> BIREN_INLINE_ float tex1Dfetch<float>(birenTextureObject_t t, int i) { return birenTex1DfetchFloat(t, i); }
+template <> BIREN_INLINE_ float tex1D<float>(birenTextureObject_t t, float x) { return birenTex1DFloat(t, x); }
+template <> BIREN_INLINE_ float tex2D<float>(birenTextureObject_t t, float x, float y) { return birenTex2DFloat(t, x, y); }
+template <> BIREN_INLINE_ float tex3D<float>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DFloat(t, x, y, z); }
+template <> BIREN_INLINE_ float tex2DLayered<float>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredFloat(t, x, y, layer); }
+template <> BIREN_INLINE_ float texCubemap<float>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapFloat(t, x, y, z); }
+template <> BIREN_INLINE_ float texCubemapLayered<float>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredFloat(t, x, y, z, layer); }
+template <> BIREN_INLINE_ float2 tex1Dfetch<float2>(birenTextureObject_t t, int i) { return birenTex1DfetchFloat2(t, i); }
+template <> BIREN_INLINE_ float2 tex1D<float2>(birenTextureObject_t t, float x) { return birenTex1DFloat2(t, x); }
+template <> BIREN_INLINE_ float2 tex2D<float2>(birenTextureObject_t t, float x, float y) { return birenTex2DFloat2(t, x, y); }
+template <> BIREN_INLINE_ float2 tex3D<float2>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DFloat2(t, x, y, z); }
+template <> BIREN_INLINE_ float2 tex2DLayered<float2>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredFloat2(t, x, y, layer); }
+template <> BIREN_INLINE_ float2 texCubemap<float2>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapFloat2(t, x, y, z); }
+template <> BIREN_INLINE_ float2 texCubemapLayered<float2>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredFloat2(t, x, y, z, layer); }
+template <> BIREN_INLINE_ float4 tex1Dfetch<float4>(birenTextureObject_t t, int i) { return birenTex1DfetchFloat4(t, i); }
+template <> BIREN_INLINE_ float4 tex1D<float4>(birenTextureObject_t t, float x) { return birenTex1DFloat4(t, x); }
+template <> BIREN_INLINE_ float4 tex2D<float4>(birenTextureObject_t t, float x, float y) { return birenTex2DFloat4(t, x, y); }
+template <> BIREN_INLINE_ float4 tex3D<float4>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DFloat4(t, x, y, z); }
+template <> BIREN_INLINE_ float4 tex2DLayered<float4>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredFloat4(t, x, y, layer); }
+template <> BIREN_INLINE_ float4 texCubemap<float4>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapFloat4(t, x, y, z); }
+template <> BIREN_INLINE_ float4 texCubemapLayered<float4>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredFloat4(t, x, y, z, layer); }
+template <> BIREN_INLINE_ int tex1Dfetch<int>(birenTextureObject_t t, int i) { return birenTex1DfetchInt(t, i); }
+template <> BIREN_INLINE_ int tex1D<int>(birenTextureObject_t t, float x) { return birenTex1DInt(t, x); }
+template <> BIREN_INLINE_ int tex2D<int>(birenTextureObject_t t, float x, float y) { return birenTex2DInt(t, x, y); }
+template <> BIREN_INLINE_ int tex3D<int>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DInt(t, x, y, z); }
+template <> BIREN_INLINE_ int tex2DLayered<int>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredInt(t, x, y, layer); }
+template <> BIREN_INLINE_ int texCubemap<int>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapInt(t, x, y, z); }
+template <> BIREN_INLINE_ int texCubemapLayered<int>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredInt(t, x, y, z, layer); }
+template <> BIREN_INLINE_ int2 tex1Dfetch<int2>(birenTextureObject_t t, int i) { return birenTex1DfetchInt2(t, i); }
+template <> BIREN_INLINE_ int2 tex1D<int2>(birenTextureObject_t t, float x) { return birenTex1DInt2(t, x); }
+template <> BIREN_INLINE_ int2 tex2D<int2>(birenTextureObject_t t, float x, float y) { return birenTex2DInt2(t, x, y); }
+template <> BIREN_INLINE_ int2 tex3D<int2>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DInt2(t, x, y, z); }
+template <> BIREN_INLINE_ int2 tex2DLayered<int2>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredInt2(t, x, y, layer); }
+template <> BIREN_INLINE_ int2 texCubemap<int2>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapInt2(t, x, y, z); }
+template <> BIREN_INLINE_ int2 texCubemapLayered<int2>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredInt2(t, x, y, z, layer); }
+template <> BIREN_INLINE_ int4 tex1Dfetch<int4>(birenTextureObject_t t, int i) { return birenTex1DfetchInt4(t, i); }
+template <> BIREN_INLINE_ int4 tex1D<int4>(birenTextureObject_t t, float x) { return birenTex1DInt4(t, x); }
+template <> BIREN_INLINE_ int4 tex2D<int4>(birenTextureObject_t t, float x, float y) { return birenTex2DInt4(t, x, y); }
+template <> BIREN_INLINE_ int4 tex3D<int4>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DInt4(t, x, y, z); }
+template <> BIREN_INLINE_ int4 tex2DLayered<int4>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredInt4(t, x, y, layer); }
+template <> BIREN_INLINE_ int4 texCubemap<int4>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapInt4(t, x, y, z); }
+template <> BIREN_INLINE_ int4 texCubemapLayered<int4>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredInt4(t, x, y, z, layer); }
+template <> BIREN_INLINE_ unsigned int tex1Dfetch<unsigned int>(birenTextureObject_t t, int i) { return birenTex1DfetchUint(t, i); }
+template <> BIREN_INLINE_ unsigned int tex1D<unsigned int>(birenTextureObject_t t, float x) { return birenTex1DUint(t, x); }
+template <> BIREN_INLINE_ unsigned int tex2D<unsigned int>(birenTextureObject_t t, float x, float y) { return birenTex2DUint(t, x, y); }
+template <> BIREN_INLINE_ unsigned int tex3D<unsigned int>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DUint(t, x, y, z); }
+template <> BIREN_INLINE_ unsigned int tex2DLayered<unsigned int>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredUint(t, x, y, layer); }
+template <> BIREN_INLINE_ unsigned int texCubemap<unsigned int>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapUint(t, x, y, z); }
+template <> BIREN_INLINE_ unsigned int texCubemapLayered<unsigned int>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredUint(t, x, y, z, layer); }
+template <> BIREN_INLINE_ uint4 tex1Dfetch<uint4>(birenTextureObject_t t, int i) { return birenTex1DfetchUint4(t, i); }
+template <> BIREN_INLINE_ uint4 tex1D<uint4>(birenTextureObject_t t, float x) { return birenTex1DUint4(t, x); }
+template <> BIREN_INLINE_ uint4 tex2D<uint4>(birenTextureObject_t t, float x, float y) { return birenTex2DUint4(t, x, y); }
+template <> BIREN_INLINE_ uint4 tex3D<uint4>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DUint4(t, x, y, z); }
+template <> BIREN_INLINE_ uint4 tex2DLayered<uint4>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredUint4(t, x, y, layer); }
+template <> BIREN_INLINE_ uint4 texCubemap<uint4>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapUint4(t, x, y, z); }
+template <> BIREN_INLINE_ uint4 texCubemapLayered<uint4>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredUint4(t, x, y, z, layer); }
+template <> BIREN_INLINE_ unsigned char tex1Dfetch<unsigned char>(birenTextureObject_t t, int i) { return birenTex1DfetchUchar(t, i); }
+template <> BIREN_INLINE_ unsigned char tex1D<unsigned char>(birenTextureObject_t t, float x) { return birenTex1DUchar(t, x); }
+template <> BIREN_INLINE_ unsigned char tex2D<unsigned char>(birenTextureObject_t t, float x, float y) { return birenTex2DUchar(t, x, y); }
+template <> BIREN_INLINE_ unsigned char tex3D<unsigned char>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DUchar(t, x, y, z); }
+template <> BIREN_INLINE_ unsigned char tex2DLayered<unsigned char>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredUchar(t, x, y, layer); }
+template <> BIREN_INLINE_ unsigned char texCubemap<unsigned char>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapUchar(t, x, y, z); }
+template <> BIREN_INLINE_ unsigned char texCubemapLayered<unsigned char>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredUchar(t, x, y, z, layer); }
+template <> BIREN_INLINE_ uchar4 tex1Dfetch<uchar4>(birenTextureObject_t t, int i) { return birenTex1DfetchUchar4(t, i); }
+template <> BIREN_INLINE_ uchar4 tex1D<uchar4>(birenTextureObject_t t, float x) { return birenTex1DUchar4(t, x); }
+template <> BIREN_INLINE_ uchar4 tex2D<uchar4>(birenTextureObject_t t, float x, float y) { return birenTex2DUchar4(t, x, y); }
+template <> BIREN_INLINE_ uchar4 tex3D<uchar4>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DUchar4(t, x, y, z); }
+template <> BIREN_INLINE_ uchar4 tex2DLayered<uchar4>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredUchar4(t, x, y, layer); }
+template <> BIREN_INLINE_ uchar4 texCubemap<uchar4>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapUchar4(t, x, y, z); }
+template <> BIREN_INLINE_ uchar4 texCubemapLayered<uchar4>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredUchar4(t, x, y, z, layer); }
+template <> BIREN_INLINE_ char tex1Dfetch<char>(birenTextureObject_t t, int i) { return birenTex1DfetchChar(t, i); }
+template <> BIREN_INLINE_ char tex1D<char>(birenTextureObject_t t, float x) { return birenTex1DChar(t, x); }
+template <> BIREN_INLINE_ char tex2D<char>(birenTextureObject_t t, float x, float y) { return birenTex2DChar(t, x, y); }
+template <> BIREN_INLINE_ char tex3D<char>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DChar(t, x, y, z); }
+template <> BIREN_INLINE_ char tex2DLayered<char>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredChar(t, x, y, layer); }
+template <> BIREN_INLINE_ char texCubemap<char>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapChar(t, x, y, z); }
+template <> BIREN_INLINE_ char texCubemapLayered<char>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredChar(t, x, y, z, layer); }
+template <> BIREN_INLINE_ short tex1Dfetch<short>(birenTextureObject_t t, int i) { return birenTex1DfetchShort(t, i); }
+template <> BIREN_INLINE_ short tex1D<short>(birenTextureObject_t t, float x) { return birenTex1DShort(t, x); }
+template <> BIREN_INLINE_ short tex2D<short>(birenTextureObject_t t, float x, float y) { return birenTex2DShort(t, x, y); }
+template <> BIREN_INLINE_ short tex3D<short>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DShort(t, x, y, z); }
+template <> BIREN_INLINE_ short tex2DLayered<short>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredShort(t, x, y, layer); }
+template <> BIREN_INLINE_ short texCubemap<short>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapShort(t, x, y, z); }
+template <> BIREN_INLINE_ short texCubemapLayered<short>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredShort(t, x, y, z, layer); }
+template <> BIREN_INLINE_ unsigned short tex1Dfetch<unsigned short>(birenTextureObject_t t, int i) { return birenTex1DfetchUshort(t, i); }
+template <> BIREN_INLINE_ unsigned short tex1D<unsigned short>(birenTextureObject_t t, float x) { return birenTex1DUshort(t, x); }
+template <> BIREN_INLINE_ unsigned short tex2D<unsigned short>(birenTextureObject_t t, float x, float y) { return birenTex2DUshort(t, x, y); }
+template <> BIREN_INLINE_ unsigned short tex3D<unsigned short>(birenTextureObject_t t, float x, float y, float z) { return birenTex3DUshort(t, x, y, z); }
+template <> BIREN_INLINE_ unsigned short tex2DLayered<unsigned short>(birenTextureObject_t t, float x, float y, int layer) { return birenTex2DLayeredUshort(t, x, y, layer); }
+template <> BIREN_INLINE_ unsigned short texCubemap<unsigned short>(birenTextureObject_t t, float x, float y, float z) { return birenTexCubemapUshort(t, x, y, z); }
+template <> BIREN_INLINE_ unsigned short texCubemapLayered<unsigned short>(birenTextureObject_t t, float x, float y, float z, int layer) { return birenTexCubemapLayeredUshort(t, x, y, z, layer); }
+template <> BIREN_INLINE_ signed char tex1Dfetch<signed char>(birenTextureObject_t t, int i) { return (signed char)birenTex1DfetchChar(t, i); }
+template <> BIREN_INLINE_ signed char tex2D<signed char>(birenTextureObject_t t, float x, float y) { return (signed char)birenTex2DChar(t, x, y); }
 /* CUDA's surface functions: any type of the texel's size. */
 template <class T> inline void surf1Dwrite(T v, birenSurfaceObject_t s, int x, int mode = 2) { char *p = birenSurfAt_(0, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 template <class T> inline void surf2Dwrite(T v, birenSurfaceObject_t s, int x, int y, int mode = 2) { char *p = birenSurfAt_(0, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }

@@ -68,8 +68,9 @@ typedef struct birenTexSlot_ {
   float fwidth, fheight, fdepth;
   float border[4];
   unsigned char format, channels, texel, normalized, linear, readNormalized, addr[3], dims, layered;
-  /* The shortest path: 1 point, 2 linear filtering, of float texels read as they are, every
-   * dimension clamped, unnormalized coordinates; 0 the general sampler. */
+  /* The short paths, for one-channel float texels read as they are: 1 point, 2 linear
+   * filtering, with unnormalized coordinates and every dimension clamped; 3 point with
+   * normalized coordinates, x and y each wrapped, mirrored or clamped; 0 the general sampler. */
   unsigned char fast;
   float xmax, ymax, zmax; /* the last texel's coordinates: width - 1, height - 1, depth - 1 */
 } birenTexSlot_;
@@ -90,9 +91,13 @@ extern const birenTexSlot_ birenSurfTable[BIREN_TEX_TABLE_MASK_ + 1];
 #if defined(__GNUC__) || defined(__clang__)
 #define BIREN_UNLIKELY_(c) __builtin_expect(!!(c), 0)
 #define BIREN_TEX_OUTLINE_ __attribute__((noinline, unused))
+/* cold: the compiler then keeps a fetch loop's values in registers across the call (it is
+ * taken for the formats and modes the short paths do not cover, and for invalid objects). */
+#define BIREN_TEX_COLD_ __attribute__((noinline, unused, cold))
 #else
 #define BIREN_UNLIKELY_(c) (c)
 #define BIREN_TEX_OUTLINE_ inline
+#define BIREN_TEX_COLD_ inline
 #endif
 static inline float birenTexBits_(unsigned u) {
   float f;
@@ -138,17 +143,26 @@ static inline long long birenTexChanI_(const birenTexSlot_ *s, const char *p, in
   default: return (long long)birenTexChanF_(s, p, c);
   }
 }
+/* A point fetch's texel index in one dimension, x in texels clamped to [0, last] (NaN: 0).
+ * Written as a compare and a min, which compilers emit without branches. The low bound -0.5
+ * truncates to texel 0 as 0 would, and stays in a register (a zero is rebuilt each time). */
+static inline size_t birenTexPointIdx_(float x, float last) {
+  x = x > -0.5f ? x : -0.5f;
+  x = x < last ? x : last;
+  return (size_t)(long long)x;
+}
+/* A normalized coordinate of a point fetch after wrap (mode 0) or mirror (2) into [0, 1]; as it
+ * is for the other modes. */
+static inline float birenTexPointWrap_(float x, int mode) {
+  if (mode == 0) x -= birenTexFloor_(x);
+  else if (mode == 2) { x -= 2.0f * birenTexFloor_(x * 0.5f); if (x > 1.0f) x = 2.0f - x; }
+  return x;
+}
 /* Point sampling in one dimension: the texel index, or -1 (border). */
 static inline int birenTexPoint_(float x, float fn, int norm, int mode) {
-  if (norm) {
-    if (mode == 0) x -= birenTexFloor_(x);
-    else if (mode == 2) { x -= 2.0f * birenTexFloor_(x * 0.5f); if (x > 1.0f) x = 2.0f - x; }
-    x *= fn;
-  }
+  if (norm) x = birenTexPointWrap_(x, mode) * fn;
   if (mode == 3) return (x >= 0.0f && x < fn) ? (int)x : -1;
-  if (!(x >= 0.0f)) x = 0.0f;
-  if (x > fn - 1.0f) x = fn - 1.0f;
-  return (int)x;
+  return (int)birenTexPointIdx_(x, fn - 1.0f);
 }
 /* A texel index after the address mode (linear filtering's neighbours). */
 static inline int birenTexWrapIdx_(int i, int n, int mode) {
@@ -310,42 +324,40 @@ static BIREN_TEX_OUTLINE_ void birenTexCubeI_(unsigned long long t, float x, flo
 }
 /* Every other fetch of float results: checks t, then the general sampler (out of line, so that
  * the inline fast paths stay small). */
-static BIREN_TEX_OUTLINE_ void birenTexSlowF_(unsigned long long t, int dims, float x, float y, float z, int layer, int nch, float *out) {
+static BIREN_TEX_COLD_ void birenTexSlowF_(unsigned long long t, int dims, float x, float y, float z, int layer, int nch, float *out) {
   const birenTexSlot_ *s = birenTexSlotOf_(t);
   int c;
   if (!s) { for (c = 0; c < nch; c++) out[c] = 0.0f; return; }
   birenTexSampleF_(s, layer < 0 ? s->base : birenTexLayer_(s, layer), dims, x, y, z, nch, out);
 }
-/* A fetch of float results. The common cases (one channel of float texels, clamped,
- * unnormalized coordinates: the descriptor's `fast`) take a few instructions inline. The
- * descriptor's fields are read before any branch: loads made on every call, from a table the
- * compiler takes as const, are kept in registers for all of a block's threads, so that per
- * thread a point fetch is two compares, two clamps and a load. */
+/* A fetch of float results. The common cases (one channel of float texels: the descriptor's
+ * `fast`) take a few instructions inline. The descriptor's fields, and which path to take (0
+ * when the key is not t's), are read and computed without branches before any: values computed
+ * on every call from a table the compiler takes as const are kept in registers for all of a
+ * block's threads, so that per thread a point fetch is one compare, a clamp and a load. */
 static BIREN_INLINE_ void birenTexF_(unsigned long long t, int dims, float x, float y, float z, int layer, int nch, float *out) {
   const birenTexSlot_ *s = &birenTexTable[t & BIREN_TEX_TABLE_MASK_];
-  const unsigned long long key = s->key;
-  int fast = nch == 1 && layer < 0 ? s->fast : 0;
+  const unsigned fast = (nch == 1 && layer < 0 ? (unsigned)s->fast : 0u) & (0u - (unsigned)(s->key == t));
   const char *const base = s->base;
   const size_t pitch = s->pitch;
   const float xmax = s->xmax, ymax = s->ymax;
   const int wl = s->width - 1, hl = s->height - 1;
-  if (BIREN_UNLIKELY_(key != t)) fast = 0;
   if (fast == 1) {
-    /* Point: clamp in float (NaN -> 0), truncate, load. */
-    float cx = x > 0.0f ? x : 0.0f, cy = y > 0.0f ? y : 0.0f;
-    const char *p;
-    cx = cx < xmax ? cx : xmax;
-    p = base + (size_t)(int)cx * 4u;
-    if (dims > 1) {
-      cy = cy < ymax ? cy : ymax;
-      p += (size_t)(int)cy * pitch;
-    }
-    if (dims > 2) {
-      float cz = z > 0.0f ? z : 0.0f;
-      cz = cz < s->zmax ? cz : s->zmax;
-      p += (size_t)(int)cz * s->slice;
-    }
-    out[0] = *(const float *)p;
+    /* Point, unnormalized coordinates: clamp, truncate, load. */
+    const char *row = base;
+    if (dims > 1) row += birenTexPointIdx_(y, ymax) * pitch;
+    if (dims > 2) row += birenTexPointIdx_(z, s->zmax) * s->slice;
+    out[0] = ((const float *)row)[birenTexPointIdx_(x, xmax)];
+    return;
+  }
+  /* Marked unlikely only so that compilers lay it out after the other two and give them the
+   * registers: its wrap and mirror steps cost more than a few spills. */
+  if (BIREN_UNLIKELY_(fast == 3) && dims <= 2) {
+    /* Point, normalized coordinates: the general sampler's steps (birenTexPoint_) for the
+     * modes the descriptor allows here, so the same texel to the bit. */
+    const char *row = base;
+    if (dims > 1) row += birenTexPointIdx_(birenTexPointWrap_(y, s->addr[1]) * s->fheight, ymax) * pitch;
+    out[0] = ((const float *)row)[birenTexPointIdx_(birenTexPointWrap_(x, s->addr[0]) * s->fwidth, xmax)];
     return;
   }
   if (fast == 2 && dims == 2) {
@@ -441,17 +453,17 @@ for suf, ty, n, isf in TYPES:
     kind = "F" if isf else "I"
     w(f"/** CUDA's tex1Dfetch<{ty}>: texel i (0 out of range). */")
     w(f"static BIREN_INLINE_ {ty} birenTex1Dfetch{suf}(unsigned long long t, int i) {{ {vt} v[{n}]; birenTexFetch{kind}_(t, i, {n}, v); {ret(ty, n, isf)} }}")
-    cpp.append(f"template <> inline {ty} tex1Dfetch<{ty}>(birenTextureObject_t t, int i) {{ return birenTex1Dfetch{suf}(t, i); }}")
+    cpp.append(f"template <> BIREN_INLINE_ {ty} tex1Dfetch<{ty}>(birenTextureObject_t t, int i) {{ return birenTex1Dfetch{suf}(t, i); }}")
     for name, params, args, cname, cparams, cargs in FETCHES:
         w(f"/** CUDA's {cname}<{ty}>. */")
         w(f"static BIREN_INLINE_ {ty} biren{name}{suf}(unsigned long long t, {params}) {{ {vt} v[{n}]; biren{'TexF_' if isf else 'TexI_'}(t, {args}, {n}, v); {ret(ty, n, isf)} }}")
-        cpp.append(f"template <> inline {ty} {cname}<{ty}>(birenTextureObject_t t, {cparams}) {{ return biren{name}{suf}(t, {cargs}); }}")
+        cpp.append(f"template <> BIREN_INLINE_ {ty} {cname}<{ty}>(birenTextureObject_t t, {cparams}) {{ return biren{name}{suf}(t, {cargs}); }}")
     w(f"/** CUDA's texCubemap<{ty}>: the cube map's texel in direction (x, y, z). */")
     w(f"static BIREN_INLINE_ {ty} birenTexCubemap{suf}(unsigned long long t, float x, float y, float z) {{ {vt} v[{n}]; birenTexCube{kind}_(t, x, y, z, 0, {n}, v); {ret(ty, n, isf)} }}")
-    cpp.append(f"template <> inline {ty} texCubemap<{ty}>(birenTextureObject_t t, float x, float y, float z) {{ return birenTexCubemap{suf}(t, x, y, z); }}")
+    cpp.append(f"template <> BIREN_INLINE_ {ty} texCubemap<{ty}>(birenTextureObject_t t, float x, float y, float z) {{ return birenTexCubemap{suf}(t, x, y, z); }}")
     w(f"/** CUDA's texCubemapLayered<{ty}>: cube `layer`'s texel in direction (x, y, z). */")
     w(f"static BIREN_INLINE_ {ty} birenTexCubemapLayered{suf}(unsigned long long t, float x, float y, float z, int layer) {{ {vt} v[{n}]; birenTexCube{kind}_(t, x, y, z, layer, {n}, v); {ret(ty, n, isf)} }}")
-    cpp.append(f"template <> inline {ty} texCubemapLayered<{ty}>(birenTextureObject_t t, float x, float y, float z, int layer) {{ return birenTexCubemapLayered{suf}(t, x, y, z, layer); }}")
+    cpp.append(f"template <> BIREN_INLINE_ {ty} texCubemapLayered<{ty}>(birenTextureObject_t t, float x, float y, float z, int layer) {{ return birenTexCubemapLayered{suf}(t, x, y, z, layer); }}")
     # surfaces
     for d, coords, cdecl in [(1, "x", "int x"), (2, "x, y", "int x, int y"), (3, "x, y, z", "int x, int y, int z")]:
         at = {1: "x, 0, 0", 2: "x, y, 0", 3: "x, y, z"}[d]
@@ -468,13 +480,13 @@ for suf, ty, n, isf in TYPES:
         w(f"#define birenSurf{d}Dread{suf}_{na}(s, {coords}, mode) birenSurf{d}Dread{suf}In_(biren_loop_, (s), {coords}, (mode))")
 
 w("#ifdef __cplusplus")
-w("/* CUDA's texture templates: the types above (char and signed char alike). */")
+w("/* CUDA's texture templates: the types above (char and signed char alike). Forced inline like\n * the functions they call: left to the compiler, a fetch in a kernel is often a call per thread\n * that reads the descriptor again each time. */")
 for _, cname, _, _ in [(0, "tex1Dfetch", 0, 0), (0, "tex1D", 0, 0), (0, "tex2D", 0, 0), (0, "tex3D", 0, 0), (0, "tex2DLayered", 0, 0), (0, "texCubemap", 0, 0), (0, "texCubemapLayered", 0, 0)]:
     params = {"tex1Dfetch": "int", "tex1D": "float", "tex2D": "float, float", "tex3D": "float, float, float", "tex2DLayered": "float, float, int", "texCubemap": "float, float, float", "texCubemapLayered": "float, float, float, int"}[cname]
     w(f"template <class T> T {cname}(birenTextureObject_t t, {params});")
 w("\n".join(cpp))
-w("""template <> inline signed char tex1Dfetch<signed char>(birenTextureObject_t t, int i) { return (signed char)birenTex1DfetchChar(t, i); }
-template <> inline signed char tex2D<signed char>(birenTextureObject_t t, float x, float y) { return (signed char)birenTex2DChar(t, x, y); }
+w("""template <> BIREN_INLINE_ signed char tex1Dfetch<signed char>(birenTextureObject_t t, int i) { return (signed char)birenTex1DfetchChar(t, i); }
+template <> BIREN_INLINE_ signed char tex2D<signed char>(birenTextureObject_t t, float x, float y) { return (signed char)birenTex2DChar(t, x, y); }
 /* CUDA's surface functions: any type of the texel's size. */
 template <class T> inline void surf1Dwrite(T v, birenSurfaceObject_t s, int x, int mode = 2) { char *p = birenSurfAt_(0, s, x, 0, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }
 template <class T> inline void surf2Dwrite(T v, birenSurfaceObject_t s, int x, int y, int mode = 2) { char *p = birenSurfAt_(0, s, x, y, 0, (int)sizeof v, mode); if (p) memcpy(p, &v, sizeof v); }

@@ -34,7 +34,6 @@ pub(crate) const FMT_F16: u8 = 7;
 pub(crate) const ADDR_WRAP: u8 = 0;
 pub(crate) const ADDR_CLAMP: u8 = 1;
 pub(crate) const ADDR_MIRROR: u8 = 2;
-#[allow(dead_code)] // named for the header's fetches; the core passes it through
 pub(crate) const ADDR_BORDER: u8 = 3;
 
 /// A descriptor: what an inline fetch needs, in the layout the header declares
@@ -62,8 +61,9 @@ pub struct TexSlot {
     pub addr: [u8; 3],
     pub dims: u8,
     pub layered: u8,
-    /// The header's shortest paths, for float texels read as they are, every dimension
-    /// clamped, unnormalized coordinates: `FAST_POINT`, `FAST_LINEAR`, or 0.
+    /// The header's short paths, for one-channel float texels read as they are: `FAST_POINT`
+    /// and `FAST_LINEAR` (unnormalized coordinates, every dimension clamped), `FAST_POINT_NORM`,
+    /// or 0.
     pub fast: u8,
     /// The last texel's coordinates (width - 1, height - 1, depth - 1), precomputed for the
     /// point path's clamp.
@@ -75,6 +75,9 @@ pub struct TexSlot {
 /// `TexSlot::fast` values.
 const FAST_POINT: u8 = 1;
 const FAST_LINEAR: u8 = 2;
+/// Point sampling with normalized coordinates, x and y each wrapped, mirrored or clamped (the
+/// header's path covers 1-D and 2-D fetches; border needs the general sampler).
+const FAST_POINT_NORM: u8 = 3;
 /// The largest width and height the header's linear path takes (its fixed point is exact below
 /// 2^22 / 256 texels).
 const FAST_LINEAR_MAX: usize = 8192;
@@ -355,13 +358,19 @@ impl Textures {
             (*p).addr = addr;
             (*p).dims = dims;
             (*p).layered = layered as u8;
-            let plain = !sampling.normalized_coords && addr == [ADDR_CLAMP; 3] && format == FMT_F32;
+            // The short paths read texel i of a row at 4 i bytes: one float channel.
+            let floats1 = format == FMT_F32 && channels == 1;
+            let plain = floats1 && !sampling.normalized_coords && addr == [ADDR_CLAMP; 3];
+            let norm_point = floats1
+                && sampling.normalized_coords
+                && !sampling.linear
+                && addr[..2].iter().all(|&m| m != ADDR_BORDER);
             // The linear path computes in fixed point, exact for sizes up to FAST_LINEAR_MAX.
             (*p).fast = match (plain, sampling.linear) {
-                (false, _) => 0,
                 (true, false) => FAST_POINT,
                 (true, true) if w <= FAST_LINEAR_MAX && h <= FAST_LINEAR_MAX => FAST_LINEAR,
-                (true, true) => 0,
+                _ if norm_point => FAST_POINT_NORM,
+                _ => 0,
             };
             (*p).xmax = (w as f32 - 1.0).max(0.0);
             (*p).ymax = (h as f32 - 1.0).max(0.0);
@@ -446,16 +455,17 @@ impl Textures {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::memory::array::{KIND_UNSIGNED, SURFACE_LOAD_STORE};
+    use crate::runtime::memory::array::{KIND_FLOAT, KIND_UNSIGNED, SURFACE_LOAD_STORE};
 
     fn array(flags: u32) -> Arc<ArrayCore> {
+        array_of([8, 8, 8, 8], KIND_UNSIGNED, flags)
+    }
+
+    fn array_of(bits: [i32; 4], kind: i32, flags: u32) -> Arc<ArrayCore> {
         Arc::new(ArrayCore {
             device: 0,
             base: 4096,
-            format: ChannelFormat {
-                bits: [8, 8, 8, 8],
-                kind: KIND_UNSIGNED,
-            },
+            format: ChannelFormat { bits, kind },
             width: 8,
             height: 4,
             depth: 0,
@@ -510,6 +520,55 @@ mod tests {
         assert!(t.diagnose(h, false).contains("destroyed"));
         assert_eq!(t.destroy(h, false), Err(ErrorCode::InvalidHandle));
         assert_eq!(t.destroy(0xdead_beef, false), Err(ErrorCode::InvalidHandle));
+    }
+
+    #[test]
+    fn short_paths_take_one_float_channel() {
+        let t = Textures::default();
+        let fast = |bits: [i32; 4], s: Sampling| {
+            let mut o = obj(s);
+            o.resource = Resource::Array {
+                handle: 78,
+                array: array_of(bits, KIND_FLOAT, 0),
+            };
+            let h = t.create(o, false).unwrap();
+            let f = unsafe { (*birenTexTable.slot(slot_index(h).unwrap())).fast };
+            t.destroy(h, false).unwrap();
+            f
+        };
+        let clamp = Sampling {
+            addr: [ADDR_CLAMP; 3],
+            ..Default::default()
+        };
+        let one = [32, 0, 0, 0];
+        assert_eq!(fast(one, clamp), FAST_POINT);
+        assert_eq!(fast([32; 4], clamp), 0, "texel i is not at 4 i bytes");
+        let lin = Sampling {
+            linear: true,
+            ..clamp
+        };
+        assert_eq!(fast(one, lin), FAST_LINEAR);
+        let norm = Sampling {
+            addr: [ADDR_WRAP, ADDR_MIRROR, ADDR_BORDER],
+            normalized_coords: true,
+            ..Default::default()
+        };
+        assert_eq!(fast(one, norm), FAST_POINT_NORM, "z's mode is not read");
+        let border = Sampling {
+            addr: [ADDR_WRAP, ADDR_BORDER, ADDR_WRAP],
+            ..norm
+        };
+        assert_eq!(fast(one, border), 0);
+        assert_eq!(
+            fast(
+                one,
+                Sampling {
+                    linear: true,
+                    ..norm
+                }
+            ),
+            0
+        );
     }
 
     #[test]
