@@ -10,6 +10,22 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
+# The one-file programs below are built first, two at a time (the machine's two cores); each
+# section then runs and checks its own.
+pids=()
+build() { ( "$@" ) & pids+=($!); if [ ${#pids[@]} -ge 2 ]; then wait_builds; fi; }
+wait_builds() { for p in "${pids[@]}"; do wait "$p" || fail "a build failed (see above)"; done; pids=(); }
+build "$BCC" -O2 --kernel-report $L/cuda_arch.cu -o "$T/arch" 2> "$T/arch.report"
+build "$BCC" -O2 --kernel-report $L/tid_callee.cu -o "$T/tid_callee" 2> "$T/tc.report"
+build "$BCC" -O2 --kernel-report $L/template_barrier.cu -o "$T/template_barrier" 2> "$T/tb.report"
+build "$BCC" -O2 --fibers $L/template_barrier.cu -o "$T/template_fibers"
+build "$BCC" -O2 --fibers $L/helper_barrier.cu -o "$T/helper_fibers"
+build "$BCC" -O2 --kernel-report $L/param_change.cu -o "$T/param_change" 2> "$T/pc.report"
+build "$BCC" -O2 --kernel-report $L/helper_barrier.cu -o "$T/helper_barrier" 2> "$T/hb.report"
+build "$BCC" -O2 --kernel-report $L/cg_block.cu -o "$T/cg_block" 2> "$T/cg.report"
+build "$BCC" -O2 $L/fp16.cu -o "$T/fp16"
+wait_builds
+
 # Two files, an extern "C" kernel declared in one and defined in the other, nvcc's options.
 "$BCC" -O2 -arch=sm_60 -gencode arch=compute_60,code=sm_60 -lineinfo --use_fast_math -rdc=true \
   -Xcompiler -Wall,-Wno-unused-function --std c++17 $L/features.cu $L/kernels_b.cu -o "$T/features"
@@ -21,53 +37,44 @@ grep -q "features.cu:[0-9]*: void asserting(int): block: \[0,0,0\], thread: \[4,
 echo "ok   features.cu (+ kernels_b.cu)"
 
 # __CUDA_ARCH__ in device code (a program header's too), not in host code.
-"$BCC" -O2 --kernel-report $L/cuda_arch.cu -o "$T/arch" 2> "$T/arch.report"
 "$T/arch" | grep -q "cuda_arch: passed" || fail "cuda_arch"
 grep -q "kernel arch_kernel: loops" "$T/arch.report" || { cat "$T/arch.report"; fail "cuda_arch: report"; }
 echo "ok   __CUDA_ARCH__"
 
 # Device functions that read threadIdx, called by a kernel with barriers: region form, correct.
-"$BCC" -O2 --kernel-report $L/tid_callee.cu -o "$T/tid_callee" 2> "$T/tc.report"
 "$T/tid_callee" | grep -q "tid_callee: passed" || fail "tid_callee"
 grep -q "kernel reverse_in_block: loops" "$T/tc.report" || { cat "$T/tc.report"; fail "tid_callee: not in region form"; }
 echo "ok   device functions reading threadIdx, in region form"
 
 # Kernel templates with barriers in region form, one region entry per instantiation.
-"$BCC" -O2 --kernel-report $L/template_barrier.cu -o "$T/template_barrier" 2> "$T/tb.report"
 "$T/template_barrier" | grep -q "template_barrier: passed" || fail "template_barrier"
 grep -q "kernel tiled_mul: loops" "$T/tb.report" || { cat "$T/tb.report"; fail "template_barrier: tiled_mul not in region form"; }
 grep -q "kernel block_sum: loops" "$T/tb.report" || { cat "$T/tb.report"; fail "template_barrier: block_sum not in region form"; }
 grep -q "kernel calls_template_helper: fibers (barrier in a function the kernel template calls" "$T/tb.report" || { cat "$T/tb.report"; fail "template_barrier: calls_template_helper"; }
 [ "$(nm -C "$T/template_barrier" | grep -c ' t .*_biren_region_<')" = 5 ] || fail "template_barrier: not one region entry per instantiation"
 # The same program with every kernel in fiber form (--fibers): the same results, no region entry.
-"$BCC" -O2 --fibers $L/template_barrier.cu -o "$T/template_fibers"
 "$T/template_fibers" | grep -q "template_barrier: passed" || fail "template_barrier --fibers"
 [ "$(nm -C "$T/template_fibers" | grep -c ' t .*_biren_region_<')" = 0 ] || fail "--fibers: a region entry"
-"$BCC" -O2 --fibers $L/helper_barrier.cu -o "$T/helper_fibers"
 "$T/helper_fibers" | grep -q "helper_barrier: passed" || fail "helper_barrier --fibers"
 echo "ok   kernel templates with barriers, in region form per instantiation (and --fibers)"
 
 # A changed parameter, a local header, a division after a return: region form, CUDA's results.
-"$BCC" -O2 --kernel-report $L/param_change.cu -o "$T/param_change" 2> "$T/pc.report"
 "$T/param_change" | grep -q "param_change: passed" || { "$T/param_change"; fail "param_change"; }
 [ "$(grep -c ': loops (' "$T/pc.report")" = 2 ] || { cat "$T/pc.report"; fail "param_change: not in region form"; }
 echo "ok   changed parameters, local headers, a skipped division, in region form"
 
 # Device functions with barriers, inlined into the kernel (region form).
-"$BCC" -O2 --kernel-report $L/helper_barrier.cu -o "$T/helper_barrier" 2> "$T/hb.report"
 "$T/helper_barrier" | grep -q "helper_barrier: passed" || { "$T/helper_barrier"; fail "helper_barrier"; }
 grep -q "kernel helpers: loops" "$T/hb.report" || { cat "$T/hb.report"; fail "helper_barrier: not in region form"; }
 echo "ok   device functions with barriers, inlined, in region form"
 
 # cooperative_groups' block barrier (cta.sync(), cg::sync(cta)) in region form; a tile keeps fibers.
-"$BCC" -O2 --kernel-report $L/cg_block.cu -o "$T/cg_block" 2> "$T/cg.report"
 "$T/cg_block" | grep -q "cg_block: passed" || fail "cg_block"
 grep -q "kernel block_sum: loops" "$T/cg.report" || { cat "$T/cg.report"; fail "cg_block: block_sum not in region form"; }
 grep -q "kernel tile_sum: fibers" "$T/cg.report" || { cat "$T/cg.report"; fail "cg_block: tile_sum"; }
 echo "ok   cooperative groups' block barrier, in region form"
 
 # cuda_fp16.h: conversions, arithmetic and half2 in a kernel, against the compiler's _Float16.
-"$BCC" -O2 $L/fp16.cu -o "$T/fp16"
 "$T/fp16" | grep -q "fp16: all passed" || { "$T/fp16" | tail -5; fail "fp16"; }
 echo "ok   cuda_fp16.h"
 
