@@ -64,7 +64,8 @@ $(BUILD)/c-tests/%: c-tests/%.c $(wildcard c-tests/*.h) include/biren_runtime.h 
 	$(CC) $(CFLAGS_STRICT) -o $@ $< $(LDLIBS)
 
 # Ported CUDA samples (samples/README.md): each keeps its own result check and exits non-zero
-# when it fails; sizes are cut for `make test` (BIREN_SAMPLES_FULL=1 restores the originals).
+# when it fails; sizes are cut for `make test` (BIREN_SAMPLES_FULL=1 restores the originals). Run
+# from the repository root: a port that reads data finds it in samples/data/.
 $(BUILD)/samples/%: samples/%.c samples/biren_helpers.h include/biren_runtime.h include/biren_vector_types.h lib
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_STRICT) -o $@ $< $(LDLIBS)

@@ -1,6 +1,6 @@
 /* Helpers for the ported samples, in the role of the CUDA samples' helper_cuda.h and
  * helper_functions.h (written for BIREN, not copied): error checks, device selection by
- * compute capability, a stopwatch, command-line flags. */
+ * compute capability, a stopwatch, command-line flags, finding data files. */
 #ifndef BIREN_SAMPLE_HELPERS_H
 #define BIREN_SAMPLE_HELPERS_H
 #define _POSIX_C_SOURCE 200809L
@@ -89,6 +89,27 @@ static inline double sdkNowMs(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+/* sdkFindFilePath(name, argv[0]), reduced to where the ports keep their data (samples/data/):
+ * the first of NAME, data/NAME and samples/data/NAME from the working directory, then data/NAME
+ * and ../../samples/data/NAME beside the program (build/samples/X), that opens. Writes it into
+ * path[n] and returns path, or returns NULL. */
+static inline const char *sdkFindFilePath(const char *name, const char *exec_path, char *path, size_t n) {
+  const char *dirs[] = {"", "data/", "samples/data/", "data/", "../../samples/data/"};
+  const char *slash = exec_path ? strrchr(exec_path, '/') : NULL;
+  int base = slash ? (int)(slash - exec_path) + 1 : 0;
+  for (int i = 0; i < 5; i++) {
+    if (i >= 3 && !slash) break;
+    if (snprintf(path, n, "%.*s%s%s", i >= 3 ? base : 0, exec_path ? exec_path : "", dirs[i], name) >= (int)n)
+      continue;
+    FILE *f = fopen(path, "rb");
+    if (f) {
+      fclose(f);
+      return path;
+    }
+  }
+  return NULL;
 }
 
 /* The samples' sizes are cut for `make test`; BIREN_SAMPLES_FULL=1 restores the originals. */
