@@ -21,6 +21,7 @@ build "$BCC" -O2 --kernel-report $L/template_barrier.cu -o "$T/template_barrier"
 build "$BCC" -O2 --fibers $L/template_barrier.cu -o "$T/template_fibers"
 build "$BCC" -O2 --fibers $L/helper_barrier.cu -o "$T/helper_fibers"
 build "$BCC" -O2 --kernel-report $L/param_change.cu -o "$T/param_change" 2> "$T/pc.report"
+build "$BCC" -O2 --fibers $L/param_change.cu -o "$T/param_fibers"
 build "$BCC" -O2 --kernel-report $L/helper_barrier.cu -o "$T/helper_barrier" 2> "$T/hb.report"
 build "$BCC" -O2 --kernel-report $L/cg_block.cu -o "$T/cg_block" 2> "$T/cg.report"
 build "$BCC" -O2 $L/fp16.cu -o "$T/fp16"
@@ -61,6 +62,7 @@ echo "ok   kernel templates with barriers, in region form per instantiation (and
 # A changed parameter, a local header, a division after a return: region form, CUDA's results.
 "$T/param_change" | grep -q "param_change: passed" || { "$T/param_change"; fail "param_change"; }
 [ "$(grep -c ': loops (' "$T/pc.report")" = 2 ] || { cat "$T/pc.report"; fail "param_change: not in region form"; }
+"$T/param_fibers" | grep -q "param_change: passed" || fail "param_change --fibers"
 echo "ok   changed parameters, local headers, a skipped division, in region form"
 
 # Device functions with barriers, inlined into the kernel (region form).
