@@ -155,14 +155,17 @@ impl BusyStreams {
     /// The pending tails of the listed streams, the one enqueued to last first (waiting for it
     /// first, a synchronize mostly finds the others reached).
     pub fn pending(&self) -> Vec<StreamPoint> {
-        let mut v: Vec<StreamPoint> = self
+        // The order key is read once per stream before sorting: `last_op` moves under concurrent
+        // enqueues, and a key that changes during the sort is no order (std's sort panics on it).
+        let mut v: Vec<(u64, StreamPoint)> = self
             .list
             .lock()
             .iter()
             .filter_map(|s| s.pending_tail())
+            .map(|p| (p.stream.last_op.load(Ordering::Relaxed), p))
             .collect();
-        v.sort_unstable_by_key(|p| std::cmp::Reverse(p.stream.last_op.load(Ordering::Relaxed)));
-        v
+        v.sort_unstable_by_key(|(key, _)| std::cmp::Reverse(*key));
+        v.into_iter().map(|(_, p)| p).collect()
     }
 
     /// Takes off the list the streams without pending work (and dead ones).
@@ -862,6 +865,88 @@ mod tests {
             );
             busy.prune();
             assert_eq!(busy.len(), 0);
+        }
+    }
+
+    static HOLD: AtomicBool = AtomicBool::new(false);
+
+    unsafe extern "C" fn hold(_: *mut std::ffi::c_void) {
+        while HOLD.load(Ordering::Acquire) {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+
+    /// A device-wide synchronize orders the busy streams by their last enqueue while other
+    /// threads enqueue on them: the order must come from one reading per stream. (Found by
+    /// `make test`'s stress with resets: std's sort panicked, "user-provided comparison function
+    /// does not correctly implement a total order", when the keys moved during the sort.)
+    #[test]
+    fn pending_orders_streams_while_their_last_enqueue_moves() {
+        const STREAMS: usize = 48;
+        let exec = Executor::start(0, 1, 1 << 20, Policy::Preemptive, Instant::now());
+        let busy = Arc::new(BusyStreams::default());
+        HOLD.store(true, Ordering::Release);
+        let streams: Vec<_> = (0..STREAMS)
+            .map(|i| {
+                let s = StreamCore::new(
+                    i as u64 + 1,
+                    0,
+                    STREAM_NON_BLOCKING,
+                    0,
+                    false,
+                    exec.clone(),
+                    0,
+                );
+                s.track_busy(&busy);
+                let mut t = s.tail.lock();
+                let call = HostCall {
+                    func: hold,
+                    data: 0,
+                    despite_error: false,
+                };
+                let (_, kick) = s.push_locked(&mut t, OpWork::Run(Work::Host(call)), Vec::new());
+                drop(t);
+                if kick {
+                    s.kick();
+                }
+                s
+            })
+            .collect();
+        let stop = Arc::new(AtomicBool::new(false));
+        let movers: Vec<_> = (0..2)
+            .map(|t| {
+                let (streams, stop) = (streams.clone(), stop.clone());
+                std::thread::spawn(move || {
+                    let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ t;
+                    while !stop.load(Ordering::Relaxed) {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        streams[x as usize % STREAMS]
+                            .last_op
+                            .store(x >> 8, Ordering::Relaxed);
+                    }
+                })
+            })
+            .collect();
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            for _ in 0..3000 {
+                let v = busy.pending();
+                assert_eq!(v.len(), STREAMS, "a stream with pending work is missing");
+            }
+        }));
+        stop.store(true, Ordering::Relaxed);
+        for m in movers {
+            m.join().unwrap();
+        }
+        HOLD.store(false, Ordering::Release);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !streams.iter().all(|s| s.is_idle()) {
+            assert!(Instant::now() < deadline, "held work never finished");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        if let Err(e) = result {
+            std::panic::resume_unwind(e);
         }
     }
 
