@@ -452,7 +452,9 @@ pub fn template_of(src: &[u8], f: &Cursor) -> Option<(String, String)> {
             | CXCursor_TemplateTemplateParameter => {
                 let name = ch.spelling();
                 let pack = match ch.extent_in() {
-                    Some((_, a, b)) => src.get(a..b).is_some_and(|t| t.windows(3).any(|w| w == b"...")),
+                    Some((_, a, b)) => src
+                        .get(a..b)
+                        .is_some_and(|t| t.windows(3).any(|w| w == b"...")),
                     None => false,
                 };
                 args.push(if pack { format!("{name}...") } else { name });

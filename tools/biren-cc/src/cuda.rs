@@ -33,9 +33,7 @@ fn mentions_arch(src: &[u8], a: usize, b: usize) -> bool {
     };
     let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     t.windows(W.len()).enumerate().any(|(i, w)| {
-        w == W
-            && (i == 0 || !word(t[i - 1]))
-            && t.get(i + W.len()).is_none_or(|&c| !word(c))
+        w == W && (i == 0 || !word(t[i - 1])) && t.get(i + W.len()).is_none_or(|&c| !word(c))
     })
 }
 
@@ -91,9 +89,9 @@ fn changes(src: &[u8], path: &str, body: &Cursor, p: &Cursor, name: &str) -> boo
 pub(crate) fn last_word(text: &str, word: &str) -> Option<usize> {
     let b = text.as_bytes();
     let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-    text.rmatch_indices(word).map(|(i, _)| i).find(|&i| {
-        (i == 0 || !ident(b[i - 1])) && b.get(i + word.len()).is_none_or(|&c| !ident(c))
-    })
+    text.rmatch_indices(word)
+        .map(|(i, _)| i)
+        .find(|&i| (i == 0 || !ident(b[i - 1])) && b.get(i + word.len()).is_none_or(|&c| !ident(c)))
 }
 
 /// What the first stage gives the driver.
@@ -214,7 +212,8 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
             // saw, so it counts as reading it.
             if let Some((path, a, b)) = c.extent_in() {
                 if srcs.user(&path, c)
-                    && (has_attr(c, CXCursor_CUDAGlobalAttr) || has_attr(c, CXCursor_CUDADeviceAttr))
+                    && (has_attr(c, CXCursor_CUDAGlobalAttr)
+                        || has_attr(c, CXCursor_CUDADeviceAttr))
                     && srcs.get(&path).is_some_and(|t| mentions_arch(t, a, b))
                 {
                     arch_usrs.insert(usr.clone());
@@ -224,7 +223,8 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
                     // A device-only function is device code: __CUDA_ARCH__ is defined over it,
                     // as in nvcc's device pass. A __host__ __device__ one keeps the host view
                     // (one pass compiles both, and the host calls it).
-                    if !has_attr(c, CXCursor_CUDAGlobalAttr) && !has_attr(c, CXCursor_CUDAHostAttr) {
+                    if !has_attr(c, CXCursor_CUDAGlobalAttr) && !has_attr(c, CXCursor_CUDAHostAttr)
+                    {
                         let t = srcs.get(&path).cloned().unwrap_or_default();
                         edits.push(Edit {
                             file: path.clone(),
@@ -345,7 +345,15 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
                     continue;
                 }
                 let fsrc = srcs.get(&path).cloned().unwrap_or_default();
-                match kernel_def(&fsrc, &path, c, &calls, &reads_tid, &kernel_usrs, &arch_usrs) {
+                match kernel_def(
+                    &fsrc,
+                    &path,
+                    c,
+                    &calls,
+                    &reads_tid,
+                    &kernel_usrs,
+                    &arch_usrs,
+                ) {
                     Ok(k) => {
                         kernel_cursors.push((path.clone(), *c));
                         for (at, text) in &k.name_edits {
@@ -492,7 +500,11 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
 
     // A block group's size in kernels: one value for the block (inline::block_size_edits).
     for (path, c) in &kernel_cursors {
-        if let Some(body) = c.children().into_iter().find(|b| b.kind() == CXCursor_CompoundStmt) {
+        if let Some(body) = c
+            .children()
+            .into_iter()
+            .find(|b| b.kind() == CXCursor_CompoundStmt)
+        {
             edits.extend(inline::block_size_edits(path, &body, |v| {
                 v.ty().canonical().spelling().trim_start_matches("const ")
                     == "cooperative_groups::thread_block"
@@ -518,7 +530,11 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
         };
         let mut more = Vec::new();
         for (i, (path, c)) in kernel_cursors.iter().enumerate() {
-            let Some(body) = c.children().into_iter().find(|b| b.kind() == CXCursor_CompoundStmt) else {
+            let Some(body) = c
+                .children()
+                .into_iter()
+                .find(|b| b.kind() == CXCursor_CompoundStmt)
+            else {
                 continue;
             };
             inliner.bodies.clear();
@@ -593,10 +609,7 @@ pub fn translate(unit: &Unit, src: &[u8], file: &str, include: &str) -> Result<T
             ),
         ));
     }
-    Ok(Translated {
-        text,
-        others,
-    })
+    Ok(Translated { text, others })
 }
 
 /// True when offset `at` is on a `#define` line (the body of a macro).

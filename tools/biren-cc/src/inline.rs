@@ -156,7 +156,8 @@ impl Inliner<'_> {
         }
         let r = format!("biren_r{}_", self.n);
         self.n += 1;
-        let inner = self.inline_body(&callee, &arg_text, (!void).then_some(r.as_str()), depth + 1)?;
+        let inner =
+            self.inline_body(&callee, &arg_text, (!void).then_some(r.as_str()), depth + 1)?;
         self.inlined.insert((file.to_string(), ca));
         let decl = if void {
             String::new()
@@ -182,8 +183,7 @@ impl Inliner<'_> {
     /// Calls of helpers in `e`, each with whether it is evaluated only under a condition.
     fn unconditional_calls(&mut self, e: &Cursor, under: bool, out: &mut Vec<(Cursor, bool)>) {
         if e.kind() == CXCursor_CallExpr
-            && e
-                .referenced()
+            && e.referenced()
                 .is_some_and(|r| self.callees.contains_key(&r.usr()))
         {
             out.push((*e, under));
@@ -206,7 +206,9 @@ impl Inliner<'_> {
         let (Some((f, _, le)), Some((_, rs, _))) = (l.extent_in(), r.extent_in()) else {
             return true;
         };
-        let Some(src) = self.srcs.get(&f) else { return true };
+        let Some(src) = self.srcs.get(&f) else {
+            return true;
+        };
         let between = &src[le.min(rs).min(src.len())..rs.min(src.len())];
         between.windows(2).any(|w| w == b"&&" || w == b"||")
     }
@@ -226,7 +228,9 @@ impl Inliner<'_> {
         let (file, _, _) = callee.extent_in()?;
         let src = self.srcs.get(&file).cloned()?;
         let children = callee.children();
-        let body = children.iter().find(|c| c.kind() == CXCursor_CompoundStmt)?;
+        let body = children
+            .iter()
+            .find(|c| c.kind() == CXCursor_CompoundStmt)?;
         let params: Vec<Cursor> = children
             .iter()
             .filter(|c| c.kind() == CXCursor_ParmDecl)
@@ -250,7 +254,9 @@ impl Inliner<'_> {
             .into_iter()
             .filter(|d| d.kind() == CXCursor_ReturnStmt)
             .collect();
-        let last_is_return = stmts.last().is_some_and(|l| l.kind() == CXCursor_ReturnStmt);
+        let last_is_return = stmts
+            .last()
+            .is_some_and(|l| l.kind() == CXCursor_ReturnStmt);
         if returns.len() > 1 || (returns.len() == 1 && !last_is_return) {
             return None;
         }
@@ -358,7 +364,9 @@ impl Inliner<'_> {
             // The generic group of a helper called with the block: the block's own type, so a
             // barrier on it is the block's (cg's thread_group erases it).
             if is_group(p, "thread_group") && arg_ty.trim_start_matches("const ") == BLOCK {
-                binds.push_str(&format!(" cooperative_groups::thread_block {new} = ({arg});"));
+                binds.push_str(&format!(
+                    " cooperative_groups::thread_block {new} = ({arg});"
+                ));
                 continue;
             }
             let at = last_word(&decl, &name)?;
@@ -377,17 +385,25 @@ const BLOCK: &str = "cooperative_groups::thread_block";
 /// `v` is declared as cooperative_groups' `name` (`thread_block`, `thread_group`).
 fn is_group(v: &Cursor, name: &str) -> bool {
     let t = v.ty().canonical().spelling();
-    t.trim_start_matches("const ").trim_end_matches(" &").trim_end_matches('&').trim()
+    t.trim_start_matches("const ")
+        .trim_end_matches(" &")
+        .trim_end_matches('&')
+        .trim()
         == format!("cooperative_groups::{name}")
 }
 
 /// `g.size()` and `g.num_threads()` of a group `g` that is the block (`is_block`), in `body`:
 /// the block's thread count over `blockDim`, which region form knows to be one value for the
 /// block (a loop `for (k = cta.size() / 2; ...)` with a barrier stays a loop of the block).
-pub fn block_size_edits(file: &str, body: &Cursor, is_block: impl Fn(&Cursor) -> bool) -> Vec<Edit> {
+pub fn block_size_edits(
+    file: &str,
+    body: &Cursor,
+    is_block: impl Fn(&Cursor) -> bool,
+) -> Vec<Edit> {
     let mut out = Vec::new();
     for d in body.descendants() {
-        if d.kind() != CXCursor_CallExpr || !matches!(d.spelling().as_str(), "size" | "num_threads") {
+        if d.kind() != CXCursor_CallExpr || !matches!(d.spelling().as_str(), "size" | "num_threads")
+        {
             continue;
         }
         let ch = d.children();
@@ -405,7 +421,9 @@ pub fn block_size_edits(file: &str, body: &Cursor, is_block: impl Fn(&Cursor) ->
         if o.kind() != CXCursor_DeclRefExpr || !o.referenced().is_some_and(|v| is_block(&v)) {
             continue;
         }
-        let Some((f, a, b)) = d.extent_in() else { continue };
+        let Some((f, a, b)) = d.extent_in() else {
+            continue;
+        };
         if f != file {
             continue;
         }

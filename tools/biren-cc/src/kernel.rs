@@ -242,7 +242,8 @@ fn is_barrier_call(call: &Cursor) -> bool {
         return true;
     }
     // cg::sync(g), a template over the group: a block barrier when the argument is the block.
-    (usr.starts_with("c:@N@cooperative_groups@F@sync") || usr.starts_with("c:@N@cooperative_groups@FT@"))
+    (usr.starts_with("c:@N@cooperative_groups@F@sync")
+        || usr.starts_with("c:@N@cooperative_groups@FT@"))
         && call.children().last().is_some_and(|a| {
             let t = a.ty().canonical().spelling();
             t.trim_start_matches("const ") == "cooperative_groups::thread_block"
@@ -385,7 +386,9 @@ pub fn find(root: &Cursor, src: &[u8]) -> Vec<Kernel> {
                         let Some((head, args)) = crate::clang::template_of(src, &ch) else {
                             continue;
                         };
-                        let Pos::Main(start) = ch.start() else { continue };
+                        let Pos::Main(start) = ch.start() else {
+                            continue;
+                        };
                         Some(Template { head, args, start })
                     } else {
                         None
@@ -418,7 +421,9 @@ fn functions_by_name(root: &Cursor) -> HashMap<String, Vec<Cursor>> {
     while let Some(c) = stack.pop() {
         for ch in c.children() {
             match ch.kind() {
-                CXCursor_Namespace | CXCursor_LinkageSpec | CXCursor_UnexposedDecl => stack.push(ch),
+                CXCursor_Namespace | CXCursor_LinkageSpec | CXCursor_UnexposedDecl => {
+                    stack.push(ch)
+                }
                 CXCursor_FunctionDecl | CXCursor_FunctionTemplate if ch.is_definition() => {
                     out.entry(ch.spelling()).or_default().push(ch)
                 }
@@ -713,7 +718,11 @@ impl<'a> Analysis<'a> {
         // unresolved lookup), else as written at the call's start.
         let mut n = call.spelling();
         if n.is_empty() {
-            n = call.children().first().map(|c| c.spelling()).unwrap_or_default();
+            n = call
+                .children()
+                .first()
+                .map(|c| c.spelling())
+                .unwrap_or_default();
         }
         if n.is_empty() {
             if let Pos::Main(o) = call.start() {
@@ -725,7 +734,12 @@ impl<'a> Analysis<'a> {
         if n.is_empty() {
             return false;
         }
-        if n == "sync" || n.starts_with("__sync") || is_barrier_fn(&n) || is_warp_fn(&n) || is_grid_fn(&n) {
+        if n == "sync"
+            || n.starts_with("__sync")
+            || is_barrier_fn(&n)
+            || is_warp_fn(&n)
+            || is_grid_fn(&n)
+        {
             return true;
         }
         let candidates = self.by_name.get(&n).cloned().unwrap_or_default();
@@ -750,7 +764,8 @@ impl<'a> Analysis<'a> {
                     // One a template leaves unresolved is judged by the functions of its name.
                     let Some(f) = d.referenced() else {
                         if self.unresolved_may_sync(&d, 0) {
-                            return self.fail("barrier in a function the kernel template calls", &d);
+                            return self
+                                .fail("barrier in a function the kernel template calls", &d);
                         }
                         continue;
                     };
@@ -1258,10 +1273,7 @@ impl<'a> Analysis<'a> {
                     let is_block = self.var_of(&r).is_some_and(|v| self.vars[v].block_level);
                     if r.same(&thread)
                         || r.same(&lp)
-                        || !(is_param
-                            || is_counter
-                            || is_block
-                            || is_constant(&r))
+                        || !(is_param || is_counter || is_block || is_constant(&r))
                     {
                         return false;
                     }
@@ -1326,7 +1338,8 @@ impl<'a> Analysis<'a> {
                 CXCursor_MemberRefExpr => {}
                 CXCursor_UnaryOperator => {
                     let op = operator(src, &d);
-                    if op.is_empty() || op == b"*" || op == b"&" || (!writes && writes_operand(op)) {
+                    if op.is_empty() || op == b"*" || op == b"&" || (!writes && writes_operand(op))
+                    {
                         return false;
                     }
                 }
@@ -1940,11 +1953,7 @@ impl<'a> Analysis<'a> {
         pieces: &mut [Piece],
         remat: &[(usize, Remat, Vec<usize>)],
     ) {
-        let set: HashSet<usize> = remat
-            .iter()
-            .filter(|r| r.1.uniform)
-            .map(|r| r.0)
-            .collect();
+        let set: HashSet<usize> = remat.iter().filter(|r| r.1.uniform).map(|r| r.0).collect();
         if set.is_empty() || self.checked_conds.is_empty() {
             return;
         }
@@ -1972,7 +1981,13 @@ impl<'a> Analysis<'a> {
         fn walk(pieces: &mut [Piece], settled: &[Span]) {
             for p in pieces {
                 match p {
-                    Piece::If { cond, then, els, check, .. } => {
+                    Piece::If {
+                        cond,
+                        then,
+                        els,
+                        check,
+                        ..
+                    } => {
                         if settled.contains(cond) {
                             *check = false;
                         }
@@ -1981,7 +1996,9 @@ impl<'a> Analysis<'a> {
                             walk(e, settled);
                         }
                     }
-                    Piece::Loop { cond, body, check, .. } => {
+                    Piece::Loop {
+                        cond, body, check, ..
+                    } => {
                         if cond.is_some_and(|c| settled.contains(&c)) {
                             *check = false;
                         }
@@ -2533,28 +2550,29 @@ impl<'a> Analysis<'a> {
     fn index_expr(&self, e: &Cursor) -> bool {
         let src = self.src;
         let lp = self.params[self.nparams + 4];
-        std::iter::once(*e).chain(e.descendants()).all(|d| match d.kind() {
-            CXCursor_DeclRefExpr => d.referenced().is_some_and(|r| {
-                !r.same(&lp)
-                    && (self.params.iter().any(|p| p.same(&r)) || is_constant(&r))
-            }),
-            CXCursor_MemberRefExpr => dot_member(src, &d),
-            CXCursor_UnaryOperator => {
-                let op = operator(src, &d);
-                !op.is_empty() && op != b"*" && op != b"&" && !writes_operand(op)
-            }
-            CXCursor_BinaryOperator => !writes_operand(operator(src, &d)),
-            CXCursor_IntegerLiteral
-            | CXCursor_FloatingLiteral
-            | CXCursor_CharacterLiteral
-            | CXCursor_ParenExpr
-            | CXCursor_ConditionalOperator
-            | CXCursor_CStyleCastExpr
-            | CXCursor_UnexposedExpr
-            | CXCursor_TypeRef
-            | CXCursor_UnaryExpr => true,
-            _ => false,
-        })
+        std::iter::once(*e)
+            .chain(e.descendants())
+            .all(|d| match d.kind() {
+                CXCursor_DeclRefExpr => d.referenced().is_some_and(|r| {
+                    !r.same(&lp) && (self.params.iter().any(|p| p.same(&r)) || is_constant(&r))
+                }),
+                CXCursor_MemberRefExpr => dot_member(src, &d),
+                CXCursor_UnaryOperator => {
+                    let op = operator(src, &d);
+                    !op.is_empty() && op != b"*" && op != b"&" && !writes_operand(op)
+                }
+                CXCursor_BinaryOperator => !writes_operand(operator(src, &d)),
+                CXCursor_IntegerLiteral
+                | CXCursor_FloatingLiteral
+                | CXCursor_CharacterLiteral
+                | CXCursor_ParenExpr
+                | CXCursor_ConditionalOperator
+                | CXCursor_CStyleCastExpr
+                | CXCursor_UnexposedExpr
+                | CXCursor_TypeRef
+                | CXCursor_UnaryExpr => true,
+                _ => false,
+            })
     }
 
     /// The kept scalars every thread of a block holds the same value of (MCUDA's uniform
@@ -3002,8 +3020,10 @@ impl<'a> Analysis<'a> {
     /// An integer division or remainder in `e` (by zero it faults; a float one does not).
     fn may_fault(&self, e: &Cursor) -> bool {
         std::iter::once(*e).chain(e.descendants()).any(|d| {
-            matches!(d.kind(), CXCursor_BinaryOperator | CXCursor_CompoundAssignOperator)
-                && matches!(operator(self.src, &d), b"/" | b"%" | b"/=" | b"%=")
+            matches!(
+                d.kind(),
+                CXCursor_BinaryOperator | CXCursor_CompoundAssignOperator
+            ) && matches!(operator(self.src, &d), b"/" | b"%" | b"/=" | b"%=")
                 && !matches!(
                     d.ty().canonical().kind(),
                     CXType_Float | CXType_Double | CXType_LongDouble | CXType_Half | CXType_Float16
@@ -3021,9 +3041,11 @@ impl<'a> Analysis<'a> {
             c.kind() == CXCursor_DeclStmt
                 && matches!((c.start(), c.end()), (Pos::Main(a), Pos::Main(b)) if at >= a && at < b)
         });
-        top && !self.body.descendants().iter().any(|d| {
-            d.kind() == CXCursor_ReturnStmt && matches!(d.start(), Pos::Main(o) if o < at)
-        })
+        top && !self
+            .body
+            .descendants()
+            .iter()
+            .any(|d| d.kind() == CXCursor_ReturnStmt && matches!(d.start(), Pos::Main(o) if o < at))
     }
 
     /// Atomics whose address is provably in the block's shared memory (a `BIREN_SHARED`
