@@ -65,6 +65,32 @@ static int stream_callback_runs_in_order_with_stream_and_status(void) {
   return 0;
 }
 
+/* As in CUDA, a stream callback cannot be captured (a host function can): the call is refused
+ * with STREAM_CAPTURE_UNSUPPORTED and the capture invalidated. (It used to become a graph host
+ * node whose record the first launch freed: the second launch read freed memory.) */
+static int stream_callback_is_refused_in_a_capture(void) {
+  static cb_log l;
+  memset(&l, 0, sizeof l);
+  pthread_mutex_init(&l.lock, NULL);
+  birenStream_t s;
+  birenGraph_t g = NULL;
+  OK(birenStreamCreateWithFlags(&s, birenStreamNonBlocking));
+  OK(birenStreamBeginCapture(s, birenStreamCaptureModeRelaxed));
+  EXPECT_FAIL(birenStreamAddCallback(s, record_cb, &l, 0), BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  birenStreamCaptureStatus st;
+  OK(birenStreamIsCapturing(s, &st));
+  EXPECT(st == birenStreamCaptureStatusInvalidated);
+  EXPECT_FAIL(birenStreamEndCapture(s, &g), BIREN_ERROR_STREAM_CAPTURE_INVALIDATED);
+  EXPECT(g == NULL);
+  /* The stream works as before, the callback with it. */
+  OK(birenStreamAddCallback(s, record_cb, &l, 0));
+  OK(birenStreamSynchronize(s));
+  EXPECT(l.n == 1 && l.seen_stream == s);
+  OK(birenStreamDestroy(s));
+  (void)birenGetLastError();
+  return 0;
+}
+
 static int trap_gate;
 /* Traps once the host has queued the callback behind it (opens the gate). */
 static void spin_then_trap(void **args) {
@@ -263,6 +289,7 @@ static int failures_are_reported_by_the_validator(void) {
 static const test_case tests[] = {
     TEST(stream_callback_runs_in_order_with_stream_and_status),
     TEST(stream_callback_gets_the_error_status),
+    TEST(stream_callback_is_refused_in_a_capture),
     TEST(stream_get_device),
     TEST(event_record_with_flags),
     TEST(profiler_and_ranges_show_in_the_trace),

@@ -62,7 +62,7 @@
  *   h2h-bounds   bug 6: host-kind copies touching a device allocation or pinned buffer past
  *                its end -> OUT_OF_BOUNDS
  *   destroy-wait bug 8: destroying an event a stream future-waits on releases the wait
- *   callback-leak issue 31: a stream callback that a reset drops before it runs leaks the
+ *   callback-leak issue 31: a stream callback that a reset drops before it runs leaked the
  *                runtime's record of it (32 bytes): when skipped, an ASan build (LeakSanitizer
  *                at exit) adds no stream callbacks; other builds cannot see the leak
  *

@@ -3272,8 +3272,12 @@ enum birenError_t birenMemPoolGetAccess(int *flags, birenMemPool_t memPool, stru
  * other queued work but still calls the callbacks, with that error. The callback must not call
  * synchronizing runtime calls (they return BIREN_ERROR_NOT_PERMITTED there). `flags` must be 0.
  * Returns BIREN_ERROR_INVALID_VALUE for a NULL callback or flags != 0,
- * BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream; nothing is enqueued on error.
- * (A callback dropped by birenDeviceReset before it ran is not called.) Thread-safe.
+ * BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream,
+ * BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED for a capturing stream (as in CUDA, a stream callback
+ * cannot be captured; the capture is invalidated: use birenLaunchHostFunc), and
+ * BIREN_ERROR_STREAM_CAPTURE_IMPLICIT for the default stream while a blocking stream of its
+ * device captures; nothing is enqueued on error. (A callback dropped by birenDeviceReset before
+ * it ran is not called.) Thread-safe.
  */
 enum birenError_t birenStreamAddCallback(birenStream_t stream, birenStreamCallback_t callback, void *userData, unsigned int flags);
 

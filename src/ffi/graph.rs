@@ -455,11 +455,7 @@ pub extern "C" fn birenGraphAddHostNode(
         add_node(pGraphNode, graph, pDependencies, numDependencies, "birenGraphAddHostNode", |_| {
             let p = unsafe { pNodeParams.as_ref() }.ok_or(ErrorCode::InvalidValue)?;
             let f = p.fn_.ok_or(ErrorCode::InvalidValue)?;
-            Ok(NodeKind::Host(HostCall {
-                func: f,
-                data: p.userData as usize,
-                despite_error: false,
-            }))
+            Ok(NodeKind::Host(HostCall::plain(f, p.userData as usize)))
         })
     })
 }

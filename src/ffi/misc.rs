@@ -7,7 +7,8 @@ use super::types::*;
 use crate::runtime::diagnostics;
 use crate::runtime::diagnostics::trace::{self, Track};
 use crate::runtime::error::ErrorCode;
-use crate::runtime::exec::work::{HostCall, Work};
+use crate::runtime::exec::graph::capture;
+use crate::runtime::exec::work::{HostCall, HostFn, Work};
 use crate::runtime::{self};
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
@@ -31,22 +32,22 @@ pub const birenEventWaitDefault: c_uint = 0;
 /// record at the time of the launch); outside a capture an ordinary wait.
 pub const birenEventWaitExternal: c_uint = 1;
 
-struct Callback {
-    f: unsafe extern "C" fn(birenStream_t, birenError_t, *mut c_void),
-    stream: usize,
-    device: usize,
-    data: usize,
-}
-
-unsafe extern "C" fn run_callback(p: *mut c_void) {
-    // SAFETY: p is the Box<Callback> leaked by birenStreamAddCallback, run exactly once.
-    let cb = unsafe { Box::from_raw(p as *mut Callback) };
-    let status = runtime::try_get()
-        .and_then(|rt| rt.device(cb.device).ok())
-        .map_or(birenError_t::BIREN_SUCCESS, |d| {
-            birenError_t::from_code(crate::runtime::error::code_of(d.exec.sticky()))
-        });
-    unsafe { (cb.f)(cb.stream as birenStream_t, status, cb.data as *mut c_void) };
+/// Calls a stream callback for `HostFn::Callback`, which carries it as plain words.
+///
+/// # Safety
+/// `f` is a `birenStreamCallback_t` function turned into a `usize` by birenStreamAddCallback,
+/// and the user promised that `data` is valid until it has run.
+unsafe fn run_callback(f: usize, stream: usize, status: i32, data: usize) {
+    type Callback = unsafe extern "C" fn(birenStream_t, birenError_t, *mut c_void);
+    // SAFETY: f was made from a `Callback` (above); function pointers and usize are one size.
+    let f = unsafe { std::mem::transmute::<usize, Callback>(f) };
+    unsafe {
+        f(
+            stream as birenStream_t,
+            birenError_t::from_code(status),
+            data as *mut c_void,
+        )
+    };
 }
 
 /// Enqueues `callback(stream, status, userData)` on `stream` (NULL: the default stream): it runs
@@ -56,8 +57,12 @@ unsafe extern "C" fn run_callback(p: *mut c_void) {
 /// other queued work but still calls the callbacks, with that error. The callback must not call
 /// synchronizing runtime calls (they return BIREN_ERROR_NOT_PERMITTED there). `flags` must be 0.
 /// Returns BIREN_ERROR_INVALID_VALUE for a NULL callback or flags != 0,
-/// BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream; nothing is enqueued on error.
-/// (A callback dropped by birenDeviceReset before it ran is not called.) Thread-safe.
+/// BIREN_ERROR_INVALID_HANDLE for a destroyed or unknown stream,
+/// BIREN_ERROR_STREAM_CAPTURE_UNSUPPORTED for a capturing stream (as in CUDA, a stream callback
+/// cannot be captured; the capture is invalidated: use birenLaunchHostFunc), and
+/// BIREN_ERROR_STREAM_CAPTURE_IMPLICIT for the default stream while a blocking stream of its
+/// device captures; nothing is enqueued on error. (A callback dropped by birenDeviceReset before
+/// it ran is not called.) Thread-safe.
 #[no_mangle]
 pub extern "C" fn birenStreamAddCallback(
     stream: birenStream_t,
@@ -77,13 +82,14 @@ pub extern "C" fn birenStreamAddCallback(
             diagnostics::finding("birenStreamAddCallback", &format!("flags={flags:#x}: must be 0"));
             return Err(ErrorCode::InvalidValue);
         }
-        let data = Box::into_raw(Box::new(Callback { f, stream: stream as usize, device: s.device, data: userData as usize }));
-        let r = d.enqueue(&s, Work::Host(HostCall { func: run_callback, data: data as usize, despite_error: true }), Vec::new());
-        if r.is_err() {
-            // SAFETY: not enqueued: nobody else owns it.
-            drop(unsafe { Box::from_raw(data) });
-        }
-        r.map(|_| ())
+        // CUDA's stream callbacks cannot be captured (birenLaunchHostFunc can): refused, and
+        // the capture is invalidated.
+        capture::check_sync(&s, "birenStreamAddCallback")?;
+        let call = HostCall {
+            func: HostFn::Callback { call: run_callback, f: f as usize, stream: stream as usize },
+            data: userData as usize,
+        };
+        d.enqueue(&s, Work::Host(call), Vec::new()).map(|_| ())
     })
 }
 

@@ -245,7 +245,7 @@ pub extern "C" fn birenLaunchHostFunc(
         let (rt, s) = stream_of(stream)?;
         let f = r#fn.ok_or(ErrorCode::InvalidValue)?;
         device_of(rt, s.device)?
-            .enqueue(&s, Work::Host(HostCall { func: f, data: userData as usize, despite_error: false }), Vec::new())
+            .enqueue(&s, Work::Host(HostCall::plain(f, userData as usize)), Vec::new())
             .map(|_| ())
     })
 }

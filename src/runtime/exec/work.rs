@@ -14,13 +14,55 @@ use std::sync::Arc;
 
 pub use crate::runtime::exec::launch::Launch;
 
-/// A host function enqueued with `birenLaunchHostFunc`.
+/// A host function enqueued with `birenLaunchHostFunc` or `birenStreamAddCallback`. Plain
+/// data, copied into graph nodes and dropped unrun by a reset: it owns nothing, so a call
+/// dropped before it runs leaks nothing.
 #[derive(Clone, Copy)]
 pub struct HostCall {
-    pub func: unsafe extern "C" fn(*mut std::ffi::c_void),
+    pub func: HostFn,
     pub data: usize,
+}
+
+/// What a `HostCall` calls.
+#[derive(Clone, Copy)]
+pub enum HostFn {
+    /// `birenLaunchHostFunc`'s `fn(userData)`.
+    Plain(unsafe extern "C" fn(*mut std::ffi::c_void)),
+    /// A stream callback: `call(f, stream, status, userData)` calls the user's `f` with the
+    /// stream's handle and the device's sticky error (0 if none). The C types of `f` belong to
+    /// the C boundary, which supplies `call`. It runs even on a device with a sticky error.
+    Callback {
+        call: unsafe fn(f: usize, stream: usize, status: i32, data: usize),
+        f: usize,
+        stream: usize,
+    },
+}
+
+impl HostCall {
+    /// A `birenLaunchHostFunc` call of `func(data)`.
+    pub fn plain(func: unsafe extern "C" fn(*mut std::ffi::c_void), data: usize) -> HostCall {
+        HostCall {
+            func: HostFn::Plain(func),
+            data,
+        }
+    }
+
     /// Runs even on a device with a sticky error (stream callbacks, which report it).
-    pub despite_error: bool,
+    pub fn despite_error(&self) -> bool {
+        matches!(self.func, HostFn::Callback { .. })
+    }
+
+    /// Calls it; `status` is the device's sticky error code (0 if none).
+    ///
+    /// # Safety
+    /// The function and its data are the caller's of the enqueue, who promised they are valid
+    /// until it has run.
+    pub unsafe fn invoke(&self, status: i32) {
+        match self.func {
+            HostFn::Plain(f) => unsafe { f(self.data as *mut std::ffi::c_void) },
+            HostFn::Callback { call, f, stream } => unsafe { call(f, stream, status, self.data) },
+        }
+    }
 }
 
 /// Work that the device runs: on the compute units, a copy engine or the host-function thread.

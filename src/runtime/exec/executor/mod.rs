@@ -50,7 +50,9 @@ pub struct Executor {
     host: Arc<EngineThread>,
     units: ComputeUnits,
     epoch: AtomicU64,
-    sticky: AtomicI32,
+    /// The sticky error's code (0: none); shared with the host-function jobs, which pass it to
+    /// stream callbacks when they run.
+    sticky: Arc<AtomicI32>,
     /// Ops enqueued and ops finished (completed, withdrawn or dropped) on the device, on lines of
     /// their own: enqueuing hosts write the first, the device's threads the second.
     ops_in: Padded<Enqueued>,
@@ -139,7 +141,7 @@ impl Executor {
             host: EngineThread::start(format!("biren-d{device}-host")),
             units,
             epoch: AtomicU64::new(1),
-            sticky: AtomicI32::new(0),
+            sticky: Arc::new(AtomicI32::new(0)),
             ops_in: Padded(Enqueued {
                 count: AtomicU64::new(0),
                 next_look: AtomicU64::new(0),
@@ -191,7 +193,7 @@ impl Executor {
         // A device with a sticky error runs nothing more until it is reset; stream callbacks
         // still run (they report the error).
         if self.sticky.load(Ordering::Acquire) != 0
-            && !matches!(&work, Work::Host(h) if h.despite_error)
+            && !matches!(&work, Work::Host(h) if h.despite_error())
         {
             return Started::Done(Ok(()));
         }
@@ -266,6 +268,7 @@ impl Executor {
             }
             Work::Host(h) => {
                 let device = self.device;
+                let sticky = self.sticky.clone();
                 self.host.submit(Box::new(move || {
                     if diagnostics::racecheck::on() {
                         if let Track::Stream { id, .. } = ticket.to.track() {
@@ -273,7 +276,8 @@ impl Executor {
                         }
                     }
                     let t0 = trace::now();
-                    unsafe { (h.func)(h.data as *mut std::ffi::c_void) };
+                    // SAFETY: the enqueuer's promise (`HostCall::invoke`).
+                    unsafe { h.invoke(sticky.load(Ordering::Acquire)) };
                     trace::span(
                         Track::HostFunctions { device },
                         trace::HOST_FUNCTION,

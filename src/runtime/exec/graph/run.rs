@@ -244,7 +244,10 @@ impl GraphRun {
                             racecheck::host_function_enters(r.stream_id, r.ticket.seq);
                         }
                         let t0 = trace::now();
-                        unsafe { (h.func)(h.data as *mut std::ffi::c_void) };
+                        // SAFETY: the promise of whoever added the node (`HostCall::invoke`).
+                        // Graph host nodes are plain host functions (a stream callback cannot be
+                        // captured), which take no status.
+                        unsafe { h.invoke(0) };
                         r.trace_node(Track::HostFunctions { device }, i, t0);
                         GraphRun::node_done(&r, i, Ok(()));
                     }));

@@ -318,18 +318,28 @@ impl StreamCore {
         if racecheck::on() {
             racecheck::pushed(self.race_tag(), seq, report::race_desc(&work));
         }
+        // The caller found the stream alive under this lock (`check_alive_locked`): a reset
+        // may have marked it dead since, but has not gathered the tail yet, so the op is
+        // drained with the rest and counted dropped as it is counted enqueued here.
         t.ops.push_back(Op { seq, work, deps });
         self.enqueued.store(seq, Ordering::SeqCst);
-        // An op pushed onto a stream a reset has killed (the enqueue checked it just before)
-        // never runs and is never drained: not counted as pending on the device, nor listed as
-        // busy. (Read under the tail lock: `kill` marks the stream dead before it gathers the
-        // tail.)
-        if !self.dead.load(Ordering::Relaxed) {
-            let order = self.exec.op_enqueued();
-            self.last_op.store(order, Ordering::Relaxed);
-            self.list_if_off();
-        }
+        let order = self.exec.op_enqueued();
+        self.last_op.store(order, Ordering::Relaxed);
+        self.list_if_off();
         (seq, std::mem::take(&mut t.idle))
+    }
+
+    /// Refuses a push onto a stream that a reset has killed, with INVALID_HANDLE (the reset
+    /// destroyed it), under the tail lock, right before the push. Such an op would never run
+    /// and never be drained: it would stay in the tail for good, and with it every stream its
+    /// dependencies name (a record's state names its own stream: a cycle, a leak). Checked
+    /// under the tail lock because `kill` marks the stream dead before it gathers the tail: an
+    /// op pushed after a check that found the stream alive is gathered and dropped by the drain.
+    pub(crate) fn check_alive_locked(&self, _tail: &StreamTail) -> Result<()> {
+        if self.dead.load(Ordering::SeqCst) {
+            return Err(ErrorCode::InvalidHandle);
+        }
+        Ok(())
     }
 
     /// If the stream is idle, takes the next sequence number as an op that is complete already
@@ -759,11 +769,7 @@ mod tests {
 
     fn push(s: &StreamCore, value: usize) {
         let mut t = s.tail.lock();
-        let call = HostCall {
-            func: log_it,
-            data: value,
-            despite_error: false,
-        };
+        let call = HostCall::plain(log_it, value);
         let (_, kick) = s.push_locked(&mut t, OpWork::Run(Work::Host(call)), Vec::new());
         drop(t);
         if kick {
@@ -817,11 +823,7 @@ mod tests {
                         for i in 0..200 {
                             let s = &streams[(i * 7 + t * 3 + round) % STREAMS];
                             let mut tail = s.tail.lock();
-                            let call = HostCall {
-                                func: pause,
-                                data: 0,
-                                despite_error: false,
-                            };
+                            let call = HostCall::plain(pause, 0);
                             let (_, kick) =
                                 s.push_locked(&mut tail, OpWork::Run(Work::Host(call)), Vec::new());
                             drop(tail);
@@ -899,11 +901,7 @@ mod tests {
                 );
                 s.track_busy(&busy);
                 let mut t = s.tail.lock();
-                let call = HostCall {
-                    func: hold,
-                    data: 0,
-                    despite_error: false,
-                };
+                let call = HostCall::plain(hold, 0);
                 let (_, kick) = s.push_locked(&mut t, OpWork::Run(Work::Host(call)), Vec::new());
                 drop(t);
                 if kick {
@@ -1075,11 +1073,7 @@ mod tests {
         );
         {
             let mut t = s.tail.lock();
-            let call = HostCall {
-                func: count,
-                data: 0,
-                despite_error: false,
-            };
+            let call = HostCall::plain(count, 0);
             // Pushed, but the consumer is not kicked: nobody will start it.
             let _ = s.push_locked(&mut t, OpWork::Run(Work::Host(call)), Vec::new());
         }
